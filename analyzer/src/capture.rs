@@ -622,3 +622,96 @@ fn iface_of(
 const PCAP_STUB: [u8; 24] = [
     0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture_writer::{CaptureFormat, CaptureWriter};
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("roce-pcap-capture-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join(name)
+    }
+
+    fn two_frames(format: CaptureFormat, name: &str) -> (PathBuf, Vec<u8>) {
+        let path = tmp(name);
+        let mut w = CaptureWriter::create(&path, format, 0, "x").unwrap();
+        w.write(1, &[0xaa; 100]).unwrap();
+        w.write(2, &[0xbb; 300]).unwrap();
+        w.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        (path, bytes)
+    }
+
+    #[test]
+    fn a_file_cut_mid_record_reports_the_record_offset() {
+        for (format, first_record_end) in [
+            (CaptureFormat::Pcap, 24 + 16 + 100),
+            (CaptureFormat::PcapNg, 0),
+        ] {
+            let (path, bytes) = two_frames(format, &format!("cut.{}", format.extension()));
+            // Cut 10 bytes into the second record's data.
+            let cut = bytes.len() - 300 + 10
+                - if format == CaptureFormat::PcapNg {
+                    4
+                } else {
+                    0
+                };
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let mut r = CaptureReader::open(&path).unwrap();
+            assert!(matches!(r.next_frame().unwrap(), Next::Frame(f) if f.data == [0xaa; 100]));
+            match r.next_frame().unwrap() {
+                Next::Cut { offset } => {
+                    if format == CaptureFormat::Pcap {
+                        assert_eq!(offset, first_record_end);
+                    }
+                    assert!((offset as usize) < cut);
+                }
+                _ => panic!("expected a cut"),
+            }
+        }
+    }
+
+    #[test]
+    fn gzip_input_is_read_transparently() {
+        use std::io::Write;
+        let (path, bytes) = two_frames(CaptureFormat::Pcap, "plain.pcap");
+        let gz = path.with_extension("pcap.gz");
+        let mut e =
+            flate2::write::GzEncoder::new(File::create(&gz).unwrap(), flate2::Compression::fast());
+        e.write_all(&bytes).unwrap();
+        e.finish().unwrap();
+        let mut r = CaptureReader::open(&gz).unwrap();
+        assert!(r.is_gzip());
+        let mut n = 0;
+        while let Next::Frame(_) = r.next_frame().unwrap() {
+            n += 1;
+        }
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn not_a_capture_names_the_file_and_magic() {
+        let path = tmp("notes.txt");
+        std::fs::write(&path, b"hello world").unwrap();
+        let e = CaptureReader::open(&path).err().unwrap();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("notes.txt") && msg.contains("68 65 6c 6c"),
+            "{msg}"
+        );
+        let e = CaptureReader::open(tmp("missing.pcap")).err().unwrap();
+        assert!(matches!(e, CaptureError::Open { .. }));
+    }
+
+    #[test]
+    fn empty_file_is_not_a_capture() {
+        let path = tmp("empty.pcap");
+        std::fs::write(&path, b"").unwrap();
+        assert!(matches!(
+            CaptureReader::open(&path),
+            Err(CaptureError::NotACapture { .. })
+        ));
+    }
+}

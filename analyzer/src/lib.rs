@@ -5,3 +5,15 @@
 //! captures with.
 
 pub mod capture;
+pub mod capture_writer;
+pub mod dissect;
+
+/// How a command that produced its output ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything read as expected (exit 0).
+    Clean,
+    /// Output is complete for what could be read, but the user must see a
+    /// warning on stderr, e.g. a file cut mid-record (exit 3).
+    Warned,
+}

@@ -1,1 +1,49 @@
-fn main() {}
+//! `roce-pcap`: dissect and analyze RoCE captures.
+//!
+//! Exit status: 0 success, 2 bad input (unreadable or not a capture, bad
+//! flag), 3 finished with a warning the user must see (a file cut in the
+//! middle of a record was analyzed up to the cut).
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use roce_pcap::Outcome;
+
+#[derive(Parser)]
+#[command(
+    name = "roce-pcap",
+    version,
+    about = "Dissects and analyzes RoCE (RDMA over Converged Ethernet) captures"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Decode every frame: one JSON object (jsonl) or one line (text) per frame.
+    Dissect(roce_pcap::dissect::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: anyhow::Result<Outcome> = match &cli.cmd {
+        Cmd::Dissect(a) => roce_pcap::dissect::run(a).map_err(Into::into),
+    };
+    match result {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Warned) => ExitCode::from(3),
+        Err(e) => {
+            // A closed pipe (`roce-pcap dissect x | head`) is not an error.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("roce-pcap: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
