@@ -38,6 +38,7 @@
 //! assert_eq!(repr.to_vec(payload), bytes);
 //! ```
 
+pub mod build;
 pub mod error;
 pub mod frame;
 pub mod hash;
