@@ -45,7 +45,7 @@ impl ExtHeaders {
             feth: on(HeaderSet::FETH).then(FethRepr::default),
             reth: on(HeaderSet::RETH).then(RethRepr::default),
             atomic_eth: on(HeaderSet::ATOMIC_ETH).then(AtomicEthRepr::default),
-            aeth: on(HeaderSet::AETH).then(|| AethRepr {
+            aeth: on(HeaderSet::AETH).then_some(AethRepr {
                 syndrome: Syndrome::ACK_NO_CREDITS,
                 msn: 0,
             }),
