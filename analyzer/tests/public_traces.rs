@@ -14,6 +14,11 @@ fn public(name: &str) -> Option<PathBuf> {
         .join(name);
     if p.exists() {
         Some(p)
+    } else if std::env::var_os("ROCESIM_CI").is_some_and(|v| v == "1") {
+        panic!(
+            "{} not found, and ROCESIM_CI=1 requires the shared traces",
+            p.display()
+        );
     } else {
         eprintln!(
             "skipping: {} not found (the shared traces are not on this machine)",
