@@ -451,6 +451,31 @@ mod tests {
         assert_eq!(bond_slave_index(7, 3), Some(1));
     }
 
+    // The table in book/src/entropy.md: eight perftest QPs between
+    // 10.0.0.1 and 10.0.0.2 with sequential QPNs.
+    #[test]
+    fn book_eight_qp_table() {
+        let rows = [
+            (0x108, 0x208, 0x21840, 0xD848, 0x5A53771B, 1),
+            (0x109, 0x209, 0x21B51, 0xDB59, 0x5A537F92, 0),
+            (0x10A, 0x20A, 0x21E64, 0xDE6C, 0x5A53650A, 0),
+            (0x10B, 0x20B, 0x22179, 0xE171, 0x5A536B9B, 1),
+            (0x10C, 0x20C, 0x22490, 0xE498, 0x5A531F6D, 1),
+            (0x10D, 0x20D, 0x227A9, 0xE7A1, 0x5A5303F0, 0),
+            (0x10E, 0x20E, 0x22AC4, 0xEACC, 0x5A533540, 0),
+            (0x10F, 0x20F, 0x22DE1, 0xEDE9, 0x5A5327D1, 1),
+        ];
+        for (l, r, label, sport, h34, slave) in rows {
+            assert_eq!(calc_flow_label(l, r), label);
+            assert_eq!(roce_udp_sport(0, l, r), sport);
+            let k = v4_keys(sport);
+            assert_eq!(bond_xmit_hash(XmitHashPolicy::Layer34, &k), h34);
+            assert_eq!(bond_slave_index(h34, 2), Some(slave));
+            let h23 = bond_xmit_hash(XmitHashPolicy::Layer23, &k);
+            assert_eq!(bond_slave_index(h23, 2), Some(0));
+        }
+    }
+
     #[test]
     fn policy_names_round_trip() {
         for p in XmitHashPolicy::ALL {
