@@ -159,8 +159,11 @@ impl Warnings {
     pub const UNKNOWN_MAC_CONTROL: Warnings = Warnings(1 << 6);
     /// The ICRC does not match the packet (set only when verification ran).
     pub const ICRC_MISMATCH: Warnings = Warnings(1 << 7);
+    /// A MAC control body has non-zero bytes after the fields its opcode
+    /// defines (reserved padding, or the body of an opcode not decoded).
+    pub const MAC_CONTROL_PAD_NONZERO: Warnings = Warnings(1 << 8);
 
-    const ALL: [(Warnings, &'static str); 8] = [
+    const ALL: [(Warnings, &'static str); 9] = [
         (Self::UNKNOWN_OPCODE, "reserved or unknown BTH opcode"),
         (Self::TVER_NONZERO, "BTH TVer is not 0"),
         (Self::PAD_EXCEEDS_PAYLOAD, "BTH PadCnt exceeds the payload"),
@@ -175,6 +178,10 @@ impl Warnings {
         (Self::GRH_NXTHDR, "GRH next header is not 0x1B"),
         (Self::UNKNOWN_MAC_CONTROL, "unknown MAC control opcode"),
         (Self::ICRC_MISMATCH, "ICRC mismatch"),
+        (
+            Self::MAC_CONTROL_PAD_NONZERO,
+            "MAC control bytes after the parameters are not zero",
+        ),
     ];
 
     pub const fn empty() -> Self {

@@ -795,7 +795,9 @@ impl<'a> Frame<'a> {
                 // The body is re-emitted padded to 46 bytes; a capture that
                 // lost the padding would not come back byte for byte.
                 let l2 = ETH_LEN + VLAN_LEN * self.vlans.len();
-                if self.captured_len < l2 + MacControlRepr::LEN {
+                if self.captured_len < l2 + MacControlRepr::LEN
+                    || self.warnings.contains(Warnings::MAC_CONTROL_PAD_NONZERO)
+                {
                     return None;
                 }
                 (NetRepr::MacControl(m), &[][..])
@@ -1114,6 +1116,12 @@ fn parse_mac_control<'a>(f: &mut Frame<'a>, bytes: &'a [u8], off: usize) -> Resu
         f.warnings.insert(Warnings::UNKNOWN_MAC_CONTROL);
     }
     let end = off + MacControlRepr::LEN;
+    // Emit writes zeros after the parameters; anything else there cannot
+    // come back from a repr, so it is flagged (and `to_repr` declines).
+    let rest = &bytes[(off + m.header_len()).min(bytes.len())..end.min(bytes.len())];
+    if rest.iter().any(|&b| b != 0) {
+        f.warnings.insert(Warnings::MAC_CONTROL_PAD_NONZERO);
+    }
     f.trailer = if bytes.len() > end {
         &bytes[end..]
     } else {

@@ -1,0 +1,35 @@
+//! MAC control bodies that emit cannot reproduce (non-zero reserved bytes,
+//! the body of an opcode the codec does not decode) are flagged and do not
+//! convert back to a repr, so `emit(parse(bytes)) == bytes` holds for every
+//! frame that does.
+
+use roce_codec::*;
+
+const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+
+#[test]
+fn zero_padded_bodies_round_trip_and_others_are_flagged() {
+    for repr in [
+        FrameRepr::pause(SRC, 7),
+        FrameRepr::pfc(SRC, 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0]),
+    ] {
+        let mut bytes = repr.to_vec(&[]);
+        let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+        assert!(!f.warnings.contains(Warnings::MAC_CONTROL_PAD_NONZERO));
+        assert_eq!(f.to_repr().unwrap().0, repr);
+        // A non-zero byte in the reserved padding.
+        bytes[50] = 0x5A;
+        let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+        assert!(f.warnings.contains(Warnings::MAC_CONTROL_PAD_NONZERO));
+        assert!(f.to_repr().is_none());
+        assert_ne!(f.kind(), FrameKind::Malformed);
+    }
+    // MPCP GATE (opcode 2) with a body: not decoded, so not re-emitted.
+    let mut bytes = FrameRepr::pause(SRC, 0x1234).to_vec(&[]);
+    bytes[14..16].copy_from_slice(&2u16.to_be_bytes());
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.contains(Warnings::UNKNOWN_MAC_CONTROL));
+    assert!(f.warnings.contains(Warnings::MAC_CONTROL_PAD_NONZERO));
+    assert_eq!(f.kind(), FrameKind::Other);
+    assert!(f.to_repr().is_none());
+}
