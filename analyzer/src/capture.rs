@@ -91,7 +91,7 @@ impl<'a> RawFrame<'a> {
     pub fn decode(&self, opts: &ParseOptions) -> Result<Frame<'a>, roce_codec::Error> {
         match self.link {
             LinkType::Ethernet => Frame::parse_lax(self.data, self.wire_len, opts),
-            LinkType::LinuxSll => sll(self.data, 16, 6, 14, 4, self.wire_len, opts),
+            LinkType::LinuxSll => sll(self.data, 16, 5, 6, 14, self.wire_len, opts),
             LinkType::LinuxSll2 => sll(self.data, 20, 11, 12, 0, self.wire_len, opts),
         }
     }
@@ -99,6 +99,11 @@ impl<'a> RawFrame<'a> {
 
 /// Linux cooked headers carry the sender's link address and the EtherType
 /// but no destination address; the destination is reported as zeros.
+///
+/// ```text
+/// SLL  (16): pkttype(2) hatype(2) addrlen(2) addr(8) protocol(2)
+/// SLL2 (20): protocol(2) resv(2) ifindex(4) hatype(2) pkttype(1) addrlen(1) addr(8)
+/// ```
 fn sll<'a>(
     data: &'a [u8],
     header_len: usize,
