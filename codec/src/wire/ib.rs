@@ -348,7 +348,9 @@ pub(crate) fn parse(buf: &[u8], declared: usize) -> (Option<IbPacket<'_>>, Optio
     } else {
         with_pad - pad
     };
-    if payload_len > 0 && !headers.contains(HeaderSet::PAYLOAD) {
+    // Pad bytes count: PadCnt pads a payload, so an opcode without one has
+    // nothing to pad (tshark then finds no ICRC either).
+    if with_pad > 0 && !headers.contains(HeaderSet::PAYLOAD) {
         pkt.warnings.insert(Warnings::UNEXPECTED_PAYLOAD);
     }
     pkt.payload_len = Some(payload_len as u32);

@@ -1,3 +1,5 @@
+//! Codec behaviour found by the roce-pcap dissect corpus.
+//!
 //! MAC control bodies that emit cannot reproduce (non-zero reserved bytes,
 //! the body of an opcode the codec does not decode) are flagged and do not
 //! convert back to a repr, so `emit(parse(bytes)) == bytes` holds for every
@@ -32,4 +34,27 @@ fn zero_padded_bodies_round_trip_and_others_are_flagged() {
     assert!(f.warnings.contains(Warnings::MAC_CONTROL_PAD_NONZERO));
     assert_eq!(f.kind(), FrameKind::Other);
     assert!(f.to_repr().is_none());
+}
+
+#[test]
+fn pad_bytes_on_an_opcode_without_payload_warn() {
+    use core::net::Ipv4Addr;
+    let ip = IpRepr::V4(Ipv4Repr::udp(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        26,
+        2,
+    ));
+    let mut ack = IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1);
+    let clean = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    let f = Frame::parse(&clean, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.is_empty(), "{}", f.warnings);
+    // PadCnt 3 and 3 pad bytes on an ACK: valid ICRC, but nothing to pad.
+    ack.bth.pad_count = 3;
+    let padded = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    assert_eq!(padded.len(), clean.len() + 3);
+    let f = Frame::parse(&padded, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.contains(Warnings::UNEXPECTED_PAYLOAD));
+    assert_eq!(f.ib().unwrap().icrc_valid, Some(true));
+    assert_eq!(f.ib().unwrap().payload_len, Some(0));
 }
