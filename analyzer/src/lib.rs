@@ -4,9 +4,11 @@
 //! RoCE frames through `roce-codec`, the same codec the simulator writes its
 //! captures with.
 
+pub mod analyze;
 pub mod capture;
 pub mod capture_writer;
 pub mod dissect;
+pub mod report;
 
 /// How a command that produced its output ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,12 +24,15 @@ struct Cli {
 enum Cmd {
     /// Decode every frame: one JSON object (jsonl) or one line (text) per frame.
     Dissect(roce_pcap::dissect::Args),
+    /// Per-QP sequence analysis, PFC and bond-slave balance of one or more captures.
+    Analyze(roce_pcap::analyze::cli::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: anyhow::Result<Outcome> = match &cli.cmd {
         Cmd::Dissect(a) => roce_pcap::dissect::run(a).map_err(Into::into),
+        Cmd::Analyze(a) => roce_pcap::analyze::cli::run(a).map_err(Into::into),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -1,0 +1,142 @@
+//! The `analyze` subcommand: flags, output to stdout or a file renamed
+//! into place, warnings on stderr.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::{AnalyzeError, AnalyzeOptions, analyze_files};
+use crate::Outcome;
+use crate::report::Format;
+
+/// Arguments of `roce-pcap analyze`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Captures (pcap, pcapng, optionally gzip-compressed), typically one per
+    /// bond slave, in the bond's enslave order.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Only flows whose responder or requester QPN is this (hex 0x45 or decimal).
+    #[arg(long, value_parser = parse_qpn)]
+    pub qp: Option<u32>,
+    /// Link speed in Gb/s, to turn pause quanta into time.
+    #[arg(long, default_value_t = 100.0)]
+    pub link_speed: f64,
+    /// Another UDP destination port to decode as RoCEv2 (besides 4791); repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    pub roce_port: Vec<u16>,
+    /// Identical frames closer than this (µs) are mirror-port copies.
+    #[arg(long, default_value_t = 10.0)]
+    pub dup_window_us: f64,
+    /// Path MTU (256..4096); learned from the traffic when not given.
+    #[arg(long)]
+    pub pmtu: Option<u32>,
+    /// Write the report here instead of stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+pub(crate) fn parse_qpn(s: &str) -> Result<u32, String> {
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => s.parse(),
+    }
+    .map_err(|e| format!("'{s}' is not a QPN (hex 0x45 or decimal 69): {e}"))?;
+    if v > 0xFF_FFFF {
+        return Err(format!("'{s}' is more than 24 bits"));
+    }
+    Ok(v)
+}
+
+/// Errors of the command: analysis or writing the output.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Analyze(#[from] AnalyzeError),
+    #[error("writing {what}")]
+    Output {
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Args {
+    pub fn options(&self) -> Result<AnalyzeOptions, AnalyzeError> {
+        if !(self.dup_window_us >= 0.0 && self.dup_window_us.is_finite()) {
+            return Err(AnalyzeError::Option {
+                flag: "--dup-window-us",
+                message: format!("{} is not a duration in µs", self.dup_window_us),
+            });
+        }
+        Ok(AnalyzeOptions {
+            link_speed_gbps: self.link_speed,
+            roce_ports: self.roce_port.clone(),
+            dup_window_ns: (self.dup_window_us * 1000.0).round() as u64,
+            pmtu: self.pmtu,
+            qp: self.qp,
+            series: false,
+            progress: true,
+        })
+    }
+}
+
+/// Writes through `f` to `path` via a temporary file in the same
+/// directory, renamed into place only when everything was written.
+pub(crate) fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut w = BufWriter::new(std::fs::File::create(&tmp)?);
+        f(&mut w)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+pub fn run(args: &Args) -> Result<Outcome, CliError> {
+    let opts = args.options()?;
+    let analysis = analyze_files(&args.files, &opts)?;
+    let exporter = args.format.exporter();
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, |w| exporter.write(&analysis.report, w)).map_err(|source| {
+                CliError::Output {
+                    what: path.display().to_string(),
+                    source,
+                }
+            })?
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut w = BufWriter::new(stdout.lock());
+            exporter
+                .write(&analysis.report, &mut w)
+                .and_then(|_| w.flush())
+                .map_err(|source| CliError::Output {
+                    what: "stdout".into(),
+                    source,
+                })?;
+        }
+    }
+    for w in &analysis.warnings {
+        eprintln!("roce-pcap: warning: {w}");
+    }
+    Ok(analysis.outcome())
+}

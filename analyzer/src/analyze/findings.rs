@@ -1,0 +1,453 @@
+//! Findings: small rules over the finished report, each with an id, a
+//! severity and one sentence that tells an RDMA engineer what happened and
+//! what it means.
+//!
+//! | rule | severity | fires when |
+//! |---|---|---|
+//! | `retry-exhausted` | error | one PSN resent ≥ 3 times after timeouts, gaps not shrinking, then silence |
+//! | `repeated-timeouts` | warning | the same, but the flow recovered or went on |
+//! | `remote-error-nak` | error | invalid request / remote access / remote operational NAK |
+//! | `icrc-errors` | error | frames whose ICRC does not match |
+//! | `go-back-n` | warning | retransmission episodes |
+//! | `rnr-storm` / `rnr-nak` | warning / info | ≥ 10 RNR NAKs / fewer |
+//! | `out-of-sequence` | info | PSN gaps at the capture point |
+//! | `mirror-duplicates` | info | identical frames repeated by a mirror port |
+//! | `ecn-ce` | info | CE-marked packets and the CNPs they caused |
+//! | `pfc-storm` | error / warning | a priority paused ≥ 50 % / ≥ 10 % of the capture |
+//! | `pfc-seen` | info | pauses below the storm threshold |
+//! | `no-mac-control` | info | a file without any MAC-control frame |
+//! | `lag-imbalance` | warning | one of ≥ 2 slaves carries ≥ 90 % of the RoCE bytes |
+//! | `qp-moved` / `qp-spread` | warning | a QP's requests changed slave (1–3 times / more) |
+//! | `hash-mismatch` | info | observed slaves differ from both bonding hash predictions |
+//! | `capture-cut` | warning | a file ends in the middle of a record |
+//! | `snaplen-truncated` | info | frames cut by the snaplen (ICRC not checkable) |
+//! | `response-only` | info | responses whose requests are not in the capture |
+
+use roce_codec::wire::aeth::NakCode;
+
+use super::report::*;
+use super::table::Table;
+
+const RNR_STORM: u64 = 10;
+const RETRY_RUN: usize = 3;
+
+fn label(q: &QpReport) -> String {
+    match q.requester_qpn {
+        Some(r) => format!("{} QP {:#x} -> {} QP {:#x}", q.src, r, q.dst, q.dqpn),
+        None => format!("{} -> {} QP {:#x}", q.src, q.dst, q.dqpn),
+    }
+}
+
+fn us(ns: u64) -> String {
+    if ns >= 10_000_000 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
+fn wc_status(name: &str) -> (u8, &'static str) {
+    let code = match name {
+        "invalid_request" => NakCode::InvalidRequest,
+        "remote_access_error" => NakCode::RemoteAccessError,
+        "remote_operational_error" => NakCode::RemoteOperationalError,
+        _ => NakCode::Unknown(31),
+    };
+    match code.wc_status().unwrap_or(11) {
+        9 => (9, "IBV_WC_REM_INV_REQ_ERR"),
+        10 => (10, "IBV_WC_REM_ACCESS_ERR"),
+        _ => (11, "IBV_WC_REM_OP_ERR"),
+    }
+}
+
+pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut add = |severity,
+                   rule,
+                   qp: Option<usize>,
+                   file: Option<String>,
+                   frames: Vec<FrameRef>,
+                   message: String| {
+        out.push(Finding {
+            severity,
+            rule,
+            qp,
+            file,
+            frames,
+            message,
+        })
+    };
+    for (f, q) in table.flows.iter().zip(&r.qps) {
+        let l = label(q);
+        let run = &f.worst_same_psn_timeouts;
+        if let Some(psn) = run.0.filter(|_| run.1.len() >= RETRY_RUN) {
+            let gaps = &run.2;
+            let not_shrinking = gaps.windows(2).all(|w| w[1] as f64 >= 0.9 * w[0] as f64);
+            let gap_text = gaps.iter().map(|&g| us(g)).collect::<Vec<_>>().join(", ");
+            if f.trailing_timeout_run().is_some() && not_shrinking {
+                add(
+                    Severity::Error,
+                    "retry-exhausted",
+                    Some(q.id),
+                    None,
+                    run.1.clone(),
+                    format!(
+                        "{l}: PSN {} was resent {} times after timeouts (gaps {gap_text}) with no ACK, then the requester went silent: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
+                        psn.value(),
+                        run.1.len()
+                    ),
+                );
+            } else {
+                add(
+                    Severity::Warning,
+                    "repeated-timeouts",
+                    Some(q.id),
+                    None,
+                    run.1.clone(),
+                    format!(
+                        "{l}: PSN {} was resent {} times in a row after timeouts (gaps {gap_text}) before the flow went on: the path or the responder stalled close to the retry limit.",
+                        psn.value(),
+                        run.1.len()
+                    ),
+                );
+            }
+        }
+        for (frame, name, psn) in &f.error_naks {
+            let (code, status) = wc_status(name);
+            add(
+                Severity::Error,
+                "remote-error-nak",
+                Some(q.id),
+                None,
+                vec![*frame],
+                format!(
+                    "{l}: the responder sent a {name} NAK for PSN {}: the requester completes that work request with {status} (status {code}) and its QP goes to the error state.",
+                    psn.value()
+                ),
+            );
+        }
+        if q.icrc_errors > 0 {
+            add(
+                Severity::Error,
+                "icrc-errors",
+                Some(q.id),
+                None,
+                f.icrc_frames.clone(),
+                format!(
+                    "{l}: {} frames carry an ICRC that does not match their contents: corruption on the wire or a faulty NIC/switch; the receiver drops them, which costs retransmissions.",
+                    q.icrc_errors
+                ),
+            );
+        }
+        if q.go_back_n.episodes > 0 {
+            let c = |k: &str| q.go_back_n.by_cause.get(k).copied().unwrap_or(0);
+            let frames = q.go_back_n.list.iter().take(16).map(|e| e.frame).collect();
+            let pct = if q.request_packets > 0 {
+                100.0 * q.retransmitted_packets as f64 / q.request_packets as f64
+            } else {
+                0.0
+            };
+            add(
+                Severity::Warning,
+                "go-back-n",
+                Some(q.id),
+                None,
+                frames,
+                format!(
+                    "{l}: {} go-back-N episodes ({} after a PSN sequence error NAK, {} after an RNR NAK, {} after a timeout) resent {} packets, {pct:.1}% of its requests.",
+                    q.go_back_n.episodes,
+                    c("nak"),
+                    c("rnr_nak"),
+                    c("timeout"),
+                    q.retransmitted_packets
+                ),
+            );
+        }
+        if q.rnr_naks.count > 0 {
+            let timers = q
+                .rnr_naks
+                .timers_us
+                .iter()
+                .map(|(t, n)| format!("{n}× {t} µs"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (sev, rule, what) = if q.rnr_naks.count >= RNR_STORM {
+                (
+                    Severity::Warning,
+                    "rnr-storm",
+                    "the responder keeps running out of posted receive buffers; post receives earlier or deeper (an RNR retry count below 7 ends in IBV_WC_RNR_RETRY_EXC_ERR, status 13)",
+                )
+            } else {
+                (
+                    Severity::Info,
+                    "rnr-nak",
+                    "the responder had no receive buffer posted for a SEND and asked the requester to wait",
+                )
+            };
+            add(
+                sev,
+                rule,
+                Some(q.id),
+                None,
+                f.rnr_frames.clone(),
+                format!(
+                    "{l}: {} RNR NAKs (timers {timers}): {what}.",
+                    q.rnr_naks.count
+                ),
+            );
+        }
+        if q.out_of_sequence > 0 {
+            add(
+                Severity::Info,
+                "out-of-sequence",
+                Some(q.id),
+                None,
+                Vec::new(),
+                format!(
+                    "{l}: {} requests arrived after a PSN gap ({} PSNs never seen at this capture point): loss before the capture point, or packets the capture itself dropped.",
+                    q.out_of_sequence, q.missing_psns
+                ),
+            );
+        }
+        if q.mirror_duplicates > 0 {
+            add(
+                Severity::Info,
+                "mirror-duplicates",
+                Some(q.id),
+                None,
+                Vec::new(),
+                format!(
+                    "{l}: {} frames were repeated byte-identically within {} by the capture setup (a mirror port copying twice); they are left out of every count.",
+                    q.mirror_duplicates,
+                    us(r.options.dup_window_ns)
+                ),
+            );
+        }
+        if q.ecn_ce_packets > 0 || q.cnps > 0 {
+            let delay = match (q.cnp_delay_ns.p50, q.cnp_delay_ns.max) {
+                (Some(p50), Some(max)) => {
+                    format!(", first CE mark to its CNP p50 {} max {}", us(p50), us(max))
+                }
+                _ => String::new(),
+            };
+            add(
+                Severity::Info,
+                "ecn-ce",
+                Some(q.id),
+                None,
+                Vec::new(),
+                format!(
+                    "{l}: {} packets CE-marked ({:.2}%) and {} CNPs{delay}: DCQCN is slowing this flow down at a congested queue.",
+                    q.ecn_ce_packets,
+                    100.0 * q.ecn_ce_fraction,
+                    q.cnps
+                ),
+            );
+        }
+    }
+    for p in &r.pfc {
+        let what = match p.priority {
+            Some(prio) => format!("priority {prio}"),
+            None => "all priorities (802.3x PAUSE)".into(),
+        };
+        let (sev, rule) = if p.paused_fraction >= 0.5 {
+            (Severity::Error, "pfc-storm")
+        } else if p.paused_fraction >= 0.1 {
+            (Severity::Warning, "pfc-storm")
+        } else {
+            (Severity::Info, "pfc-seen")
+        };
+        add(
+            sev,
+            rule,
+            None,
+            Some(p.file.clone()),
+            vec![p.first_frame],
+            format!(
+                "{}: {} from {} was paused {:.1}% of the capture ({} XOFF, {} XON, {} in all, longest continuous pause {}).",
+                p.file,
+                what,
+                p.src_mac,
+                100.0 * p.paused_fraction,
+                p.xoff_frames,
+                p.xon_frames,
+                us(p.pause_ns as u64),
+                us(p.longest_pause_ns as u64)
+            ),
+        );
+    }
+    for (i, f) in r.files.iter().enumerate() {
+        if f.packets > 0 && f.mac_control_frames == 0 {
+            add(
+                Severity::Info,
+                "no-mac-control",
+                None,
+                Some(f.file.clone()),
+                Vec::new(),
+                format!(
+                    "{}: no MAC-control (PAUSE/PFC) frames. Host NICs usually consume PFC frames before the capture point, so this does not show there were no pauses: capture at the switch or read the NIC's pause counters (ethtool -S, *prio*_pause*).",
+                    f.file
+                ),
+            );
+        }
+        if let Some(off) = f.cut_at_offset {
+            add(
+                Severity::Warning,
+                "capture-cut",
+                None,
+                Some(f.file.clone()),
+                Vec::new(),
+                format!(
+                    "{}: the file ends in the middle of the record at byte {off}; everything before it was analyzed.",
+                    f.file
+                ),
+            );
+        }
+        if f.truncated_frames > 0 {
+            add(
+                Severity::Info,
+                "snaplen-truncated",
+                None,
+                Some(f.file.clone()),
+                Vec::new(),
+                format!(
+                    "{}: {} frames were cut by the capture's snaplen; sizes come from the length fields, but the ICRC of {} RoCE frames could not be checked{}.",
+                    f.file,
+                    f.truncated_frames,
+                    f.icrc_unchecked,
+                    if f.roce_undecodable > 0 {
+                        format!(" and {} RoCE frames lost their BTH", f.roce_undecodable)
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
+        let _ = i;
+    }
+    lag_findings(r, &mut add);
+    for ro in &r.response_only {
+        add(
+            Severity::Info,
+            "response-only",
+            None,
+            None,
+            vec![ro.first_frame],
+            format!(
+                "{} -> {} QP {:#x}: {} responses/CNPs ({} ACKs, {} NAKs, {} CNPs) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
+                ro.src, ro.dst, ro.requester_qpn, ro.packets, ro.acks, ro.naks, ro.cnps
+            ),
+        );
+    }
+    out.sort_by_key(|f| f.severity);
+    out
+}
+
+fn lag_findings(
+    r: &Report,
+    add: &mut impl FnMut(Severity, &'static str, Option<usize>, Option<String>, Vec<FrameRef>, String),
+) {
+    let lag = &r.lag;
+    if lag.files.len() >= 2 {
+        if let Some(top) = lag
+            .files
+            .iter()
+            .filter(|f| f.share_of_roce_bytes >= 0.9)
+            .max_by(|a, b| a.share_of_roce_bytes.total_cmp(&b.share_of_roce_bytes))
+        {
+            let mut hint = String::new();
+            let l34: std::collections::BTreeSet<_> = lag
+                .qp_map
+                .iter()
+                .filter_map(|m| m.predicted_layer3_4.as_deref())
+                .collect();
+            let l23: std::collections::BTreeSet<_> = lag
+                .qp_map
+                .iter()
+                .filter_map(|m| m.predicted_layer2_3.as_deref())
+                .collect();
+            if l23.len() == 1 && l34.len() > 1 {
+                hint = " The layer2+3 hash puts every QP between these hosts on one slave while layer3+4 would spread them: check the bond's xmit_hash_policy.".into();
+            } else if l34.len() <= 1 && lag.qp_map.len() > 1 {
+                hint = " Even layer3+4 hashing predicts a single slave for these QPs' UDP source ports.".into();
+            }
+            add(
+                Severity::Warning,
+                "lag-imbalance",
+                None,
+                Some(top.file.clone()),
+                Vec::new(),
+                format!(
+                    "{} carried {:.1}% of the RoCE bytes across {} slaves (imbalance {:.2}).{hint}",
+                    top.file,
+                    100.0 * top.share_of_roce_bytes,
+                    lag.files.len(),
+                    lag.imbalance.unwrap_or(0.0)
+                ),
+            );
+        }
+        let mut mismatched = Vec::new();
+        for m in &lag.qp_map {
+            if m.moves_total > 0 {
+                let (sev, rule, what) = if m.moves_total <= 3 {
+                    (
+                        Severity::Warning,
+                        "qp-moved",
+                        "moved between slaves (a failover or a re-hash after a link change)",
+                    )
+                } else {
+                    (
+                        Severity::Warning,
+                        "qp-spread",
+                        "alternated between slaves: packets of one QP are sprayed (balance-rr?), which reorders PSNs",
+                    )
+                };
+                let first = m.moves.first();
+                add(
+                    sev,
+                    rule,
+                    Some(m.qp),
+                    None,
+                    m.moves.iter().take(16).map(|mv| mv.frame).collect(),
+                    format!(
+                        "{} -> {} QP {:#x}: requests {what}; {} moves{}.",
+                        m.src,
+                        m.dst,
+                        m.dqpn,
+                        m.moves_total,
+                        first.map_or(String::new(), |mv| format!(
+                            ", first from {} to {}",
+                            mv.from, mv.to
+                        ))
+                    ),
+                );
+            }
+            if let Some(obs) = &m.request_file {
+                let l34 = m.predicted_layer3_4.as_ref();
+                let l23 = m.predicted_layer2_3.as_ref();
+                if l34.is_some_and(|p| p != obs) && l23.is_some_and(|p| p != obs) {
+                    mismatched.push(m.qp);
+                }
+            }
+        }
+        if !mismatched.is_empty() {
+            add(
+                Severity::Info,
+                "hash-mismatch",
+                None,
+                None,
+                Vec::new(),
+                format!(
+                    "{} of {} QPs sent their requests on a slave that neither the layer3+4 nor the layer2+3 bonding hash predicts (QPs {}): the NIC steers RoCE itself (mlx5 LAG queue affinity or hardware hash), or the files are not in enslave order.",
+                    mismatched.len(),
+                    lag.qp_map.len(),
+                    mismatched
+                        .iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            );
+        }
+    }
+}

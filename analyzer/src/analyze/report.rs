@@ -1,0 +1,293 @@
+//! The analysis result as plain serializable values: the public JSON
+//! interface of `roce-pcap analyze` and what the table, CSV and plot
+//! exporters read.
+//!
+//! Key names fixed by the issue (keep them): top level `files`, `qps`,
+//! `pfc`, `findings`; per QP `src`, `dst`, `dqpn`, `sport`, `files`,
+//! `packets`, `bytes`, `payload_bytes`, `goodput_gbps`,
+//! `retransmitted_packets`, `out_of_sequence`, `naks`, `cnps`,
+//! `ecn_ce_packets`, `ack_rtt_ns` (`p50`, `p99`, `max`), `messages`,
+//! `icrc_errors`; per PFC row `file`, `priority`, `xoff_frames`,
+//! `xon_frames`, `pause_ns`. Times are nanoseconds since the Unix epoch
+//! (or the capture's own epoch for simulated captures).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+pub use super::flow::FrameRef;
+pub use super::quantiles::Summary;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub files: Vec<FileReport>,
+    pub qps: Vec<QpReport>,
+    /// Responses, NAKs and CNPs whose requests were not in the capture.
+    pub response_only: Vec<ResponseOnlyReport>,
+    pub pfc: Vec<PfcReport>,
+    pub lag: LagReport,
+    pub findings: Vec<Finding>,
+    pub capture: CaptureSpan,
+    pub options: OptionsReport,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OptionsReport {
+    pub link_speed_gbps: f64,
+    pub roce_ports: Vec<u16>,
+    pub dup_window_ns: u64,
+    pub pmtu: Option<u32>,
+    pub qp_filter: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct CaptureSpan {
+    pub first_ts_ns: Option<u64>,
+    pub last_ts_ns: Option<u64>,
+    pub duration_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    pub file: String,
+    pub packets: u64,
+    pub bytes: u64,
+    pub roce_packets: u64,
+    pub roce_bytes: u64,
+    pub roce_payload_bytes: u64,
+    /// RoCE frames whose BTH was cut off or malformed.
+    pub roce_undecodable: u64,
+    /// Frames cut by the snaplen.
+    pub truncated_frames: u64,
+    pub icrc_errors: u64,
+    /// RoCE frames whose ICRC was not captured (snaplen).
+    pub icrc_unchecked: u64,
+    pub mac_control_frames: u64,
+    pub pfc_frames: u64,
+    pub pause_frames: u64,
+    pub first_ts_ns: Option<u64>,
+    pub last_ts_ns: Option<u64>,
+    pub duration_ns: u64,
+    /// Byte offset of the record the file ends in, when it is cut short.
+    pub cut_at_offset: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileShare {
+    pub file: String,
+    pub request_packets: u64,
+    pub response_packets: u64,
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PsnRange {
+    pub first: Option<u32>,
+    /// Highest request PSN used (the last PSN a READ reserves included).
+    pub last: Option<u32>,
+    pub span: u64,
+    pub wrapped: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EpisodeReport {
+    pub frame: FrameRef,
+    pub last_frame: FrameRef,
+    pub ts_ns: u64,
+    pub rewind_psn: u32,
+    pub highest_psn: u32,
+    pub packets: u64,
+    pub bytes: u64,
+    /// `nak` (a PSN sequence error NAK came first), `rnr_nak`, `timeout`.
+    pub cause: &'static str,
+    pub cause_frame: Option<FrameRef>,
+    /// Time since the flow's previous request.
+    pub gap_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GoBackN {
+    pub episodes: u64,
+    pub by_cause: BTreeMap<&'static str, u64>,
+    /// The first episodes (at most 256).
+    pub list: Vec<EpisodeReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RnrReport {
+    pub count: u64,
+    /// RNR timer (µs, from the syndrome's timer code) -> NAKs.
+    pub timers_us: BTreeMap<u32, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QpReport {
+    /// Position in `qps` of the unfiltered report; findings refer to it.
+    pub id: usize,
+    pub src: String,
+    pub dst: String,
+    /// The responder's QPN.
+    pub dqpn: u32,
+    /// The requester's QPN, learned from the responses.
+    pub requester_qpn: Option<u32>,
+    pub transport: &'static str,
+    pub sport: u16,
+    pub response_sport: Option<u16>,
+    pub files: Vec<String>,
+    pub per_file: Vec<FileShare>,
+    pub first_frame: FrameRef,
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub request_packets: u64,
+    pub response_packets: u64,
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+    pub duration_ns: u64,
+    /// Payload of first transmissions (requests and READ responses) over the
+    /// flow's duration.
+    pub goodput_gbps: f64,
+    pub opcodes: BTreeMap<&'static str, u64>,
+    pub messages: u64,
+    pub messages_by_kind: BTreeMap<&'static str, u64>,
+    /// Messages whose FIRST packet came before the capture started.
+    pub partial_messages: u64,
+    pub message_bytes: u64,
+    pub message_size: Summary,
+    /// First packet to the ACK covering the last (SEND/WRITE/atomic), or
+    /// READ request to its last response.
+    pub message_latency_ns: Summary,
+    pub psn: PsnRange,
+    pub pmtu: Option<u32>,
+    pub retransmitted_packets: u64,
+    pub retransmitted_bytes: u64,
+    pub out_of_sequence: u64,
+    pub missing_psns: u64,
+    pub mirror_duplicates: u64,
+    pub go_back_n: GoBackN,
+    pub acks: u64,
+    pub naks: BTreeMap<&'static str, u64>,
+    pub rnr_naks: RnrReport,
+    pub ack_rtt_ns: Summary,
+    pub ecn_ce_packets: u64,
+    pub ecn_ce_fraction: f64,
+    pub cnps: u64,
+    pub cnp_delay_ns: Summary,
+    pub cnps_without_ce: u64,
+    pub icrc_errors: u64,
+    pub icrc_unchecked: u64,
+    pub read_responses_replayed: u64,
+    /// Requests not tracked for RTT because no ACK came for very long.
+    pub untracked_psns: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ResponseOnlyReport {
+    pub src: String,
+    pub dst: String,
+    pub requester_qpn: u32,
+    pub sport: u16,
+    pub files: Vec<String>,
+    pub first_frame: FrameRef,
+    pub packets: u64,
+    pub bytes: u64,
+    pub acks: u64,
+    pub naks: u64,
+    pub cnps: u64,
+    pub read_responses: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PfcReport {
+    pub file: String,
+    pub src_mac: String,
+    /// 0..7 for PFC; `null` for 802.3x PAUSE, which stops every priority.
+    pub priority: Option<u8>,
+    pub kind: &'static str,
+    pub xoff_frames: u64,
+    pub xon_frames: u64,
+    /// Paused time at `link_speed_gbps`; a new frame replaces the running pause.
+    pub pause_ns: f64,
+    /// Paused time over the file's duration (may exceed 1 when the last
+    /// pause runs past the end of the capture).
+    pub paused_fraction: f64,
+    pub longest_pause_ns: f64,
+    pub first_frame: FrameRef,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LagFile {
+    pub file: String,
+    pub roce_packets: u64,
+    pub roce_bytes: u64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub share_of_roce_bytes: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SlaveMoveReport {
+    pub frame: FrameRef,
+    pub ts_ns: u64,
+    pub from: String,
+    pub to: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QpSlave {
+    pub qp: usize,
+    pub src: String,
+    pub dst: String,
+    pub dqpn: u32,
+    pub sport: u16,
+    /// The file that carried most of the requests / responses.
+    pub request_file: Option<String>,
+    pub response_file: Option<String>,
+    /// The slave Linux bonding would pick for the requests (files taken as
+    /// slaves in enslave order), by policy.
+    pub predicted_layer3_4: Option<String>,
+    pub predicted_layer2_3: Option<String>,
+    pub response_predicted_layer3_4: Option<String>,
+    pub response_predicted_layer2_3: Option<String>,
+    pub moves: Vec<SlaveMoveReport>,
+    pub moves_total: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LagReport {
+    pub files: Vec<LagFile>,
+    /// Largest RoCE byte count over the mean (1.0 = perfect balance); only
+    /// with two or more files.
+    pub imbalance: Option<f64>,
+    pub qp_map: Vec<QpSlave>,
+    pub note: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub rule: &'static str,
+    /// Index into `qps` when the finding is about one flow.
+    pub qp: Option<usize>,
+    pub file: Option<String>,
+    pub frames: Vec<FrameRef>,
+    pub message: String,
+}

@@ -1,0 +1,246 @@
+//! The flow table: routes every RoCE event to its request flow, pairing
+//! responses with requests.
+//!
+//! ```text
+//!  request  (src, dst, dqpn)  ──by_request──▶ flow (created on first sight)
+//!  response (src, dst, dqpn)  ──by_response─▶ flow, learned on first pairing:
+//!       candidates = flows from dst to src whose requester QPN is unknown
+//!       1. same UDP source port (Linux gives both directions one port)
+//!       2. else the response PSN lies in the flow's PSN window
+//!       3. else the only candidate
+//!  CNP (src, dst, dqpn)       ──by_response─▶ the requester is slowed down (marked requests)
+//!                             ──by_request──▶ the responder is slowed down (marked READ responses)
+//! ```
+//! Responses that pair with nothing are kept per (src, dst, QPN) as
+//! response-only records and tried again on every later response, so a
+//! capture that starts with an ACK still pairs once the requests show up.
+
+use std::collections::HashMap;
+
+use core::net::IpAddr;
+
+use roce_codec::{Operation, Transport};
+
+use super::event::RoceEvent;
+use super::flow::{FileUse, Flow, FlowOptions, FrameRef, Key};
+use super::series::Bins;
+
+/// Responses, NAKs and CNPs whose request flow was never seen.
+#[derive(Debug, Clone)]
+pub(crate) struct ResponseOnly {
+    pub key: Key,
+    pub sport: u16,
+    pub first_frame: FrameRef,
+    pub packets: u64,
+    pub bytes: u64,
+    pub acks: u64,
+    pub naks: u64,
+    pub cnps: u64,
+    pub read_responses: u64,
+    pub files: Vec<FileUse>,
+}
+
+pub(crate) struct Table {
+    pub flows: Vec<Flow>,
+    by_request: HashMap<Key, usize>,
+    by_response: HashMap<Key, usize>,
+    by_pair: HashMap<(IpAddr, IpAddr), Vec<usize>>,
+    pub response_only: Vec<ResponseOnly>,
+    by_response_only: HashMap<Key, usize>,
+    n_files: usize,
+    pub opts: FlowOptions,
+    pub ce_bins: Option<Bins>,
+    pub cnp_bins: Option<Bins>,
+    pub first_ts: Option<u64>,
+    pub last_ts: Option<u64>,
+}
+
+impl Table {
+    pub fn new(n_files: usize, opts: FlowOptions) -> Table {
+        Table {
+            flows: Vec::new(),
+            by_request: HashMap::new(),
+            by_response: HashMap::new(),
+            by_pair: HashMap::new(),
+            response_only: Vec::new(),
+            by_response_only: HashMap::new(),
+            n_files,
+            opts,
+            ce_bins: opts.series.then(Bins::default),
+            cnp_bins: opts.series.then(Bins::default),
+            first_ts: None,
+            last_ts: None,
+        }
+    }
+
+    pub fn event(&mut self, ev: &RoceEvent) {
+        self.first_ts.get_or_insert(ev.ts_ns);
+        self.last_ts = Some(self.last_ts.map_or(ev.ts_ns, |t| t.max(ev.ts_ns)));
+        if ev.ce() {
+            if let Some(b) = &mut self.ce_bins {
+                b.add(ev.ts_ns, 1.0);
+            }
+        }
+        match ev.opcode.operation() {
+            Some(Operation::Cnp) => {
+                if let Some(b) = &mut self.cnp_bins {
+                    b.add(ev.ts_ns, 1.0);
+                }
+                self.cnp(ev);
+            }
+            Some(op) if op.is_response() => self.response(ev),
+            _ => self.request(ev),
+        }
+    }
+
+    fn key(ev: &RoceEvent) -> Key {
+        Key {
+            src: ev.src,
+            dst: ev.dst,
+            qpn: ev.dqpn,
+        }
+    }
+
+    fn request(&mut self, ev: &RoceEvent) {
+        let key = Self::key(ev);
+        let i = match self.by_request.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = self.flows.len();
+                self.flows.push(Flow::new(ev, self.n_files, &self.opts));
+                self.by_request.insert(key, i);
+                self.by_pair.entry((ev.src, ev.dst)).or_default().push(i);
+                i
+            }
+        };
+        let opts = self.opts;
+        self.flows[i].on_request(ev, &opts);
+    }
+
+    /// The flow a response (or CNP) from `ev.src` to requester QPN
+    /// `ev.dqpn` belongs to, learning the pairing when it is new.
+    fn pair(&mut self, ev: &RoceEvent, use_psn: bool) -> Option<usize> {
+        let key = Self::key(ev);
+        if let Some(&i) = self.by_response.get(&key) {
+            return Some(i);
+        }
+        let cands: Vec<usize> = self
+            .by_pair
+            .get(&(ev.dst, ev.src))?
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let f = &self.flows[i];
+                f.requester_qpn.is_none() && matches!(f.transport, Transport::Rc | Transport::Xrc)
+            })
+            .collect();
+        let by_port: Vec<usize> = cands
+            .iter()
+            .copied()
+            .filter(|&i| self.flows[i].sport == ev.sport)
+            .collect();
+        let pool = if by_port.is_empty() { &cands } else { &by_port };
+        let chosen = if pool.len() == 1 {
+            Some(pool[0])
+        } else {
+            let by_psn: Vec<usize> = if use_psn {
+                pool.iter()
+                    .copied()
+                    .filter(|&i| self.flows[i].psn_window_contains(ev.psn))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            match by_psn.len() {
+                0 => None,
+                // Several flows could have sent this PSN: the one heard from last.
+                _ => by_psn
+                    .iter()
+                    .copied()
+                    .max_by_key(|&i| (self.flows[i].last_ts, std::cmp::Reverse(i))),
+            }
+        };
+        let i = chosen?;
+        let f = &mut self.flows[i];
+        f.requester_qpn = Some(ev.dqpn);
+        f.response_sport = Some(ev.sport);
+        self.by_response.insert(key, i);
+        Some(i)
+    }
+
+    fn response(&mut self, ev: &RoceEvent) {
+        match self.pair(ev, true) {
+            Some(i) => {
+                let opts = self.opts;
+                self.flows[i].on_response(ev, &opts);
+            }
+            None => self.orphan(ev),
+        }
+    }
+
+    fn cnp(&mut self, ev: &RoceEvent) {
+        let key = Self::key(ev);
+        let to_requester = self.by_response.get(&key).copied();
+        let to_responder = self.by_request.get(&key).copied();
+        let target = match (to_requester, to_responder) {
+            (Some(a), Some(b)) => {
+                // The same QP is requester of one flow and responder of another.
+                if !self.flows[a].has_pending_ce(true) && self.flows[b].has_pending_ce(false) {
+                    Some((b, false))
+                } else {
+                    Some((a, true))
+                }
+            }
+            (Some(a), None) => Some((a, true)),
+            (None, Some(b)) => Some((b, false)),
+            // A CNP carries no PSN; pair it only by port or as the only candidate.
+            (None, None) => self.pair(ev, false).map(|a| (a, true)),
+        };
+        match target {
+            Some((i, toward_requester)) => self.flows[i].on_cnp(ev, toward_requester),
+            None => self.orphan(ev),
+        }
+    }
+
+    fn orphan(&mut self, ev: &RoceEvent) {
+        let key = Self::key(ev);
+        let n_files = self.n_files;
+        let i = *self.by_response_only.entry(key).or_insert_with(|| {
+            self.response_only.push(ResponseOnly {
+                key,
+                sport: ev.sport,
+                first_frame: FrameRef::of(ev),
+                packets: 0,
+                bytes: 0,
+                acks: 0,
+                naks: 0,
+                cnps: 0,
+                read_responses: 0,
+                files: vec![FileUse::default(); n_files],
+            });
+            self.response_only.len() - 1
+        });
+        let r = &mut self.response_only[i];
+        r.packets += 1;
+        r.bytes += u64::from(ev.wire_len);
+        r.files[ev.file as usize].response_packets += 1;
+        r.files[ev.file as usize].bytes += u64::from(ev.wire_len);
+        match ev.opcode.operation() {
+            Some(Operation::Cnp) => r.cnps += 1,
+            Some(Operation::Acknowledge | Operation::AtomicAcknowledge) => {
+                if ev.aeth.is_some_and(|a| a.syndrome.is_ack()) {
+                    r.acks += 1;
+                } else {
+                    r.naks += 1;
+                }
+            }
+            _ => r.read_responses += 1,
+        }
+    }
+
+    pub fn finish(&mut self) {
+        for f in &mut self.flows {
+            f.finish();
+        }
+    }
+}

@@ -1,0 +1,417 @@
+//! `--format table`: what a person reads in a terminal. One summary line
+//! per flow, then the details that matter for that flow, then PFC, LAG and
+//! the findings.
+
+use std::io::{self, Write};
+
+use super::{Exporter, bytes, duration};
+use crate::analyze::Report;
+use crate::analyze::report::{FrameRef, QpReport, Summary};
+
+pub struct TableExporter;
+
+fn frame(r: &Report, f: FrameRef) -> String {
+    let name = r
+        .files
+        .get(f.file as usize)
+        .map(|f| f.file.rsplit('/').next().unwrap_or(&f.file).to_string())
+        .unwrap_or_default();
+    format!("{name}#{}", f.frame)
+}
+
+fn q3(s: &Summary) -> String {
+    match (s.p50, s.p99, s.max) {
+        (Some(a), Some(b), Some(c)) => format!("{}/{}/{}", duration(a), duration(b), duration(c)),
+        _ => "-".into(),
+    }
+}
+
+fn qpn(q: Option<u32>) -> String {
+    q.map_or("?".into(), |q| format!("{q:#x}"))
+}
+
+fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()> {
+    let ports = match f.response_sport {
+        Some(p) if p != f.sport => format!("{} (responses {p})", f.sport),
+        _ => f.sport.to_string(),
+    };
+    writeln!(
+        out,
+        "  [{}] {} QP {} -> {} QP {:#x}  {}  UDP sport {ports}  first frame {}",
+        f.id,
+        f.src,
+        qpn(f.requester_qpn),
+        f.dst,
+        f.dqpn,
+        f.transport,
+        frame(r, f.first_frame)
+    )?;
+    let per_file = f
+        .per_file
+        .iter()
+        .map(|p| {
+            format!(
+                "{} ({} req, {} resp)",
+                p.file, p.request_packets, p.response_packets
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(out, "      files     {per_file}")?;
+    writeln!(
+        out,
+        "      traffic   {} packets ({} requests, {} responses), {}, payload {}, {} over {}",
+        f.packets,
+        f.request_packets,
+        f.response_packets,
+        bytes(f.bytes),
+        bytes(f.payload_bytes),
+        format_args!("{:.3} Gb/s goodput", f.goodput_gbps),
+        duration(f.duration_ns)
+    )?;
+    let ops = f
+        .opcodes
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(out, "      opcodes   {ops}")?;
+    let kinds = f
+        .messages_by_kind
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    writeln!(
+        out,
+        "      messages  {}{}{}, size p50 {} max {}, latency p50/p99/max {}",
+        f.messages,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({kinds})")
+        },
+        if f.partial_messages > 0 {
+            format!(", {} partial", f.partial_messages)
+        } else {
+            String::new()
+        },
+        f.message_size.p50.map_or("-".into(), bytes),
+        f.message_size.max.map_or("-".into(), bytes),
+        q3(&f.message_latency_ns)
+    )?;
+    writeln!(
+        out,
+        "      PSN       {}..{} ({} PSNs{}){}",
+        f.psn.first.map_or("-".into(), |p| p.to_string()),
+        f.psn.last.map_or("-".into(), |p| p.to_string()),
+        f.psn.span,
+        if f.psn.wrapped { ", wrapped" } else { "" },
+        f.pmtu.map_or(String::new(), |m| format!(", path MTU {m}"))
+    )?;
+    writeln!(
+        out,
+        "      loss      {} retransmitted ({}), {} out of sequence ({} PSNs missing), {} go-back-N episodes{}, {} mirror duplicates",
+        f.retransmitted_packets,
+        bytes(f.retransmitted_bytes),
+        f.out_of_sequence,
+        f.missing_psns,
+        f.go_back_n.episodes,
+        if f.go_back_n.by_cause.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({})",
+                f.go_back_n
+                    .by_cause
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        f.mirror_duplicates
+    )?;
+    for e in f.go_back_n.list.iter().take(8) {
+        writeln!(
+            out,
+            "                #{} rewind to PSN {} from {} ({} packets, {}), cause {}{}, gap {}",
+            frame(r, e.frame),
+            e.rewind_psn,
+            e.highest_psn,
+            e.packets,
+            bytes(e.bytes),
+            e.cause,
+            e.cause_frame
+                .map_or(String::new(), |c| format!(" {}", frame(r, c))),
+            duration(e.gap_ns)
+        )?;
+    }
+    if f.go_back_n.list.len() > 8 {
+        writeln!(
+            out,
+            "                ... {} more (see --format json)",
+            f.go_back_n.episodes - 8
+        )?;
+    }
+    let naks = if f.naks.is_empty() {
+        "none".to_string()
+    } else {
+        f.naks
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let rnr = if f.rnr_naks.timers_us.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (RNR timers {})",
+            f.rnr_naks
+                .timers_us
+                .iter()
+                .map(|(t, n)| format!("{t} µs×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    writeln!(
+        out,
+        "      acks      {} ACKs, RTT p50/p99/max {} ({} samples); NAKs {naks}{rnr}",
+        f.acks,
+        q3(&f.ack_rtt_ns),
+        f.ack_rtt_ns.samples
+    )?;
+    writeln!(
+        out,
+        "      ecn       {} CE ({:.2}%), {} CNPs, CE→CNP p50/p99/max {}; ICRC errors {}{}",
+        f.ecn_ce_packets,
+        100.0 * f.ecn_ce_fraction,
+        f.cnps,
+        q3(&f.cnp_delay_ns),
+        f.icrc_errors,
+        if f.icrc_unchecked > 0 {
+            format!(" ({} not checkable: snaplen)", f.icrc_unchecked)
+        } else {
+            String::new()
+        }
+    )
+}
+
+impl Exporter for TableExporter {
+    fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
+        let roce: u64 = r.files.iter().map(|f| f.roce_packets).sum();
+        writeln!(
+            out,
+            "roce-pcap analyze: {} file(s), {} RoCE frames, {} request flow(s), {}",
+            r.files.len(),
+            roce,
+            r.qps.len(),
+            duration(r.capture.duration_ns)
+        )?;
+        writeln!(out)?;
+        writeln!(out, "FILES")?;
+        writeln!(
+            out,
+            "  {:<32} {:>10} {:>12} {:>10} {:>8} {:>9} {:>8} {:>12}",
+            "file", "frames", "bytes", "roce", "macctl", "truncated", "icrc-bad", "duration"
+        )?;
+        for f in &r.files {
+            writeln!(
+                out,
+                "  {:<32} {:>10} {:>12} {:>10} {:>8} {:>9} {:>8} {:>12}{}",
+                f.file,
+                f.packets,
+                bytes(f.bytes),
+                f.roce_packets,
+                f.mac_control_frames,
+                f.truncated_frames,
+                f.icrc_errors,
+                duration(f.duration_ns),
+                f.cut_at_offset
+                    .map_or(String::new(), |o| format!("  CUT at byte {o}"))
+            )?;
+        }
+        writeln!(out)?;
+        writeln!(out, "REQUEST FLOWS (requester -> responder QP)")?;
+        writeln!(
+            out,
+            "  {:>3} {:<40} {:>6} {:>8} {:>10} {:>9} {:>6} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6}",
+            "#",
+            "flow",
+            "sport",
+            "packets",
+            "bytes",
+            "Gb/s",
+            "msgs",
+            "retx",
+            "oos",
+            "gbn",
+            "naks",
+            "ce",
+            "cnps"
+        )?;
+        for f in &r.qps {
+            let flow = format!(
+                "{}:{} -> {}:{:#x}",
+                f.src,
+                qpn(f.requester_qpn),
+                f.dst,
+                f.dqpn
+            );
+            writeln!(
+                out,
+                "  {:>3} {:<40} {:>6} {:>8} {:>10} {:>9.3} {:>6} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6}",
+                f.id,
+                flow,
+                f.sport,
+                f.packets,
+                bytes(f.bytes),
+                f.goodput_gbps,
+                f.messages,
+                f.retransmitted_packets,
+                f.out_of_sequence,
+                f.go_back_n.episodes,
+                f.naks.values().sum::<u64>(),
+                f.ecn_ce_packets,
+                f.cnps
+            )?;
+        }
+        writeln!(out)?;
+        for f in &r.qps {
+            flow_details(r, f, out)?;
+        }
+        if !r.response_only.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "RESPONSES WITHOUT REQUESTS")?;
+            for ro in &r.response_only {
+                writeln!(
+                    out,
+                    "  {} -> {} QP {:#x} sport {}: {} packets ({} ACKs, {} NAKs, {} CNPs, {} READ responses) in {}",
+                    ro.src,
+                    ro.dst,
+                    ro.requester_qpn,
+                    ro.sport,
+                    ro.packets,
+                    ro.acks,
+                    ro.naks,
+                    ro.cnps,
+                    ro.read_responses,
+                    ro.files.join(", ")
+                )?;
+            }
+        }
+        writeln!(out)?;
+        writeln!(out, "PFC / PAUSE (at {} Gb/s)", r.options.link_speed_gbps)?;
+        if r.pfc.is_empty() {
+            let none: Vec<&str> = r
+                .files
+                .iter()
+                .filter(|f| f.mac_control_frames == 0)
+                .map(|f| f.file.as_str())
+                .collect();
+            writeln!(
+                out,
+                "  no MAC-control frames in {}: host NICs usually consume PFC frames before a host capture sees them, so this does not mean no pauses happened",
+                none.join(", ")
+            )?;
+        } else {
+            writeln!(
+                out,
+                "  {:<32} {:<17} {:>4} {:>8} {:>8} {:>14} {:>8} {:>14}",
+                "file", "sender", "prio", "xoff", "xon", "paused", "share", "longest"
+            )?;
+            for p in &r.pfc {
+                writeln!(
+                    out,
+                    "  {:<32} {:<17} {:>4} {:>8} {:>8} {:>14} {:>7.2}% {:>14}",
+                    p.file,
+                    p.src_mac,
+                    p.priority.map_or("all".into(), |p| p.to_string()),
+                    p.xoff_frames,
+                    p.xon_frames,
+                    duration(p.pause_ns as u64),
+                    100.0 * p.paused_fraction,
+                    duration(p.longest_pause_ns as u64)
+                )?;
+            }
+        }
+        if r.lag.files.len() >= 2 {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "LAG BALANCE (imbalance max/mean {:.2})",
+                r.lag.imbalance.unwrap_or(0.0)
+            )?;
+            for f in &r.lag.files {
+                writeln!(
+                    out,
+                    "  {:<32} {:>10} RoCE frames {:>12} {:>6.1}%",
+                    f.file,
+                    f.roce_packets,
+                    bytes(f.roce_bytes),
+                    100.0 * f.share_of_roce_bytes
+                )?;
+            }
+            writeln!(
+                out,
+                "  {:>3} {:<40} {:>6}  {:<20} {:<20} {:<20} {:>5}",
+                "#",
+                "flow",
+                "sport",
+                "requests on",
+                "layer3+4 predicts",
+                "layer2+3 predicts",
+                "moves"
+            )?;
+            let short = |s: &Option<String>| {
+                s.as_deref().map_or("-".to_string(), |s| {
+                    s.rsplit('/').next().unwrap_or(s).to_string()
+                })
+            };
+            for m in &r.lag.qp_map {
+                writeln!(
+                    out,
+                    "  {:>3} {:<40} {:>6}  {:<20} {:<20} {:<20} {:>5}",
+                    m.qp,
+                    format!("{} -> {}:{:#x}", m.src, m.dst, m.dqpn),
+                    m.sport,
+                    short(&m.request_file),
+                    short(&m.predicted_layer3_4),
+                    short(&m.predicted_layer2_3),
+                    m.moves_total
+                )?;
+            }
+            writeln!(out, "  note: {}", r.lag.note)?;
+        }
+        writeln!(out)?;
+        writeln!(out, "FINDINGS")?;
+        if r.findings.is_empty() {
+            writeln!(out, "  none")?;
+        }
+        for f in &r.findings {
+            let frames = if f.frames.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " [frames {}]",
+                    f.frames
+                        .iter()
+                        .take(8)
+                        .map(|&fr| frame(r, fr))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            };
+            writeln!(
+                out,
+                "  {:<7} {:<18} {}{frames}",
+                f.severity.name(),
+                f.rule,
+                f.message
+            )?;
+        }
+        Ok(())
+    }
+}
