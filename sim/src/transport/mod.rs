@@ -40,6 +40,7 @@
 //! source port (§3).
 
 mod counters;
+pub mod loopback;
 mod qp;
 mod qpn;
 mod workload;

@@ -91,7 +91,7 @@ impl QpnAllocator {
                 *next - 1
             }
             Mode::Random { used } => {
-                if used.len() as u32 >= QPN_MAX - FIRST_USABLE + 1 {
+                if used.len() as u32 > QPN_MAX - FIRST_USABLE {
                     return Err(exhausted);
                 }
                 loop {

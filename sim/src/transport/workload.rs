@@ -13,7 +13,7 @@
 //! the time it returns, and [`Workload::drive_responder`] for the server
 //! QPs likewise.
 
-use super::{RcQp, Verb, WcStatus};
+use super::{MAX_MSG_LEN, RcQp, Verb, WcStatus, WorkRequest};
 use crate::time::Ps;
 use thiserror::Error;
 
@@ -160,23 +160,117 @@ impl QpWorkloadStats {
     }
 }
 
+#[derive(Debug, Clone, Default)]
+struct PerQp {
+    stats: QpWorkloadStats,
+    outstanding: u64,
+    started_at: Option<Ps>,
+    /// No more work requests will be posted.
+    posting_done: bool,
+    /// This QP's messages (message lists), in time order, and the next one.
+    msgs: Vec<MessageSpec>,
+    next_msg: usize,
+    /// Receives the server side must post in total (`None`: unbounded).
+    recvs_needed: Option<u64>,
+    recvs_posted: u64,
+}
+
 /// A running workload over `qps()` QP pairs.
 #[derive(Debug, Clone)]
 pub struct Workload {
     spec: WorkloadSpec,
-    stats: Vec<QpWorkloadStats>,
+    per_qp: Vec<PerQp>,
+}
+
+fn range_check(
+    field: &'static str,
+    value: u64,
+    ok: bool,
+    expected: &'static str,
+) -> Result<(), WorkloadError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(WorkloadError::OutOfRange {
+            field,
+            value,
+            expected,
+        })
+    }
 }
 
 impl Workload {
     pub fn new(spec: WorkloadSpec) -> Result<Workload, WorkloadError> {
-        let qps = match &spec {
-            WorkloadSpec::Perftest(p) => p.qps,
-            WorkloadSpec::Messages { qps, .. } => *qps,
+        let per_qp = match &spec {
+            WorkloadSpec::Perftest(p) => {
+                range_check(
+                    "qps",
+                    p.qps.into(),
+                    (1..=65536).contains(&p.qps),
+                    "1..=65536",
+                )?;
+                range_check(
+                    "size",
+                    p.size,
+                    p.size <= MAX_MSG_LEN,
+                    "0..=2147483648 (2^31, max_msg_sz)",
+                )?;
+                range_check("tx_depth", p.tx_depth.into(), p.tx_depth >= 1, "at least 1")?;
+                range_check("rx_depth", p.rx_depth.into(), p.rx_depth >= 1, "at least 1")?;
+                match p.duration {
+                    Some(d) => range_check("duration", d.as_ps(), d > Ps::ZERO, "more than 0")?,
+                    None => range_check("iters", p.iters, p.iters >= 1, "at least 1")?,
+                }
+                let recvs_needed = match (p.op, p.duration) {
+                    (PerftestOp::SendBw, None) => Some(p.iters),
+                    (PerftestOp::SendBw, Some(_)) => None,
+                    _ => Some(0),
+                };
+                vec![
+                    PerQp {
+                        recvs_needed,
+                        ..PerQp::default()
+                    };
+                    p.qps as usize
+                ]
+            }
+            WorkloadSpec::Messages {
+                qps,
+                tx_depth,
+                rx_depth,
+                messages,
+                ..
+            } => {
+                range_check("qps", (*qps).into(), (1..=65536).contains(qps), "1..=65536")?;
+                range_check("tx_depth", (*tx_depth).into(), *tx_depth >= 1, "at least 1")?;
+                range_check("rx_depth", (*rx_depth).into(), *rx_depth >= 1, "at least 1")?;
+                let mut per_qp = vec![PerQp::default(); *qps as usize];
+                for (index, m) in messages.iter().enumerate() {
+                    if m.qp >= *qps {
+                        return Err(WorkloadError::NoSuchQp {
+                            index,
+                            qp: m.qp,
+                            qps: *qps,
+                        });
+                    }
+                    range_check(
+                        "len",
+                        m.len,
+                        m.len <= MAX_MSG_LEN,
+                        "0..=2147483648 (2^31, max_msg_sz)",
+                    )?;
+                    per_qp[m.qp as usize].msgs.push(*m);
+                }
+                for q in &mut per_qp {
+                    // Stable: equal times keep list order.
+                    q.msgs.sort_by_key(|m| m.at);
+                    let recvs = q.msgs.iter().filter(|m| m.verb.consumes_recv_wqe()).count();
+                    q.recvs_needed = Some(recvs as u64);
+                }
+                per_qp
+            }
         };
-        Ok(Workload {
-            spec,
-            stats: vec![QpWorkloadStats::default(); qps as usize],
-        })
+        Ok(Workload { spec, per_qp })
     }
 
     pub fn spec(&self) -> &WorkloadSpec {
@@ -185,7 +279,7 @@ impl Workload {
 
     /// Number of QP pairs the workload runs on.
     pub fn qps(&self) -> u32 {
-        self.stats.len() as u32
+        self.per_qp.len() as u32
     }
 
     /// The GRH traffic class (TOS byte) every QP uses.
@@ -207,27 +301,112 @@ impl Workload {
     /// Reaps the completions of client QP `i` and posts what is due.
     /// Returns when to call again if nothing happens to the QP before
     /// (a scheduled message or the end of `-D`), else `None`.
+    ///
+    /// Like perftest, a QP stops posting at its first error completion.
     pub fn drive_requester(&mut self, i: usize, qp: &mut RcQp, now: Ps) -> Option<Ps> {
-        let _ = (i, qp, now);
-        None
+        let q = &mut self.per_qp[i];
+        while let Some(c) = qp.poll_completion() {
+            q.outstanding = q.outstanding.saturating_sub(1);
+            q.stats.completed += 1;
+            if c.status == WcStatus::Success {
+                q.stats.bytes_completed += c.bytes;
+            } else {
+                q.stats.failed += 1;
+                q.stats.first_error.get_or_insert(c.status);
+            }
+            q.stats.last_completion_at = Some(c.at);
+        }
+        if q.stats.first_error.is_some() {
+            q.posting_done = true;
+        }
+        let start = *q.started_at.get_or_insert(now);
+        let mut post = |q: &mut PerQp, verb: Verb, len: u64| -> bool {
+            let wr = WorkRequest::new(q.stats.posted, verb, len);
+            if qp.post_send(wr).is_err() {
+                return false;
+            }
+            q.stats.posted += 1;
+            q.outstanding += 1;
+            q.stats.first_post_at.get_or_insert(now);
+            true
+        };
+        match &self.spec {
+            WorkloadSpec::Perftest(p) => {
+                let end = p.duration.map(|d| start + d);
+                // perftest lowers tx_depth to iters when fewer are sent.
+                let depth = match end {
+                    Some(_) => u64::from(p.tx_depth),
+                    None => u64::from(p.tx_depth).min(p.iters),
+                };
+                if end.is_some_and(|e| now >= e) || (end.is_none() && q.stats.posted >= p.iters) {
+                    q.posting_done = true;
+                }
+                while !q.posting_done && q.outstanding < depth {
+                    if !post(q, p.op.verb(), p.size) {
+                        break;
+                    }
+                    if end.is_none() && q.stats.posted >= p.iters {
+                        q.posting_done = true;
+                    }
+                }
+                end.filter(|&e| e > now && !q.posting_done)
+            }
+            WorkloadSpec::Messages { tx_depth, .. } => {
+                while !q.posting_done
+                    && q.next_msg < q.msgs.len()
+                    && q.msgs[q.next_msg].at <= now
+                    && q.outstanding < u64::from(*tx_depth)
+                {
+                    let m = q.msgs[q.next_msg];
+                    if !post(q, m.verb, m.len) {
+                        break;
+                    }
+                    q.next_msg += 1;
+                }
+                if q.next_msg == q.msgs.len() {
+                    q.posting_done = true;
+                }
+                if q.posting_done {
+                    None
+                } else {
+                    q.msgs.get(q.next_msg).map(|m| m.at).filter(|&at| at > now)
+                }
+            }
+        }
     }
 
-    /// Keeps the server QP `i` supplied with receive WQEs.
+    /// Keeps the server QP `i` supplied with receive WQEs: up to
+    /// `rx_depth` posted, and in total as many as messages will need them
+    /// (perftest's `ib_send_bw` server pre-posts and reposts per receive).
     pub fn drive_responder(&mut self, i: usize, qp: &mut RcQp, now: Ps) {
-        let _ = (i, qp, now);
+        let _ = now;
+        let rx_depth = match &self.spec {
+            WorkloadSpec::Perftest(p) => p.rx_depth,
+            WorkloadSpec::Messages { rx_depth, .. } => *rx_depth,
+        };
+        let q = &mut self.per_qp[i];
+        let room = u64::from(rx_depth.saturating_sub(qp.rq_len()));
+        let want = match q.recvs_needed {
+            Some(n) => room.min(n - q.recvs_posted),
+            None => room,
+        };
+        if want > 0 {
+            qp.post_recv(want as u32);
+            q.recvs_posted += want;
+        }
     }
 
     /// Whether QP `i` has posted everything and seen every completion.
     pub fn qp_done(&self, i: usize) -> bool {
-        let _ = i;
-        false
+        let q = &self.per_qp[i];
+        q.posting_done && q.outstanding == 0
     }
 
     pub fn is_done(&self) -> bool {
-        (0..self.stats.len()).all(|i| self.qp_done(i))
+        (0..self.per_qp.len()).all(|i| self.qp_done(i))
     }
 
     pub fn stats(&self, i: usize) -> &QpWorkloadStats {
-        &self.stats[i]
+        &self.per_qp[i].stats
     }
 }
