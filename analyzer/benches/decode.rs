@@ -1,0 +1,276 @@
+//! Decode throughput of `roce-pcap dissect` beside tshark, on one generated
+//! capture of full-size RoCEv2 frames, in one run.
+//!
+//! ```sh
+//! cargo bench -p roce-pcap --bench decode              # 300,000 frames, MTU 4096
+//! ROCE_BENCH_MTU=1024 cargo bench -p roce-pcap --bench decode
+//! ROCE_BENCH_FRAMES=50000 ROCE_BENCH_REPS=3 cargo bench -p roce-pcap --bench decode
+//! ```
+//!
+//! The capture is written into a temporary directory (never committed) with
+//! the codec's builders: RDMA WRITEs of 64 KiB on 8 QPs, every packet a
+//! full path-MTU payload (FIRST with RETH, MIDDLE, LAST). Measured, each
+//! `ROCE_BENCH_REPS` times (medians reported):
+//!
+//! * `decode`: what `dissect` does per frame without formatting: stream the
+//!   file (`CaptureReader`), decode every frame (`RawFrame::decode`) and
+//!   verify every ICRC.
+//! * `dissect jsonl`: the same plus the JSON line of every frame, written
+//!   to a sink (the `Dissector` that `roce-pcap dissect` runs).
+//! * `tshark`: `tshark -r FILE -T fields -e <BTH fields> > /dev/null`.
+//!
+//! The machine is shared and noisy, which is why medians and a ratio are
+//! reported rather than one number. `ROCE_BENCH_PROBE=1` adds a breakdown:
+//! the reader alone, a plain `File::read` loop over the same file (the
+//! floor: copying from the page cache) and decoding without the ICRC.
+
+use std::io;
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use roce_codec::*;
+use roce_pcap::capture::{CaptureReader, Next};
+use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
+use roce_pcap::dissect::{Dissector, Format};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// Writes `frames` full-size RoCEv2 frames; returns the file size.
+fn generate(path: &Path, frames: usize, mtu: u32) -> io::Result<u64> {
+    let mut w = CaptureWriter::create(path, CaptureFormat::Pcap, 0, "bench")?;
+    let payload = vec![0x5Au8; mtu as usize];
+    let per_msg = (65536 / mtu) as usize;
+    let mut psn = [0u32; 8];
+    let mut t = 1_700_000_000_000_000_000u64;
+    for i in 0..frames {
+        let qp = (i / per_msg) % 8;
+        let k = i % per_msg;
+        let op = match k {
+            0 => 0x06,
+            _ if k + 1 == per_msg => 0x08,
+            _ => 0x07,
+        };
+        let mut ib = IbRepr::new(Opcode(op), 0x100 + qp as u32, Psn::new(psn[qp]), mtu);
+        if op == 0x06 {
+            ib = ib.with_reth(RethRepr {
+                va: 0x7f00_0000_0000 + (i as u64) * 4096,
+                rkey: 0x1234,
+                dma_len: 65536,
+            });
+        }
+        ib = ib.with_ack_req(op == 0x08);
+        psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
+        let ip = IpRepr::V4(Ipv4Repr::udp(
+            Ipv4Addr::new(10, 0, 0, 1 + qp as u8),
+            Ipv4Addr::new(10, 0, 1, 1),
+            26,
+            2,
+        ));
+        let sport = hash::roce_udp_sport(0, 0x100 + qp as u32, 0x200);
+        let f = FrameRepr::rocev2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], ip, sport, ib);
+        w.write(t, &f.to_vec(&payload))?;
+        t += 340; // ~100 Gb/s of 4 KiB frames
+    }
+    w.finish()?;
+    Ok(std::fs::metadata(path)?.len())
+}
+
+/// Read + decode + ICRC check of every frame; returns frames and RoCE frames with a valid ICRC.
+fn decode(path: &Path) -> (u64, u64) {
+    let mut r = CaptureReader::open(path).unwrap();
+    let opts = ParseOptions::default();
+    let (mut n, mut good) = (0, 0);
+    loop {
+        match r.next_frame().unwrap() {
+            Next::Frame(raw) => {
+                n += 1;
+                let f = raw.decode(&opts).unwrap();
+                if f.ib().and_then(|ib| ib.icrc_valid) == Some(true) {
+                    good += 1;
+                }
+            }
+            Next::End => return (n, good),
+            Next::Cut { offset } => panic!("cut at {offset}"),
+        }
+    }
+}
+
+/// `roce-pcap dissect --format jsonl` into a sink; returns the bytes written.
+fn dissect_jsonl(path: &Path) -> u64 {
+    struct Count(u64);
+    impl io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0 += b.len() as u64;
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut d = Dissector::new(ParseOptions::default(), Format::Jsonl);
+    let mut out = Count(0);
+    d.dissect_all(&mut r, &mut out).unwrap();
+    out.0
+}
+
+const TSHARK_FIELDS: &[&str] = &[
+    "infiniband.bth.opcode",
+    "infiniband.bth.se",
+    "infiniband.bth.m",
+    "infiniband.bth.padcnt",
+    "infiniband.bth.tver",
+    "infiniband.bth.p_key",
+    "infiniband.bth.destqp",
+    "infiniband.bth.a",
+    "infiniband.bth.psn",
+];
+
+fn tshark(path: &Path) -> Option<()> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(path).args(["-T", "fields"]);
+    for f in TSHARK_FIELDS {
+        cmd.args(["-e", f]);
+    }
+    let status = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then_some(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, T) {
+    let mut secs = Vec::new();
+    let mut last = None;
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        let out = f();
+        secs.push(t0.elapsed().as_secs_f64());
+        last = Some(out);
+    }
+    (secs, last.unwrap())
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
+    // we need to act on, but then a quick run is enough.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let frames = env_usize("ROCE_BENCH_FRAMES", if quick { 2_000 } else { 300_000 });
+    let mtu = env_usize("ROCE_BENCH_MTU", 4096) as u32;
+    let reps = env_usize("ROCE_BENCH_REPS", if quick { 1 } else { 5 });
+    let tshark_reps = env_usize("ROCE_BENCH_TSHARK_REPS", if quick { 1 } else { 3 });
+    assert!(
+        [256, 512, 1024, 2048, 4096].contains(&mtu),
+        "ROCE_BENCH_MTU must be an IB path MTU"
+    );
+
+    let dir = std::env::temp_dir().join(format!("roce-pcap-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bench.pcap");
+    let size = generate(&path, frames, mtu).unwrap();
+    let mb = size as f64 / 1e6;
+    println!(
+        "capture: {frames} RoCEv2 frames, IB MTU {mtu} ({} bytes each), {mb:.1} MB",
+        14 + 20 + 8 + 12 + mtu + 4
+    );
+
+    if std::env::var("ROCE_BENCH_PROBE").is_ok() {
+        let (rd, _) = time(reps, || {
+            let mut r = CaptureReader::open(&path).unwrap();
+            let mut n = 0u64;
+            while let Next::Frame(f) = r.next_frame().unwrap() {
+                n += f.data.len() as u64;
+            }
+            n
+        });
+        println!("read only: {:.3}", median(rd));
+        let (raw, _) = time(reps, || {
+            use std::io::Read;
+            let mut f = std::fs::File::open(&path).unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            let mut n = 0u64;
+            loop {
+                let k = f.read(&mut buf).unwrap();
+                if k == 0 {
+                    break n;
+                }
+                n += k as u64;
+            }
+        });
+        println!("plain File::read, 1 MiB buffer: {:.3}", median(raw));
+        let (nc, _) = time(reps, || {
+            let mut r = CaptureReader::open(&path).unwrap();
+            let opts = ParseOptions {
+                verify_icrc: false,
+                ..ParseOptions::default()
+            };
+            let mut n = 0u64;
+            while let Next::Frame(f) = r.next_frame().unwrap() {
+                n += f.decode(&opts).unwrap().ib().is_some() as u64;
+            }
+            n
+        });
+        println!("decode without ICRC: {:.3}", median(nc));
+    }
+    let (dec, (n, good)) = time(reps, || decode(&path));
+    assert_eq!(
+        (n, good),
+        (frames as u64, frames as u64),
+        "every ICRC checks"
+    );
+    let (js, bytes) = time(reps, || dissect_jsonl(&path));
+    let (dec_s, js_s) = (median(dec.clone()), median(js.clone()));
+    let row = |name: &str, s: f64, all: &[f64]| {
+        println!(
+            "| {name} | {:.3} s | {:.0} | {:.0} | {} |",
+            s,
+            frames as f64 / s,
+            mb / s,
+            all.iter()
+                .map(|x| format!("{x:.3}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    };
+    println!("\n| path | median | frames/s | MB/s | runs (s) |\n|---|---|---|---|---|");
+    row("decode (read + decode + ICRC)", dec_s, &dec);
+    row("dissect jsonl (to a sink)", js_s, &js);
+    println!("(jsonl output: {:.1} MB)", bytes as f64 / 1e6);
+
+    if tshark_reps == 0 {
+        println!("ROCE_BENCH_TSHARK_REPS=0: tshark not run");
+    } else if Command::new("tshark").arg("-v").output().is_err() {
+        println!("tshark not installed: no ratio");
+    } else {
+        let (ts, ok) = time(tshark_reps, || tshark(&path));
+        assert!(ok.is_some(), "tshark failed on {}", path.display());
+        let ts_s = median(ts.clone());
+        row("tshark -T fields (9 BTH fields)", ts_s, &ts);
+        println!(
+            "\nratio (tshark time / ours): decode {:.1}x, dissect jsonl {:.1}x",
+            ts_s / dec_s,
+            ts_s / js_s
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
