@@ -1,1 +1,372 @@
-fn main() {}
+//! `rocesim`: run, check and sweep RoCEv2 network scenarios.
+//!
+//! Exit status: 0 success, 2 bad input (scenario, `--set`, flags),
+//! 1 the run could not write its outputs.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rocesim::output::Summary;
+use rocesim::run::{self, RunError, RunOptions};
+use rocesim::time::Ps;
+use rocesim::world::Progress;
+
+#[derive(Parser)]
+#[command(
+    name = "rocesim",
+    version,
+    about = "Deterministic packet-level RoCEv2 network simulator"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a scenario and write its run directory (summary.json, CSV time
+    /// series, plots, pcaps).
+    Run {
+        scenario: PathBuf,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Run directory (default runs/<scenario name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a scenario key by dotted path, e.g.
+        /// host.hostA.bond.bond0.xmit_hash_policy=layer2+3 (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// What to print on stdout at the end.
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+    /// Validate a scenario without running it.
+    Check {
+        scenario: PathBuf,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+    },
+    /// Run a grid of --set values over a range of seeds in parallel and
+    /// write one table (CSV + JSON) and a plot.
+    Sweep {
+        scenario: PathBuf,
+        /// An axis: KEY=V1,V2,... (repeatable; the first is the plot's x axis).
+        #[arg(long = "set", value_name = "KEY=V1,V2,...")]
+        sets: Vec<String>,
+        /// Seeds: A..B (B excluded), A..=B, or N.
+        #[arg(long, default_value = "1")]
+        seeds: String,
+        /// Parallel runs (default: number of CPUs).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Output directory (default runs/<scenario name>-sweep/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: Format,
+    },
+}
+
+struct Bar(Option<ProgressBar>);
+
+impl Progress for Bar {
+    fn update(&mut self, now: Ps, end: Option<Ps>) {
+        if let Some(b) = &self.0 {
+            match run::progress_fraction(now, end) {
+                Some(f) => {
+                    b.set_length(1000);
+                    b.set_position((f * 1000.0) as u64);
+                }
+                None => b.tick(),
+            }
+            b.set_message(format!("simulated {now}"));
+        }
+    }
+}
+
+fn bar() -> Bar {
+    if !std::io::stderr().is_terminal() {
+        return Bar(None);
+    }
+    let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    b.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}").unwrap(),
+    );
+    Bar(Some(b))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rocesim: error: {e:#}");
+            match e.downcast_ref::<RunError>() {
+                Some(RunError::Output(_)) => ExitCode::from(1),
+                _ => ExitCode::from(2),
+            }
+        }
+    }
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Cmd::Run {
+            scenario,
+            seed,
+            out,
+            sets,
+            format,
+        } => {
+            let mut bar = bar();
+            let (s, dir) = run::run(&scenario, &RunOptions { seed, out, sets }, &mut bar)?;
+            if let Some(b) = bar.0 {
+                b.finish_and_clear();
+            }
+            print_summary(&s, format);
+            eprintln!("rocesim: wrote {}", dir.display());
+        }
+        Cmd::Check { scenario, sets } => {
+            let (loaded, w) = run::check(&scenario, &sets)?;
+            println!(
+                "{}: ok: scenario `{}`, seed {}, {} hosts, {} switches, {} links, {} QPs",
+                scenario.display(),
+                loaded.name,
+                w.seed(),
+                loaded.scenario.hosts.len(),
+                loaded.scenario.switches.len(),
+                loaded.scenario.links.len(),
+                w.qp_count()
+            );
+        }
+        Cmd::Sweep {
+            scenario,
+            sets,
+            seeds,
+            jobs,
+            out,
+            format,
+        } => {
+            let mut axes = Vec::new();
+            let mut fixed = Vec::new();
+            for s in &sets {
+                let a = run::parse_axis(s)?;
+                if a.values.len() == 1 {
+                    fixed.push(format!("{}={}", a.key, a.values[0]));
+                }
+                axes.push(a);
+            }
+            let axes: Vec<_> = axes.into_iter().filter(|a| a.values.len() > 1).collect();
+            let seeds = run::parse_seeds(&seeds)?;
+            let jobs =
+                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            if jobs == 0 {
+                return Err(RunError::Usage("--jobs must be at least 1".into()).into());
+            }
+            let (loaded, _) = run::check(&scenario, &fixed)?;
+            let total: u64 =
+                axes.iter().map(|a| a.values.len() as u64).product::<u64>() * seeds.len() as u64;
+            let b = bar();
+            let done = AtomicU64::new(0);
+            if let Some(pb) = &b.0 {
+                pb.set_length(total);
+            }
+            let tick = || {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(pb) = &b.0 {
+                    pb.set_position(n);
+                    pb.set_message(format!("{n}/{total} runs"));
+                }
+            };
+            let start = std::time::Instant::now();
+            let rows = run::sweep(&scenario, &fixed, &axes, &seeds, jobs, &tick)?;
+            if let Some(pb) = &b.0 {
+                pb.finish_and_clear();
+            }
+            let out =
+                out.unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", loaded.name)));
+            run::write_sweep(&out, &axes, &rows)?;
+            match format {
+                Format::Json => println!("{}", std::fs::read_to_string(out.join("sweep.json"))?),
+                Format::Csv => print!("{}", std::fs::read_to_string(out.join("sweep.csv"))?),
+                Format::Table => {
+                    let mut header: Vec<String> = axes
+                        .iter()
+                        .map(|a| a.key.rsplit('.').next().unwrap_or(&a.key).to_string())
+                        .collect();
+                    header.extend([
+                        "seeds".into(),
+                        "goodput Gb/s mean".into(),
+                        "min".into(),
+                        "max".into(),
+                        "failed QPs".into(),
+                    ]);
+                    let mut table = vec![header];
+                    for chunk in rows.chunks(seeds.len()) {
+                        let g: Vec<f64> = chunk.iter().map(|r| r.aggregate_goodput_gbps).collect();
+                        let mut row: Vec<String> =
+                            chunk[0].params.iter().map(|(_, v)| v.clone()).collect();
+                        row.push(seeds.len().to_string());
+                        row.push(format!("{:.2}", g.iter().sum::<f64>() / g.len() as f64));
+                        row.push(format!("{:.2}", g.iter().copied().fold(f64::MAX, f64::min)));
+                        row.push(format!("{:.2}", g.iter().copied().fold(f64::MIN, f64::max)));
+                        row.push(
+                            chunk
+                                .iter()
+                                .map(|r| r.qps_failed)
+                                .sum::<usize>()
+                                .to_string(),
+                        );
+                        table.push(row);
+                    }
+                    print_table(&table);
+                }
+            }
+            eprintln!(
+                "rocesim: {} runs in {:.1} s, wrote {}",
+                rows.len(),
+                start.elapsed().as_secs_f64(),
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn print_table(rows: &[Vec<String>]) {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, s)| format!("{s:>w$}", w = widths[c]))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+        if i == 0 {
+            println!(
+                "{}",
+                widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            );
+        }
+    }
+}
+
+fn print_summary(s: &Summary, format: Format) {
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(s).unwrap()),
+        Format::Csv => {
+            println!(
+                "host,qpn,dest_qpn,src,dst,udp_sport,port,slave,tx_bytes,goodput_gbps,retransmitted_packets,timeouts,naks_rx,status"
+            );
+            for q in s.qps.iter().filter(|q| q.role == "client") {
+                println!(
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    q.host,
+                    q.qpn,
+                    q.dest_qpn,
+                    q.src,
+                    q.dst,
+                    q.udp_sport,
+                    q.port.as_deref().unwrap_or(""),
+                    q.slave.map_or(String::new(), |x| x.to_string()),
+                    q.tx_bytes,
+                    q.goodput_gbps,
+                    q.retransmitted_packets,
+                    q.timeouts,
+                    q.naks_rx,
+                    q.status
+                );
+            }
+        }
+        Format::Table => {
+            println!(
+                "scenario {} (seed {}): {:.3} ms simulated, {} events, {:.2} s wall",
+                s.scenario,
+                s.seed,
+                s.sim_time_ns as f64 / 1e6,
+                s.events,
+                s.wall_s
+            );
+            println!();
+            let mut t = vec![vec![
+                "port".to_string(),
+                "tx bytes".into(),
+                "tx Gb/s".into(),
+                "rx bytes".into(),
+                "drops".into(),
+            ]];
+            for p in s.ports.iter().filter(|p| p.tx_bytes > 0 || p.rx_bytes > 0) {
+                t.push(vec![
+                    p.name.clone(),
+                    p.tx_bytes.to_string(),
+                    format!("{:.2}", p.tx_gbps),
+                    p.rx_bytes.to_string(),
+                    p.drops.to_string(),
+                ]);
+            }
+            print_table(&t);
+            println!();
+            let mut t = vec![vec![
+                "host".to_string(),
+                "qpn".into(),
+                "dest".into(),
+                "sport".into(),
+                "port".into(),
+                "slave".into(),
+                "goodput Gb/s".into(),
+                "retx".into(),
+                "timeouts".into(),
+                "naks".into(),
+                "status".into(),
+            ]];
+            for q in s.qps.iter().filter(|q| q.role == "client") {
+                t.push(vec![
+                    q.host.clone(),
+                    format!("{:#x}", q.qpn),
+                    format!("{:#x}", q.dest_qpn),
+                    format!("{:#06x}", q.udp_sport),
+                    q.port.clone().unwrap_or_else(|| "-".into()),
+                    q.slave.map_or("-".into(), |x| x.to_string()),
+                    format!("{:.2}", q.goodput_gbps),
+                    q.retransmitted_packets.to_string(),
+                    q.timeouts.to_string(),
+                    q.naks_rx.to_string(),
+                    if q.status_code != 0 {
+                        format!("{} ({})", q.status, q.status_code)
+                    } else {
+                        q.status.to_string()
+                    },
+                ]);
+            }
+            print_table(&t);
+            println!();
+            println!("aggregate goodput: {:.2} Gb/s", s.aggregate_goodput_gbps);
+        }
+    }
+}

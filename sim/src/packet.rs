@@ -1,0 +1,316 @@
+//! Packets in flight: header values, no bytes.
+//!
+//! A [`Packet`] holds what the network needs to forward it (MACs, VLAN tag,
+//! IP addresses, DSCP/ECN, the UDP source port, the priority) and the
+//! codec's [`IbRepr`] the queue pair produced. Bytes are made only at a
+//! capture tap, by [`Packet::frame_repr`] and the codec's `emit`.
+//!
+//! Packets live in a [`PacketPool`] (a slab with a free list) and travel as
+//! [`PacketId`]s inside events, so the steady state allocates nothing.
+
+use core::net::{Ipv4Addr, Ipv6Addr};
+
+use roce_codec::IbRepr;
+use roce_codec::frame::{EthRepr, FrameRepr, IpRepr, Ipv4Repr, NetRepr, UdpRepr, VlanTag, Vlans};
+use roce_codec::hash::{FiveTuple, FlowAddrs, FlowKeys, ROCE_V2_UDP_DPORT};
+use roce_codec::wire::grh::{GrhRepr, NXTHDR_IBA};
+
+use crate::time::Ps;
+
+/// Index of a packet in the pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PacketId(u32);
+
+/// The network layer of a RoCE packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L3 {
+    /// RoCEv2: IPv4 + UDP to 4791.
+    V2 {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        dscp: u8,
+        ecn: u8,
+        ttl: u8,
+        sport: u16,
+    },
+    /// RoCE v1: a GRH straight after Ethernet (EtherType 0x8915). The GIDs
+    /// are the IPv4-mapped addresses of the two interfaces.
+    V1 {
+        sgid: Ipv4Addr,
+        dgid: Ipv4Addr,
+        tclass: u8,
+        flow_label: u32,
+    },
+}
+
+/// One frame in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
+    pub eth: EthRepr,
+    pub vlan: Option<VlanTag>,
+    pub l3: L3,
+    pub ib: IbRepr,
+    /// The 802.1p priority / traffic class queue it travels in.
+    pub prio: u8,
+    /// Frame length as a capture shows it (no FCS).
+    pub frame_len: u32,
+    /// Global index of the queue pair that sent it.
+    pub src_qp: u32,
+    /// Switch ingress port while the packet sits in a switch buffer (for
+    /// per-ingress accounting), `u32::MAX` elsewhere.
+    pub ingress: u32,
+    /// When it was created by the sending NIC.
+    pub born: Ps,
+}
+
+const ETH_LEN: u32 = 14;
+const VLAN_LEN: u32 = 4;
+const IPV4_LEN: u32 = 20;
+const UDP_LEN: u32 = 8;
+
+impl Packet {
+    /// Length of the frame for `ib` under these headers (no FCS).
+    pub fn compute_frame_len(vlan: bool, l3: &L3, ib: &IbRepr) -> u32 {
+        let l2 = ETH_LEN + if vlan { VLAN_LEN } else { 0 };
+        let l3 = match l3 {
+            L3::V2 { .. } => IPV4_LEN + UDP_LEN,
+            L3::V1 { .. } => GrhRepr::LEN as u32,
+        };
+        l2 + l3 + ib.buffer_len() as u32
+    }
+
+    pub fn ecn_ce(&self) -> bool {
+        matches!(self.l3, L3::V2 { ecn: 3, .. })
+    }
+
+    pub fn dst_ip(&self) -> Ipv4Addr {
+        match self.l3 {
+            L3::V2 { dst, .. } => dst,
+            L3::V1 { dgid, .. } => dgid,
+        }
+    }
+
+    pub fn src_ip(&self) -> Ipv4Addr {
+        match self.l3 {
+            L3::V2 { src, .. } => src,
+            L3::V1 { sgid, .. } => sgid,
+        }
+    }
+
+    pub fn dscp(&self) -> Option<u8> {
+        match self.l3 {
+            L3::V2 { dscp, .. } => Some(dscp),
+            L3::V1 { .. } => None,
+        }
+    }
+
+    /// The fields the bonding hash and the mlx5 LAG hash read.
+    pub fn flow_keys(&self) -> FlowKeys {
+        match self.l3 {
+            L3::V2 {
+                src, dst, sport, ..
+            } => {
+                let mut k = FlowKeys::rocev2_v4(self.eth.src, self.eth.dst, src, dst, sport);
+                k.vlan_tci = self.vlan.map(|v| v.tci());
+                k
+            }
+            L3::V1 { .. } => FlowKeys {
+                src_mac: self.eth.src,
+                dst_mac: self.eth.dst,
+                ethertype: roce_codec::frame::ETHERTYPE_ROCE_V1,
+                vlan_tci: self.vlan.map(|v| v.tci()),
+                addrs: None,
+                ports: None,
+            },
+        }
+    }
+
+    /// The 5-tuple switches hash on. RoCE v1 has no IP header: its GIDs
+    /// stand in for the addresses and the GRH next header for the protocol.
+    pub fn five_tuple(&self) -> FiveTuple {
+        match self.l3 {
+            L3::V2 {
+                src, dst, sport, ..
+            } => FiveTuple {
+                addrs: FlowAddrs::V4 { src, dst },
+                protocol: roce_codec::frame::IP_PROTO_UDP,
+                sport,
+                dport: ROCE_V2_UDP_DPORT,
+            },
+            L3::V1 { sgid, dgid, .. } => FiveTuple {
+                addrs: FlowAddrs::V6 {
+                    src: sgid.to_ipv6_mapped(),
+                    dst: dgid.to_ipv6_mapped(),
+                },
+                protocol: NXTHDR_IBA,
+                sport: 0,
+                dport: 0,
+            },
+        }
+    }
+
+    /// The frame as codec values, for a tap to emit.
+    pub fn frame_repr(&self) -> FrameRepr {
+        let net = match self.l3 {
+            L3::V2 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                ttl,
+                sport,
+            } => {
+                let mut ip = Ipv4Repr::udp(src, dst, dscp, ecn);
+                ip.ttl = ttl;
+                NetRepr::RoceV2 {
+                    ip: IpRepr::V4(ip),
+                    udp: UdpRepr {
+                        src_port: sport,
+                        dst_port: ROCE_V2_UDP_DPORT,
+                        checksum: 0,
+                    },
+                    ib: self.ib,
+                }
+            }
+            L3::V1 {
+                sgid,
+                dgid,
+                tclass,
+                flow_label,
+            } => NetRepr::RoceV1 {
+                grh: GrhRepr {
+                    ip_ver: 6,
+                    traffic_class: tclass,
+                    flow_label,
+                    next_header: NXTHDR_IBA,
+                    hop_limit: 1,
+                    sgid: gid(sgid),
+                    dgid: gid(dgid),
+                },
+                ib: self.ib,
+            },
+        };
+        FrameRepr {
+            eth: self.eth,
+            vlans: self.vlan.map_or(Vlans::none(), Vlans::one),
+            net,
+        }
+    }
+}
+
+/// The IPv4-mapped GID of an address (`::ffff:a.b.c.d`), as RoCE uses for
+/// IPv4-based GIDs.
+pub fn gid(ip: Ipv4Addr) -> [u8; 16] {
+    let v6: Ipv6Addr = ip.to_ipv6_mapped();
+    v6.octets()
+}
+
+/// A slab of packets with a free list.
+#[derive(Debug, Default)]
+pub struct PacketPool {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+    live: usize,
+    peak: usize,
+}
+
+impl PacketPool {
+    pub fn new() -> PacketPool {
+        PacketPool::default()
+    }
+
+    pub fn alloc(&mut self, p: Packet) -> PacketId {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            PacketId(i)
+        } else {
+            self.slots.push(p);
+            PacketId((self.slots.len() - 1) as u32)
+        }
+    }
+
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+
+    pub fn free(&mut self, id: PacketId) {
+        debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
+        self.live -= 1;
+        self.free.push(id.0);
+    }
+
+    /// Packets currently allocated.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roce_codec::{Opcode, Psn};
+
+    fn pkt(len: u32) -> Packet {
+        let ib = IbRepr::new(Opcode(0x0A), 7, Psn::new(1), len);
+        let l3 = L3::V2 {
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            dscp: 32,
+            ecn: 0,
+            ttl: 64,
+            sport: 0xC132,
+        };
+        Packet {
+            eth: EthRepr {
+                dst: [2, 0, 0, 0, 0, 2],
+                src: [2, 0, 0, 0, 0, 1],
+            },
+            vlan: None,
+            frame_len: Packet::compute_frame_len(false, &l3, &ib),
+            l3,
+            ib,
+            prio: 4,
+            src_qp: 0,
+            ingress: u32::MAX,
+            born: Ps::ZERO,
+        }
+    }
+
+    #[test]
+    fn frame_len_matches_the_emitted_frame() {
+        for len in [0, 1, 1000, 4096] {
+            let p = pkt(len);
+            let bytes = p.frame_repr().to_vec(&vec![0; len as usize]);
+            assert_eq!(bytes.len() as u32, p.frame_len, "payload {len}");
+        }
+        // roce-facts §1.5: WRITE ONLY 4096 B with RETH = 4174 B with FCS.
+        assert_eq!(
+            pkt(4096).frame_len + 4,
+            14 + 20 + 8 + 12 + 16 + 4096 + 4 + 4
+        );
+    }
+
+    #[test]
+    fn pool_reuses_slots() {
+        let mut pool = PacketPool::new();
+        let a = pool.alloc(pkt(1));
+        let b = pool.alloc(pkt(2));
+        pool.free(a);
+        let c = pool.alloc(pkt(3));
+        assert_eq!(a, c);
+        assert_ne!(b, c);
+        assert_eq!(pool.live(), 2);
+        assert_eq!(pool.peak(), 2);
+        assert_eq!(pool.get(c).ib.payload_len, 3);
+    }
+}

@@ -1,0 +1,246 @@
+//! PNG and SVG plots with plotters. Text is drawn with the DejaVu Sans font
+//! compiled into the binary (`assets/fonts/`, shared with roce-pcap), so
+//! plots look the same on machines without system fonts.
+
+use std::path::Path;
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+
+use crate::time::Ps;
+use crate::world::World;
+
+static FONT: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../assets/fonts/DejaVuSans.ttf"
+));
+static REGISTER: Once = Once::new();
+
+fn fonts() {
+    REGISTER.call_once(|| {
+        // Registration fails only for a font ab_glyph cannot parse, which
+        // the font test below rules out.
+        let _ = register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// One line of a plot.
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Draws `series` (x, y) as lines into `<dir>/<stem>.png` and `.svg`.
+pub fn line_plot(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> Result<(), String> {
+    fonts();
+    let png = dir.join(format!("{stem}.png"));
+    let svg = dir.join(format!("{stem}.svg"));
+    {
+        let root = BitMapBackend::new(&png, (1000, 560)).into_drawing_area();
+        draw(&root, title, x_label, y_label, series)
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+        root.present()
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+    }
+    {
+        let root = SVGBackend::new(&svg, (1000, 560)).into_drawing_area();
+        draw(&root, title, x_label, y_label, series)
+            .map_err(|e| format!("{}: {e}", svg.display()))?;
+        root.present()
+            .map_err(|e| format!("{}: {e}", svg.display()))?;
+    }
+    Ok(())
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
+    for s in series {
+        for &(x, y) in &s.points {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y1 = y1.max(y);
+        }
+    }
+    if x0 >= x1 {
+        x0 = 0.0;
+        x1 = x1.max(1.0);
+    }
+    let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.1 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x0..x1, 0.0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let a = chart.draw_series(LineSeries::new(
+            s.points.iter().copied(),
+            color.stroke_width(2),
+        ))?;
+        if !s.name.is_empty() {
+            a.label(s.name.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        }
+    }
+    if series.iter().any(|s| !s.name.is_empty()) {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()?;
+    }
+    Ok(())
+}
+
+/// Throughput per host NIC port (per bond slave) and per client QP.
+pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
+    let unit = time_unit(w.sim_time());
+    let n = w.ports.len();
+    let mut port_series = Vec::new();
+    for p in 0..n as u32 {
+        if !crate::output::is_host_port(w, p) {
+            continue;
+        }
+        let pts: Vec<(f64, f64)> = w
+            .port_samples
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.port == p)
+            .filter_map(|(k, s)| {
+                let prev = w.port_samples.get(k.checked_sub(n)?)?;
+                let dt = (s.t - prev.t).as_secs_f64();
+                (dt > 0.0).then(|| {
+                    (
+                        s.t.as_secs_f64() / unit.1,
+                        (s.tx_bytes - prev.tx_bytes) as f64 * 8.0 / dt / 1e9,
+                    )
+                })
+            })
+            .collect();
+        if w.ports[p as usize].c.tx_bytes > 0 {
+            port_series.push(Series {
+                name: w.ports[p as usize].name.clone(),
+                points: pts,
+            });
+        }
+    }
+    line_plot(
+        dir,
+        "ports",
+        "Transmit throughput per host port",
+        &format!("time ({})", unit.0),
+        "Gb/s",
+        &port_series,
+    )?;
+    let m = w.qps.len();
+    let mut qp_series = Vec::new();
+    for (q, slot) in w.qps.iter().enumerate() {
+        if slot.role != crate::world::Role::Client {
+            continue;
+        }
+        let pts: Vec<(f64, f64)> = w
+            .qp_samples
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.qp == q as u32)
+            .filter_map(|(k, s)| {
+                let prev = w.qp_samples.get(k.checked_sub(m)?)?;
+                let dt = (s.t - prev.t).as_secs_f64();
+                (dt > 0.0).then(|| {
+                    (
+                        s.t.as_secs_f64() / unit.1,
+                        (s.tx_payload - prev.tx_payload) as f64 * 8.0 / dt / 1e9,
+                    )
+                })
+            })
+            .collect();
+        qp_series.push(Series {
+            name: format!(
+                "{} qp {:#x}",
+                w.hosts[slot.host as usize].name,
+                slot.qp.qpn()
+            ),
+            points: pts,
+        });
+    }
+    // Legends past 16 entries cover the plot: keep the lines, drop names.
+    if qp_series.len() > 16 {
+        for s in &mut qp_series[16..] {
+            s.name.clear();
+        }
+    }
+    line_plot(
+        dir,
+        "qps",
+        "Payload sent per client QP",
+        &format!("time ({})", unit.0),
+        "Gb/s",
+        &qp_series,
+    )
+}
+
+/// A readable unit for a time axis.
+pub fn time_unit(span: Ps) -> (&'static str, f64) {
+    let s = span.as_secs_f64();
+    if s >= 1.0 {
+        ("s", 1.0)
+    } else if s >= 1e-3 {
+        ("ms", 1e-3)
+    } else {
+        ("us", 1e-6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_font_parses_and_renders_text() {
+        fonts();
+        let dir = std::env::temp_dir().join(format!("rocesim-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        line_plot(
+            &dir,
+            "t",
+            "title",
+            "x",
+            "y",
+            &[Series {
+                name: "a".into(),
+                points: vec![(0.0, 1.0), (1.0, 2.0)],
+            }],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(dir.join("t.svg")).unwrap();
+        assert!(svg.contains("title"));
+        assert!(std::fs::metadata(dir.join("t.png")).unwrap().len() > 1000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,478 @@
+//! Running a scenario into a run directory, and sweeping a grid of runs.
+//!
+//! A run writes into `<out>.tmp-<pid>` beside the target and renames it into
+//! place only when everything was written, so a failed or interrupted run
+//! never leaves a half-written run directory behind.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::output::Summary;
+use crate::scenario::{self, Diagnostic};
+use crate::time::Ps;
+use crate::world::{BuildOptions, Progress, World};
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The scenario (or a `--set`) is wrong: exit status 2.
+    #[error("{0}")]
+    Scenario(#[from] Diagnostic),
+    /// A flag is wrong: exit status 2.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing the outputs failed: exit status 1.
+    #[error("{0}")]
+    Output(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    pub out: Option<PathBuf>,
+    pub sets: Vec<String>,
+}
+
+/// Loads and builds a scenario without running it (`rocesim check`).
+pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, World), RunError> {
+    let loaded = scenario::load(path, sets)?;
+    let w = World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+        .map_err(|e| loaded.locate(&e))?;
+    Ok((loaded, w))
+}
+
+/// The default run directory: `runs/<scenario name>/`.
+pub fn default_out(name: &str) -> PathBuf {
+    Path::new("runs").join(name)
+}
+
+/// Runs a scenario and writes its run directory. Returns the summary and
+/// the directory.
+pub fn run(
+    path: &Path,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<(Summary, PathBuf), RunError> {
+    let mut sets = opts.sets.clone();
+    if let Some(seed) = opts.seed {
+        sets.push(format!("seed={seed}"));
+    }
+    let loaded = scenario::load(path, &sets)?;
+    // Validate fully before touching the file system.
+    World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+        .map_err(|e| loaded.locate(&e))?;
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&loaded.name));
+    if out.exists()
+        && !out.join("summary.json").exists()
+        && std::fs::read_dir(&out)
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(true)
+    {
+        return Err(RunError::Usage(format!(
+            "--out {}: the directory exists and is not a rocesim run directory (no summary.json); refusing to replace it",
+            out.display()
+        )));
+    }
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
+    let leaf = out
+        .file_name()
+        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
+    let result = (|| {
+        let mut w = World::build(
+            &loaded.scenario,
+            &loaded.name,
+            &BuildOptions {
+                tap_dir: Some(tmp.clone()),
+            },
+        )
+        .map_err(|e| loaded.locate(&e))?;
+        let start = Instant::now();
+        w.run(progress);
+        let wall = start.elapsed().as_secs_f64();
+        w.check_invariants()
+            .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
+        let s = w.write_outputs(&tmp, wall).map_err(RunError::Output)?;
+        Ok::<_, RunError>(s)
+    })();
+    match result {
+        Ok(s) => {
+            if out.exists() {
+                std::fs::remove_dir_all(&out)
+                    .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
+            }
+            std::fs::rename(&tmp, &out).map_err(|e| {
+                RunError::Output(format!("{} -> {}: {e}", tmp.display(), out.display()))
+            })?;
+            Ok((s, out))
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// One `--set KEY=V1,V2,...` axis of a sweep.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// Parses `KEY=V1,V2,...`. Values containing commas can be written as a
+/// TOML array in brackets, which stays one value.
+pub fn parse_axis(s: &str) -> Result<Axis, RunError> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| RunError::Usage(format!("--set `{s}`: expected KEY=V1,V2,...")))?;
+    let values: Vec<String> = if v.trim_start().starts_with('[') {
+        vec![v.trim().to_string()]
+    } else {
+        v.split(',').map(|x| x.trim().to_string()).collect()
+    };
+    if k.trim().is_empty() || values.iter().any(String::is_empty) {
+        return Err(RunError::Usage(format!("--set `{s}`: empty key or value")));
+    }
+    Ok(Axis {
+        key: k.trim().to_string(),
+        values,
+    })
+}
+
+/// Parses `A..B` (inclusive of A, exclusive of B, as Rust ranges) or `A..=B`
+/// or a single seed.
+pub fn parse_seeds(s: &str) -> Result<Vec<u64>, RunError> {
+    let bad = || {
+        RunError::Usage(format!(
+            "--seeds `{s}`: expected A..B (B excluded), A..=B or N"
+        ))
+    };
+    let num = |x: &str| x.trim().parse::<u64>().map_err(|_| bad());
+    let v: Vec<u64> = if let Some((a, b)) = s.split_once("..=") {
+        (num(a)?..=num(b)?).collect()
+    } else if let Some((a, b)) = s.split_once("..") {
+        (num(a)?..num(b)?).collect()
+    } else {
+        vec![num(s)?]
+    };
+    if v.is_empty() || v.len() > 100_000 {
+        return Err(bad());
+    }
+    Ok(v)
+}
+
+/// One finished grid point of a sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepRow {
+    pub params: Vec<(String, String)>,
+    pub seed: u64,
+    pub sim_time_ns: u64,
+    pub events: u64,
+    pub aggregate_goodput_gbps: f64,
+    pub qps_ok: usize,
+    pub qps_failed: usize,
+    pub retransmitted_packets: u64,
+    pub drops: u64,
+    /// Bytes sent by the busiest and the idlest host port that sent at all:
+    /// the imbalance a LAG or ECMP hash leaves.
+    pub max_port_tx_bytes: u64,
+    pub min_port_tx_bytes: u64,
+}
+
+/// Runs every combination of `axes` × `seeds`, `jobs` at a time, and
+/// returns the rows in grid order (first axis slowest, seeds fastest)
+/// whatever the thread scheduling.
+pub fn sweep(
+    path: &Path,
+    base_sets: &[String],
+    axes: &[Axis],
+    seeds: &[u64],
+    jobs: usize,
+    done: &(dyn Fn() + Sync),
+) -> Result<Vec<SweepRow>, RunError> {
+    let mut grid: Vec<Vec<(String, String)>> = vec![vec![]];
+    for a in axes {
+        grid = grid
+            .into_iter()
+            .flat_map(|g| {
+                a.values.iter().map(move |v| {
+                    let mut g = g.clone();
+                    g.push((a.key.clone(), v.clone()));
+                    g
+                })
+            })
+            .collect();
+    }
+    let points: Vec<(Vec<(String, String)>, u64)> = grid
+        .iter()
+        .flat_map(|g| seeds.iter().map(move |&s| (g.clone(), s)))
+        .collect();
+    // Validate every combination before running any.
+    for (g, seed) in &points {
+        let mut sets = base_sets.to_vec();
+        sets.extend(g.iter().map(|(k, v)| format!("{k}={v}")));
+        sets.push(format!("seed={seed}"));
+        check(path, &sets)?;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| RunError::Output(e.to_string()))?;
+    let rows: Vec<Result<SweepRow, RunError>> = pool.install(|| {
+        points
+            .par_iter()
+            .map(|(g, seed)| {
+                let mut sets = base_sets.to_vec();
+                sets.extend(g.iter().map(|(k, v)| format!("{k}={v}")));
+                sets.push(format!("seed={seed}"));
+                let (_, mut w) = check(path, &sets)?;
+                w.run(&mut ());
+                let s = w.summary(0.0);
+                done();
+                let host_tx: Vec<u64> = s
+                    .ports
+                    .iter()
+                    .zip(0..)
+                    .filter(|(p, i)| crate::output::is_host_port(&w, *i) && p.tx_bytes > 0)
+                    .map(|(p, _)| p.tx_bytes)
+                    .collect();
+                Ok(SweepRow {
+                    params: g.clone(),
+                    seed: *seed,
+                    sim_time_ns: s.sim_time_ns,
+                    events: s.events,
+                    aggregate_goodput_gbps: s.aggregate_goodput_gbps,
+                    qps_ok: s
+                        .qps
+                        .iter()
+                        .filter(|q| q.role == "client" && q.status == "success")
+                        .count(),
+                    qps_failed: s
+                        .qps
+                        .iter()
+                        .filter(|q| {
+                            q.role == "client" && q.status != "success" && q.status != "running"
+                        })
+                        .count(),
+                    retransmitted_packets: s.qps.iter().map(|q| q.retransmitted_packets).sum(),
+                    drops: s.ports.iter().map(|p| p.drops).sum(),
+                    max_port_tx_bytes: host_tx.iter().copied().max().unwrap_or(0),
+                    min_port_tx_bytes: host_tx.iter().copied().min().unwrap_or(0),
+                })
+            })
+            .collect()
+    });
+    rows.into_iter().collect()
+}
+
+/// Writes `sweep.csv`, `sweep.json` and `sweep.png/svg` into `out`
+/// (through a temporary directory renamed into place).
+pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), RunError> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
+    let leaf = out
+        .file_name()
+        .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
+    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
+    let io = |e: std::io::Error| RunError::Output(format!("{}: {e}", tmp.display()));
+    let mut csv = String::new();
+    for a in axes {
+        csv.push_str(&a.key);
+        csv.push(',');
+    }
+    csv.push_str("seed,aggregate_goodput_gbps,sim_time_ns,events,qps_ok,qps_failed,retransmitted_packets,drops,max_port_tx_bytes,min_port_tx_bytes\n");
+    for r in rows {
+        for (_, v) in &r.params {
+            csv.push_str(&csv_field(v));
+            csv.push(',');
+        }
+        csv.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            r.seed,
+            r.aggregate_goodput_gbps,
+            r.sim_time_ns,
+            r.events,
+            r.qps_ok,
+            r.qps_failed,
+            r.retransmitted_packets,
+            r.drops,
+            r.max_port_tx_bytes,
+            r.min_port_tx_bytes
+        ));
+    }
+    std::fs::write(tmp.join("sweep.csv"), csv).map_err(io)?;
+    let json: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut m = serde_json::Map::new();
+            let params: serde_json::Map<String, serde_json::Value> = r
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                .collect();
+            m.insert("params".into(), params.into());
+            m.insert("seed".into(), r.seed.into());
+            m.insert(
+                "aggregate_goodput_gbps".into(),
+                r.aggregate_goodput_gbps.into(),
+            );
+            m.insert("sim_time_ns".into(), r.sim_time_ns.into());
+            m.insert("events".into(), r.events.into());
+            m.insert("qps_ok".into(), r.qps_ok.into());
+            m.insert("qps_failed".into(), r.qps_failed.into());
+            m.insert(
+                "retransmitted_packets".into(),
+                r.retransmitted_packets.into(),
+            );
+            m.insert("drops".into(), r.drops.into());
+            m.insert("max_port_tx_bytes".into(), r.max_port_tx_bytes.into());
+            m.insert("min_port_tx_bytes".into(), r.min_port_tx_bytes.into());
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    std::fs::write(
+        tmp.join("sweep.json"),
+        serde_json::to_string_pretty(&json).unwrap() + "\n",
+    )
+    .map_err(io)?;
+    sweep_plot(&tmp, axes, rows).map_err(RunError::Output)?;
+    if out.exists() {
+        std::fs::remove_dir_all(out)
+            .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
+    }
+    std::fs::rename(&tmp, out).map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
+    Ok(())
+}
+
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+/// Aggregate goodput against the first axis (mean over seeds, with the
+/// minimum and maximum as separate thin lines), one series per combination
+/// of the other axes.
+fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String> {
+    use crate::plot::Series;
+    let Some(x_axis) = axes.first() else {
+        return crate::plot::line_plot(
+            dir,
+            "sweep",
+            "Aggregate goodput per seed",
+            "seed",
+            "Gb/s",
+            &[Series {
+                name: "goodput".into(),
+                points: rows
+                    .iter()
+                    .map(|r| (r.seed as f64, r.aggregate_goodput_gbps))
+                    .collect(),
+            }],
+        );
+    };
+    let numeric = x_axis.values.iter().all(|v| v.parse::<f64>().is_ok());
+    let xpos = |v: &str| -> f64 {
+        if numeric {
+            v.parse().unwrap()
+        } else {
+            x_axis.values.iter().position(|x| x == v).unwrap() as f64
+        }
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for r in rows {
+        let k = r.params[1..]
+            .iter()
+            .map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut series = Vec::new();
+    for k in &keys {
+        let mut mean = Vec::new();
+        let mut lo = Vec::new();
+        let mut hi = Vec::new();
+        for x in &x_axis.values {
+            let ys: Vec<f64> = rows
+                .iter()
+                .filter(|r| {
+                    r.params[0].1 == *x
+                        && r.params[1..]
+                            .iter()
+                            .map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k)))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                            == *k
+                })
+                .map(|r| r.aggregate_goodput_gbps)
+                .collect();
+            if ys.is_empty() {
+                continue;
+            }
+            let m = ys.iter().sum::<f64>() / ys.len() as f64;
+            mean.push((xpos(x), m));
+            lo.push((xpos(x), ys.iter().copied().fold(f64::MAX, f64::min)));
+            hi.push((xpos(x), ys.iter().copied().fold(f64::MIN, f64::max)));
+        }
+        let name = if k.is_empty() {
+            "mean".to_string()
+        } else {
+            format!("{k} (mean)")
+        };
+        series.push(Series { name, points: mean });
+        series.push(Series {
+            name: format!("{} min/max", if k.is_empty() { "" } else { k }),
+            points: lo,
+        });
+        series.push(Series {
+            name: String::new(),
+            points: hi,
+        });
+    }
+    let x_label = if numeric {
+        x_axis.key.clone()
+    } else {
+        format!("{} ({})", x_axis.key, x_axis.values.join(", "))
+    };
+    crate::plot::line_plot(
+        dir,
+        "sweep",
+        "Aggregate goodput over seeds",
+        &x_label,
+        "Gb/s",
+        &series,
+    )
+}
+
+/// Simulated-time progress as a fraction, for a progress bar.
+pub fn progress_fraction(now: Ps, end: Option<Ps>) -> Option<f64> {
+    end.filter(|e| e.0 > 0)
+        .map(|e| (now.0 as f64 / e.0 as f64).min(1.0))
+}

@@ -1,0 +1,603 @@
+//! The scenario file as serde types: what a user may write, nothing more
+//! (`deny_unknown_fields` everywhere). Quantities are parsed by their own
+//! types so a bad unit is reported at the value that holds it.
+//!
+//! Cross references (a link endpoint naming a NIC, a workload naming a host)
+//! are plain strings here; [`super::validate`] resolves them and reports
+//! dangling ones at their key.
+
+use core::net::Ipv4Addr;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+use crate::time::{Ps, Rate};
+use crate::units;
+
+/// A rate written as `100Gbps` / `25G` (or a plain number of bit/s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateQ(pub Rate);
+/// A duration written as `1us`, `500ns`, `2.5ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dur(pub Ps);
+/// A byte count written as `4096`, `8MiB`, `1MB`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bytes(pub u64);
+
+macro_rules! quantity {
+    ($ty:ident, $parse:path, $what:literal) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl Visitor<'_> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    fn visit_str<E: de::Error>(self, s: &str) -> Result<$ty, E> {
+                        $parse(s).map($ty).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+quantity!(
+    RateQ,
+    units::parse_rate,
+    "a rate such as \"100Gbps\" or \"25G\""
+);
+quantity!(
+    Dur,
+    units::parse_duration,
+    "a duration such as \"1us\" or \"500ns\""
+);
+quantity!(
+    Bytes,
+    units::parse_size,
+    "a size such as \"4096\" or \"8MiB\""
+);
+
+/// A MAC address `02:00:00:00:00:01`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mac(pub [u8; 6]);
+
+impl<'de> Deserialize<'de> for Mac {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_mac(&s).map(Mac).map_err(de::Error::custom)
+    }
+}
+
+pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
+    let parts: Vec<&str> = s.split([':', '-']).collect();
+    let bad = || format!("`{s}` is not a MAC address (write e.g. \"02:00:00:00:00:01\")");
+    if parts.len() != 6 {
+        return Err(bad());
+    }
+    let mut m = [0u8; 6];
+    for (i, p) in parts.iter().enumerate() {
+        if p.len() != 2 {
+            return Err(bad());
+        }
+        m[i] = u8::from_str_radix(p, 16).map_err(|_| bad())?;
+    }
+    Ok(m)
+}
+
+pub fn fmt_mac(m: &[u8; 6]) -> String {
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    )
+}
+
+/// An IPv4 interface address with prefix, `10.0.0.1/24`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct IpNet {
+    pub addr: Ipv4Addr,
+    pub prefix: u8,
+}
+
+impl IpNet {
+    pub fn mask(&self) -> u32 {
+        if self.prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - u32::from(self.prefix))
+        }
+    }
+    pub fn contains(&self, ip: Ipv4Addr) -> bool {
+        (u32::from(ip) & self.mask()) == (u32::from(self.addr) & self.mask())
+    }
+    pub fn network(&self) -> u32 {
+        u32::from(self.addr) & self.mask()
+    }
+}
+
+impl fmt::Display for IpNet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+pub fn parse_ipnet(s: &str) -> Result<IpNet, String> {
+    let (a, p) = s.split_once('/').ok_or_else(|| {
+        if s.contains(':') {
+            format!("`{s}`: IPv6 is not modelled yet; use an IPv4 address such as \"10.0.0.1/24\"")
+        } else {
+            format!("`{s}` needs a prefix length, e.g. \"{s}/24\"")
+        }
+    })?;
+    let addr: Ipv4Addr = a
+        .parse()
+        .map_err(|_| format!("`{a}` is not an IPv4 address"))?;
+    let prefix: u8 = p
+        .parse()
+        .ok()
+        .filter(|&p| p <= 32)
+        .ok_or_else(|| format!("prefix length `{p}` must be 0..=32"))?;
+    Ok(IpNet { addr, prefix })
+}
+
+impl<'de> Deserialize<'de> for IpNet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        parse_ipnet(&s).map_err(de::Error::custom)
+    }
+}
+
+/// A plain IPv4 address (gateway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ip(pub Ipv4Addr);
+
+impl<'de> Deserialize<'de> for Ip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse()
+            .map(Ip)
+            .map_err(|_| de::Error::custom(format!("`{s}` is not an IPv4 address")))
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Used for the default output directory `runs/<name>/`; defaults to
+    /// the file name without extension.
+    pub name: Option<String>,
+    pub description: Option<String>,
+    #[serde(default = "one")]
+    pub seed: u64,
+    #[serde(default)]
+    pub sim: SimCfg,
+    #[serde(default, rename = "host")]
+    pub hosts: Vec<HostCfg>,
+    #[serde(default, rename = "switch")]
+    pub switches: Vec<SwitchCfg>,
+    #[serde(default, rename = "link")]
+    pub links: Vec<LinkCfg>,
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<WorkloadCfg>,
+    #[serde(default, rename = "tap")]
+    pub taps: Vec<TapCfg>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimCfg {
+    /// Hard stop of simulated time; default: run until all work is done
+    /// (with a safety limit of 60 s simulated).
+    pub stop_at: Option<Dur>,
+    /// Time-series sampling interval; default: 1/200 of the run, rounded.
+    pub sample_interval: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+pub enum RoceMode {
+    #[serde(rename = "v1")]
+    V1,
+    #[default]
+    #[serde(rename = "v2")]
+    V2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Trust {
+    #[default]
+    Dscp,
+    Pcp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum QpnAlloc {
+    #[default]
+    Sequential,
+    Random,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostCfg {
+    pub name: String,
+    #[serde(default)]
+    pub roce: RoceMode,
+    /// How the host's NICs map traffic to priorities: `dscp` (prio =
+    /// DSCP >> 3) or `pcp` (prio = service level & 7, sent in a VLAN tag).
+    #[serde(default)]
+    pub trust: Trust,
+    /// `net.ipv4.conf.*.arp_ignore` (0, 1 or 2 are modelled).
+    #[serde(default)]
+    pub arp_ignore: u8,
+    /// `net.ipv4.conf.*.arp_announce` (0, 1 or 2).
+    #[serde(default)]
+    pub arp_announce: u8,
+    /// Source-based policy routing (`ip rule from <ip> table <nic>`): route
+    /// lookups use the table of the interface that owns the source address.
+    #[serde(default)]
+    pub policy_routing: bool,
+    pub gateway: Option<Ip>,
+    /// First QPN the NIC hands out (sequential allocation).
+    pub qpn_base: Option<u32>,
+    #[serde(default)]
+    pub qpn_alloc: QpnAlloc,
+    #[serde(default, rename = "nic")]
+    pub nics: Vec<NicCfg>,
+    #[serde(default, rename = "bond")]
+    pub bonds: Vec<BondCfg>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NicCfg {
+    pub name: String,
+    pub mac: Option<Mac>,
+    /// The interface address; a bond slave has none (the bond has it).
+    pub ip: Option<IpNet>,
+    /// Port speed; defaults to the rate of the link it is cabled to.
+    pub rate: Option<RateQ>,
+    /// Ethernet MTU (IP bytes); RoCE's path MTU is the largest IB MTU that
+    /// fits in it with the RoCE headers (as mlx5 derives it).
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// 802.1Q VLAN id; tagged frames carry the priority in PCP.
+    pub vlan: Option<u16>,
+}
+
+fn default_mtu() -> u32 {
+    1500
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum BondMode {
+    #[serde(rename = "active-backup")]
+    ActiveBackup,
+    #[serde(rename = "balance-xor")]
+    BalanceXor,
+    #[serde(rename = "802.3ad")]
+    Lacp,
+}
+
+impl BondMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            BondMode::ActiveBackup => "active-backup",
+            BondMode::BalanceXor => "balance-xor",
+            BondMode::Lacp => "802.3ad",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum HashPolicy {
+    #[serde(rename = "layer2")]
+    Layer2,
+    #[serde(rename = "layer2+3")]
+    Layer23,
+    #[serde(rename = "layer3+4")]
+    Layer34,
+    #[serde(rename = "encap2+3")]
+    Encap23,
+    #[serde(rename = "encap3+4")]
+    Encap34,
+    #[serde(rename = "vlan+srcmac")]
+    VlanSrcMac,
+}
+
+impl HashPolicy {
+    pub fn codec(self) -> roce_codec::hash::XmitHashPolicy {
+        use roce_codec::hash::XmitHashPolicy as X;
+        match self {
+            HashPolicy::Layer2 => X::Layer2,
+            HashPolicy::Layer23 => X::Layer23,
+            HashPolicy::Layer34 => X::Layer34,
+            HashPolicy::Encap23 => X::Encap23,
+            HashPolicy::Encap34 => X::Encap34,
+            HashPolicy::VlanSrcMac => X::VlanSrcMac,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LagSelect {
+    /// mlx5 hash mode (port-selection flow table): every packet hashed on
+    /// the bond policy's fields.
+    #[default]
+    Hash,
+    /// mlx5 queue-affinity mode: QPs round-robin over ports at creation.
+    QueueAffinity,
+}
+
+/// The hash a LAG in hash mode feeds the policy's fields to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LagHash {
+    /// Linux `bond_xmit_hash` (what the kernel would pick for the same
+    /// frame); the real ConnectX hash is not public.
+    #[default]
+    Linux,
+    /// CRC-32 over the same fields: a stand-in for an opaque uniform hash.
+    Crc32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BondCfg {
+    pub name: String,
+    pub mode: BondMode,
+    pub slaves: Vec<String>,
+    #[serde(default = "default_policy")]
+    pub xmit_hash_policy: HashPolicy,
+    /// MII monitor interval (`miimon`); 0 disables link monitoring.
+    #[serde(default = "default_miimon")]
+    pub miimon: Dur,
+    #[serde(default = "zero_dur")]
+    pub updelay: Dur,
+    #[serde(default = "zero_dur")]
+    pub downdelay: Dur,
+    pub ip: Option<IpNet>,
+    /// Defaults to the first slave's MAC, as Linux does.
+    pub mac: Option<Mac>,
+    /// RoCE LAG port selection.
+    #[serde(default)]
+    pub lag: LagSelect,
+    #[serde(default)]
+    pub lag_hash: LagHash,
+    /// Hash buckets per port of the port-selection table.
+    #[serde(default = "one_u32")]
+    pub lag_buckets: u32,
+}
+
+fn default_policy() -> HashPolicy {
+    HashPolicy::Layer2
+}
+fn default_miimon() -> Dur {
+    Dur(Ps::from_ms(100))
+}
+fn zero_dur() -> Dur {
+    Dur(Ps::ZERO)
+}
+fn one_u32() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwitchHash {
+    #[default]
+    Crc32,
+    LinuxL34,
+    Xor16,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchCfg {
+    pub name: String,
+    /// Shared packet buffer.
+    #[serde(default = "default_buffer")]
+    pub buffer: Bytes,
+    /// Hash for ECMP and LACP-trunk member choice over the 5-tuple.
+    #[serde(default)]
+    pub hash: SwitchHash,
+    #[serde(default)]
+    pub hash_seed: u32,
+    #[serde(default)]
+    pub trust: Trust,
+    /// Fixed forwarding latency added to every frame.
+    #[serde(default = "zero_dur")]
+    pub latency: Dur,
+    /// Router MAC (for routed hops); defaults to a generated one.
+    pub mac: Option<Mac>,
+    /// LACP trunks (port channels) towards bonded hosts or other switches.
+    #[serde(default, rename = "lag")]
+    pub lags: Vec<SwitchLagCfg>,
+    /// IP routes for routed (L3) forwarding.
+    #[serde(default, rename = "route")]
+    pub routes: Vec<RouteCfg>,
+}
+
+fn default_buffer() -> Bytes {
+    Bytes(32 << 20)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchLagCfg {
+    pub name: String,
+    pub ports: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteCfg {
+    pub prefix: IpNet,
+    /// Ports or LAGs of this switch; several = ECMP.
+    pub via: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    pub name: Option<String>,
+    /// `host.nic` or `switch.port` (switch ports are created by links).
+    pub a: String,
+    pub b: String,
+    pub rate: RateQ,
+    #[serde(default = "zero_dur")]
+    pub delay: Dur,
+    /// Probability that a frame is lost on this link (each direction).
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default, rename = "event")]
+    pub events: Vec<LinkEventCfg>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkState {
+    Down,
+    Up,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEventCfg {
+    pub at: Dur,
+    pub state: LinkState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tool {
+    IbWriteBw,
+    IbSendBw,
+    IbReadBw,
+    Messages,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerbCfg {
+    Write,
+    WriteImm,
+    Send,
+    SendImm,
+    Read,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageCfg {
+    pub verb: VerbCfg,
+    pub size: Bytes,
+    /// QP index within the workload (default 0).
+    #[serde(default)]
+    pub qp: u32,
+    /// Post time (default: at the workload's start, in order).
+    pub at: Option<Dur>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    pub name: Option<String>,
+    pub tool: Tool,
+    /// `host` or `host.interface` (NIC or bond) that runs the client.
+    pub client: String,
+    /// `host` or `host.interface` the client connects to.
+    pub server: String,
+    /// Message size (`-s`).
+    #[serde(default = "default_size")]
+    pub size: Bytes,
+    /// Number of QPs (`-q`).
+    #[serde(default = "one_u32")]
+    pub qps: u32,
+    /// Iterations per QP (`-n`); default 1000 unless `duration` is given.
+    pub iters: Option<u64>,
+    /// Run for this long instead of a number of iterations (`-D`).
+    pub duration: Option<Dur>,
+    /// Send queue depth (`-t`).
+    #[serde(default = "default_tx_depth")]
+    pub tx_depth: u32,
+    /// Traffic class byte (`--tclass`, NCCL_IB_TC): DSCP << 2 | ECN.
+    #[serde(default)]
+    pub tc: u8,
+    /// Service level (priority under PCP trust).
+    #[serde(default)]
+    pub sl: u8,
+    /// RoCE path MTU (`-m`); default: the largest the interfaces allow.
+    pub mtu: Option<u32>,
+    #[serde(default = "default_timeout")]
+    pub timeout: u8,
+    #[serde(default = "seven")]
+    pub retry_cnt: u8,
+    #[serde(default = "seven")]
+    pub rnr_retry: u8,
+    #[serde(default = "default_min_rnr")]
+    pub min_rnr_timer: u8,
+    /// GRH flow label (`--flow_label`); 0 = derive from the QPNs.
+    #[serde(default)]
+    pub flow_label: u32,
+    #[serde(default = "zero_dur")]
+    pub start: Dur,
+    /// Explicit message list (`tool = "messages"`).
+    #[serde(default, rename = "message")]
+    pub messages: Vec<MessageCfg>,
+}
+
+fn default_size() -> Bytes {
+    Bytes(65536)
+}
+fn default_tx_depth() -> u32 {
+    128
+}
+fn default_timeout() -> u8 {
+    14
+}
+fn seven() -> u8 {
+    7
+}
+fn default_min_rnr() -> u8 {
+    12
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum TapFormat {
+    #[default]
+    Pcap,
+    Pcapng,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapCfg {
+    /// `host.nic` or `switch.port`.
+    pub at: String,
+    #[serde(default)]
+    pub format: TapFormat,
+    /// Bytes kept per frame; 0 = whole frames.
+    #[serde(default)]
+    pub snaplen: u32,
+    /// File name inside the run directory; default `<at>.pcap[ng]`.
+    pub file: Option<String>,
+}

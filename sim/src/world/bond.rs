@@ -1,0 +1,380 @@
+//! Linux bonding and the mlx5 RoCE LAG: which slave a queue pair's packets
+//! leave on.
+//!
+//! ```text
+//!                      ┌──────────── bond0 (one MAC, one IP, one RDMA device) ───────────┐
+//!   QP ── flow keys ──▶│ active-backup: the active slave                                  │
+//!   (smac,dmac,ips,    │ xor / 802.3ad, lag = "hash":   bucket = H(policy fields) % (n·b)  │──▶ slave
+//!    sport)            │                                slave  = bucket_map[bucket]       │
+//!                      │ xor / 802.3ad, lag = "queue-affinity": slave = RR at QP creation  │
+//!                      └──────────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! * Hash mode follows roce-facts §4.4: every RoCE packet is hashed by the
+//!   NIC on the fields the bond's `xmit_hash_policy` names; the hash itself
+//!   is pluggable (`lag_hash`: Linux's `bond_xmit_hash` by default, since the
+//!   ConnectX hash is not public). There are `lag_buckets` buckets per port;
+//!   bucket `i` belongs to slave `i / lag_buckets`. The modulo runs over
+//!   *all* slaves (§4.3: the RDMA LAG hashes over all slaves); when a slave
+//!   is found down its buckets move to a random usable slave, drawn from the
+//!   bond's own random stream, as `mlx5_infer_tx_affinity_mapping` does.
+//! * Queue-affinity mode: `ucontext.ctr` starts at 1 for the first process
+//!   on the device and each QP takes `(++ctr % n)`, so with two ports the
+//!   first QP gets port 1 (slave 0), the next port 2, ... A QP whose slave
+//!   is down is remapped to the next usable slave (firmware
+//!   `tx_remap_affinity`).
+//! * Link failure is noticed by the MII monitor: it polls every `miimon`
+//!   from t = 0, and a carrier change counts once it has lasted `downdelay`
+//!   (`updelay`) at a poll. Until then the bond keeps using the slave and
+//!   frames sent to a dead port are lost, which is what makes the QP time
+//!   out and retransmit on the surviving slave.
+
+use rand_chacha::ChaCha8Rng;
+use roce_codec::hash::{FlowKeys, bond_xmit_hash};
+
+use crate::rng;
+use crate::scenario::schema::{BondMode, HashPolicy, LagHash, LagSelect};
+use crate::time::Ps;
+
+#[derive(Debug, Clone)]
+pub(crate) struct Slave {
+    pub(crate) nic: u32,
+    pub(crate) port: u32,
+    /// Physical carrier now.
+    pub(crate) carrier: bool,
+    /// What the bond believes (after miimon).
+    pub(crate) usable: bool,
+    /// When the carrier last changed.
+    pub(crate) changed_at: Ps,
+}
+
+#[derive(Debug)]
+pub(crate) struct Bond {
+    pub(crate) name: String,
+    pub(crate) mode: BondMode,
+    pub(crate) policy: HashPolicy,
+    pub(crate) miimon: Ps,
+    pub(crate) updelay: Ps,
+    pub(crate) downdelay: Ps,
+    pub(crate) lag: LagSelect,
+    pub(crate) lag_hash: LagHash,
+    pub(crate) slaves: Vec<Slave>,
+    /// Active slave (active-backup).
+    pub(crate) active: usize,
+    /// Bucket → slave (hash mode).
+    pub(crate) buckets: Vec<u32>,
+    pub(crate) buckets_per_port: u32,
+    pub(crate) aff_ctr: u32,
+    pub(crate) rng: ChaCha8Rng,
+    /// A Miimon event is pending.
+    pub(crate) poll_pending: bool,
+    /// (time, message) of every change the bond made, for the summary.
+    pub(crate) log: Vec<(Ps, String)>,
+}
+
+impl Bond {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        name: String,
+        mode: BondMode,
+        policy: HashPolicy,
+        miimon: Ps,
+        updelay: Ps,
+        downdelay: Ps,
+        lag: LagSelect,
+        lag_hash: LagHash,
+        buckets_per_port: u32,
+        slaves: Vec<(u32, u32)>,
+        rng: ChaCha8Rng,
+    ) -> Bond {
+        let n = slaves.len() as u32;
+        Bond {
+            name,
+            mode,
+            policy,
+            miimon,
+            updelay,
+            downdelay,
+            lag,
+            lag_hash,
+            slaves: slaves
+                .into_iter()
+                .map(|(nic, port)| Slave {
+                    nic,
+                    port,
+                    carrier: true,
+                    usable: true,
+                    changed_at: Ps::ZERO,
+                })
+                .collect(),
+            active: 0,
+            buckets: (0..n * buckets_per_port)
+                .map(|b| b / buckets_per_port)
+                .collect(),
+            buckets_per_port,
+            aff_ctr: 1,
+            rng,
+            poll_pending: false,
+            log: Vec::new(),
+        }
+    }
+
+    /// The LAG hash of a QP's packets.
+    pub(crate) fn hash(&self, keys: &FlowKeys) -> u32 {
+        let h = bond_xmit_hash(self.policy.codec(), keys);
+        match self.lag_hash {
+            LagHash::Linux => h,
+            LagHash::Crc32 => {
+                // CRC-32 over exactly the fields the policy reads, so that
+                // layer2+3 still ignores the ports.
+                let mut b = Vec::with_capacity(32);
+                let l34 = matches!(self.policy, HashPolicy::Layer34 | HashPolicy::Encap34);
+                let l3 = l34 || matches!(self.policy, HashPolicy::Layer23 | HashPolicy::Encap23);
+                if !l34 || keys.addrs.is_none() {
+                    b.extend_from_slice(&keys.src_mac);
+                    b.extend_from_slice(&keys.dst_mac);
+                    b.extend_from_slice(&keys.ethertype.to_be_bytes());
+                }
+                if l3 {
+                    if let Some(roce_codec::hash::FlowAddrs::V4 { src, dst }) = keys.addrs {
+                        b.extend_from_slice(&src.octets());
+                        b.extend_from_slice(&dst.octets());
+                    }
+                }
+                if l34 {
+                    if let Some((s, d)) = keys.ports {
+                        b.extend_from_slice(&s.to_be_bytes());
+                        b.extend_from_slice(&d.to_be_bytes());
+                    }
+                }
+                crc32(&b)
+            }
+        }
+    }
+
+    /// A queue-affinity port for a new QP (`++ctr % n`).
+    pub(crate) fn next_affinity(&mut self) -> u32 {
+        self.aff_ctr += 1;
+        self.aff_ctr % self.slaves.len() as u32
+    }
+
+    /// The slave a QP with LAG hash `hash` and affinity `affinity` uses now.
+    pub(crate) fn slave_for(&self, hash: u32, affinity: u32) -> usize {
+        match self.mode {
+            BondMode::ActiveBackup => self.active,
+            BondMode::BalanceXor | BondMode::Lacp => match self.lag {
+                LagSelect::Hash => {
+                    let b = hash as usize % self.buckets.len();
+                    self.buckets[b] as usize
+                }
+                LagSelect::QueueAffinity => {
+                    let n = self.slaves.len();
+                    (0..n)
+                        .map(|k| (affinity as usize + k) % n)
+                        .find(|&s| self.slaves[s].usable)
+                        .unwrap_or(affinity as usize)
+                }
+            },
+        }
+    }
+
+    #[cfg(test)]
+    /// The slave the *hash* alone picks, before any failover remap (for
+    /// tests and the summary).
+    pub(crate) fn hashed_slave(&self, hash: u32) -> usize {
+        ((hash as usize) % (self.slaves.len() * self.buckets_per_port as usize))
+            / self.buckets_per_port as usize
+    }
+
+    /// The carrier of slave `s` changed at `now`; returns the time of the
+    /// next MII poll to schedule, if the bond monitors links.
+    pub(crate) fn carrier_changed(&mut self, s: usize, up: bool, now: Ps) -> Option<Ps> {
+        self.slaves[s].carrier = up;
+        self.slaves[s].changed_at = now;
+        if self.miimon == Ps::ZERO {
+            return None;
+        }
+        Some(self.next_poll(now))
+    }
+
+    fn next_poll(&self, now: Ps) -> Ps {
+        let m = self.miimon.as_ps();
+        Ps((now.as_ps() / m + 1) * m)
+    }
+
+    /// One MII poll. Returns whether the bond's view changed, and the time
+    /// of the next poll if a change is still waiting for its delay.
+    pub(crate) fn poll(&mut self, now: Ps) -> (bool, Option<Ps>) {
+        let mut changed = false;
+        let mut waiting = false;
+        for i in 0..self.slaves.len() {
+            let s = &self.slaves[i];
+            if s.carrier == s.usable {
+                continue;
+            }
+            let delay = if s.carrier {
+                self.updelay
+            } else {
+                self.downdelay
+            };
+            if now.saturating_sub(s.changed_at) >= delay {
+                let up = s.carrier;
+                self.slaves[i].usable = up;
+                changed = true;
+                let msg = format!(
+                    "{}: link status definitely {} for slave {} (miimon)",
+                    self.name,
+                    if up { "up" } else { "down" },
+                    i
+                );
+                self.log.push((now, msg));
+            } else {
+                waiting = true;
+            }
+        }
+        if changed {
+            self.reselect(now);
+        }
+        (changed, waiting.then(|| self.next_poll(now)))
+    }
+
+    /// Recomputes the active slave and the bucket map after a change.
+    fn reselect(&mut self, now: Ps) {
+        let n = self.slaves.len();
+        if !self.slaves[self.active].usable {
+            if let Some(a) = (1..n)
+                .map(|k| (self.active + k) % n)
+                .find(|&s| self.slaves[s].usable)
+            {
+                self.log.push((
+                    now,
+                    format!("{}: making slave {a} the active slave", self.name),
+                ));
+                self.active = a;
+            }
+        }
+        let usable: Vec<u32> = (0..n as u32)
+            .filter(|&s| self.slaves[s as usize].usable)
+            .collect();
+        let bpp = self.buckets_per_port;
+        for b in 0..self.buckets.len() as u32 {
+            let home = b / bpp;
+            self.buckets[b as usize] = if self.slaves[home as usize].usable || usable.is_empty() {
+                home
+            } else {
+                usable[rng::below(&mut self.rng, usable.len() as u32) as usize]
+            };
+        }
+    }
+}
+
+fn crc32(b: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(b);
+    h.finalize()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::net::Ipv4Addr;
+    use roce_codec::hash::{XmitHashPolicy, bond_slave_index};
+
+    fn bond(mode: BondMode, lag: LagSelect, policy: HashPolicy) -> Bond {
+        Bond::new(
+            "bond0".into(),
+            mode,
+            policy,
+            Ps::from_ms(100),
+            Ps::ZERO,
+            Ps::ZERO,
+            lag,
+            LagHash::Linux,
+            1,
+            vec![(0, 0), (1, 1)],
+            rng::component_rng(1, "bond0"),
+        )
+    }
+
+    fn keys(sport: u16) -> FlowKeys {
+        FlowKeys::rocev2_v4(
+            [0, 0, 0, 0, 0, 0x0a],
+            [0, 0, 0, 0, 0, 0x0b],
+            Ipv4Addr::new(10, 0, 0, 1),
+            Ipv4Addr::new(10, 0, 0, 2),
+            sport,
+        )
+    }
+
+    #[test]
+    fn hash_mode_is_the_linux_slave_choice() {
+        let b = bond(BondMode::Lacp, LagSelect::Hash, HashPolicy::Layer34);
+        for sport in [0xC000u16, 0xE123, 0xE124, 0xC132] {
+            let h = b.hash(&keys(sport));
+            assert_eq!(h, bond_xmit_hash(XmitHashPolicy::Layer34, &keys(sport)));
+            assert_eq!(Some(b.slave_for(h, 0)), bond_slave_index(h, 2));
+        }
+        // roce-facts §4.2/4.3 vectors: 0x5A535333 % 2 = 1, 0x5A5342B2 % 2 = 0.
+        assert_eq!(b.slave_for(b.hash(&keys(0xC000)), 0), 1);
+        assert_eq!(b.slave_for(b.hash(&keys(0xE123)), 0), 0);
+    }
+
+    #[test]
+    fn layer23_ignores_the_port() {
+        let b = bond(BondMode::Lacp, LagSelect::Hash, HashPolicy::Layer23);
+        let s: Vec<usize> = (0..32)
+            .map(|i| b.slave_for(b.hash(&keys(0xC000 + i)), 0))
+            .collect();
+        assert!(s.iter().all(|&x| x == s[0]));
+        let mut b = b;
+        b.lag_hash = LagHash::Crc32;
+        let s: Vec<usize> = (0..32)
+            .map(|i| b.slave_for(b.hash(&keys(0xC000 + i)), 0))
+            .collect();
+        assert!(s.iter().all(|&x| x == s[0]));
+    }
+
+    #[test]
+    fn queue_affinity_round_robin_and_remap() {
+        let mut b = bond(
+            BondMode::Lacp,
+            LagSelect::QueueAffinity,
+            HashPolicy::Layer34,
+        );
+        let aff: Vec<u32> = (0..4).map(|_| b.next_affinity()).collect();
+        assert_eq!(aff, [0, 1, 0, 1]);
+        assert_eq!(b.slave_for(0, 1), 1);
+        let next = b.carrier_changed(1, false, Ps::from_ms(250)).unwrap();
+        assert_eq!(next, Ps::from_ms(300));
+        assert_eq!(b.slave_for(0, 1), 1, "not noticed before the poll");
+        let (changed, again) = b.poll(next);
+        assert!(changed && again.is_none());
+        assert_eq!(b.slave_for(0, 1), 0);
+    }
+
+    #[test]
+    fn active_backup_fails_over_after_miimon_and_downdelay() {
+        let mut b = bond(BondMode::ActiveBackup, LagSelect::Hash, HashPolicy::Layer2);
+        b.downdelay = Ps::from_ms(150);
+        assert_eq!(b.slave_for(123, 0), 0);
+        let t = b.carrier_changed(0, false, Ps::from_ms(10)).unwrap();
+        assert_eq!(t, Ps::from_ms(100));
+        let (changed, again) = b.poll(t);
+        assert!(!changed);
+        assert_eq!(again, Some(Ps::from_ms(200)));
+        let (changed, _) = b.poll(Ps::from_ms(200));
+        assert!(changed);
+        assert_eq!(b.slave_for(123, 0), 1);
+    }
+
+    #[test]
+    fn hash_buckets_of_a_dead_port_move() {
+        let mut b = bond(BondMode::Lacp, LagSelect::Hash, HashPolicy::Layer34);
+        let h = b.hash(&keys(0xC000));
+        assert_eq!(b.slave_for(h, 0), 1);
+        b.carrier_changed(1, false, Ps::ZERO);
+        b.poll(Ps::from_ms(100));
+        assert_eq!(b.slave_for(h, 0), 0);
+        assert_eq!(b.hashed_slave(h), 1);
+    }
+}

@@ -1,0 +1,988 @@
+//! The simulated network: ports, links, hosts with NICs and bonds, switches,
+//! queue pairs and workloads, driven by one [`Scheduler`].
+//!
+//! ```text
+//!   RcQp ──next_tx──▶ host port ──serialize──▶ link (delay, loss, up/down) ──▶ switch port
+//!     ▲                (8 prio lists of          │                              │ classify (DSCP/PCP)
+//!     │                 active QPs, strict)      │                              │ buffer check (ingress acct.)
+//!     │                                          │                              ▼ FDB / routes, ECMP/LAG hash
+//!   on_receive ◀── host port ◀── link ◀── switch egress port (8 prio queues, strict priority)
+//! ```
+//!
+//! Components live in `Vec`s and refer to each other by index; an event
+//! names one component and the world dispatches it. Every component's
+//! randomness comes from its own stream ([`crate::rng`]).
+//!
+//! Hooks for the next issue (PFC, ECN, DCQCN) are in place: every port has
+//! eight priority queues (switches) or eight priority lists of active QPs
+//! (NICs); switches account buffer per (ingress port, priority); QPs have a
+//! rate limiter seam through `tx_ready_at` (a [`Event::QpWake`] is scheduled
+//! for the time it returns).
+
+mod bond;
+mod build;
+mod tap;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+use core::net::Ipv4Addr;
+
+use rand_chacha::ChaCha8Rng;
+use roce_codec::IbRepr;
+use roce_codec::frame::{EthRepr, VlanTag};
+use roce_codec::hash::EcmpHash;
+
+use crate::engine::{Event, Scheduler};
+use crate::packet::{L3, Packet, PacketId, PacketPool};
+use crate::scenario::schema::{IpNet, RoceMode, Trust};
+use crate::time::{Ps, Rate, wire_bytes};
+use crate::transport::{QpState, RcQp, Workload};
+
+pub(crate) use bond::Bond;
+pub use build::BuildOptions;
+pub(crate) use tap::Tap;
+
+pub const PRIOS: usize = 8;
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    Host { host: u32, nic: u32 },
+    Switch { sw: u32, local: u32 },
+}
+
+/// Counters of one port, both directions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounters {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub rx_packets: u64,
+    /// Frames this port dropped: sent into a dead link, lost on its link,
+    /// refused by a full buffer (switch egress), or received but not for
+    /// this NIC (wrong MAC, a GID it does not own, unknown QP).
+    pub drops: u64,
+    pub drops_link_down: u64,
+    pub drops_loss: u64,
+    pub drops_buffer: u64,
+    pub drops_not_ours: u64,
+    pub drops_no_route: u64,
+}
+
+pub(crate) struct Port {
+    pub(crate) name: String,
+    pub(crate) owner: Owner,
+    pub(crate) link: u32,
+    pub(crate) peer: u32,
+    pub(crate) rate: Rate,
+    pub(crate) busy: bool,
+    pub(crate) carrier: bool,
+    pub(crate) queues: [VecDeque<PacketId>; PRIOS],
+    pub(crate) qbytes: [u64; PRIOS],
+    /// Host ports: QPs that may have something to send, per priority.
+    pub(crate) active: [VecDeque<u32>; PRIOS],
+    pub(crate) c: PortCounters,
+    pub(crate) tap: Option<u32>,
+    /// Extra delay added to frames leaving this port (switch latency).
+    pub(crate) extra_delay: Ps,
+}
+
+pub(crate) struct Link {
+    pub(crate) name: String,
+    pub(crate) a: u32,
+    pub(crate) b: u32,
+    pub(crate) delay: Ps,
+    pub(crate) loss: f64,
+    pub(crate) rng: ChaCha8Rng,
+    pub(crate) up: bool,
+    /// Frames put on the wire / delivered / lost, both directions.
+    pub(crate) sent_bytes: u64,
+    pub(crate) delivered_bytes: u64,
+    pub(crate) lost_bytes: u64,
+}
+
+pub(crate) struct Nic {
+    pub(crate) name: String,
+    pub(crate) mac: [u8; 6],
+    pub(crate) port: u32,
+    pub(crate) iface: u32,
+    /// Index in its bond's slave list.
+    pub(crate) slave: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IfaceKind {
+    Nic(u32),
+    Bond(u32),
+}
+
+pub(crate) struct Iface {
+    pub(crate) name: String,
+    pub(crate) kind: IfaceKind,
+    pub(crate) mac: [u8; 6],
+    pub(crate) ip: Option<IpNet>,
+    pub(crate) mtu: u32,
+    pub(crate) vlan: Option<u16>,
+    /// QPN → global QP index (each interface is one RDMA device).
+    pub(crate) qpns: HashMap<u32, u32>,
+}
+
+pub(crate) struct Host {
+    pub(crate) name: String,
+    pub(crate) roce: RoceMode,
+    pub(crate) trust: Trust,
+    pub(crate) nics: Vec<Nic>,
+    pub(crate) ifaces: Vec<Iface>,
+}
+
+pub(crate) struct Group {
+    pub(crate) name: String,
+    /// Local port indices.
+    pub(crate) members: Vec<u32>,
+}
+
+/// A route's next hop: (group, MAC to write as destination).
+pub(crate) type NextHop = (u32, [u8; 6]);
+
+pub(crate) struct Switch {
+    pub(crate) name: String,
+    pub(crate) mac: [u8; 6],
+    /// Global port ids by local index.
+    pub(crate) ports: Vec<u32>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) group_of: Vec<u32>,
+    pub(crate) fdb: HashMap<[u8; 6], u32>,
+    /// Directly attached host addresses: IP → (MAC, group).
+    pub(crate) neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
+    /// Routes: prefix → (next-hop MAC per group, groups) for ECMP.
+    pub(crate) routes: Vec<(IpNet, Vec<NextHop>)>,
+    pub(crate) hash: EcmpHash,
+    pub(crate) trust: Trust,
+    pub(crate) buffer: u64,
+    pub(crate) used: u64,
+    pub(crate) peak_used: u64,
+    /// Bytes held per (ingress local port, priority): the PFC hook.
+    pub(crate) ingress: Vec<[u64; PRIOS]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Client,
+    Server,
+}
+
+pub(crate) struct QpSlot {
+    pub(crate) qp: RcQp,
+    pub(crate) host: u32,
+    pub(crate) iface: u32,
+    pub(crate) wl: u32,
+    pub(crate) idx: u32,
+    pub(crate) role: Role,
+    pub(crate) port: u32,
+    pub(crate) prio: u8,
+    pub(crate) eth: EthRepr,
+    pub(crate) vlan: Option<VlanTag>,
+    pub(crate) l3: L3,
+    pub(crate) sport: u16,
+    pub(crate) lag_hash: u32,
+    pub(crate) affinity: u32,
+    pub(crate) active: bool,
+    pub(crate) wake_at: Option<Ps>,
+    pub(crate) timer_at: Option<Ps>,
+    pub(crate) first_data_port: Option<u32>,
+    pub(crate) tx_bytes: u64,
+    pub(crate) tx_packets: u64,
+    pub(crate) tx_payload: u64,
+    pub(crate) rx_packets: u64,
+}
+
+pub(crate) struct Wl {
+    pub(crate) name: String,
+    pub(crate) w: Workload,
+    pub(crate) clients: Vec<u32>,
+    pub(crate) wake_at: Vec<Option<Ps>>,
+}
+
+/// A time-series sample of one port or QP.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PortSample {
+    pub(crate) t: Ps,
+    pub(crate) port: u32,
+    pub(crate) tx_bytes: u64,
+    pub(crate) rx_bytes: u64,
+    pub(crate) queued: u64,
+    pub(crate) drops: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct QpSample {
+    pub(crate) t: Ps,
+    pub(crate) qp: u32,
+    pub(crate) tx_payload: u64,
+    pub(crate) completed_bytes: u64,
+    pub(crate) retransmitted: u64,
+}
+
+/// Progress reported while running.
+pub trait Progress {
+    fn update(&mut self, now: Ps, end: Option<Ps>);
+}
+
+impl Progress for () {
+    fn update(&mut self, _: Ps, _: Option<Ps>) {}
+}
+
+pub struct World {
+    pub(crate) name: String,
+    pub(crate) seed: u64,
+    pub(crate) sched: Scheduler,
+    pub(crate) pool: PacketPool,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) bonds: Vec<(u32, u32, Bond)>,
+    pub(crate) switches: Vec<Switch>,
+    pub(crate) qps: Vec<QpSlot>,
+    pub(crate) wls: Vec<Wl>,
+    pub(crate) taps: Vec<Tap>,
+    pub(crate) stop_at: Option<Ps>,
+    pub(crate) sample_every: Ps,
+    pub(crate) port_samples: Vec<PortSample>,
+    pub(crate) qp_samples: Vec<QpSample>,
+    pub(crate) packet_hops: u64,
+    pub(crate) last_activity: Ps,
+    pub(crate) finished: bool,
+}
+
+/// The safety limit when a scenario gives no `stop_at`.
+pub const DEFAULT_LIMIT: Ps = Ps(60_000_000_000_000);
+
+impl World {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    pub fn now(&self) -> Ps {
+        self.sched.now()
+    }
+    pub fn events(&self) -> u64 {
+        self.sched.executed()
+    }
+    /// Frames that crossed one link (delivered or lost on it).
+    pub fn packet_hops(&self) -> u64 {
+        self.packet_hops
+    }
+    /// The end of the last activity (the simulated duration of the run).
+    pub fn sim_time(&self) -> Ps {
+        self.last_activity
+    }
+
+    pub fn stop_at(&self) -> Option<Ps> {
+        self.stop_at
+    }
+
+    /// Runs until nothing is left to do or `stop_at`.
+    pub fn run(&mut self, progress: &mut dyn Progress) {
+        let limit = self.stop_at.unwrap_or(DEFAULT_LIMIT);
+        self.sched.at(Ps::ZERO, Event::Sample);
+        let mut n: u64 = 0;
+        while let Some(t) = self.sched.peek_time() {
+            if t > limit {
+                break;
+            }
+            let (_, ev) = self.sched.pop().expect("peeked");
+            if self.handle(ev) {
+                self.last_activity = t;
+            }
+            n += 1;
+            if n & 0xFFFF == 0 {
+                progress.update(self.sched.now(), self.stop_at);
+            }
+        }
+        if let Some(s) = self.stop_at {
+            if self.sched.peek_time().is_some() {
+                self.last_activity = s;
+            }
+        }
+        self.take_sample(self.last_activity);
+        self.finished = true;
+        progress.update(self.last_activity, self.stop_at);
+    }
+
+    /// Handles one event; returns whether it changed anything (stale
+    /// timers and samples do not count as activity for the run's end).
+    fn handle(&mut self, ev: Event) -> bool {
+        match ev {
+            Event::TxDone { port } => {
+                self.ports[port as usize].busy = false;
+                self.pump(port);
+            }
+            Event::Arrive { port, pkt } => self.arrive(port, pkt),
+            Event::QpWake { qp } => {
+                let now = self.now();
+                let s = &mut self.qps[qp as usize];
+                if s.wake_at.is_some_and(|w| w <= now) {
+                    s.wake_at = None;
+                    self.activate(qp);
+                }
+            }
+            Event::QpTimer { qp } => {
+                let now = self.now();
+                let s = &mut self.qps[qp as usize];
+                if s.timer_at.is_none_or(|t| t > now) {
+                    return false;
+                }
+                s.timer_at = None;
+                let fired = s.qp.next_timer().is_some_and(|t| t <= now);
+                if fired {
+                    s.qp.on_timer(now);
+                }
+                self.after_qp_change(qp);
+                return fired;
+            }
+            Event::Link { link, up } => self.link_change(link, up),
+            Event::Miimon { bond } => self.miimon(bond),
+            Event::Workload { wl } => self.drive_workload_timers(wl),
+            Event::Sample => {
+                let now = self.now();
+                self.take_sample(now);
+                if self.sched.pending() > 0 {
+                    self.sched.after(self.sample_every, Event::Sample);
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    // ----- sending -----------------------------------------------------
+
+    /// Starts the next frame on an idle port.
+    fn pump(&mut self, port: u32) {
+        let p = &self.ports[port as usize];
+        if p.busy {
+            return;
+        }
+        match p.owner {
+            Owner::Switch { .. } => {
+                for prio in (0..PRIOS).rev() {
+                    if let Some(id) = self.ports[port as usize].queues[prio].pop_front() {
+                        self.dequeued(port, prio, id);
+                        self.transmit(port, id);
+                        return;
+                    }
+                }
+            }
+            Owner::Host { .. } => self.pump_host(port),
+        }
+    }
+
+    fn dequeued(&mut self, port: u32, prio: usize, id: PacketId) {
+        let len = u64::from(self.pool.get(id).frame_len);
+        let p = &mut self.ports[port as usize];
+        p.qbytes[prio] -= len;
+        if let Owner::Switch { sw, .. } = p.owner {
+            let ingress = self.pool.get(id).ingress;
+            let s = &mut self.switches[sw as usize];
+            s.used -= len;
+            if ingress != NONE {
+                let ing = &mut s.ingress[ingress as usize][prio];
+                *ing = ing.saturating_sub(len);
+            }
+        }
+    }
+
+    /// Host port: strict priority over the lists of active QPs,
+    /// round-robin inside one priority.
+    fn pump_host(&mut self, port: u32) {
+        let now = self.now();
+        for prio in (0..PRIOS).rev() {
+            while let Some(q) = self.ports[port as usize].active[prio].pop_front() {
+                let slot = &mut self.qps[q as usize];
+                if slot.port != port || usize::from(slot.prio) != prio {
+                    // Moved to another slave; it was re-queued there.
+                    continue;
+                }
+                match slot.qp.next_tx(now) {
+                    Some(ib) => {
+                        self.ports[port as usize].active[prio].push_back(q);
+                        let id = self.make_packet(q, ib);
+                        self.transmit(port, id);
+                        self.after_qp_change(q);
+                        return;
+                    }
+                    None => {
+                        slot.active = false;
+                        if let Some(t) = slot.qp.tx_ready_at(now) {
+                            let t = t.max(Ps(now.0 + 1));
+                            if slot.wake_at.is_none_or(|w| w > t) {
+                                slot.wake_at = Some(t);
+                                self.sched.at(t, Event::QpWake { qp: q });
+                            }
+                        }
+                        self.after_timer_only(q);
+                    }
+                }
+            }
+        }
+    }
+
+    fn make_packet(&mut self, q: u32, ib: IbRepr) -> PacketId {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        let frame_len = Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib);
+        s.tx_bytes += u64::from(frame_len);
+        s.tx_packets += 1;
+        s.tx_payload += u64::from(ib.payload_len);
+        if s.first_data_port.is_none() && s.role == Role::Client && ib.payload_len > 0 {
+            s.first_data_port = Some(s.port);
+        }
+        let pkt = Packet {
+            eth: s.eth,
+            vlan: s.vlan,
+            l3: s.l3,
+            ib,
+            prio: s.prio,
+            frame_len,
+            src_qp: q,
+            ingress: NONE,
+            born: now,
+        };
+        self.pool.alloc(pkt)
+    }
+
+    /// Puts a frame on the wire of `port`.
+    fn transmit(&mut self, port: u32, id: PacketId) {
+        let now = self.now();
+        let frame_len = self.pool.get(id).frame_len;
+        let p = &mut self.ports[port as usize];
+        p.busy = true;
+        p.c.tx_bytes += u64::from(frame_len);
+        p.c.tx_packets += 1;
+        let tx_time = p.rate.tx_time(wire_bytes(u64::from(frame_len)));
+        let (link, peer, extra, carrier, tap) = (p.link, p.peer, p.extra_delay, p.carrier, p.tap);
+        if let Some(t) = tap {
+            let pkt = *self.pool.get(id);
+            self.taps[t as usize].record(now, &pkt);
+        }
+        self.sched.at(now + tx_time, Event::TxDone { port });
+        let l = &mut self.links[link as usize];
+        l.sent_bytes += u64::from(frame_len);
+        self.packet_hops += 1;
+        let lost = if !carrier || !l.up {
+            self.ports[port as usize].c.drops_link_down += 1;
+            true
+        } else if l.loss > 0.0 && crate::rng::unit_f64(&mut l.rng) < l.loss {
+            self.ports[port as usize].c.drops_loss += 1;
+            true
+        } else {
+            false
+        };
+        let l = &mut self.links[link as usize];
+        if lost {
+            l.lost_bytes += u64::from(frame_len);
+            self.ports[port as usize].c.drops += 1;
+            self.pool.free(id);
+        } else {
+            l.delivered_bytes += u64::from(frame_len);
+            let delay = l.delay;
+            self.sched.at(
+                now + tx_time + delay + extra,
+                Event::Arrive {
+                    port: peer,
+                    pkt: id,
+                },
+            );
+        }
+    }
+
+    // ----- receiving ---------------------------------------------------
+
+    fn arrive(&mut self, port: u32, id: PacketId) {
+        let now = self.now();
+        let p = &mut self.ports[port as usize];
+        let len = u64::from(self.pool.get(id).frame_len);
+        if !p.carrier {
+            // The link went down while the frame was in flight.
+            p.c.drops += 1;
+            p.c.drops_link_down += 1;
+            self.pool.free(id);
+            return;
+        }
+        p.c.rx_bytes += len;
+        p.c.rx_packets += 1;
+        if let Some(t) = p.tap {
+            let pkt = *self.pool.get(id);
+            self.taps[t as usize].record(now, &pkt);
+        }
+        match p.owner {
+            Owner::Host { host, nic } => self.host_receive(port, host, nic, id),
+            Owner::Switch { sw, local } => self.switch_receive(port, sw, local, id),
+        }
+    }
+
+    fn drop_not_ours(&mut self, port: u32, id: PacketId) {
+        let c = &mut self.ports[port as usize].c;
+        c.drops += 1;
+        c.drops_not_ours += 1;
+        self.pool.free(id);
+    }
+
+    fn host_receive(&mut self, port: u32, host: u32, nic: u32, id: PacketId) {
+        let now = self.now();
+        let h = &self.hosts[host as usize];
+        let iface = &h.ifaces[h.nics[nic as usize].iface as usize];
+        let pkt = *self.pool.get(id);
+        // The NIC's MAC filter, then the RoCE GID check: a RoCE NIC only
+        // accepts packets addressed to a GID it owns, whatever the kernel's
+        // weak-host IP stack would accept.
+        let owns_gid = iface.ip.is_some_and(|ip| ip.addr == pkt.dst_ip());
+        let v1_ok = matches!(pkt.l3, L3::V1 { .. }) == (h.roce == RoceMode::V1);
+        let qp = iface.qpns.get(&pkt.ib.bth.dest_qp).copied();
+        let (true, true, true, Some(q)) = (pkt.eth.dst == iface.mac, owns_gid, v1_ok, qp) else {
+            self.drop_not_ours(port, id);
+            return;
+        };
+        self.pool.free(id);
+        let s = &mut self.qps[q as usize];
+        s.rx_packets += 1;
+        s.qp.on_receive(&pkt.ib, pkt.ecn_ce(), now);
+        self.after_qp_change(q);
+    }
+
+    fn switch_receive(&mut self, port: u32, sw: u32, local: u32, id: PacketId) {
+        let s = &mut self.switches[sw as usize];
+        let in_group = s.group_of[local as usize];
+        let mut pkt = *self.pool.get(id);
+        // L2 learning.
+        s.fdb.entry(pkt.eth.src).or_insert(in_group);
+        // Classification by the switch's trust mode.
+        pkt.prio = match (s.trust, pkt.l3) {
+            (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
+            (Trust::Dscp, L3::V1 { .. }) => pkt.vlan.map_or(0, |v| v.pcp),
+            (Trust::Pcp, _) => pkt.vlan.map_or(0, |v| v.pcp),
+        };
+        let out = if pkt.eth.dst == s.mac {
+            // Routed hop.
+            let L3::V2 { dst, ttl, .. } = pkt.l3 else {
+                return self.switch_drop_route(port, id);
+            };
+            if ttl <= 1 {
+                return self.switch_drop_route(port, id);
+            }
+            let (mac, group) = if let Some(&(mac, g)) = s.neigh.get(&dst) {
+                (mac, g)
+            } else {
+                let best = s
+                    .routes
+                    .iter()
+                    .filter(|(net, _)| net.contains(dst))
+                    .max_by_key(|(net, _)| net.prefix);
+                let Some((_, hops)) = best else {
+                    return self.switch_drop_route(port, id);
+                };
+                let usable: Vec<&(u32, [u8; 6])> = hops
+                    .iter()
+                    .filter(|(g, _)| {
+                        s.groups[*g as usize]
+                            .members
+                            .iter()
+                            .any(|&m| self.ports[s.ports[m as usize] as usize].carrier)
+                    })
+                    .collect();
+                if usable.is_empty() {
+                    return self.switch_drop_route(port, id);
+                }
+                let i = s.hash.select(&pkt.five_tuple(), usable.len()).unwrap_or(0);
+                let (g, mac) = *usable[i];
+                (mac, g)
+            };
+            pkt.eth.src = s.mac;
+            pkt.eth.dst = mac;
+            if let L3::V2 { ttl, .. } = &mut pkt.l3 {
+                *ttl -= 1;
+            }
+            Some(group)
+        } else {
+            s.fdb.get(&pkt.eth.dst).copied()
+        };
+        *self.pool.get_mut(id) = pkt;
+        match out {
+            Some(g) if g != in_group => {
+                if let Some(member) = self.pick_member(sw, g, &pkt) {
+                    self.enqueue(sw, local, member, id);
+                } else {
+                    self.switch_drop_route(port, id);
+                }
+            }
+            Some(_) => {
+                // Destination behind the port it came from: filtered.
+                self.pool.free(id);
+            }
+            None => {
+                // Unknown unicast: flood to every other group.
+                let groups = self.switches[sw as usize].groups.len() as u32;
+                let mut first = true;
+                for g in 0..groups {
+                    if g == in_group {
+                        continue;
+                    }
+                    if let Some(member) = self.pick_member(sw, g, &pkt) {
+                        let copy = if first { id } else { self.pool.alloc(pkt) };
+                        first = false;
+                        self.enqueue(sw, local, member, copy);
+                    }
+                }
+                if first {
+                    self.pool.free(id);
+                }
+            }
+        }
+    }
+
+    fn switch_drop_route(&mut self, port: u32, id: PacketId) {
+        let c = &mut self.ports[port as usize].c;
+        c.drops += 1;
+        c.drops_no_route += 1;
+        self.pool.free(id);
+    }
+
+    /// A member of group `g` by the switch's 5-tuple hash over the members
+    /// whose link is up.
+    fn pick_member(&self, sw: u32, g: u32, pkt: &Packet) -> Option<u32> {
+        let s = &self.switches[sw as usize];
+        let members = &s.groups[g as usize].members;
+        if members.len() == 1 {
+            return Some(members[0]);
+        }
+        let mut up = [0u32; 64];
+        let mut n = 0;
+        for &m in members.iter() {
+            if self.ports[s.ports[m as usize] as usize].carrier && n < up.len() {
+                up[n] = m;
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return Some(members[0]);
+        }
+        let i = s.hash.select(&pkt.five_tuple(), n)?;
+        Some(up[i])
+    }
+
+    fn enqueue(&mut self, sw: u32, in_local: u32, out_local: u32, id: PacketId) {
+        let s = &mut self.switches[sw as usize];
+        let out = s.ports[out_local as usize];
+        let pkt = self.pool.get_mut(id);
+        let len = u64::from(pkt.frame_len);
+        let prio = usize::from(pkt.prio & 7);
+        let p = &mut self.ports[out as usize];
+        if s.used + len > s.buffer || !p.carrier {
+            p.c.drops += 1;
+            if p.carrier {
+                p.c.drops_buffer += 1;
+            } else {
+                p.c.drops_link_down += 1;
+            }
+            self.pool.free(id);
+            return;
+        }
+        pkt.ingress = in_local;
+        s.used += len;
+        s.peak_used = s.peak_used.max(s.used);
+        s.ingress[in_local as usize][prio] += len;
+        p.qbytes[prio] += len;
+        p.queues[prio].push_back(id);
+        if !p.busy {
+            self.pump(out);
+        }
+    }
+
+    // ----- queue pairs -------------------------------------------------
+
+    /// Puts a QP on its port's active list and starts the port if idle.
+    fn activate(&mut self, q: u32) {
+        let s = &mut self.qps[q as usize];
+        if !s.active {
+            s.active = true;
+            let port = s.port;
+            let prio = usize::from(s.prio);
+            self.ports[port as usize].active[prio].push_back(q);
+        }
+        let port = self.qps[q as usize].port;
+        if !self.ports[port as usize].busy {
+            self.pump(port);
+        }
+    }
+
+    /// After anything happened to a QP: let the workload react, wake the
+    /// QP if it has something to send, and (re)arm its timer.
+    fn after_qp_change(&mut self, q: u32) {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        let wl = &mut self.wls[s.wl as usize];
+        match s.role {
+            Role::Client => {
+                let next = wl.w.drive_requester(s.idx as usize, &mut s.qp, now);
+                let i = s.idx as usize;
+                if let Some(t) = next {
+                    if wl.wake_at[i].is_none_or(|w| w > t || w <= now) {
+                        wl.wake_at[i] = Some(t);
+                        self.sched.at(t.max(now), Event::Workload { wl: s.wl });
+                    }
+                }
+            }
+            Role::Server => wl.w.drive_responder(s.idx as usize, &mut s.qp, now),
+        }
+        if !s.active {
+            if let Some(t) = s.qp.tx_ready_at(now) {
+                if t <= now {
+                    self.activate(q);
+                } else if s.wake_at.is_none_or(|w| w > t) {
+                    s.wake_at = Some(t);
+                    self.sched.at(t, Event::QpWake { qp: q });
+                }
+            }
+        }
+        self.after_timer_only(q);
+    }
+
+    fn after_timer_only(&mut self, q: u32) {
+        let s = &mut self.qps[q as usize];
+        if let Some(t) = s.qp.next_timer() {
+            if s.timer_at.is_none_or(|cur| cur > t) {
+                s.timer_at = Some(t);
+                let now = self.sched.now();
+                self.sched.at(t.max(now), Event::QpTimer { qp: q });
+            }
+        }
+    }
+
+    fn drive_workload_timers(&mut self, wl: u32) {
+        let now = self.now();
+        let due: Vec<u32> = {
+            let w = &mut self.wls[wl as usize];
+            let mut v = Vec::new();
+            for (i, slot) in w.wake_at.iter_mut().enumerate() {
+                if slot.is_some_and(|t| t <= now) {
+                    *slot = None;
+                    v.push(w.clients[i]);
+                }
+            }
+            v
+        };
+        for q in due {
+            self.after_qp_change(q);
+        }
+    }
+
+    // ----- links and bonds ---------------------------------------------
+
+    fn link_change(&mut self, link: u32, up: bool) {
+        let now = self.now();
+        let l = &mut self.links[link as usize];
+        if l.up == up {
+            return;
+        }
+        l.up = up;
+        for port in [l.a, l.b] {
+            self.ports[port as usize].carrier = up;
+            if !up {
+                // A dead port loses what it had queued.
+                for prio in 0..PRIOS {
+                    while let Some(id) = self.ports[port as usize].queues[prio].pop_front() {
+                        self.dequeued(port, prio, id);
+                        let c = &mut self.ports[port as usize].c;
+                        c.drops += 1;
+                        c.drops_link_down += 1;
+                        self.pool.free(id);
+                    }
+                }
+            }
+            if let Owner::Host { host, nic } = self.ports[port as usize].owner {
+                let n = &self.hosts[host as usize].nics[nic as usize];
+                if let (Some(slave), IfaceKind::Bond(b)) = (
+                    n.slave,
+                    self.hosts[host as usize].ifaces[n.iface as usize].kind,
+                ) {
+                    let bond = &mut self.bonds[b as usize].2;
+                    if let Some(t) = bond.carrier_changed(slave as usize, up, now) {
+                        if !bond.poll_pending {
+                            bond.poll_pending = true;
+                            self.sched.at(t, Event::Miimon { bond: b });
+                        }
+                    }
+                }
+            }
+            if up {
+                self.pump(port);
+            }
+        }
+    }
+
+    fn miimon(&mut self, b: u32) {
+        let now = self.now();
+        let bond = &mut self.bonds[b as usize].2;
+        bond.poll_pending = false;
+        let (changed, again) = bond.poll(now);
+        if let Some(t) = again {
+            bond.poll_pending = true;
+            self.sched.at(t, Event::Miimon { bond: b });
+        }
+        if changed {
+            self.remap_bond(b);
+        }
+    }
+
+    /// Moves every QP of a bond to the slave the bond now picks for it.
+    fn remap_bond(&mut self, b: u32) {
+        let (host, iface, ref bond) = self.bonds[b as usize];
+        let mut moved = Vec::new();
+        for (_, &q) in self.hosts[host as usize].ifaces[iface as usize].qpns.iter() {
+            let s = &self.qps[q as usize];
+            let slave = bond.slave_for(s.lag_hash, s.affinity);
+            let port = bond.slaves[slave].port;
+            if port != s.port {
+                moved.push((q, port));
+            }
+        }
+        moved.sort_unstable();
+        for (q, port) in moved {
+            let s = &mut self.qps[q as usize];
+            s.port = port;
+            s.active = false;
+            self.activate(q);
+        }
+    }
+
+    /// The slave index a bond QP uses now (for the summary).
+    pub(crate) fn slave_of_port(&self, port: u32) -> Option<u32> {
+        match self.ports[port as usize].owner {
+            Owner::Host { host, nic } => self.hosts[host as usize].nics[nic as usize].slave,
+            Owner::Switch { .. } => None,
+        }
+    }
+
+    // ----- sampling ----------------------------------------------------
+
+    fn take_sample(&mut self, t: Ps) {
+        if self.port_samples.last().is_some_and(|s| s.t >= t) {
+            return;
+        }
+        for (i, p) in self.ports.iter().enumerate() {
+            self.port_samples.push(PortSample {
+                t,
+                port: i as u32,
+                tx_bytes: p.c.tx_bytes,
+                rx_bytes: p.c.rx_bytes,
+                queued: p.qbytes.iter().sum(),
+                drops: p.c.drops,
+            });
+        }
+        for (i, s) in self.qps.iter().enumerate() {
+            let st = self.wls[s.wl as usize].w.stats(s.idx as usize);
+            self.qp_samples.push(QpSample {
+                t,
+                qp: i as u32,
+                tx_payload: s.tx_payload,
+                completed_bytes: if s.role == Role::Client {
+                    st.bytes_completed
+                } else {
+                    0
+                },
+                retransmitted: s.qp.counters().retransmitted_packets,
+            });
+        }
+        // Keep at most ~1000 samples: past that, halve the resolution.
+        let per = self.ports.len().max(1);
+        if self.port_samples.len() / per > 1000 {
+            self.sample_every = Ps(self.sample_every.0 * 2);
+            let keep = |t: Ps, every: Ps| t.0 % every.0 == 0;
+            let every = self.sample_every;
+            self.port_samples.retain(|s| keep(s.t, every));
+            self.qp_samples.retain(|s| keep(s.t, every));
+        }
+    }
+
+    // ----- teardown ----------------------------------------------------
+
+    /// Flushes every tap; the first error is returned.
+    pub(crate) fn finish_taps(&mut self) -> Result<(), String> {
+        for t in &mut self.taps {
+            t.finish()
+                .map_err(|e| format!("tap {}: {e}", t.file_name))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the conservation invariants that must hold at the end of any
+    /// run: every frame put on a link was delivered or lost, and every
+    /// packet allocated was freed or is still queued somewhere.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for l in &self.links {
+            if l.sent_bytes != l.delivered_bytes + l.lost_bytes {
+                return Err(format!(
+                    "link {}: sent {} != delivered {} + lost {}",
+                    l.name, l.sent_bytes, l.delivered_bytes, l.lost_bytes
+                ));
+            }
+        }
+        let queued: usize = self
+            .ports
+            .iter()
+            .map(|p| p.queues.iter().map(VecDeque::len).sum::<usize>())
+            .sum();
+        if self.sched.peek_time().is_none() && self.pool.live() != queued {
+            return Err(format!(
+                "{} packets allocated but {} queued with no events pending",
+                self.pool.live(),
+                queued
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn qp_state_name(&self, q: u32) -> &'static str {
+        let s = &self.qps[q as usize];
+        match s.qp.state() {
+            QpState::Error(st) => st.summary_name(),
+            QpState::Rts => {
+                let w = &self.wls[s.wl as usize].w;
+                if s.role == Role::Client && w.qp_done(s.idx as usize) {
+                    let st = w.stats(s.idx as usize);
+                    st.first_error.map_or("success", |e| e.summary_name())
+                } else if s.role == Role::Server {
+                    let client = self.wls[s.wl as usize].clients[s.idx as usize];
+                    if self.qps[client as usize].qp.state() != QpState::Rts
+                        || w.qp_done(s.idx as usize)
+                    {
+                        "success"
+                    } else {
+                        "running"
+                    }
+                } else {
+                    "running"
+                }
+            }
+        }
+    }
+
+    pub fn write_outputs(
+        &mut self,
+        dir: &Path,
+        wall_s: f64,
+    ) -> Result<crate::output::Summary, String> {
+        self.finish_taps()?;
+        crate::output::write_all(self, dir, wall_s)
+    }
+}
+
+impl World {
+    /// Number of queue pairs (both ends of every connection).
+    pub fn qp_count(&self) -> usize {
+        self.qps.len()
+    }
+}

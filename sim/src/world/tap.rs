@@ -1,0 +1,73 @@
+//! Capture taps: a port's frames, both directions, as tcpdump on that
+//! interface would record them (tx when the frame starts on the wire, rx
+//! when its last bit arrived). Bytes are made here and only here, by the
+//! codec's `FrameRepr::emit`, with valid lengths, checksums and ICRCs.
+
+use std::path::PathBuf;
+
+use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
+
+use crate::packet::Packet;
+use crate::time::Ps;
+
+/// All-zero payload bytes: the simulator does not model data contents.
+static ZEROS: [u8; 4096] = [0; 4096];
+
+pub(crate) struct Tap {
+    pub(crate) port: u32,
+    pub(crate) file_name: String,
+    writer: Option<CaptureWriter>,
+    buf: Vec<u8>,
+    pub(crate) frames: u64,
+    error: Option<String>,
+}
+
+impl Tap {
+    pub(crate) fn create(
+        port: u32,
+        dir: &std::path::Path,
+        file_name: String,
+        format: CaptureFormat,
+        snaplen: u32,
+        if_name: &str,
+    ) -> Result<Tap, String> {
+        let path: PathBuf = dir.join(&file_name);
+        let writer =
+            CaptureWriter::create(&path, format, snaplen, if_name).map_err(|e| e.to_string())?;
+        Ok(Tap {
+            port,
+            file_name,
+            writer: Some(writer),
+            buf: vec![0; 16384],
+            frames: 0,
+            error: None,
+        })
+    }
+
+    pub(crate) fn record(&mut self, at: Ps, pkt: &Packet) {
+        if self.error.is_some() {
+            return;
+        }
+        let repr = pkt.frame_repr();
+        let payload = &ZEROS[..pkt.ib.payload_len as usize];
+        let n = repr.emit(&mut self.buf, payload);
+        debug_assert_eq!(n as u32, pkt.frame_len);
+        if let Some(w) = &mut self.writer {
+            if let Err(e) = w.write(at.as_ns(), &self.buf[..n]) {
+                self.error = Some(e.to_string());
+            }
+        }
+        self.frames += 1;
+    }
+
+    /// Flushes the file; reports the first write error.
+    pub(crate) fn finish(&mut self) -> Result<(), String> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        match self.writer.take() {
+            Some(w) => w.finish().map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+}
