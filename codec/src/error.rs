@@ -162,8 +162,11 @@ impl Warnings {
     /// A MAC control body has non-zero bytes after the fields its opcode
     /// defines (reserved padding, or the body of an opcode not decoded).
     pub const MAC_CONTROL_PAD_NONZERO: Warnings = Warnings(1 << 8);
+    /// A UDP datagram (not RoCE) whose length field disagrees with the
+    /// length the IP header gives it.
+    pub const UDP_LENGTH_MISMATCH: Warnings = Warnings(1 << 9);
 
-    const ALL: [(Warnings, &'static str); 9] = [
+    const ALL: [(Warnings, &'static str); 10] = [
         (Self::UNKNOWN_OPCODE, "reserved or unknown BTH opcode"),
         (Self::TVER_NONZERO, "BTH TVer is not 0"),
         (Self::PAD_EXCEEDS_PAYLOAD, "BTH PadCnt exceeds the payload"),
@@ -181,6 +184,10 @@ impl Warnings {
         (
             Self::MAC_CONTROL_PAD_NONZERO,
             "MAC control bytes after the parameters are not zero",
+        ),
+        (
+            Self::UDP_LENGTH_MISMATCH,
+            "UDP length disagrees with the IP payload length",
         ),
     ];
 

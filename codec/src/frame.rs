@@ -808,7 +808,9 @@ impl<'a> Frame<'a> {
                 payload,
                 declared_len,
             } => {
-                if payload.len() != declared_len {
+                if payload.len() != declared_len
+                    || self.warnings.contains(Warnings::UDP_LENGTH_MISMATCH)
+                {
                     return None;
                 }
                 (NetRepr::Ip { ip, udp }, payload)
@@ -1020,6 +1022,11 @@ fn parse_udp<'a>(
     };
     let udp_len = usize::from(h.length());
     if !opts.roce_v2_ports.contains(udp.dst_port) {
+        // Emit derives the UDP length from the IP length; a datagram whose
+        // own length says otherwise is kept opaque but cannot re-emit.
+        if udp_len != ip_payload {
+            f.warnings.insert(Warnings::UDP_LENGTH_MISMATCH);
+        }
         let declared = ip_payload - UDP_LEN;
         let (payload, _) = split_declared(bytes, off + UDP_LEN, declared);
         f.net = Net::Ip {

@@ -58,3 +58,40 @@ fn pad_bytes_on_an_opcode_without_payload_warn() {
     assert_eq!(f.ib().unwrap().icrc_valid, Some(true));
     assert_eq!(f.ib().unwrap().payload_len, Some(0));
 }
+
+/// Found by the cargo-fuzz target: a non-RoCE UDP datagram whose UDP length
+/// disagrees with its IP length converted to a repr that re-emitted the
+/// length derived from IP.
+#[test]
+fn udp_length_that_disagrees_with_ip_is_flagged_and_not_re_emitted() {
+    use core::net::Ipv4Addr;
+    let repr = FrameRepr {
+        eth: EthRepr {
+            dst: [2; 6],
+            src: [4; 6],
+        },
+        vlans: Vlans::none(),
+        net: NetRepr::Ip {
+            ip: IpRepr::V4(Ipv4Repr::udp(
+                Ipv4Addr::new(10, 0, 0, 1),
+                Ipv4Addr::new(10, 0, 0, 2),
+                0,
+                0,
+            )),
+            udp: Some(UdpRepr {
+                src_port: 5353,
+                dst_port: 5353,
+                checksum: 0,
+            }),
+        },
+    };
+    let mut bytes = repr.to_vec(&[7; 12]);
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.is_empty());
+    assert_eq!(f.to_repr().unwrap().0, repr);
+    bytes[38..40].copy_from_slice(&0xFC28u16.to_be_bytes());
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.contains(Warnings::UDP_LENGTH_MISMATCH));
+    assert_eq!(f.kind(), FrameKind::Other);
+    assert!(f.to_repr().is_none());
+}
