@@ -557,8 +557,11 @@ impl World {
         let s = &mut self.switches[sw as usize];
         let in_group = s.group_of[local as usize];
         let mut pkt = *self.pool.get(id);
-        // L2 learning.
-        s.fdb.entry(pkt.eth.src).or_insert(in_group);
+        // L2 learning; a MAC seen on a new port moves there (station move,
+        // as after a bond failover).
+        if s.fdb.get(&pkt.eth.src) != Some(&in_group) {
+            s.fdb.insert(pkt.eth.src, in_group);
+        }
         // Classification by the switch's trust mode.
         pkt.prio = match (s.trust, pkt.l3) {
             (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
@@ -800,6 +803,19 @@ impl World {
                         c.drops_link_down += 1;
                         self.pool.free(id);
                     }
+                }
+            }
+            if let (false, Owner::Switch { sw, local }) = (up, self.ports[port as usize].owner) {
+                // Forget what was learned behind a group with no live member.
+                let s = &mut self.switches[sw as usize];
+                let g = s.group_of[local as usize];
+                let ports = &self.ports;
+                if s.groups[g as usize]
+                    .members
+                    .iter()
+                    .all(|&m| !ports[s.ports[m as usize] as usize].carrier)
+                {
+                    s.fdb.retain(|_, v| *v != g);
                 }
             }
             if let Owner::Host { host, nic } = self.ports[port as usize].owner {
