@@ -39,7 +39,7 @@ fn label(q: &QpReport) -> String {
 }
 
 fn us(ns: u64) -> String {
-    if ns >= 10_000_000 {
+    if ns >= 1_000_000 {
         format!("{:.1} ms", ns as f64 / 1e6)
     } else {
         format!("{:.1} µs", ns as f64 / 1e3)

@@ -221,7 +221,12 @@ struct Seq {
     /// Increments on every retransmitted request: an identical ACK after a
     /// resend is a re-ACK, not a mirror copy.
     retx_epoch: u64,
+    /// PSN ranges skipped by out-of-sequence arrivals: (first, count). A
+    /// resend that fills one is the first time the capture sees that data.
+    missing: VecDeque<(Psn, u32)>,
 }
+
+const MAX_MISSING_RANGES: usize = 64;
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FlowSeries {
@@ -409,6 +414,26 @@ impl Flow {
         }
     }
 
+    /// Heap bytes held by this flow's state (queues, histograms, lists):
+    /// what must not grow with the number of packets.
+    pub fn state_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let q = |q: &Quantiles| q.keys() * 48;
+        self.outstanding.capacity() * size_of::<Sent>()
+            + self.unacked_messages.capacity() * size_of::<(Psn, u64)>()
+            + self.reads.capacity() * size_of::<PendingRead>()
+            + self.seq.missing.capacity() * size_of::<(Psn, u32)>()
+            + self.episodes.capacity() * size_of::<Episode>()
+            + self.request_moves.capacity() * size_of::<SlaveMove>()
+            + self.files.capacity() * size_of::<FileUse>()
+            + (self.opcodes.len() + self.naks.len() + self.rnr_timers_us.len()) * 48
+            + (self.same_psn_timeouts.1.capacity() + self.worst_same_psn_timeouts.1.capacity()) * 24
+            + q(&self.ack_rtt)
+            + q(&self.cnp_delay)
+            + q(&self.message_size)
+            + q(&self.message_latency)
+    }
+
     pub fn messages_total(&self) -> u64 {
         self.messages.values().sum()
     }
@@ -483,6 +508,11 @@ impl Flow {
 
     /// Checks the duplicate ring; records the frame if it is new.
     fn is_mirror_duplicate(&mut self, ev: &RoceEvent, window_ns: u64, epoch: u64) -> bool {
+        // A frame damaged on the way still carries the ICRC of the good
+        // bytes; its resend must not look like a copy of it.
+        if ev.icrc_valid == Some(false) {
+            return false;
+        }
         let fp = Fingerprint {
             psn: ev.psn,
             opcode: ev.opcode.0,
@@ -583,6 +613,7 @@ impl Flow {
         };
         let ud = self.transport == Transport::Ud;
         let original = ud || self.classify(ev, nmin, nmax);
+        let mut first_sighting = false;
         if !ud {
             let since = ev.ts_ns.saturating_sub(self.seq.last_request_ts);
             if original {
@@ -598,6 +629,13 @@ impl Flow {
                 });
             } else {
                 self.retransmission(ev, since);
+                first_sighting = self.fill_missing(ev.psn);
+                if first_sighting {
+                    self.goodput_bytes += u64::from(ev.payload_len);
+                    if let Some(s) = &mut self.series {
+                        s.goodput.add(ev.ts_ns, f64::from(ev.payload_len));
+                    }
+                }
             }
             let uw = self.unwrap(ev.psn);
             if let Some(s) = &mut self.series {
@@ -615,7 +653,7 @@ impl Flow {
             }
         }
         self.last_request_frame = FrameRef::of(ev);
-        self.assemble(ev, op, !ud);
+        self.assemble(ev, op, !ud, first_sighting);
     }
 
     /// Decides original vs retransmission and moves the expected PSN.
@@ -647,12 +685,40 @@ impl Flow {
         if gap > 0 {
             self.out_of_sequence += 1;
             self.missing_psns += gap as u64;
+            if s.missing.len() >= MAX_MISSING_RANGES {
+                s.missing.pop_front();
+            }
+            s.missing.push_back((p.sub(gap as u32), gap as u32));
         }
         let uw = s.uw_ref.1 + i64::from(p.distance(s.uw_ref.0));
         s.uw_ref = (p, uw);
         s.uw_max = s.uw_max.max(uw + i64::from(nmin) - 1);
         s.next = p.add(nmin);
         s.read_fuzz = (nmin != nmax).then_some((p, nmin, nmax));
+        true
+    }
+
+    /// Removes `psn` from the missing ranges; true if it was missing.
+    fn fill_missing(&mut self, psn: Psn) -> bool {
+        let m = &mut self.seq.missing;
+        let Some(i) = m.iter().position(|&(start, n)| {
+            let d = psn.distance(start);
+            d >= 0 && (d as u32) < n
+        }) else {
+            return false;
+        };
+        let (start, n) = m[i];
+        let d = psn.distance(start) as u32;
+        if n == 1 {
+            m.remove(i);
+        } else if d == 0 {
+            m[i] = (start.next(), n - 1);
+        } else if d == n - 1 {
+            m[i] = (start, n - 1);
+        } else {
+            m[i] = (start, d);
+            m.insert(i + 1, (psn.next(), n - d - 1));
+        }
         true
     }
 
@@ -800,7 +866,10 @@ impl Flow {
     /// the RETH (WRITE) or from the PSN count and the FIRST packet's
     /// payload (SEND), so they are right even when packets were lost
     /// before the capture point.
-    fn assemble(&mut self, ev: &RoceEvent, op: Operation, reliable: bool) {
+    ///
+    /// `first_sighting`: a resend that fills a PSN gap (the original was lost
+    /// before the capture point); a single-packet message there is new.
+    fn assemble(&mut self, ev: &RoceEvent, op: Operation, reliable: bool, first_sighting: bool) {
         use Operation::*;
         let p = ev.psn;
         let kind = match op {
@@ -835,11 +904,20 @@ impl Flow {
             }
             return;
         }
+        let starts = op.starts_message();
+        let ends = op.ends_message();
+        if first_sighting && starts && ends && !self.is_new_message(p) {
+            let size = if kind == MsgKind::Atomic && op != AtomicWrite {
+                8
+            } else {
+                u64::from(ev.payload_len)
+            };
+            self.record_message(kind, size, ev.ts_ns, p, reliable);
+            return;
+        }
         if !self.is_new_message(p) {
             return;
         }
-        let starts = op.starts_message();
-        let ends = op.ends_message();
         match (starts, ends) {
             (true, true) => {
                 let size = if kind == MsgKind::Atomic && op != AtomicWrite {

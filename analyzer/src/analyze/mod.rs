@@ -36,6 +36,7 @@ mod quantiles;
 pub mod report;
 pub mod series;
 mod source;
+pub mod synth;
 mod table;
 
 use std::path::Path;
@@ -135,6 +136,9 @@ pub struct Analysis {
     pub series: Option<SeriesSet>,
     /// Warnings the user must see (files cut mid-record).
     pub warnings: Vec<String>,
+    /// Heap bytes the flow table held at the end (flow state without time
+    /// series): grows with flows, not with packets.
+    pub flow_state_bytes: usize,
 }
 
 impl Analysis {
@@ -263,6 +267,8 @@ pub fn analyze_files<P: AsRef<Path>>(
             })
         })
         .collect();
+    let flow_state_bytes = table.flows.iter().map(|f| f.state_bytes()).sum::<usize>()
+        + table.flows.capacity() * std::mem::size_of::<flow::Flow>();
     let series = opts
         .series
         .then(|| collect_series(&mut table, stats, &names, &report));
@@ -270,6 +276,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         report,
         series,
         warnings,
+        flow_state_bytes,
     })
 }
 

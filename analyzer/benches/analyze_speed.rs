@@ -1,0 +1,161 @@
+//! `roce-pcap analyze` beside `tshark -T fields`, on one generated capture,
+//! in one run; and the peak memory of analyzing a large capture.
+//!
+//! ```sh
+//! cargo bench -p roce-pcap --bench analyze_speed                 # 300,000 frames, 8 QPs, MTU 4096
+//! ROCE_BENCH_FRAMES=50000 cargo bench -p roce-pcap --bench analyze_speed
+//! ROCE_BENCH_MEMORY_GB=2 cargo bench -p roce-pcap --bench analyze_speed   # peak RSS on a 2 GB capture
+//! ```
+//!
+//! The capture comes from `roce_pcap::analyze::synth::bench_capture`: 8 RC
+//! QPs writing 64 KiB messages in full-size packets, an ACK per message, a
+//! CE mark and a CNP every 50 messages and a NAK-triggered go-back-N every
+//! 200. It is written to a temporary directory and removed afterwards.
+//!
+//! Measured `ROCE_BENCH_REPS` times each (default 5), medians reported:
+//! * `analyze`: `analyze_files` on the file (read, decode, ICRC check of
+//!   every frame, flow table, report), as `roce-pcap analyze` runs it.
+//! * `tshark`: `tshark -r FILE -T fields -e frame.number -e
+//!   infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn
+//!   -e infiniband.bth.a > /dev/null`.
+//!
+//! The memory mode generates a capture of `ROCE_BENCH_MEMORY_GB` GB,
+//! analyzes it in this process and prints the peak resident set size
+//! (VmHWM from /proc/self/status) before and after.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use roce_pcap::analyze::synth::{BenchCapture, bench_capture};
+use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn vm_hwm_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn analyze_once(path: &Path) -> (f64, usize) {
+    let t = Instant::now();
+    let a = analyze_files(&[path], &AnalyzeOptions::default()).expect("analyze");
+    (t.elapsed().as_secs_f64(), a.report.qps.len())
+}
+
+fn tshark_once(path: &Path) -> Option<f64> {
+    let t = Instant::now();
+    let status = Command::new("tshark")
+        .args(["-r"])
+        .arg(path)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "infiniband.bth.opcode",
+            "-e",
+            "infiniband.bth.destqp",
+            "-e",
+            "infiniband.bth.psn",
+            "-e",
+            "infiniband.bth.a",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then(|| t.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let dir = std::env::temp_dir().join(format!("roce-pcap-analyze-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mem_gb = env_u64("ROCE_BENCH_MEMORY_GB", 0);
+    if mem_gb > 0 {
+        let path = dir.join("large.pcap");
+        // A 64 KiB message is 16 frames of 4174 bytes plus ACK/CNP/NAK traffic.
+        let frames = mem_gb * 1_000_000_000 / 4174;
+        let p = BenchCapture {
+            frames,
+            qps: 64,
+            ..BenchCapture::default()
+        };
+        let written = bench_capture(&path, p).unwrap();
+        let size = std::fs::metadata(&path).unwrap().len();
+        let before = vm_hwm_kb();
+        let (secs, qps) = analyze_once(&path);
+        let after = vm_hwm_kb();
+        println!(
+            "memory: {written} frames, {:.2} GB, {qps} QPs analyzed in {secs:.1} s; peak RSS {:.1} MB before analysis, {:.1} MB after",
+            size as f64 / 1e9,
+            before as f64 / 1024.0,
+            after as f64 / 1024.0
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    let frames = env_u64("ROCE_BENCH_FRAMES", 300_000);
+    let reps = env_u64("ROCE_BENCH_REPS", 5) as usize;
+    let path = dir.join("bench.pcap");
+    let written = bench_capture(
+        &path,
+        BenchCapture {
+            frames,
+            ..BenchCapture::default()
+        },
+    )
+    .unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    // Warm the page cache for both tools alike.
+    let _ = analyze_once(&path);
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for _ in 0..reps {
+        let (s, qps) = analyze_once(&path);
+        assert_eq!(qps, 8);
+        ours.push(s);
+        if let Some(t) = tshark_once(&path) {
+            theirs.push(t);
+        }
+    }
+    let a = median(ours);
+    let mb = size as f64 / 1e6;
+    println!("capture: {written} frames, {mb:.1} MB; {reps} runs each, medians");
+    println!(
+        "analyze: {a:.3} s = {:.0} MB/s, {:.0} frames/s",
+        mb / a,
+        written as f64 / a
+    );
+    if theirs.is_empty() {
+        println!("tshark: not run (not installed or failed)");
+    } else {
+        let t = median(theirs);
+        println!(
+            "tshark -T fields: {t:.3} s = {:.0} MB/s, {:.0} frames/s",
+            mb / t,
+            written as f64 / t
+        );
+        println!("ratio: analyze is {:.1}x faster than tshark", t / a);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
