@@ -847,3 +847,35 @@ fn rate_limiter_spaces_data_packets() {
     assert_eq!(qp.tx_ready_at(Ps(3_355_300)), Some(Ps(3_355_300)));
     assert_eq!(qp.next_tx(Ps(3_355_300)).unwrap().bth.opcode, Opcode(0x11));
 }
+
+#[test]
+fn a_new_gap_after_recovery_is_a_new_episode_with_its_own_nak() {
+    // Two losses far apart: the responder clears `nak_sent` when the
+    // missing packet arrives, so the second gap gets its own NAK and no
+    // ACK timeout is needed.
+    let mut lb = pair(cfg(), 0, 0);
+    lb.record_trace();
+    lb.set_loss(Dir::AtoB, Loss::Indices(BTreeSet::from([2, 25])));
+    lb.a_mut()
+        .post_send(WorkRequest::new(1, Verb::Write, 40 * 4096))
+        .unwrap();
+    assert!(lb.run_until(Ps::from_ms(1), 100_000));
+    let lost: Vec<u32> = lb
+        .trace()
+        .iter()
+        .filter(|e| e.dropped)
+        .map(|e| e.pkt.bth.psn.value())
+        .collect();
+    let naks: Vec<u32> = lb
+        .trace()
+        .iter()
+        .filter(|e| e.dir == Dir::BtoA)
+        .filter(|e| e.pkt.ext.aeth.unwrap().syndrome == Syndrome::NAK_PSN_SEQUENCE_ERROR)
+        .map(|e| e.pkt.bth.psn.value())
+        .collect();
+    assert_eq!(lost.len(), 2);
+    assert_eq!(naks, lost);
+    let a = lb.a().counters();
+    assert_eq!((a.timeouts, a.rewinds.psn_sequence_error), (0, 2));
+    assert_eq!(completions(lb.a_mut())[0].status, WcStatus::Success);
+}

@@ -140,9 +140,11 @@ pub struct RcQp {
     rnr_left: u8,
     ack_deadline: Option<Ps>,
     rnr_deadline: Option<Ps>,
-    /// A gap in READ responses was seen and re-requested; further
-    /// out-of-order responses are ignored until the missing one comes.
-    read_gap_episode: bool,
+    /// A retry round started by a NAK, a READ response gap or an ACK past
+    /// a READ is under way: until something makes progress, further such
+    /// triggers (responses to packets sent before the rewind) start no
+    /// new round; only the ACK timer does (rxe `comp.started_retry`).
+    retry_started: bool,
     cq: VecDeque<Completion>,
     /// When the QP entered Error (time of later flush completions).
     error_at: Ps,
@@ -206,7 +208,7 @@ impl RcQp {
             rnr_left: cfg.rnr_retry,
             ack_deadline: None,
             rnr_deadline: None,
-            read_gap_episode: false,
+            retry_started: false,
             cq: VecDeque::new(),
             error_at: Ps::ZERO,
             rate: None,
@@ -594,6 +596,10 @@ impl RcQp {
     /// One retry round (timeout, sequence NAK, READ gap), or
     /// RETRY_EXC_ERR when `retry_cnt` rounds were already spent.
     fn retry(&mut self, cause: RetryCause, now: Ps) {
+        if self.retry_started && cause != RetryCause::Timeout {
+            self.counters.stale_responses_rx += 1;
+            return;
+        }
         if self.retry_left == 0 {
             self.fail(WcStatus::RetryExcErr, now);
             return;
@@ -606,7 +612,7 @@ impl RcQp {
             RetryCause::ReadGap => r.read_response_gap += 1,
             RetryCause::AckPastRead => r.ack_past_read += 1,
         }
-        self.read_gap_episode = cause == RetryCause::ReadGap;
+        self.retry_started = true;
         self.rewind();
     }
 
@@ -663,6 +669,7 @@ impl RcQp {
     }
 
     fn on_progress(&mut self, now: Ps) {
+        self.retry_started = false;
         self.retry_left = self.cfg.retry_cnt;
         self.rnr_left = self.cfg.rnr_retry;
         if self.una.is_after(self.tx_psn) || self.sq.is_empty() {
@@ -760,14 +767,13 @@ impl RcQp {
         // this READ: the responder did execute it.
         let front_is_read = self.sq.front().is_some_and(|w| w.verb == Verb::Read);
         if psn == self.una && front_is_read {
-            self.read_gap_episode = false;
             self.una = psn.next();
             let front = self.sq[0];
             if self.una == front.end_psn() {
                 self.complete_front(now);
             }
             self.on_progress(now);
-        } else if psn.is_after(self.una) && !self.read_gap_episode {
+        } else if psn.is_after(self.una) {
             self.retry(RetryCause::ReadGap, now);
         } else {
             self.counters.stale_responses_rx += 1;
