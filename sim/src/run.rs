@@ -19,7 +19,7 @@ use crate::world::{BuildOptions, Progress, World};
 #[derive(Debug, Error)]
 pub enum RunError {
     /// The scenario (or a `--set`) is wrong: exit status 2.
-    #[error("{0}")]
+    #[error(transparent)]
     Scenario(#[from] Diagnostic),
     /// A flag is wrong: exit status 2.
     #[error("{0}")]

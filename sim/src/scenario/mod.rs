@@ -565,49 +565,57 @@ pub fn span_of(tree: &Spanned<DeTable<'static>>, path: &KeyPath) -> Option<Range
     best
 }
 
-/// The deepest key path whose value span contains `span`.
+/// The key path whose key or value span is the smallest one containing
+/// `span` (the innermost key at the error).
 fn path_at(tree: &Spanned<DeTable<'static>>, span: Range<usize>) -> Option<KeyPath> {
-    fn walk_table(t: &DeTable<'static>, span: &Range<usize>, path: KeyPath) -> Option<KeyPath> {
-        for (k, v) in t.iter() {
-            let p = path.key(k.get_ref());
-            if k.span() == *span || k.span().contains(&span.start) {
-                return Some(p);
-            }
-            if v.span().start <= span.start && span.end <= v.span().end.max(span.start + 1) {
-                return Some(walk_value(v.get_ref(), span, p.clone()).unwrap_or(p));
-            }
-        }
-        // Tables of arrays-of-tables have spans that do not nest the body,
-        // so search them even when the span test failed.
-        for (k, v) in t.iter() {
-            if let DeValue::Array(_) | DeValue::Table(_) = v.get_ref() {
-                if let Some(p) = walk_value(v.get_ref(), span, path.key(k.get_ref())) {
-                    return Some(p);
+    fn visit(
+        v: &DeValue<'static>,
+        path: &KeyPath,
+        span: &Range<usize>,
+        best: &mut Option<(usize, KeyPath)>,
+    ) {
+        match v {
+            DeValue::Table(t) => {
+                for (k, val) in t.iter() {
+                    let p = path.key(k.get_ref());
+                    for s in [k.span(), val.span()] {
+                        if s.start <= span.start && span.start < s.end.max(s.start + 1) {
+                            let len = s.end - s.start;
+                            if best.as_ref().is_none_or(|(l, _)| len < *l) {
+                                *best = Some((len, p.clone()));
+                            }
+                        }
+                    }
+                    visit(val.get_ref(), &p, span, best);
                 }
             }
-        }
-        None
-    }
-    fn walk_value(v: &DeValue<'static>, span: &Range<usize>, path: KeyPath) -> Option<KeyPath> {
-        match v {
-            DeValue::Table(t) => walk_table(t, span, path),
             DeValue::Array(a) => {
                 for (i, e) in a.iter().enumerate() {
                     let p = path.index(i);
-                    if e.span().start <= span.start && span.start < e.span().end.max(span.start + 1)
+                    let s = e.span();
+                    if !e.get_ref().is_table()
+                        && s.start <= span.start
+                        && span.start < s.end.max(s.start + 1)
                     {
-                        return Some(walk_value(e.get_ref(), span, p.clone()).unwrap_or(p));
+                        let len = s.end - s.start;
+                        if best.as_ref().is_none_or(|(l, _)| len < *l) {
+                            *best = Some((len, p.clone()));
+                        }
                     }
-                    if let Some(p) = walk_value(e.get_ref(), span, p) {
-                        return Some(p);
-                    }
+                    visit(e.get_ref(), &p, span, best);
                 }
-                None
             }
-            _ => None,
+            _ => {}
         }
     }
-    walk_table(tree.get_ref(), &span, KeyPath::root())
+    let mut best = None;
+    visit(
+        &DeValue::Table(tree.get_ref().clone()),
+        &KeyPath::root(),
+        &span,
+        &mut best,
+    );
+    best.map(|(_, p)| p)
 }
 
 /// Turns serde's wording into ours, with a did-you-mean for unknown keys.

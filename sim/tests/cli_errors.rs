@@ -1,0 +1,163 @@
+//! Bad input: every error names the file, line, column and key, gives a
+//! hint where one helps, exits with status 2, and leaves no run directory.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+fn lag_text() -> String {
+    std::fs::read_to_string(scenario("lag_hash")).unwrap()
+}
+
+/// Line (1-based) of the first occurrence of `needle` in `text`.
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines()
+        .position(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("{needle}"))
+        + 1
+}
+
+fn fails(name: &str, text: &str, sets: &[&str]) -> String {
+    let dir = tmp(&format!("err_{name}"));
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("run");
+    let o = run(&file, &out, sets);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+    assert!(!out.exists(), "{name}: a failed run left {}", out.display());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "{name}: temp dirs left: {leftovers:?}"
+    );
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    assert!(
+        err.contains(&file.display().to_string()) || sets.iter().any(|s| err.contains(s)),
+        "{name}: error does not name the file: {err}"
+    );
+    err
+}
+
+fn at(file_line: usize, err: &str) {
+    assert!(
+        err.contains(&format!(".toml:{file_line}:")),
+        "expected line {file_line} in: {err}"
+    );
+}
+
+#[test]
+fn unknown_key_with_did_you_mean() {
+    let t = lag_text().replacen(
+        "  mtu = 9000              # jumbo frames: RoCE path MTU 4096",
+        "  mttu = 9000",
+        1,
+    );
+    let err = fails("unknown_key", &t, &[]);
+    at(line_of(&t, "mttu = 9000"), &err);
+    assert!(err.contains("key `host[0].nic[0]"), "{err}");
+    assert!(err.contains("unknown key `mttu`"), "{err}");
+    assert!(err.contains("hint: did you mean `mtu`?"), "{err}");
+}
+
+#[test]
+fn bad_unit() {
+    let t = lag_text().replacen("rate = \"100Gbps\"", "rate = \"100GB\"", 1);
+    let err = fails("bad_unit", &t, &[]);
+    at(line_of(&t, "rate = \"100GB\""), &err);
+    assert!(err.contains("key `link[0].rate`"), "{err}");
+    assert!(err.contains("unknown rate unit `GB`"), "{err}");
+}
+
+#[test]
+fn dangling_reference() {
+    let t = lag_text().replacen("b = \"sw1.p1\"", "b = \"sw2.p1\"", 1);
+    let err = fails("dangling", &t, &[]);
+    at(line_of(&t, "b = \"sw2.p1\""), &err);
+    assert!(err.contains("key `link[0].b`"), "{err}");
+    assert!(err.contains("no host or switch `sw2`"), "{err}");
+    assert!(err.contains("did you mean `sw1`?"), "{err}");
+    let t = lag_text().replacen("client = \"hostA.bond0\"", "client = \"hostA.bond1\"", 1);
+    let err = fails("dangling_iface", &t, &[]);
+    at(line_of(&t, "client = \"hostA.bond1\""), &err);
+    assert!(err.contains("did you mean `bond0`?"), "{err}");
+}
+
+#[test]
+fn impossible_mtu() {
+    let t = lag_text().replacen("tx_depth = 128\n", "tx_depth = 128\nmtu = 5000\n", 1);
+    let err = fails("mtu", &t, &[]);
+    at(line_of(&t, "mtu = 5000"), &err);
+    assert!(err.contains("key `workload[0].mtu`"), "{err}");
+    assert!(err.contains("RoCE MTU 5000 is impossible"), "{err}");
+    assert!(err.contains("256, 512, 1024, 2048 or 4096"), "{err}");
+}
+
+#[test]
+fn roce_v1_cannot_cross_a_router() {
+    let t = lag_text()
+        .replace("roce = \"v2\"", "roce = \"v1\"")
+        .replacen("ip = \"10.0.0.2/24\"", "ip = \"10.0.1.2/24\"", 1);
+    let err = fails("v1_routed", &t, &[]);
+    at(line_of(&t, "server = \"hostB.bond0\""), &err);
+    assert!(err.contains("RoCE v1 frames cannot be routed"), "{err}");
+    assert!(err.contains("hint: use roce = \"v2\""), "{err}");
+}
+
+#[test]
+fn bad_set_names_the_flag() {
+    let err = fails(
+        "set_key",
+        &lag_text(),
+        &["host.hostA.bond.bond0.xmit_hash_polcy=layer2+3"],
+    );
+    assert!(
+        err.contains("--set host.hostA.bond.bond0.xmit_hash_polcy=layer2+3"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `xmit_hash_policy`?"), "{err}");
+    let err = fails(
+        "set_value",
+        &lag_text(),
+        &["host.hostA.bond.bond0.xmit_hash_policy=layer3"],
+    );
+    assert!(err.contains("unknown value `layer3`"), "{err}");
+    let err = fails("set_host", &lag_text(), &["host.hostC.roce=v1"]);
+    assert!(err.contains("no entry named `hostC`"), "{err}");
+}
+
+#[test]
+fn unreadable_scenario_and_bad_flags() {
+    let o = bin().args(["run", "/nonexistent/x.toml"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("/nonexistent/x.toml: cannot read the scenario")
+    );
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("lag_hash"))
+        .args(["--seeds", "5..x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--seeds `5..x`"));
+}
+
+#[test]
+fn check_validates_without_writing() {
+    let dir = tmp("check_only");
+    let o = bin()
+        .current_dir(&dir)
+        .arg("check")
+        .arg(scenario("retry_exceeded"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!Path::new(&dir).join("runs").exists());
+}

@@ -1,0 +1,408 @@
+//! The shipped scenarios, run end to end through the binary, against
+//! independent truth: the codec's bond hash, hand-computed timer values,
+//! byte conservation and tshark.
+
+mod common;
+
+use common::*;
+use core::net::Ipv4Addr;
+use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_hash};
+use serde_json::Value;
+
+const SHIPPED: [&str; 5] = [
+    "lag_hash",
+    "retry_exceeded",
+    "failover",
+    "hpcc_2to1",
+    "hpcc_16to1",
+];
+
+fn mac(s: &str) -> [u8; 6] {
+    let v: Vec<u8> = s
+        .split(':')
+        .map(|x| u8::from_str_radix(x, 16).unwrap())
+        .collect();
+    v.try_into().unwrap()
+}
+
+#[test]
+fn every_shipped_scenario_checks() {
+    for name in SHIPPED {
+        let o = bin().arg("check").arg(scenario(name)).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(String::from_utf8_lossy(&o.stdout).contains(": ok:"));
+    }
+}
+
+// Smaller than the shipped default so the debug-build test stays quick.
+const LAG_SMALL: [&str; 2] = ["workload.0.size=1MiB", "workload.0.iters=8"];
+
+#[test]
+fn lag_hash_slaves_follow_the_linux_layer34_hash() {
+    let out = tmp("lag_l34");
+    let s = run_ok(&scenario("lag_hash"), &out, &LAG_SMALL);
+    // hostA's bond MAC is its first slave's (auto-assigned 02:00:00:00:01:01),
+    // hostB's 02:00:00:00:01:02; the codec's bond_xmit_hash is the truth.
+    let (smac, dmac) = (mac("02:00:00:00:01:01"), mac("02:00:00:00:01:02"));
+    let qps = clients(&s);
+    assert_eq!(qps.len(), 8);
+    let mut per_slave = [0u64; 2];
+    for q in &qps {
+        let sport = q["udp_sport"].as_u64().unwrap() as u16;
+        let keys = FlowKeys::rocev2_v4(
+            smac,
+            dmac,
+            Ipv4Addr::new(10, 0, 0, 1),
+            Ipv4Addr::new(10, 0, 0, 2),
+            sport,
+        );
+        let want = bond_slave_index(bond_xmit_hash(XmitHashPolicy::Layer34, &keys), 2).unwrap();
+        assert_eq!(
+            q["slave"].as_u64().unwrap() as usize,
+            want,
+            "qp {}",
+            q["qpn"]
+        );
+        assert_eq!(q["port"], format!("hostA.eth{want}"));
+        assert_eq!(q["status"], "success");
+        per_slave[want] += q["tx_bytes"].as_u64().unwrap();
+        // The UDP source port is Linux's, from the two QPNs.
+        let l = q["qpn"].as_u64().unwrap() as u32;
+        let r = q["dest_qpn"].as_u64().unwrap() as u32;
+        assert_eq!(sport, roce_codec::hash::roce_udp_sport(0, l, r));
+    }
+    // Port counters agree with the per-QP split (hostA only sends data).
+    for (i, bytes) in per_slave.iter().enumerate() {
+        assert_eq!(
+            port(&s, &format!("hostA.eth{i}"))["tx_bytes"]
+                .as_u64()
+                .unwrap(),
+            *bytes
+        );
+    }
+    assert!(
+        per_slave.iter().all(|&b| b > 0),
+        "layer3+4 should use both slaves: {per_slave:?}"
+    );
+}
+
+#[test]
+fn lag_hash_layer23_puts_every_qp_on_one_slave() {
+    let out = tmp("lag_l23");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.push("host.hostA.bond.bond0.xmit_hash_policy=layer2+3");
+    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let slaves: Vec<u64> = clients(&s)
+        .iter()
+        .map(|q| q["slave"].as_u64().unwrap())
+        .collect();
+    assert!(slaves.iter().all(|&x| x == slaves[0]), "{slaves:?}");
+    let keys = FlowKeys::rocev2_v4(
+        mac("02:00:00:00:01:01"),
+        mac("02:00:00:00:01:02"),
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        0xC000,
+    );
+    let want = bond_slave_index(bond_xmit_hash(XmitHashPolicy::Layer23, &keys), 2).unwrap() as u64;
+    assert_eq!(slaves[0], want);
+    assert_eq!(port(&s, &format!("hostA.eth{}", 1 - want))["tx_bytes"], 0);
+    // One 100G slave carries everything: the aggregate cannot pass 100G.
+    assert!(s["aggregate_goodput_gbps"].as_f64().unwrap() < 100.0);
+}
+
+#[test]
+fn lag_hash_queue_affinity_alternates_ports() {
+    let out = tmp("lag_qa");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.push("host.hostA.bond.bond0.lag=queue-affinity");
+    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let slaves: Vec<u64> = clients(&s)
+        .iter()
+        .map(|q| q["slave"].as_u64().unwrap())
+        .collect();
+    // ucontext ctr starts at 1; each QP takes ++ctr % 2: 0, 1, 0, 1, ...
+    assert_eq!(slaves, [0, 1, 0, 1, 0, 1, 0, 1]);
+}
+
+#[test]
+fn lossless_run_conserves_bytes_and_completes_everything() {
+    let out = tmp("conserve");
+    let s = run_ok(&scenario("lag_hash"), &out, &LAG_SMALL);
+    let ports = s["ports"].as_array().unwrap();
+    let total_drops: u64 = ports.iter().map(|p| p["drops"].as_u64().unwrap()).sum();
+    assert_eq!(total_drops, 0);
+    // Every link delivers exactly what its ends sent.
+    for (a, b) in [
+        ("hostA.eth0", "sw1.p1"),
+        ("hostA.eth1", "sw1.p2"),
+        ("hostB.eth0", "sw1.p3"),
+        ("hostB.eth1", "sw1.p4"),
+    ] {
+        assert_eq!(
+            port(&s, a)["tx_bytes"],
+            port(&s, b)["rx_bytes"],
+            "{a} -> {b}"
+        );
+        assert_eq!(
+            port(&s, b)["tx_bytes"],
+            port(&s, a)["rx_bytes"],
+            "{b} -> {a}"
+        );
+    }
+    // The switch forwards every byte it receives (same frames, no rewrite).
+    let sw_rx: u64 = ["sw1.p1", "sw1.p2", "sw1.p3", "sw1.p4"]
+        .iter()
+        .map(|p| port(&s, p)["rx_bytes"].as_u64().unwrap())
+        .sum();
+    let sw_tx: u64 = ["sw1.p1", "sw1.p2", "sw1.p3", "sw1.p4"]
+        .iter()
+        .map(|p| port(&s, p)["tx_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sw_rx, sw_tx);
+    for q in clients(&s) {
+        assert_eq!(q["bytes_completed"], 8 * 1024 * 1024, "8 x 1 MiB per QP");
+        assert_eq!(q["retransmitted_packets"], 0);
+        assert_eq!(q["tx_payload_bytes"], 8 * 1024 * 1024);
+    }
+}
+
+#[test]
+fn retry_exceeded_ends_in_status_12_at_the_hand_computed_time() {
+    let out = tmp("retry");
+    let s = run_ok(&scenario("retry_exceeded"), &out, &[]);
+    let q = clients(&s)[0];
+    assert_eq!(q["status"], "retry_exceeded");
+    assert_eq!(q["status_code"], 12);
+    // First packet at t = 0; local ACK timeout 4.096 us * 2^10 = 4 194 304 ns;
+    // the first try and retry_cnt = 7 retries each wait one timeout.
+    assert_eq!(q["finished_at_ns"], 8 * 4_194_304);
+    assert_eq!(q["timeouts"], 8);
+    // Every frame went to hostB.eth0's MAC and was refused there: it does
+    // not own the GID 10.0.0.4.
+    let b0 = port(&s, "hostB.eth0");
+    assert_eq!(b0["drops_not_ours"], b0["rx_packets"]);
+    assert_eq!(b0["rx_packets"], port(&s, "hostA.eth0")["tx_packets"]);
+    assert_eq!(port(&s, "hostB.eth1")["rx_packets"], 0);
+}
+
+#[test]
+fn retry_exceeded_is_fixed_by_arp_ignore() {
+    let out = tmp("retry_fixed");
+    let s = run_ok(
+        &scenario("retry_exceeded"),
+        &out,
+        &["host.hostB.arp_ignore=1"],
+    );
+    let q = clients(&s)[0];
+    assert_eq!(q["status"], "success");
+    assert_eq!(q["bytes_completed"], 100 * 65536);
+    assert_eq!(port(&s, "hostB.eth0")["rx_packets"], 0);
+}
+
+#[test]
+fn failover_moves_traffic_after_miimon() {
+    let out = tmp("failover");
+    let s = run_ok(&scenario("failover"), &out, &[]);
+    let ev = &s["bonds"][0]["events"];
+    // Link down at 20 ms, polls every 10 ms from t = 0: noticed at 30 ms.
+    assert_eq!(ev[0]["t_ns"], 30_000_000, "{ev}");
+    assert!(
+        ev[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("down for slave 0")
+    );
+    assert_eq!(ev[1]["t_ns"], 30_000_000);
+    assert!(
+        ev[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("making slave 1 the active slave")
+    );
+    // Up at 45 ms: seen at the 50 ms poll (updelay 5 ms has passed by then).
+    assert_eq!(ev[2]["t_ns"], 50_000_000);
+    assert!(port(&s, "hostA.eth0")["drops_link_down"].as_u64().unwrap() > 0);
+    assert!(port(&s, "hostA.eth1")["tx_bytes"].as_u64().unwrap() > 0);
+    for q in clients(&s) {
+        assert_eq!(q["status"], "success");
+        assert_eq!(q["slave"], 0, "first data left on the active slave");
+        assert!(q["timeouts"].as_u64().unwrap() >= 1);
+        assert!(q["retransmitted_packets"].as_u64().unwrap() > 0);
+    }
+    // Before the failure only eth0 sends; after the poll only eth1 does.
+    let csv = std::fs::read_to_string(out.join("ports.csv")).unwrap();
+    let tx_at = |port: &str, t_ns: u64| -> u64 {
+        csv.lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f[1] == port && f[0].parse::<u64>().unwrap() <= t_ns)
+            .last()
+            .map(|f| f[2].parse().unwrap())
+            .unwrap()
+    };
+    assert_eq!(tx_at("hostA.eth1", 19_000_000), 0);
+    assert!(tx_at("hostA.eth1", 60_000_000) > 0);
+    let eth0_late = tx_at("hostA.eth0", 60_000_000) - tx_at("hostA.eth0", 31_000_000);
+    assert_eq!(eth0_late, 0, "nothing leaves eth0 once the bond moved away");
+}
+
+fn read_all(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn without_wall(json: &[u8]) -> Value {
+    let mut v: Value = serde_json::from_slice(json).unwrap();
+    v.as_object_mut().unwrap().remove("wall_s");
+    v
+}
+
+#[test]
+fn same_seed_gives_byte_identical_outputs() {
+    for (name, sets) in [("lag_hash", LAG_SMALL.to_vec()), ("failover", vec![])] {
+        let a = tmp(&format!("det_a_{name}"));
+        let b = tmp(&format!("det_b_{name}"));
+        run_ok(&scenario(name), &a, &sets);
+        run_ok(&scenario(name), &b, &sets);
+        let (fa, fb) = (read_all(&a), read_all(&b));
+        assert_eq!(
+            fa.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            fb.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+        assert!(
+            fa.len() >= 8,
+            "{:?}",
+            fa.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+        for ((n, x), (_, y)) in fa.iter().zip(&fb) {
+            if n == "summary.json" {
+                // wall_s is the one value that measures the machine.
+                assert_eq!(without_wall(x), without_wall(y), "{name}/{n}");
+            } else {
+                assert!(
+                    x == y,
+                    "{name}/{n} differs between two runs with the same seed"
+                );
+            }
+        }
+    }
+    // A different seed changes the PSNs, so the captures differ.
+    let c = tmp("det_c");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.push("seed=2");
+    run_ok(&scenario("lag_hash"), &c, &sets);
+    assert_ne!(
+        std::fs::read(c.join("hostA.eth0.pcap")).unwrap(),
+        std::fs::read(tmp_path("det_a_lag_hash").join("hostA.eth0.pcap")).unwrap()
+    );
+}
+
+fn tmp_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+#[test]
+fn lossy_link_recovers_with_go_back_n() {
+    let out = tmp("lossy");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.push("link.2.loss=0.001");
+    sets.push("workload.0.timeout=8");
+    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let lost = port(&s, "sw1.p3")["drops_loss"].as_u64().unwrap();
+    assert!(lost > 0);
+    let retx: u64 = clients(&s)
+        .iter()
+        .map(|q| q["retransmitted_packets"].as_u64().unwrap())
+        .sum();
+    assert!(
+        retx >= lost,
+        "every loss costs at least one retransmission: {retx} < {lost}"
+    );
+    for q in clients(&s) {
+        assert_eq!(q["status"], "success");
+        assert_eq!(q["bytes_completed"], 8 * 1024 * 1024);
+    }
+    let naks: u64 = clients(&s)
+        .iter()
+        .map(|q| q["naks_rx"].as_u64().unwrap())
+        .sum();
+    assert!(naks > 0, "a gap is answered by a PSN-sequence-error NAK");
+}
+
+#[test]
+fn tshark_reads_every_tap_without_a_malformed_frame() {
+    let Some(tshark) = tshark() else { return };
+    for (name, sets) in [
+        ("lag_hash", LAG_SMALL.to_vec()),
+        ("retry_exceeded", vec![]),
+        ("failover", vec!["tap.0.snaplen=0"]),
+    ] {
+        let out = tmp(&format!("tshark_{name}"));
+        let s = run_ok(&scenario(name), &out, &sets);
+        for t in s["taps"].as_array().unwrap() {
+            let file = out.join(t["file"].as_str().unwrap());
+            let o = std::process::Command::new(tshark)
+                .arg("-r")
+                .arg(&file)
+                .args([
+                    "-T",
+                    "fields",
+                    "-e",
+                    "frame.number",
+                    "-e",
+                    "_ws.malformed",
+                    "-e",
+                    "_ws.expert.severity",
+                    "-e",
+                    "infiniband.bth.opcode",
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{}: {}",
+                file.display(),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let text = String::from_utf8_lossy(&o.stdout);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(
+                lines.len() as u64,
+                t["frames"].as_u64().unwrap(),
+                "{}",
+                file.display()
+            );
+            for l in &lines {
+                let f: Vec<&str> = l.split('\t').collect();
+                assert!(f[1].is_empty(), "{}: malformed frame: {l}", file.display());
+                // Expert severity 8388608 = error (4194304 = warning is
+                // tolerated for nothing either: we emit no oddities).
+                assert!(
+                    f[2].is_empty() || !f[2].split(',').any(|x| x == "8388608"),
+                    "{}: expert error: {l}",
+                    file.display()
+                );
+                assert!(
+                    !f[3].is_empty(),
+                    "{}: not decoded as InfiniBand: {l}",
+                    file.display()
+                );
+            }
+        }
+    }
+}
