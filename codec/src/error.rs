@@ -165,8 +165,10 @@ impl Warnings {
     /// A UDP datagram (not RoCE) whose length field disagrees with the
     /// length the IP header gives it.
     pub const UDP_LENGTH_MISMATCH: Warnings = Warnings(1 << 9);
+    /// The reserved flag bit of the IPv4 header is set.
+    pub const IPV4_RESERVED_FLAG: Warnings = Warnings(1 << 10);
 
-    const ALL: [(Warnings, &'static str); 10] = [
+    const ALL: [(Warnings, &'static str); 11] = [
         (Self::UNKNOWN_OPCODE, "reserved or unknown BTH opcode"),
         (Self::TVER_NONZERO, "BTH TVer is not 0"),
         (Self::PAD_EXCEEDS_PAYLOAD, "BTH PadCnt exceeds the payload"),
@@ -189,6 +191,7 @@ impl Warnings {
             Self::UDP_LENGTH_MISMATCH,
             "UDP length disagrees with the IP payload length",
         ),
+        (Self::IPV4_RESERVED_FLAG, "IPv4 reserved flag bit is set"),
     ];
 
     pub const fn empty() -> Self {

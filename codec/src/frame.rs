@@ -766,7 +766,7 @@ impl<'a> Frame<'a> {
     /// The frame as values plus the payload bytes `emit` needs, if it was
     /// decoded completely: `repr.emit(payload) ++ trailer == bytes`.
     pub fn to_repr(&self) -> Option<(FrameRepr, &'a [u8])> {
-        if self.stop.is_some() {
+        if self.stop.is_some() || self.warnings.contains(Warnings::IPV4_RESERVED_FLAG) {
             return None;
         }
         let (net, payload) = match self.net {
@@ -897,6 +897,11 @@ fn parse_ipv4<'a>(
         }
     })?;
     let raw = h.slice();
+    // The reserved ("evil") flag bit has no place in the repr, so a header
+    // with it set decodes but cannot re-emit.
+    if raw[6] & 0x80 != 0 {
+        f.warnings.insert(Warnings::IPV4_RESERVED_FLAG);
+    }
     let checksum = h.header_checksum();
     let ip = Ipv4Repr {
         dscp: h.dcp().value(),

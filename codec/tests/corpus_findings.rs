@@ -95,3 +95,24 @@ fn udp_length_that_disagrees_with_ip_is_flagged_and_not_re_emitted() {
     assert_eq!(f.kind(), FrameKind::Other);
     assert!(f.to_repr().is_none());
 }
+
+/// Found by the cargo-fuzz target: the IPv4 reserved flag bit was dropped
+/// on re-emit (the repr has no field for it).
+#[test]
+fn ipv4_reserved_flag_is_flagged_and_not_re_emitted() {
+    use core::net::Ipv4Addr;
+    let ip = IpRepr::V4(Ipv4Repr::udp(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        26,
+        2,
+    ));
+    let ack = IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1);
+    let mut bytes = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    bytes[20] |= 0x80;
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.contains(Warnings::IPV4_RESERVED_FLAG));
+    // The ICRC covers the flags, so this also shows as a mismatch.
+    assert_eq!(f.kind(), FrameKind::RoceV2);
+    assert!(f.to_repr().is_none());
+}
