@@ -162,8 +162,8 @@ impl Warnings {
     /// A MAC control body has non-zero bytes after the fields its opcode
     /// defines (reserved padding, or the body of an opcode not decoded).
     pub const MAC_CONTROL_PAD_NONZERO: Warnings = Warnings(1 << 8);
-    /// A UDP datagram (not RoCE) whose length field disagrees with the
-    /// length the IP header gives it.
+    /// A UDP datagram whose length field disagrees with the length the IP
+    /// header gives it (IP-level padding, or an IP length the frame lacks).
     pub const UDP_LENGTH_MISMATCH: Warnings = Warnings(1 << 9);
     /// The reserved flag bit of the IPv4 header is set.
     pub const IPV4_RESERVED_FLAG: Warnings = Warnings(1 << 10);

@@ -766,7 +766,10 @@ impl<'a> Frame<'a> {
     /// The frame as values plus the payload bytes `emit` needs, if it was
     /// decoded completely: `repr.emit(payload) ++ trailer == bytes`.
     pub fn to_repr(&self) -> Option<(FrameRepr, &'a [u8])> {
-        if self.stop.is_some() || self.warnings.contains(Warnings::IPV4_RESERVED_FLAG) {
+        if self.stop.is_some()
+            || self.warnings.contains(Warnings::IPV4_RESERVED_FLAG)
+            || self.warnings.contains(Warnings::UDP_LENGTH_MISMATCH)
+        {
             return None;
         }
         let (net, payload) = match self.net {
@@ -808,9 +811,7 @@ impl<'a> Frame<'a> {
                 payload,
                 declared_len,
             } => {
-                if payload.len() != declared_len
-                    || self.warnings.contains(Warnings::UDP_LENGTH_MISMATCH)
-                {
+                if payload.len() != declared_len {
                     return None;
                 }
                 (NetRepr::Ip { ip, udp }, payload)
@@ -1057,7 +1058,11 @@ fn parse_udp<'a>(
         });
     }
     // A UDP length shorter than the IP payload leaves IP-level padding,
-    // which we report with the trailer.
+    // which we report with the trailer; emit derives the IP length from
+    // the UDP length, so such a frame has no repr.
+    if udp_len != ip_payload {
+        f.warnings.insert(Warnings::UDP_LENGTH_MISMATCH);
+    }
     if udp_len < ip_payload && bytes.len() > off + udp_len {
         f.trailer = &bytes[off + udp_len..];
     }

@@ -116,3 +116,23 @@ fn ipv4_reserved_flag_is_flagged_and_not_re_emitted() {
     assert_eq!(f.kind(), FrameKind::RoceV2);
     assert!(f.to_repr().is_none());
 }
+
+/// Found by the cargo-fuzz target: a RoCEv2 frame whose IPv4 total length
+/// claims more than the UDP length (and the frame) holds re-emitted with
+/// the IP length derived from UDP.
+#[test]
+fn rocev2_ip_length_beyond_udp_is_flagged_and_not_re_emitted() {
+    use core::net::Ipv4Addr;
+    let ip = IpRepr::V4(Ipv4Repr::udp(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        26,
+        2,
+    ));
+    let ack = IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1);
+    let mut bytes = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    bytes[16..18].copy_from_slice(&0x2854u16.to_be_bytes());
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.contains(Warnings::UDP_LENGTH_MISMATCH));
+    assert!(f.to_repr().is_none());
+}
