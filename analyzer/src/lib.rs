@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod capture;
 pub mod capture_writer;
 pub mod dissect;
+pub mod plot;
 pub mod report;
 
 /// How a command that produced its output ended.

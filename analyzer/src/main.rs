@@ -26,6 +26,8 @@ enum Cmd {
     Dissect(roce_pcap::dissect::Args),
     /// Per-QP sequence analysis, PFC and bond-slave balance of one or more captures.
     Analyze(roce_pcap::analyze::cli::Args),
+    /// PNG and SVG plots: goodput per QP and per file, PSN time-sequence graphs, PFC, ECN/CNP.
+    Plot(roce_pcap::plot::cli::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
     let result: anyhow::Result<Outcome> = match &cli.cmd {
         Cmd::Dissect(a) => roce_pcap::dissect::run(a).map_err(Into::into),
         Cmd::Analyze(a) => roce_pcap::analyze::cli::run(a).map_err(Into::into),
+        Cmd::Plot(a) => roce_pcap::plot::cli::run(a).map_err(Into::into),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

@@ -1,0 +1,593 @@
+//! `roce-pcap plot`: PNG and SVG pictures of an analysis.
+//!
+//! ```text
+//!  analyze_files(series = true) ──▶ SeriesSet ──┬─ goodput_qps     Gb/s over time, one line per flow
+//!                                               ├─ goodput_files   RoCE payload Gb/s per file (bond slave)
+//!                                               ├─ tsg_qp<N>       PSN against time per flow (tcptrace style):
+//!                                               │                  first transmissions, resends, ACKs, NAKs
+//!                                               ├─ pfc             pause intervals per file, sender, priority
+//!                                               └─ ecn_cnp         CE marks and CNPs per second
+//! ```
+//! Text is drawn with DejaVu Sans compiled into the binary
+//! (`assets/fonts/`, shared with rocesim), so the pictures look the same on
+//! a machine without any system font. All files are written into a
+//! temporary directory next to the output and moved into place only when
+//! every plot was drawn.
+
+pub mod cli;
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+
+use crate::analyze::series::Bins;
+use crate::analyze::{Analysis, SeriesSet};
+
+/// DejaVu Sans 2.37 (Bitstream Vera licence, `assets/fonts/LICENSE-DejaVu.txt`).
+pub static FONT_TTF: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../assets/fonts/DejaVuSans.ttf"
+));
+static REGISTER: Once = Once::new();
+const FONT: &str = "sans-serif";
+
+/// Registers the embedded font as plotters' "sans-serif" (once).
+pub fn register_embedded_font() {
+    REGISTER.call_once(|| {
+        // Fails only for a font ab_glyph cannot parse; the plot tests
+        // would show missing text.
+        let _ = register_font(FONT, FontStyle::Normal, FONT_TTF);
+    });
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("{path}: {message}")]
+    Draw { path: PathBuf, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("nothing to plot: the analysis was run without time series")]
+    NoSeries,
+}
+
+const SIZE: (u32, u32) = (1100, 600);
+const MAX_LINES: usize = 10;
+const TARGET_BINS: u64 = 400;
+
+/// Time axis: nanoseconds since the capture start shown in a unit that fits.
+#[derive(Clone, Copy)]
+struct TimeAxis {
+    origin_ns: u64,
+    div: f64,
+    unit: &'static str,
+    span: f64,
+}
+
+impl TimeAxis {
+    fn new(first: u64, last: u64) -> TimeAxis {
+        let span_ns = last.saturating_sub(first).max(1);
+        let (div, unit) = if span_ns < 2_000_000 {
+            (1e3, "µs")
+        } else if span_ns < 2_000_000_000 {
+            (1e6, "ms")
+        } else {
+            (1e9, "s")
+        };
+        TimeAxis {
+            origin_ns: first,
+            div,
+            unit,
+            span: span_ns as f64 / div,
+        }
+    }
+
+    fn x(&self, ts_ns: u64) -> f64 {
+        ts_ns.saturating_sub(self.origin_ns) as f64 / self.div
+    }
+
+    fn label(&self) -> String {
+        format!("time since capture start ({})", self.unit)
+    }
+}
+
+/// A common bin grid for several adaptive series: the coarsest width among
+/// them, at least span / TARGET_BINS.
+fn grid<'a>(bins: impl Iterator<Item = &'a Bins>, first: u64, last: u64) -> (u64, u64, usize) {
+    let mut w = 1_000u64;
+    while w * TARGET_BINS < last.saturating_sub(first) {
+        w *= 2;
+    }
+    for b in bins {
+        w = w.max(b.width_ns);
+    }
+    let start = first - first % w;
+    let n = ((last - start) / w + 1) as usize;
+    (start, w, n)
+}
+
+/// A line: name and (x, y) points.
+struct Line {
+    name: String,
+    pts: Vec<(f64, f64)>,
+}
+
+fn rate_lines(
+    series: &[(String, &Bins)],
+    ax: &TimeAxis,
+    first: u64,
+    last: u64,
+    scale: f64,
+) -> Vec<Line> {
+    let (start, w, n) = grid(series.iter().map(|(_, b)| *b), first, last);
+    series
+        .iter()
+        .map(|(name, b)| {
+            let v = b.rebin(start, w, n);
+            Line {
+                name: name.clone(),
+                pts: v
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &x)| (ax.x(start + i as u64 * w), x * scale / w as f64))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl FnOnce(E) -> PlotError + '_ {
+    move |e| PlotError::Draw {
+        path: path.to_path_buf(),
+        message: format!("{e:?}"),
+    }
+}
+
+/// Draws with `f` into `<dir>/<stem>.png` and `.svg`.
+macro_rules! both {
+    ($dir:expr, $stem:expr, $written:expr, |$root:ident| $body:expr) => {{
+        let png = $dir.join(format!("{}.png", $stem));
+        {
+            let $root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+            $body.map_err(draw_err(&png))?;
+            $root.present().map_err(draw_err(&png))?;
+        }
+        let svg = $dir.join(format!("{}.svg", $stem));
+        {
+            let $root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            $body.map_err(draw_err(&svg))?;
+            $root.present().map_err(draw_err(&svg))?;
+        }
+        $written.push(format!("{}.png", $stem));
+        $written.push(format!("{}.svg", $stem));
+    }};
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn message<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    lines: &[&str],
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    root.draw(&Text::new(
+        title.to_string(),
+        (30, 30),
+        (FONT, 24).into_font(),
+    ))?;
+    for (i, l) in lines.iter().enumerate() {
+        root.draw(&Text::new(
+            l.to_string(),
+            (30, 80 + 26 * i as i32),
+            (FONT, 17).into_font(),
+        ))?;
+    }
+    Ok(())
+}
+
+fn line_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_max: f64,
+    lines: &[Line],
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let y_max = lines
+        .iter()
+        .flat_map(|l| l.pts.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 22))
+        .margin(16)
+        .x_label_area_size(45)
+        .y_label_area_size(75)
+        .build_cartesian_2d(0.0..x_max.max(1e-9), 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()?;
+    for (i, l) in lines.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        // Earlier lines wider, so a later line on top does not hide them.
+        let width = if i == 0 && lines.len() > 1 { 4 } else { 2 };
+        chart
+            .draw_series(LineSeries::new(
+                l.pts.iter().copied(),
+                color.stroke_width(width),
+            ))?
+            .label(l.name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 13))
+        .draw()?;
+    Ok(())
+}
+
+struct Tsg<'a> {
+    title: String,
+    /// Only points in [from, to] (ns since the epoch), for a zoomed view.
+    window: Option<(u64, u64)>,
+    originals: &'a [(u64, i64)],
+    retransmissions: &'a [(u64, i64)],
+    acks: &'a [(u64, i64)],
+    naks: &'a [(u64, i64)],
+    stride: u64,
+}
+
+fn tsg_chart<'a, DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    ax: &TimeAxis,
+    t: &Tsg<'a>,
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let inside = |p: &&(u64, i64)| t.window.is_none_or(|(a, b)| p.0 >= a && p.0 <= b);
+    let all = || {
+        t.originals
+            .iter()
+            .chain(t.retransmissions)
+            .chain(t.acks)
+            .chain(t.naks)
+            .filter(inside)
+    };
+    let base = all().map(|p| p.1).min().unwrap_or(0);
+    let top = all().map(|p| p.1).max().unwrap_or(0) - base;
+    let x0 = all().map(|p| ax.x(p.0)).fold(f64::MAX, f64::min);
+    let x1 = all().map(|p| ax.x(p.0)).fold(0.0f64, f64::max);
+    let pad = ((x1 - x0) * 0.02).max(1e-3);
+    let mut chart = ChartBuilder::on(root)
+        .caption(&t.title, (FONT, 20))
+        .margin(16)
+        .x_label_area_size(45)
+        .y_label_area_size(75)
+        .build_cartesian_2d((x0 - pad).max(0.0)..x1 + pad, -1i64..top + 2)?;
+    let pts = |v: &'a [(u64, i64)]| v.iter().filter(inside);
+    chart
+        .configure_mesh()
+        .x_desc(ax.label())
+        .y_desc(format!("PSN - {} (unwrapped)", base.rem_euclid(1 << 24)))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()?;
+    let blue = RGBColor(30, 90, 200);
+    let red = RGBColor(220, 30, 30);
+    let green = RGBColor(20, 150, 60);
+    let orange = RGBColor(240, 140, 0);
+    let sample = if t.stride > 1 {
+        format!(" (1 in {})", t.stride)
+    } else {
+        String::new()
+    };
+    chart
+        .draw_series(
+            pts(t.naks)
+                .map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 6, orange.filled())),
+        )?
+        .label("NAK / RNR NAK (PSN)")
+        .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 5, orange.filled()));
+    chart
+        .draw_series(
+            pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),
+        )?
+        .label(format!("first transmission{sample}"))
+        .legend(move |(x, y)| Circle::new((x + 10, y), 4, blue.filled()));
+    chart
+        .draw_series(
+            pts(t.acks).map(|&(ts, p)| Cross::new((ax.x(ts), p - base), 3, green.stroke_width(1))),
+        )?
+        .label("ACK (PSN acknowledged)")
+        .legend(move |(x, y)| Cross::new((x + 10, y), 4, green.stroke_width(2)));
+    chart
+        .draw_series(
+            pts(t.retransmissions)
+                .map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 3, red.filled())),
+        )?
+        .label("retransmission")
+        .legend(move |(x, y)| Circle::new((x + 10, y), 4, red.filled()));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 13))
+        .draw()?;
+    Ok(())
+}
+
+fn pfc_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    ax: &TimeAxis,
+    s: &SeriesSet,
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let rows: Vec<String> = s
+        .pauses
+        .iter()
+        .map(|p| {
+            let file = p.file.rsplit('/').next().unwrap_or(&p.file);
+            match p.priority {
+                Some(prio) => format!("{file} {} prio {prio}", p.src_mac),
+                None => format!("{file} {} 802.3x", p.src_mac),
+            }
+        })
+        .collect();
+    let n = rows.len() as u32;
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            "PFC / PAUSE: paused intervals per file, sender and priority",
+            (FONT, 22),
+        )
+        .margin(16)
+        .x_label_area_size(45)
+        .y_label_area_size(290)
+        .build_cartesian_2d(
+            0.0..ax.span.max(1e-9),
+            (0..n.saturating_sub(1)).into_segmented(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc(ax.label())
+        .y_labels(rows.len())
+        .y_label_formatter(&|v: &SegmentValue<u32>| match v {
+            SegmentValue::CenterOf(i) => rows.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 16))
+        .draw()?;
+    // A pause shorter than a pixel still shows as a thin bar.
+    let min_w = ax.span / 400.0;
+    for (row, p) in s.pauses.iter().enumerate() {
+        let color = Palette99::pick(row).to_rgba();
+        let row = row as u32;
+        chart.draw_series(p.intervals.iter().map(|&(a, b)| {
+            let x0 = ax.x(a);
+            let x1 = ax.x(b).max(x0 + min_w);
+            Rectangle::new(
+                [
+                    (x0, SegmentValue::Exact(row)),
+                    (x1, SegmentValue::Exact(row + 1)),
+                ],
+                color.filled(),
+            )
+        }))?;
+    }
+    Ok(())
+}
+
+/// Writes every plot of `a` into `out`; returns the file names written.
+pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, PlotError> {
+    register_embedded_font();
+    let s = a.series.as_ref().ok_or(PlotError::NoSeries)?;
+    std::fs::create_dir_all(out).map_err(|source| PlotError::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
+    let tmp = out.join(format!(".roce-pcap-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|source| PlotError::Io {
+        path: tmp.clone(),
+        source,
+    })?;
+    let result = draw_all(a, s, &tmp, max_qps).and_then(|written| {
+        for name in &written {
+            std::fs::rename(tmp.join(name), out.join(name)).map_err(|source| PlotError::Io {
+                path: out.join(name),
+                source,
+            })?;
+        }
+        Ok(written)
+    });
+    let _ = std::fs::remove_dir_all(&tmp);
+    result
+}
+
+fn draw_all(
+    a: &Analysis,
+    s: &SeriesSet,
+    dir: &Path,
+    max_qps: usize,
+) -> Result<Vec<String>, PlotError> {
+    let r = &a.report;
+    let first = r.capture.first_ts_ns.unwrap_or(0);
+    let last = r.capture.last_ts_ns.unwrap_or(first).max(first + 1);
+    let ax = TimeAxis::new(first, last);
+    let mut written = Vec::new();
+
+    // Goodput per flow: the flows with the most goodput bytes, the rest summed.
+    let mut flows: Vec<&crate::analyze::FlowSeries> = s.flows.iter().collect();
+    flows.sort_by(|a, b| {
+        let sum = |f: &crate::analyze::FlowSeries| f.goodput.values.iter().sum::<f64>();
+        sum(b).total_cmp(&sum(a)).then(a.qp.cmp(&b.qp))
+    });
+    let mut named: Vec<(String, &Bins)> = flows
+        .iter()
+        .take(MAX_LINES)
+        .map(|f| (format!("#{} {}", f.qp, f.label), &f.goodput))
+        .collect();
+    let mut others = Bins::default();
+    let rest: Vec<_> = flows.iter().skip(MAX_LINES).collect();
+    if !rest.is_empty() {
+        // Re-adding bin sums at their start times keeps the totals exact.
+        for f in &rest {
+            for (i, v) in f.goodput.values.iter().enumerate() {
+                if *v > 0.0 {
+                    others.add(f.goodput.start_ns + i as u64 * f.goodput.width_ns, *v);
+                }
+            }
+        }
+        named.push((format!("{} other flows", rest.len()), &others));
+    }
+    let lines = rate_lines(&named, &ax, first, last, 8.0);
+    both!(dir, "goodput_qps", written, |root| {
+        if lines.is_empty() {
+            message(
+                &root,
+                "Goodput per QP",
+                &["No RoCE request flows in this capture."],
+            )
+        } else {
+            line_chart(
+                &root,
+                "Goodput per request flow (first transmissions)",
+                &ax.label(),
+                "Gb/s",
+                ax.span,
+                &lines,
+            )
+        }
+    });
+
+    let files: Vec<(String, &Bins)> = s
+        .files
+        .iter()
+        .map(|(n, b)| (n.rsplit('/').next().unwrap_or(n).to_string(), b))
+        .collect();
+    let lines = rate_lines(&files, &ax, first, last, 8.0);
+    both!(dir, "goodput_files", written, |root| line_chart(
+        &root,
+        "RoCE payload per file (bond slave)",
+        &ax.label(),
+        "Gb/s",
+        ax.span,
+        &lines
+    ));
+
+    // Time-sequence graphs for the flows with the most packets.
+    let mut by_packets: Vec<&crate::analyze::FlowSeries> = s.flows.iter().collect();
+    by_packets.sort_by_key(|f| {
+        let q = r.qps.iter().find(|q| q.id == f.qp);
+        (std::cmp::Reverse(q.map_or(0, |q| q.packets)), f.qp)
+    });
+    for f in by_packets.into_iter().take(max_qps) {
+        if f.originals.pts.is_empty() && f.retransmissions.pts.is_empty() {
+            continue;
+        }
+        let q = r
+            .qps
+            .iter()
+            .find(|q| q.id == f.qp)
+            .expect("series of a reported flow");
+        let t = Tsg {
+            title: format!(
+                "#{} {}  ({} retransmitted, {} go-back-N)",
+                f.qp, f.label, q.retransmitted_packets, q.go_back_n.episodes
+            ),
+            originals: &f.originals.pts,
+            retransmissions: &f.retransmissions.pts,
+            acks: &f.acks.pts,
+            naks: &f.naks.pts,
+            stride: f.originals.stride(),
+            window: None,
+        };
+        let stem = format!("tsg_qp{}", f.qp);
+        both!(dir, stem, written, |root| tsg_chart(&root, &ax, &t));
+        // Real captures often hold one burst and a long idle tail: add a
+        // view of the 2nd..95th percentile of the transmission times.
+        let mut times: Vec<u64> = f
+            .originals
+            .pts
+            .iter()
+            .chain(&f.retransmissions.pts)
+            .map(|p| p.0)
+            .collect();
+        times.sort_unstable();
+        if times.len() >= 20 {
+            let (lo, hi) = (times[times.len() / 50], times[times.len() * 95 / 100]);
+            let (min, max) = (times[0], times[times.len() - 1]);
+            if hi > lo && (hi - lo) * 10 < max - min {
+                let (lo, hi) = (lo - (hi - lo) / 20, hi + (hi - lo) / 20);
+                let zax = TimeAxis::new(first, first + (hi - lo) * 2);
+                let zoom = Tsg {
+                    title: format!("{} (zoom)", t.title),
+                    window: Some((lo, hi)),
+                    ..t
+                };
+                let stem = format!("tsg_qp{}_zoom", f.qp);
+                both!(dir, stem, written, |root| tsg_chart(&root, &zax, &zoom));
+            }
+        }
+    }
+
+    both!(dir, "pfc", written, |root| {
+        if s.pauses.is_empty() {
+            let none: Vec<String> = r
+                .files
+                .iter()
+                .filter(|f| f.mac_control_frames == 0)
+                .map(|f| f.file.rsplit('/').next().unwrap_or(&f.file).to_string())
+                .collect();
+            let l1 = format!("No PFC or PAUSE frames in {}.", none.join(", "));
+            message(
+                &root,
+                "PFC / PAUSE",
+                &[
+                    &l1,
+                    "Host NICs usually consume PFC frames before a host capture sees them,",
+                    "so this does not mean there were no pauses: capture at the switch,",
+                    "or read the NIC's pause counters (ethtool -S, *prio*_pause*).",
+                ],
+            )
+        } else {
+            pfc_chart(&root, &ax, s)
+        }
+    });
+
+    let lines = rate_lines(
+        &[
+            ("ECN-CE marked packets".to_string(), &s.ecn_ce),
+            ("CNPs".to_string(), &s.cnps),
+        ],
+        &ax,
+        first,
+        last,
+        1e9,
+    );
+    both!(dir, "ecn_cnp", written, |root| line_chart(
+        &root,
+        "ECN-CE marks and CNPs",
+        &ax.label(),
+        "per second",
+        ax.span,
+        &lines
+    ));
+    Ok(written)
+}
