@@ -30,6 +30,21 @@ fn fonts() {
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Palette index; series that belong together share it.
+    pub color: usize,
+    /// Line width in pixels.
+    pub width: u32,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>, color: usize) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            color,
+            width: 2,
+        }
+    }
 }
 
 /// Draws `series` (x, y) as lines into `<dir>/<stem>.png` and `.svg`.
@@ -94,15 +109,16 @@ fn draw<DB: DrawingBackend>(
         .y_desc(y_label)
         .label_style(("sans-serif", 14))
         .draw()?;
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    for s in series {
+        let color = Palette99::pick(s.color).to_rgba();
+        let w = s.width;
         let a = chart.draw_series(LineSeries::new(
             s.points.iter().copied(),
-            color.stroke_width(2),
+            color.stroke_width(w),
         ))?;
         if !s.name.is_empty() {
             a.label(s.name.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(w))
             });
         }
     }
@@ -144,10 +160,8 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
             })
             .collect();
         if w.ports[p as usize].c.tx_bytes > 0 {
-            port_series.push(Series {
-                name: w.ports[p as usize].name.clone(),
-                points: pts,
-            });
+            let c = port_series.len();
+            port_series.push(Series::new(w.ports[p as usize].name.clone(), pts, c));
         }
     }
     line_plot(
@@ -180,14 +194,13 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
                 })
             })
             .collect();
-        qp_series.push(Series {
-            name: format!(
-                "{} qp {:#x}",
-                w.hosts[slot.host as usize].name,
-                slot.qp.qpn()
-            ),
-            points: pts,
-        });
+        let c = qp_series.len();
+        let name = format!(
+            "{} qp {:#x}",
+            w.hosts[slot.host as usize].name,
+            slot.qp.qpn()
+        );
+        qp_series.push(Series::new(name, pts, c));
     }
     // Legends past 16 entries cover the plot: keep the lines, drop names.
     if qp_series.len() > 16 {

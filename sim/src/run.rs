@@ -386,13 +386,13 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
             "Aggregate goodput per seed",
             "seed",
             "Gb/s",
-            &[Series {
-                name: "goodput".into(),
-                points: rows
-                    .iter()
+            &[Series::new(
+                "goodput",
+                rows.iter()
                     .map(|r| (r.seed as f64, r.aggregate_goodput_gbps))
                     .collect(),
-            }],
+                0,
+            )],
         );
     };
     let numeric = x_axis.values.iter().all(|v| v.parse::<f64>().is_ok());
@@ -415,7 +415,7 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
         }
     }
     let mut series = Vec::new();
-    for k in &keys {
+    for (ci, k) in keys.iter().enumerate() {
         let mut mean = Vec::new();
         let mut lo = Vec::new();
         let mut hi = Vec::new();
@@ -446,15 +446,14 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
         } else {
             format!("{k} (mean)")
         };
-        series.push(Series { name, points: mean });
-        series.push(Series {
-            name: format!("{} min/max", if k.is_empty() { "" } else { k }),
-            points: lo,
-        });
-        series.push(Series {
-            name: String::new(),
-            points: hi,
-        });
+        series.push(Series::new(name, mean, ci));
+        let label = format!("{k} min / max over seeds");
+        let mut lo = Series::new(label.trim_start(), lo, ci);
+        lo.width = 1;
+        let mut hi = Series::new("", hi, ci);
+        hi.width = 1;
+        series.push(lo);
+        series.push(hi);
     }
     let x_label = if numeric {
         x_axis.key.clone()
