@@ -245,10 +245,7 @@ mod tests {
             "title",
             "x",
             "y",
-            &[Series {
-                name: "a".into(),
-                points: vec![(0.0, 1.0), (1.0, 2.0)],
-            }],
+            &[Series::new("a", vec![(0.0, 1.0), (1.0, 2.0)], 0)],
         )
         .unwrap();
         let svg = std::fs::read_to_string(dir.join("t.svg")).unwrap();
