@@ -167,8 +167,10 @@ impl Warnings {
     pub const UDP_LENGTH_MISMATCH: Warnings = Warnings(1 << 9);
     /// The reserved flag bit of the IPv4 header is set.
     pub const IPV4_RESERVED_FLAG: Warnings = Warnings(1 << 10);
+    /// The pad bytes PadCnt announces are not zero.
+    pub const PAD_NONZERO: Warnings = Warnings(1 << 11);
 
-    const ALL: [(Warnings, &'static str); 11] = [
+    const ALL: [(Warnings, &'static str); 12] = [
         (Self::UNKNOWN_OPCODE, "reserved or unknown BTH opcode"),
         (Self::TVER_NONZERO, "BTH TVer is not 0"),
         (Self::PAD_EXCEEDS_PAYLOAD, "BTH PadCnt exceeds the payload"),
@@ -192,6 +194,7 @@ impl Warnings {
             "UDP length disagrees with the IP payload length",
         ),
         (Self::IPV4_RESERVED_FLAG, "IPv4 reserved flag bit is set"),
+        (Self::PAD_NONZERO, "BTH pad bytes are not zero"),
     ];
 
     pub const fn empty() -> Self {

@@ -136,3 +136,25 @@ fn rocev2_ip_length_beyond_udp_is_flagged_and_not_re_emitted() {
     assert!(f.warnings.contains(Warnings::UDP_LENGTH_MISMATCH));
     assert!(f.to_repr().is_none());
 }
+
+/// Found by the cargo-fuzz target: non-zero pad bytes were re-emitted as
+/// zeros.
+#[test]
+fn non_zero_pad_bytes_are_flagged_and_not_re_emitted() {
+    use core::net::Ipv4Addr;
+    let ip = IpRepr::V4(Ipv4Repr::udp(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        26,
+        2,
+    ));
+    let send = IbRepr::new(Opcode(0x04), 0x12, Psn::new(5), 6);
+    let mut bytes = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, send).to_vec(&[9; 6]);
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.to_repr().is_some() && f.warnings.is_empty());
+    let n = bytes.len();
+    bytes[n - 5] = 0x0A; // the second pad byte
+    let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
+    assert!(f.warnings.contains(Warnings::PAD_NONZERO));
+    assert!(f.to_repr().is_none());
+}

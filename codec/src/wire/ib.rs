@@ -245,7 +245,9 @@ impl IbPacket<'_> {
     /// fits, without which no repr re-emits it).
     pub fn repr(&self) -> Option<IbRepr> {
         let payload_len = self.payload_len?;
-        if self.warnings.contains(Warnings::PAD_EXCEEDS_PAYLOAD) {
+        if self.warnings.contains(Warnings::PAD_EXCEEDS_PAYLOAD)
+            || self.warnings.contains(Warnings::PAD_NONZERO)
+        {
             return None;
         }
         (self.icrc.is_some() && self.payload.len() == payload_len as usize).then_some(IbRepr {
@@ -354,6 +356,11 @@ pub(crate) fn parse(buf: &[u8], declared: usize) -> (Option<IbPacket<'_>>, Optio
         pkt.warnings.insert(Warnings::UNEXPECTED_PAYLOAD);
     }
     pkt.payload_len = Some(payload_len as u32);
+    // Emit writes zero pad; pad bytes that are not zero cannot come back.
+    let pad_bytes = &buf[(off + payload_len).min(buf.len())..body_end.min(buf.len())];
+    if pad_bytes.iter().any(|&b| b != 0) {
+        pkt.warnings.insert(Warnings::PAD_NONZERO);
+    }
     let end = (off + payload_len).min(buf.len());
     pkt.payload = &buf[off.min(end)..end];
     if buf.len() >= declared {
