@@ -660,3 +660,62 @@ fn every_figure_of_the_generated_corpus() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A capture cut by a 80-byte snaplen: headers only. Sizes, sequence and
+/// messages come out exact from the length fields; no ICRC can be checked.
+#[test]
+fn a_snaplen_truncated_capture_keeps_every_count() {
+    let dir = tmpdir("snaplen");
+    let path = dir.join("snap80.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 80)]).unwrap();
+    let mut c = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0);
+    let mut wire = 0u64;
+    for i in 0..10u64 {
+        let sent = c
+            .message(&mut s, T0 + i * 50_000, 8192, true, 1000, &[])
+            .unwrap();
+        wire += sent.bytes;
+        if i == 4 {
+            // PSN 9 lost: NAK(9), resend 9.
+            wire += c
+                .nak(
+                    &mut s,
+                    sent.end_ns + 2000,
+                    Psn::new(9),
+                    Syndrome::NAK_PSN_SEQUENCE_ERROR,
+                )
+                .unwrap();
+            wire += c.resend(&mut s, sent.end_ns + 4000, Psn::new(9)).unwrap();
+        }
+        wire += c.ack(&mut s, sent.end_ns + 10_000, sent.last).unwrap();
+    }
+    let truth = s.finish().unwrap();
+    let a = analyze_files(&[&path], &AnalyzeOptions::default()).unwrap();
+    let r = &a.report;
+    let f = &r.files[0];
+    // 20 data + 1 resend are cut (4170/4154 > 80); NAK and ACKs (62) are not.
+    assert_eq!(
+        (f.packets, f.bytes, f.truncated_frames),
+        (32, truth[0].bytes, 21)
+    );
+    assert_eq!(f.bytes, wire);
+    assert_eq!(
+        (f.icrc_unchecked, f.icrc_errors, f.roce_undecodable),
+        (21, 0, 0)
+    );
+    let q = &r.qps[0];
+    assert_eq!((q.packets, q.bytes), (32, wire));
+    assert_eq!(q.payload_bytes, 10 * 8192 + 4096);
+    assert_eq!((q.messages, q.message_bytes), (10, 81_920));
+    assert_eq!((q.retransmitted_packets, q.go_back_n.episodes), (1, 1));
+    assert_eq!(q.go_back_n.list[0].cause, "nak");
+    assert_eq!((q.icrc_unchecked, q.mirror_duplicates), (21, 0));
+    // RTT: 9 ACKs on first transmissions at 10 us after the LAST.
+    assert_eq!((q.ack_rtt_ns.samples, q.ack_rtt_ns.p50), (9, Some(10_000)));
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.rule == "snaplen-truncated" && f.message.contains("21 RoCE frames"))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

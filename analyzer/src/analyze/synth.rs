@@ -443,6 +443,8 @@ pub struct BenchCapture {
     pub nak_every: u64,
     /// Every this many messages, a CE mark and a CNP.
     pub cnp_every: u64,
+    /// Bytes per RDMA WRITE message (at least 2 packets' worth).
+    pub message_bytes: u32,
 }
 
 impl Default for BenchCapture {
@@ -453,12 +455,13 @@ impl Default for BenchCapture {
             pmtu: 4096,
             nak_every: 200,
             cnp_every: 50,
+            message_bytes: 64 * 1024,
         }
     }
 }
 
-/// A large capture for benchmarks: `qps` RC QPs writing 64 KiB messages at
-/// full-size packets, round robin, with ACKs, CE marks + CNPs and
+/// A large capture for benchmarks: `qps` RC QPs writing messages (64 KiB
+/// by default) in full-size packets, round robin, with ACKs, CE marks + CNPs and
 /// NAK-triggered go-back-N, until at least `frames` frames were written.
 /// Streams to disk: memory does not grow with `frames`.
 pub fn bench_capture(path: &Path, p: BenchCapture) -> io::Result<u64> {
@@ -484,17 +487,21 @@ pub fn bench_capture(path: &Path, p: BenchCapture) -> io::Result<u64> {
     while written < p.frames {
         let qi = (msg % u64::from(p.qps)) as usize;
         let c = &mut conns[qi];
-        let mark: &[u32] = if msg % p.cnp_every == 7 { &[3] } else { &[] };
-        let sent = c.message(&mut s, t, 64 * 1024, true, spacing, mark)?;
+        let mark: &[u32] = if msg % p.cnp_every == 7 % p.cnp_every {
+            &[1]
+        } else {
+            &[]
+        };
+        let sent = c.message(&mut s, t, p.message_bytes, true, spacing, mark)?;
         written += u64::from(sent.packets);
         t = sent.end_ns + spacing;
         if !mark.is_empty() {
             c.cnp_to_requester(&mut s, t)?;
             written += 1;
         }
-        if msg % p.nak_every == 11 {
-            // The responder missed the 5th packet: NAK, then go back N.
-            let lost = sent.first.add(4);
+        if msg % p.nak_every == 11 % p.nak_every {
+            // The responder missed the 5th packet (or the last): NAK, then go back N.
+            let lost = sent.first.add((sent.packets - 1).clamp(1, 4));
             c.nak(&mut s, t + 2_000, lost, Syndrome::NAK_PSN_SEQUENCE_ERROR)?;
             written += 1;
             t += 3_000;
@@ -503,7 +510,12 @@ pub fn bench_capture(path: &Path, p: BenchCapture) -> io::Result<u64> {
                 // Rebuild the packet: same opcode rules as `message`.
                 let last = q == sent.last;
                 let op = if last { 0x08 } else { 0x07 };
-                let ib = IbRepr::new(Opcode(op), c.responder.qpn, q, c.pmtu).with_ack_req(last);
+                let payload = if last {
+                    p.message_bytes - (sent.packets - 1) * c.pmtu
+                } else {
+                    c.pmtu
+                };
+                let ib = IbRepr::new(Opcode(op), c.responder.qpn, q, payload).with_ack_req(last);
                 let f = c.request_frame(ib, 2);
                 s.frame(c.request_file, t, &f)?;
                 written += 1;
