@@ -47,6 +47,8 @@ pub struct QpSummary {
     pub tx_bytes: u64,
     pub tx_packets: u64,
     pub tx_payload_bytes: u64,
+    /// Packets that reached this QP (ACKs/NAKs for a requester).
+    pub rx_packets: u64,
     pub bytes_completed: u64,
     pub msgs_completed: u64,
     pub goodput_gbps: f64,
@@ -188,6 +190,7 @@ impl World {
                     tx_bytes: s.tx_bytes,
                     tx_packets: s.tx_packets,
                     tx_payload_bytes: s.tx_payload,
+                    rx_packets: c.rx_packets,
                     bytes_completed: if client {
                         st.bytes_completed
                     } else {
