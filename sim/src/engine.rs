@@ -42,16 +42,23 @@ pub enum Event {
     Sample,
 }
 
+/// `key` = time << 64 | seq: one 128-bit comparison orders by time, then
+/// by insertion.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    at: Ps,
-    seq: u64,
+    key: u128,
     ev: Event,
+}
+
+impl Entry {
+    fn at(&self) -> Ps {
+        Ps((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl Eq for Entry {}
@@ -63,7 +70,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: BinaryHeap is a max-heap and we want the earliest first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -102,8 +109,7 @@ impl Scheduler {
         debug_assert!(at >= self.now, "event {ev:?} scheduled in the past");
         let at = at.max(self.now);
         self.heap.push(Entry {
-            at,
-            seq: self.seq,
+            key: (u128::from(at.0) << 64) | u128::from(self.seq),
             ev,
         });
         self.seq += 1;
@@ -116,15 +122,15 @@ impl Scheduler {
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(|e| e.at)
+        self.heap.peek().map(Entry::at)
     }
 
     /// Takes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
         let e = self.heap.pop()?;
-        self.now = e.at;
+        self.now = e.at();
         self.executed += 1;
-        Some((e.at, e.ev))
+        Some((self.now, e.ev))
     }
 }
 

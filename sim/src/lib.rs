@@ -22,6 +22,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod engine;
+pub mod fasthash;
 pub mod output;
 pub mod packet;
 pub mod plot;

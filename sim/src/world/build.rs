@@ -290,7 +290,7 @@ impl World {
                     ip: Some(ip),
                     mtu: *mtus.iter().min().unwrap(),
                     vlan: hc.nics[slaves[0] as usize].vlan,
-                    qpns: HashMap::new(),
+                    qpns: FastMap::default(),
                 });
             }
             for (ni, nc) in hc.nics.iter().enumerate() {
@@ -306,7 +306,7 @@ impl World {
                     ip: nc.ip,
                     mtu: nc.mtu,
                     vlan: nc.vlan,
-                    qpns: HashMap::new(),
+                    qpns: FastMap::default(),
                 });
             }
             w.hosts.push(host);
@@ -343,7 +343,7 @@ impl World {
                 ports: Vec::new(),
                 groups: Vec::new(),
                 group_of: Vec::new(),
-                fdb: HashMap::new(),
+                fdb: FastMap::default(),
                 neigh: HashMap::new(),
                 routes: Vec::new(),
                 hash: match scfg.hash {
@@ -492,7 +492,7 @@ impl World {
         // Pre-learned FDB and neighbour tables: what the switch would have
         // learned from the ARP and CM exchange before the first RoCE packet.
         for si in 0..w.switches.len() {
-            let mut fdb = HashMap::new();
+            let mut fdb = FastMap::default();
             let mut neigh = HashMap::new();
             for g in 0..w.switches[si].groups.len() {
                 for &m in &w.switches[si].groups[g].members {

@@ -31,9 +31,10 @@ use core::net::Ipv4Addr;
 use rand_chacha::ChaCha8Rng;
 use roce_codec::IbRepr;
 use roce_codec::frame::{EthRepr, VlanTag};
-use roce_codec::hash::EcmpHash;
+use roce_codec::hash::{EcmpHash, FiveTuple};
 
 use crate::engine::{Event, Scheduler};
+use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId, PacketPool};
 use crate::scenario::schema::{IpNet, RoceMode, Trust};
 use crate::time::{Ps, Rate, wire_bytes};
@@ -125,7 +126,7 @@ pub(crate) struct Iface {
     pub(crate) mtu: u32,
     pub(crate) vlan: Option<u16>,
     /// QPN → global QP index (each interface is one RDMA device).
-    pub(crate) qpns: HashMap<u32, u32>,
+    pub(crate) qpns: FastMap<u32, u32>,
 }
 
 pub(crate) struct Host {
@@ -152,7 +153,7 @@ pub(crate) struct Switch {
     pub(crate) ports: Vec<u32>,
     pub(crate) groups: Vec<Group>,
     pub(crate) group_of: Vec<u32>,
-    pub(crate) fdb: HashMap<[u8; 6], u32>,
+    pub(crate) fdb: FastMap<[u8; 6], u32>,
     /// Directly attached host addresses: IP → (MAC, group).
     pub(crate) neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
     /// Routes: prefix → (next-hop MAC per group, groups) for ECMP.
@@ -465,8 +466,7 @@ impl World {
         let tx_time = p.rate.tx_time(wire_bytes(u64::from(frame_len)));
         let (link, peer, extra, carrier, tap) = (p.link, p.peer, p.extra_delay, p.carrier, p.tap);
         if let Some(t) = tap {
-            let pkt = *self.pool.get(id);
-            self.taps[t as usize].record(now, &pkt);
+            self.taps[t as usize].record(now, self.pool.get(id));
         }
         self.sched.at(now + tx_time, Event::TxDone { port });
         let l = &mut self.links[link as usize];
@@ -515,8 +515,7 @@ impl World {
         p.c.rx_bytes += len;
         p.c.rx_packets += 1;
         if let Some(t) = p.tap {
-            let pkt = *self.pool.get(id);
-            self.taps[t as usize].record(now, &pkt);
+            self.taps[t as usize].record(now, self.pool.get(id));
         }
         match p.owner {
             Owner::Host { host, nic } => self.host_receive(port, host, nic, id),
@@ -535,7 +534,7 @@ impl World {
         let now = self.now();
         let h = &self.hosts[host as usize];
         let iface = &h.ifaces[h.nics[nic as usize].iface as usize];
-        let pkt = *self.pool.get(id);
+        let pkt = self.pool.get(id);
         // The NIC's MAC filter, then the RoCE GID check: a RoCE NIC only
         // accepts packets addressed to a GID it owns, whatever the kernel's
         // weak-host IP stack would accept.
@@ -546,17 +545,17 @@ impl World {
             self.drop_not_ours(port, id);
             return;
         };
-        self.pool.free(id);
         let s = &mut self.qps[q as usize];
         s.rx_packets += 1;
         s.qp.on_receive(&pkt.ib, pkt.ecn_ce(), now);
+        self.pool.free(id);
         self.after_qp_change(q);
     }
 
     fn switch_receive(&mut self, port: u32, sw: u32, local: u32, id: PacketId) {
         let s = &mut self.switches[sw as usize];
         let in_group = s.group_of[local as usize];
-        let mut pkt = *self.pool.get(id);
+        let pkt = self.pool.get_mut(id);
         // L2 learning; a MAC seen on a new port moves there (station move,
         // as after a bond failover).
         if s.fdb.get(&pkt.eth.src) != Some(&in_group) {
@@ -612,10 +611,10 @@ impl World {
         } else {
             s.fdb.get(&pkt.eth.dst).copied()
         };
-        *self.pool.get_mut(id) = pkt;
+        let tuple = pkt.five_tuple();
         match out {
             Some(g) if g != in_group => {
-                if let Some(member) = self.pick_member(sw, g, &pkt) {
+                if let Some(member) = self.pick_member(sw, g, &tuple) {
                     self.enqueue(sw, local, member, id);
                 } else {
                     self.switch_drop_route(port, id);
@@ -633,8 +632,13 @@ impl World {
                     if g == in_group {
                         continue;
                     }
-                    if let Some(member) = self.pick_member(sw, g, &pkt) {
-                        let copy = if first { id } else { self.pool.alloc(pkt) };
+                    if let Some(member) = self.pick_member(sw, g, &tuple) {
+                        let copy = if first {
+                            id
+                        } else {
+                            let p = *self.pool.get(id);
+                            self.pool.alloc(p)
+                        };
                         first = false;
                         self.enqueue(sw, local, member, copy);
                     }
@@ -655,7 +659,7 @@ impl World {
 
     /// A member of group `g` by the switch's 5-tuple hash over the members
     /// whose link is up.
-    fn pick_member(&self, sw: u32, g: u32, pkt: &Packet) -> Option<u32> {
+    fn pick_member(&self, sw: u32, g: u32, tuple: &FiveTuple) -> Option<u32> {
         let s = &self.switches[sw as usize];
         let members = &s.groups[g as usize].members;
         if members.len() == 1 {
@@ -672,7 +676,7 @@ impl World {
         if n == 0 {
             return Some(members[0]);
         }
-        let i = s.hash.select(&pkt.five_tuple(), n)?;
+        let i = s.hash.select(tuple, n)?;
         Some(up[i])
     }
 
