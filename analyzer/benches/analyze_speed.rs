@@ -116,15 +116,19 @@ fn main() {
     }
     let frames = env_u64("ROCE_BENCH_FRAMES", 300_000);
     let reps = env_u64("ROCE_BENCH_REPS", 5) as usize;
-    let path = dir.join("bench.pcap");
-    let written = bench_capture(
-        &path,
-        BenchCapture {
-            frames,
-            ..BenchCapture::default()
-        },
-    )
-    .unwrap();
+    // ROCE_BENCH_FILE=path keeps the capture there (and reuses it next time).
+    let keep = std::env::var_os("ROCE_BENCH_FILE").map(std::path::PathBuf::from);
+    let path = keep.clone().unwrap_or_else(|| dir.join("bench.pcap"));
+    let p = BenchCapture {
+        frames,
+        ..BenchCapture::default()
+    };
+    let written = if keep.as_ref().is_some_and(|k| k.exists()) {
+        let a = analyze_files(&[&path], &AnalyzeOptions::default()).unwrap();
+        a.report.files[0].packets
+    } else {
+        bench_capture(&path, p).unwrap()
+    };
     let size = std::fs::metadata(&path).unwrap().len();
     // Warm the page cache for both tools alike.
     let _ = analyze_once(&path);

@@ -79,6 +79,7 @@ impl Args {
             qp: self.qp,
             series: false,
             progress: true,
+            readers_per_file: None,
         })
     }
 }

@@ -48,7 +48,7 @@ pub use report::Report;
 
 use roce_codec::{ParseOptions, PortSet};
 
-use crate::capture::{CaptureError, CaptureReader};
+use crate::capture::CaptureError;
 
 /// How to analyze.
 #[derive(Debug, Clone)]
@@ -68,6 +68,9 @@ pub struct AnalyzeOptions {
     pub series: bool,
     /// Show a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
+    /// Reader threads per file; `None` picks enough to use every core
+    /// (the result is the same for any value).
+    pub readers_per_file: Option<usize>,
 }
 
 impl Default for AnalyzeOptions {
@@ -80,6 +83,7 @@ impl Default for AnalyzeOptions {
             qp: None,
             series: false,
             progress: false,
+            readers_per_file: None,
         }
     }
 }
@@ -183,11 +187,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         flag: "--roce-port",
         message: format!("at most {} ports", PortSet::MAX - 1),
     })?;
-    let readers = paths
-        .iter()
-        .map(CaptureReader::open)
-        .collect::<Result<Vec<_>, _>>()?;
-    if readers.len() > usize::from(u16::MAX) {
+    if paths.len() > usize::from(u16::MAX) {
         return Err(AnalyzeError::Option {
             flag: "FILE",
             message: "too many files".into(),
@@ -207,22 +207,36 @@ pub fn analyze_files<P: AsRef<Path>>(
             roce_v2_ports,
             verify_icrc: true,
         },
-        link_rate_bps: (opts.link_speed_gbps * 1e9).round() as u64,
         series: opts.series,
+        readers_per_file: opts.readers_per_file,
     };
+    let link_rate_bps = (opts.link_speed_gbps * 1e9).round() as u64;
+    let mut pfc: Vec<pfc::PfcFile> = (0..paths.len())
+        .map(|_| pfc::PfcFile::new(link_rate_bps, opts.series))
+        .collect();
     let flow_opts = flow::FlowOptions {
         dup_window_ns: opts.dup_window_ns,
         pmtu: opts.pmtu,
         series: opts.series,
     };
-    let mut table = table::Table::new(readers.len(), flow_opts);
+    let mut table = table::Table::new(paths.len(), flow_opts);
+    let path_refs: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = progress_bar(opts.progress, total_bytes);
-    let stats = source::merge(
-        readers,
+    let mut stats = source::merge(
+        &path_refs,
         &src_opts,
         Arc::clone(&progress),
-        |ev| table.event(ev),
+        |ev| match ev {
+            source::Event::Roce(e) => table.event(e),
+            source::Event::MacControl {
+                file,
+                frame,
+                ts_ns,
+                src,
+                ctl,
+            } => pfc[usize::from(*file)].frame(*ts_ns, *src, ctl, *frame),
+        },
         || {
             if let Some(b) = &bar {
                 b.set_position(progress.load(std::sync::atomic::Ordering::Relaxed));
@@ -231,6 +245,10 @@ pub fn analyze_files<P: AsRef<Path>>(
     )?;
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    for (st, mut p) in stats.iter_mut().zip(pfc) {
+        p.finish();
+        st.pfc = p;
     }
     table.finish();
     let mut report = build::build(build::BuildInput {
