@@ -491,6 +491,9 @@ impl World {
         }
         // Pre-learned FDB and neighbour tables: what the switch would have
         // learned from the ARP and CM exchange before the first RoCE packet.
+        // The FDB spans the whole bridged fabric; the neighbour (ARP) table
+        // of the router holds only hosts cabled to this switch, so routed
+        // traffic to farther hosts follows the routes.
         for si in 0..w.switches.len() {
             let mut fdb = FastMap::default();
             let mut neigh = HashMap::new();
@@ -498,9 +501,10 @@ impl World {
                 for &m in &w.switches[si].groups[g].members {
                     let port = w.switches[si].ports[m as usize];
                     let peer = w.ports[port as usize].peer;
+                    let direct = matches!(w.ports[peer as usize].owner, Owner::Host { .. });
                     for (mac, ip) in w.macs_behind(peer, port) {
                         fdb.entry(mac).or_insert(g as u32);
-                        if let Some(ip) = ip {
+                        if let (true, Some(ip)) = (direct, ip) {
                             neigh.entry(ip).or_insert((mac, g as u32));
                         }
                     }
