@@ -308,7 +308,11 @@ impl World {
                 self.last_activity = s;
             }
         }
-        self.take_sample(self.last_activity);
+        // Samples taken while only stale timers were left say nothing.
+        let end = self.last_activity;
+        self.port_samples.retain(|s| s.t <= end);
+        self.qp_samples.retain(|s| s.t <= end);
+        self.take_sample(end);
         self.finished = true;
         progress.update(self.last_activity, self.stop_at);
     }
