@@ -125,3 +125,37 @@ fn analyzer_reproduces_counters_of_a_lossy_run() {
         "the lossy run must retransmit for this test to mean anything"
     );
 }
+
+#[test]
+fn responder_sees_every_psn_in_order_on_a_lossless_run() {
+    // Taps on hostB's slaves: what the responder receives, merged.
+    let out = tmp("analyze_responder");
+    let s = run_ok(
+        &scenario("lag_hash"),
+        &out,
+        &[
+            "workload.0.size=1MiB",
+            "workload.0.iters=8",
+            "tap.0.at=hostB.eth0",
+            "tap.1.at=hostB.eth1",
+            "tap.0.snaplen=0",
+            "tap.1.snaplen=0",
+        ],
+    );
+    let files: Vec<_> = s["taps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| out.join(t["file"].as_str().unwrap()))
+        .collect();
+    let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
+    assert_eq!(a.report.qps.len(), 8);
+    for f in &a.report.qps {
+        assert_eq!(f.out_of_sequence, 0, "qp {:#x}", f.dqpn);
+        assert_eq!(f.missing_psns, 0, "qp {:#x}", f.dqpn);
+        assert_eq!(f.retransmitted_packets, 0, "qp {:#x}", f.dqpn);
+        // 8 MiB in 4096-byte packets, one PSN each.
+        assert_eq!(f.psn.span, 8 * 256, "qp {:#x}", f.dqpn);
+        assert_eq!(f.request_packets, 8 * 256);
+    }
+}
