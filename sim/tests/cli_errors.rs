@@ -161,3 +161,16 @@ fn check_validates_without_writing() {
     assert!(o.status.success());
     assert!(!Path::new(&dir).join("runs").exists());
 }
+
+#[test]
+fn readme_format_example_uses_only_real_keys() {
+    let readme = std::fs::read_to_string(repo().join("scenarios/README.md")).unwrap();
+    let start = readme.find("```toml\n").unwrap() + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let text = &readme[start..end];
+    if let Err(e) =
+        rocesim::scenario::load_str(Path::new("scenarios/README.md"), text.to_string(), &[])
+    {
+        panic!("{e}");
+    }
+}
