@@ -68,8 +68,10 @@ pub struct AnalyzeOptions {
     pub series: bool,
     /// Show a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
-    /// Reader threads per file; `None` picks enough to use every core
-    /// (the result is the same for any value).
+    /// Reader threads per file, each decoding a share of its frames; `None`
+    /// is one. More helps on a machine with idle cores and few files; every
+    /// reader copies the whole file, so on a busy 2-core machine it does
+    /// not. The result is the same for any value.
     pub readers_per_file: Option<usize>,
 }
 

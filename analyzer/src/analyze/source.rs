@@ -1,16 +1,18 @@
 //! Reading several captures at once and merging them into one stream.
 //!
 //! ```text
-//!  file 0 ─┬─ part 0/2: decode frames 1,3,5..  ─▶ batches of Event ─┐ merge parts  ┐
-//!          └─ part 1/2: decode frames 2,4,6..  ─▶ (bounded channel) ┘ by frame     ├─▶ merge files by
+//!  file 0 ─┬─ part 1/2: decode frames 1,3,5..  ─▶ batches of Event ─┐ merge parts  ┐
+//!          └─ part 2/2: decode frames 2,4,6..  ─▶ (bounded channel) ┘ by frame     ├─▶ merge files by
 //!  file 1 ──── part 0/1: decode every frame    ─▶ ...                ───────────────┘   (ts, file, frame)
 //!                                                                                          │
 //!                                                 flow table, PFC (calling thread) ◀───────┘
 //! ```
 //! Each part is a [`CaptureReader`] of its own over the file: it frames
-//! every record but decodes (and checks the ICRC of) only its share, so a
-//! single file still uses every core; gzip files are read by one part,
-//! since decompressing twice would cost more than it saves. Parts send
+//! every record but decodes (and checks the ICRC of) only its share. By
+//! default a file has one part: every part copies the whole file out of
+//! the page cache (or decompresses it), and on a 2-core machine shared
+//! with other work that doubled copy costs more than the decoding it
+//! spreads (BENCHMARKS.md); `readers_per_file` asks for more. Parts send
 //! small decoded events, never frame bytes, through channels of a few
 //! batches, so memory stays flat however large the files are. The parts
 //! of a file are merged back into frame order, then files are merged by
@@ -285,16 +287,6 @@ impl FileInput {
     }
 }
 
-/// How many parts to read a file with: enough to use the cores when there
-/// are fewer files than cores, one for gzip.
-fn parts_for(files: usize, gzip: bool) -> usize {
-    if gzip {
-        return 1;
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores / files.max(1)).clamp(1, 4)
-}
-
 /// Reads all `paths` in parallel and calls `sink` with every event in
 /// merged time order. Returns the per-file statistics in input order (PFC
 /// left to the caller).
@@ -309,9 +301,7 @@ pub(crate) fn merge(
     let mut readers: Vec<Vec<CaptureReader>> = Vec::with_capacity(paths.len());
     for p in paths {
         let first = CaptureReader::open(p)?;
-        let n = opts
-            .readers_per_file
-            .map_or_else(|| parts_for(paths.len(), first.is_gzip()), |n| n.max(1));
+        let n = opts.readers_per_file.unwrap_or(1).max(1);
         let mut v = vec![first];
         for _ in 1..n {
             v.push(CaptureReader::open(p)?);

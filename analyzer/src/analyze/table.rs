@@ -53,6 +53,10 @@ pub(crate) struct Table {
     pub cnp_bins: Option<Bins>,
     pub first_ts: Option<u64>,
     pub last_ts: Option<u64>,
+    /// The last request and response keys looked up: consecutive packets
+    /// mostly belong to the same flow, and a compare is cheaper than a hash.
+    last_request: Option<(Key, usize)>,
+    last_response: Option<(Key, usize)>,
 }
 
 impl Table {
@@ -70,6 +74,8 @@ impl Table {
             cnp_bins: opts.series.then(Bins::default),
             first_ts: None,
             last_ts: None,
+            last_request: None,
+            last_response: None,
         }
     }
 
@@ -103,8 +109,9 @@ impl Table {
 
     fn request(&mut self, ev: &RoceEvent) {
         let key = Self::key(ev);
-        let i = match self.by_request.get(&key) {
-            Some(&i) => i,
+        let cached = self.last_request.filter(|(k, _)| *k == key).map(|(_, i)| i);
+        let i = match cached.or_else(|| self.by_request.get(&key).copied()) {
+            Some(i) => i,
             None => {
                 let i = self.flows.len();
                 self.flows.push(Flow::new(ev, self.n_files, &self.opts));
@@ -113,6 +120,7 @@ impl Table {
                 i
             }
         };
+        self.last_request = Some((key, i));
         let opts = self.opts;
         self.flows[i].on_request(ev, &opts);
     }
@@ -121,7 +129,13 @@ impl Table {
     /// `ev.dqpn` belongs to, learning the pairing when it is new.
     fn pair(&mut self, ev: &RoceEvent, use_psn: bool) -> Option<usize> {
         let key = Self::key(ev);
+        if let Some((k, i)) = self.last_response {
+            if k == key {
+                return Some(i);
+            }
+        }
         if let Some(&i) = self.by_response.get(&key) {
+            self.last_response = Some((key, i));
             return Some(i);
         }
         let cands: Vec<usize> = self
