@@ -134,34 +134,51 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Series of per-interval rates from samples stored in blocks of `n` (one
+/// entry per component per sample time), in one pass.
+fn rates<S>(
+    samples: &[S],
+    n: usize,
+    unit: f64,
+    t: impl Fn(&S) -> Ps,
+    bytes: impl Fn(&S) -> u64,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut out = vec![Vec::new(); n];
+    if n == 0 {
+        return out;
+    }
+    for k in n..samples.len() {
+        let (s, prev) = (&samples[k], &samples[k - n]);
+        let dt = (t(s) - t(prev)).as_secs_f64();
+        if dt > 0.0 {
+            out[k % n].push((
+                t(s).as_secs_f64() / unit,
+                (bytes(s) - bytes(prev)) as f64 * 8.0 / dt / 1e9,
+            ));
+        }
+    }
+    out
+}
+
+/// Client QPs drawn at most; a run with more shows the first ones (the
+/// CSV has them all).
+const MAX_QP_LINES: usize = 32;
+
 /// Throughput per host NIC port (per bond slave) and per client QP.
 pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
     let unit = time_unit(w.sim_time());
-    let n = w.ports.len();
+    let mut port_rates = rates(
+        &w.port_samples,
+        w.ports.len(),
+        unit.1,
+        |s| s.t,
+        |s| s.tx_bytes,
+    );
     let mut port_series = Vec::new();
-    for p in 0..n as u32 {
-        if !crate::output::is_host_port(w, p) {
-            continue;
-        }
-        let pts: Vec<(f64, f64)> = w
-            .port_samples
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.port == p)
-            .filter_map(|(k, s)| {
-                let prev = w.port_samples.get(k.checked_sub(n)?)?;
-                let dt = (s.t - prev.t).as_secs_f64();
-                (dt > 0.0).then(|| {
-                    (
-                        s.t.as_secs_f64() / unit.1,
-                        (s.tx_bytes - prev.tx_bytes) as f64 * 8.0 / dt / 1e9,
-                    )
-                })
-            })
-            .collect();
-        if w.ports[p as usize].c.tx_bytes > 0 {
+    for (p, pts) in port_rates.iter_mut().enumerate() {
+        if crate::output::is_host_port(w, p as u32) && w.ports[p].c.tx_bytes > 0 {
             let c = port_series.len();
-            port_series.push(Series::new(w.ports[p as usize].name.clone(), pts, c));
+            port_series.push(Series::new(w.ports[p].name.clone(), std::mem::take(pts), c));
         }
     }
     line_plot(
@@ -172,46 +189,43 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         "Gb/s",
         &port_series,
     )?;
-    let m = w.qps.len();
+    let mut qp_rates = rates(
+        &w.qp_samples,
+        w.qps.len(),
+        unit.1,
+        |s| s.t,
+        |s| s.tx_payload,
+    );
+    let clients: Vec<usize> = (0..w.qps.len())
+        .filter(|&q| w.qps[q].role == crate::world::Role::Client)
+        .collect();
     let mut qp_series = Vec::new();
-    for (q, slot) in w.qps.iter().enumerate() {
-        if slot.role != crate::world::Role::Client {
-            continue;
-        }
-        let pts: Vec<(f64, f64)> = w
-            .qp_samples
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.qp == q as u32)
-            .filter_map(|(k, s)| {
-                let prev = w.qp_samples.get(k.checked_sub(m)?)?;
-                let dt = (s.t - prev.t).as_secs_f64();
-                (dt > 0.0).then(|| {
-                    (
-                        s.t.as_secs_f64() / unit.1,
-                        (s.tx_payload - prev.tx_payload) as f64 * 8.0 / dt / 1e9,
-                    )
-                })
-            })
-            .collect();
+    for &q in clients.iter().take(MAX_QP_LINES) {
+        let slot = &w.qps[q];
         let c = qp_series.len();
-        let name = format!(
-            "{} qp {:#x}",
-            w.hosts[slot.host as usize].name,
-            slot.qp.qpn()
-        );
-        qp_series.push(Series::new(name, pts, c));
+        let name = if c < 16 {
+            format!(
+                "{} qp {:#x}",
+                w.hosts[slot.host as usize].name,
+                slot.qp.qpn()
+            )
+        } else {
+            String::new()
+        };
+        qp_series.push(Series::new(name, std::mem::take(&mut qp_rates[q]), c));
     }
-    // Legends past 16 entries cover the plot: keep the lines, drop names.
-    if qp_series.len() > 16 {
-        for s in &mut qp_series[16..] {
-            s.name.clear();
-        }
-    }
+    let title = if clients.len() > MAX_QP_LINES {
+        format!(
+            "Payload sent per client QP (first {MAX_QP_LINES} of {})",
+            clients.len()
+        )
+    } else {
+        "Payload sent per client QP".to_string()
+    };
     line_plot(
         dir,
         "qps",
-        "Payload sent per client QP",
+        &title,
         &format!("time ({})", unit.0),
         "Gb/s",
         &qp_series,

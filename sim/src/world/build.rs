@@ -1081,8 +1081,19 @@ impl World {
                 WorkloadSpec::Perftest(s)
             }
         };
-        let workload = crate::transport::Workload::new(spec)
-            .map_err(|e| ModelError::new(wp.key("tool"), e.to_string()))?;
+        let workload = crate::transport::Workload::new(spec).map_err(|e| {
+            // Point at the key the transport's check is about.
+            let key = match &e {
+                crate::transport::WorkloadError::OutOfRange { field, .. }
+                    if ["qps", "size", "tx_depth", "iters", "duration"].contains(field) =>
+                {
+                    *field
+                }
+                crate::transport::WorkloadError::NoSuchQp { .. } => "message",
+                _ => "tool",
+            };
+            ModelError::new(wp.key(key), e.to_string())
+        })?;
         let cfg = QpConfig {
             pmtu,
             timeout: wc.timeout,

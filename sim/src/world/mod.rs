@@ -442,7 +442,9 @@ impl World {
         s.tx_bytes += u64::from(frame_len);
         s.tx_packets += 1;
         s.tx_payload += u64::from(ib.payload_len);
-        if s.first_data_port.is_none() && s.role == Role::Client && ib.payload_len > 0 {
+        // A client QP's first packet is a request: the first data packet of
+        // a WRITE or SEND, the request of a READ.
+        if s.first_data_port.is_none() && s.role == Role::Client {
             s.first_data_port = Some(s.port);
         }
         let pkt = Packet {
@@ -920,9 +922,11 @@ impl World {
                 retransmitted: s.qp.counters().retransmitted_packets,
             });
         }
-        // Keep at most ~1000 samples: past that, halve the resolution.
+        // Keep at most ~1000 samples per series and ~1 M rows in all: past
+        // that, halve the resolution.
         let per = self.ports.len().max(1);
-        if self.port_samples.len() / per > 1000 {
+        let max = (1_000_000 / (self.ports.len() + self.qps.len()).max(1)).clamp(20, 1000);
+        if self.port_samples.len() / per > max {
             self.sample_every = Ps(self.sample_every.0 * 2);
             let keep = |t: Ps, every: Ps| t.0 % every.0 == 0;
             let every = self.sample_every;
