@@ -406,3 +406,29 @@ fn tshark_reads_every_tap_without_a_malformed_frame() {
         }
     }
 }
+
+#[test]
+fn queue_affinity_with_a_flow_label_asks_the_bond_hash() {
+    let out = tmp("lag_qa_fl");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.extend([
+        "host.hostA.bond.bond0.lag=queue-affinity",
+        "workload.0.flow_label=0x12345",
+    ]);
+    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    // perftest --flow_label gives every QP the same label, hence the same
+    // UDP source port, and the core's xmit_slave lookup the same slave.
+    let sport = roce_codec::hash::flow_label_to_udp_sport(0x12345);
+    let keys = FlowKeys::rocev2_v4(
+        mac("02:00:00:00:01:01"),
+        mac("02:00:00:00:01:02"),
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        sport,
+    );
+    let want = bond_slave_index(bond_xmit_hash(XmitHashPolicy::Layer34, &keys), 2).unwrap() as u64;
+    for q in clients(&s) {
+        assert_eq!(q["udp_sport"], u64::from(sport));
+        assert_eq!(q["slave"], want);
+    }
+}

@@ -152,6 +152,13 @@ impl Bond {
         }
     }
 
+    /// `netdev_get_xmit_slave(all_slaves)`: the Linux bond hash over every
+    /// enslaved port, whatever its state.
+    pub(crate) fn linux_slave_all(&self, keys: &FlowKeys) -> u32 {
+        let h = bond_xmit_hash(self.policy.codec(), keys);
+        (h as usize % self.slaves.len()) as u32
+    }
+
     /// A queue-affinity port for a new QP (`++ctr % n`).
     pub(crate) fn next_affinity(&mut self) -> u32 {
         self.aff_ctr += 1;
@@ -343,6 +350,9 @@ mod tests {
         );
         let aff: Vec<u32> = (0..4).map(|_| b.next_affinity()).collect();
         assert_eq!(aff, [0, 1, 0, 1]);
+        // With a flow label the bond's own hash over all slaves decides.
+        assert_eq!(b.linux_slave_all(&keys(0xC000)), 1);
+        assert_eq!(b.linux_slave_all(&keys(0xE123)), 0);
         assert_eq!(b.slave_for(0, 1), 1);
         let next = b.carrier_changed(1, false, Ps::from_ms(250)).unwrap();
         assert_eq!(next, Ps::from_ms(300));

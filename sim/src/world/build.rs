@@ -1237,7 +1237,14 @@ impl World {
                     IfaceKind::Bond(b) => {
                         let bond = &mut self.bonds[b as usize].2;
                         let hash = bond.hash(&pkt_keys.flow_keys());
-                        let aff = bond.next_affinity();
+                        // RESET->INIT takes the round-robin affinity; with a
+                        // non-zero flow label the core then asks the bond for
+                        // the slave of a fake frame of this flow (Linux hash
+                        // over all slaves, roce-facts §4.3/4.4) at INIT->RTR.
+                        let mut aff = bond.next_affinity();
+                        if wc.flow_label != 0 {
+                            aff = bond.linux_slave_all(&pkt_keys.flow_keys());
+                        }
                         let s = bond.slave_for(hash, aff);
                         (bond.slaves[s].port, hash, aff)
                     }
