@@ -38,6 +38,7 @@ enum Cmd {
     /// Run a scenario and write its run directory (summary.json, CSV time
     /// series, plots, pcaps).
     Run {
+        /// Scenario file (TOML), e.g. scenarios/lag_hash.toml.
         scenario: PathBuf,
         /// Override the scenario's seed.
         #[arg(long)]
@@ -55,13 +56,16 @@ enum Cmd {
     },
     /// Validate a scenario without running it.
     Check {
+        /// Scenario file (TOML).
         scenario: PathBuf,
+        /// Override a scenario key by dotted path (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
     },
     /// Run a grid of --set values over a range of seeds in parallel and
     /// write one table (CSV + JSON) and a plot.
     Sweep {
+        /// Scenario file (TOML).
         scenario: PathBuf,
         /// An axis: KEY=V1,V2,... (repeatable; the first is the plot's x axis).
         #[arg(long = "set", value_name = "KEY=V1,V2,...")]
@@ -75,6 +79,8 @@ enum Cmd {
         /// Output directory (default runs/<scenario name>-sweep/).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// What to print on stdout: mean/min/max per grid point (table) or
+        /// every run (json, csv).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },

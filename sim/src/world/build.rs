@@ -38,7 +38,7 @@ use roce_codec::hash::EcmpHash;
 use super::*;
 use crate::rng::component_rng;
 use crate::scenario::schema::{
-    BondMode, QpnAlloc, Scenario, SwitchHash, TapFormat, Tool, VerbCfg, WorkloadCfg,
+    QpnAlloc, Scenario, SwitchHash, TapFormat, Tool, VerbCfg, WorkloadCfg,
 };
 use crate::scenario::{KeyPath, ModelError};
 use crate::transport::{
@@ -1306,9 +1306,4 @@ fn iface_path(sc: &Scenario, hi: usize, iface: &str) -> KeyPath {
     }
     let n = h.nics.iter().position(|n| n.name == iface).unwrap_or(0);
     p().key("host").index(hi).key("nic").index(n)
-}
-
-#[allow(dead_code)]
-fn _mode_name(m: BondMode) -> &'static str {
-    m.name()
 }
