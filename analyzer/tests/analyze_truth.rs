@@ -728,3 +728,29 @@ fn a_snaplen_truncated_capture_keeps_every_count() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `traces/analyze_slave0.pcapng` and `traces/analyze_slave1.pcap.gz` are
+/// this corpus, shipped so that people can run `roce-pcap analyze` and
+/// `plot` on it; they must not drift from the generator. Regenerate with
+/// `ANALYZE_REGENERATE_TRACES=1 cargo test -p roce-pcap --test analyze_truth`.
+#[test]
+fn shipped_traces_are_the_corpus() {
+    let dir = tmpdir("shipped");
+    let (paths, _, _) = build(&dir);
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let shipped = ["analyze_slave0.pcapng", "analyze_slave1.pcap.gz"];
+    for (p, name) in paths.iter().zip(shipped) {
+        let fresh = std::fs::read(p).unwrap();
+        let target = traces.join(name);
+        if std::env::var_os("ANALYZE_REGENERATE_TRACES").is_some() {
+            std::fs::write(&target, &fresh).unwrap();
+        }
+        let old = std::fs::read(&target).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
+        assert!(
+            old == fresh,
+            "{} differs from the generator; regenerate it",
+            target.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

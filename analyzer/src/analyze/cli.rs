@@ -19,22 +19,22 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// Only flows whose responder or requester QPN is this (hex 0x45 or decimal).
-    #[arg(long, value_parser = parse_qpn)]
+    #[arg(long, value_name = "QPN", value_parser = parse_qpn)]
     pub qp: Option<u32>,
     /// Link speed in Gb/s, to turn pause quanta into time.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, value_name = "GBPS", default_value_t = 100.0)]
     pub link_speed: f64,
     /// Another UDP destination port to decode as RoCEv2 (besides 4791); repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     pub roce_port: Vec<u16>,
     /// Identical frames closer than this (µs) are mirror-port copies.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, value_name = "US", default_value_t = 10.0)]
     pub dup_window_us: f64,
     /// Path MTU (256..4096); learned from the traffic when not given.
-    #[arg(long)]
+    #[arg(long, value_name = "BYTES")]
     pub pmtu: Option<u32>,
     /// Write the report here instead of stdout.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

@@ -14,19 +14,19 @@ pub struct Args {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Directory for the PNG and SVG files (created if missing).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Only flows whose responder or requester QPN is this (hex 0x45 or decimal).
-    #[arg(long, value_parser = crate::analyze::cli::parse_qpn)]
+    #[arg(long, value_name = "QPN", value_parser = crate::analyze::cli::parse_qpn)]
     pub qp: Option<u32>,
     /// Link speed in Gb/s, to turn pause quanta into time.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, value_name = "GBPS", default_value_t = 100.0)]
     pub link_speed: f64,
     /// Another UDP destination port to decode as RoCEv2 (besides 4791); repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     pub roce_port: Vec<u16>,
     /// Time-sequence graphs for at most this many flows (those with the most packets).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_qps: usize,
 }
 

@@ -212,15 +212,22 @@ impl Exporter for TableExporter {
         )?;
         writeln!(out)?;
         writeln!(out, "FILES")?;
+        let w = r
+            .files
+            .iter()
+            .map(|f| f.file.chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4);
         writeln!(
             out,
-            "  {:<32} {:>10} {:>12} {:>10} {:>8} {:>9} {:>8} {:>12}",
+            "  {:<w$} {:>10} {:>12} {:>10} {:>8} {:>9} {:>8} {:>12}",
             "file", "frames", "bytes", "roce", "macctl", "truncated", "icrc-bad", "duration"
         )?;
         for f in &r.files {
             writeln!(
                 out,
-                "  {:<32} {:>10} {:>12} {:>10} {:>8} {:>9} {:>8} {:>12}{}",
+                "  {:<w$} {:>10} {:>12} {:>10} {:>8} {:>9} {:>8} {:>12}{}",
                 f.file,
                 f.packets,
                 bytes(f.bytes),
@@ -317,15 +324,22 @@ impl Exporter for TableExporter {
                 none.join(", ")
             )?;
         } else {
+            let w = r
+                .pfc
+                .iter()
+                .map(|p| p.file.chars().count())
+                .max()
+                .unwrap_or(4)
+                .max(4);
             writeln!(
                 out,
-                "  {:<32} {:<17} {:>4} {:>8} {:>8} {:>14} {:>8} {:>14}",
+                "  {:<w$} {:<17} {:>4} {:>8} {:>8} {:>14} {:>8} {:>14}",
                 "file", "sender", "prio", "xoff", "xon", "paused", "share", "longest"
             )?;
             for p in &r.pfc {
                 writeln!(
                     out,
-                    "  {:<32} {:<17} {:>4} {:>8} {:>8} {:>14} {:>7.2}% {:>14}",
+                    "  {:<w$} {:<17} {:>4} {:>8} {:>8} {:>14} {:>7.2}% {:>14}",
                     p.file,
                     p.src_mac,
                     p.priority.map_or("all".into(), |p| p.to_string()),
@@ -344,10 +358,17 @@ impl Exporter for TableExporter {
                 "LAG BALANCE (imbalance max/mean {:.2})",
                 r.lag.imbalance.unwrap_or(0.0)
             )?;
+            let w = r
+                .lag
+                .files
+                .iter()
+                .map(|f| f.file.chars().count())
+                .max()
+                .unwrap_or(4);
             for f in &r.lag.files {
                 writeln!(
                     out,
-                    "  {:<32} {:>10} RoCE frames {:>12} {:>6.1}%",
+                    "  {:<w$} {:>10} RoCE frames {:>12} {:>6.1}%",
                     f.file,
                     f.roce_packets,
                     bytes(f.roce_bytes),
