@@ -36,8 +36,9 @@ pub enum Event {
     Link { link: u32, up: bool },
     /// A bond's MII monitor polls its slaves.
     Miimon { bond: u32 },
-    /// A workload may post more work (duration-bound workloads).
-    Workload { wl: u32 },
+    /// A client QP's workload asked to be driven at this time (a scheduled
+    /// message, the end of a `-D` run, the workload's start).
+    Drive { qp: u32 },
     /// Take one sample of every time series.
     Sample,
 }

@@ -533,7 +533,8 @@ pub struct WorkloadCfg {
     pub qps: u32,
     /// Iterations per QP (`-n`); default 1000 unless `duration` is given.
     pub iters: Option<u64>,
-    /// Run for this long instead of a number of iterations (`-D`).
+    /// Run for this long instead of a number of iterations (`-D`; wins over
+    /// `iters`, as in perftest).
     pub duration: Option<Dur>,
     /// Send queue depth (`-t`).
     #[serde(default = "default_tx_depth")]

@@ -1001,12 +1001,6 @@ impl World {
                 "the flow label has 20 bits",
             ));
         }
-        if wc.iters.is_some() && wc.duration.is_some() {
-            return Err(ModelError::new(
-                wp.key("duration"),
-                "give `iters` or `duration`, not both",
-            ));
-        }
         let verb = |v: VerbCfg| match v {
             VerbCfg::Write => Verb::Write,
             VerbCfg::WriteImm => Verb::WriteImm,
@@ -1073,7 +1067,12 @@ impl World {
                 let mut s = PerftestSpec::new(op);
                 s.size = wc.size.0;
                 s.qps = wc.qps;
-                s.iters = wc.iters.unwrap_or(1000);
+                // As perftest: -D wins over -n.
+                s.iters = if wc.duration.is_some() {
+                    1000
+                } else {
+                    wc.iters.unwrap_or(1000)
+                };
                 s.duration = wc.duration.map(|d| d.0);
                 s.tx_depth = wc.tx_depth;
                 s.tclass = wc.tc;
@@ -1268,6 +1267,7 @@ impl World {
                     active: false,
                     wake_at: None,
                     timer_at: None,
+                    drive_at: None,
                     first_data_port: None,
                     tx_bytes: 0,
                     tx_packets: 0,
@@ -1284,17 +1284,16 @@ impl World {
             name: wname,
             w: workload,
             clients: clients.clone(),
-            wake_at: vec![None; wc.qps as usize],
         });
         // Start: servers first (receives posted), then clients at `start`.
         for (i, &q) in servers.iter().enumerate() {
             let wl = &mut self.wls[wl_id as usize].w;
             wl.drive_responder(i, &mut self.qps[q as usize].qp, Ps::ZERO);
         }
-        for (i, _) in clients.iter().enumerate() {
-            self.wls[wl_id as usize].wake_at[i] = Some(wc.start.0);
+        for &q in &clients {
+            self.qps[q as usize].drive_at = Some(wc.start.0);
+            self.sched.at(wc.start.0, Event::Drive { qp: q });
         }
-        self.sched.at(wc.start.0, Event::Workload { wl: wl_id });
         Ok(())
     }
 }

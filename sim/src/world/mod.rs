@@ -191,6 +191,9 @@ pub(crate) struct QpSlot {
     pub(crate) active: bool,
     pub(crate) wake_at: Option<Ps>,
     pub(crate) timer_at: Option<Ps>,
+    /// When the workload asked to be driven again (a scheduled message,
+    /// the end of `-D`).
+    pub(crate) drive_at: Option<Ps>,
     pub(crate) first_data_port: Option<u32>,
     pub(crate) tx_bytes: u64,
     pub(crate) tx_packets: u64,
@@ -202,7 +205,6 @@ pub(crate) struct Wl {
     pub(crate) name: String,
     pub(crate) w: Workload,
     pub(crate) clients: Vec<u32>,
-    pub(crate) wake_at: Vec<Option<Ps>>,
 }
 
 /// A time-series sample of one port or QP.
@@ -350,7 +352,15 @@ impl World {
             }
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
-            Event::Workload { wl } => self.drive_workload_timers(wl),
+            Event::Drive { qp } => {
+                let now = self.now();
+                let s = &mut self.qps[qp as usize];
+                if s.drive_at.is_none_or(|t| t > now) {
+                    return false;
+                }
+                s.drive_at = None;
+                self.after_qp_change(qp);
+            }
             Event::Sample => {
                 let now = self.now();
                 self.take_sample(now);
@@ -422,6 +432,10 @@ impl World {
                     None => {
                         slot.active = false;
                         if let Some(t) = slot.qp.tx_ready_at(now) {
+                            debug_assert!(
+                                t > now,
+                                "QP {q}: tx_ready_at {t} <= now {now} but next_tx gave nothing"
+                            );
                             let t = t.max(Ps(now.0 + 1));
                             if slot.wake_at.is_none_or(|w| w > t) {
                                 slot.wake_at = Some(t);
@@ -740,11 +754,10 @@ impl World {
         match s.role {
             Role::Client => {
                 let next = wl.w.drive_requester(s.idx as usize, &mut s.qp, now);
-                let i = s.idx as usize;
                 if let Some(t) = next {
-                    if wl.wake_at[i].is_none_or(|w| w > t || w <= now) {
-                        wl.wake_at[i] = Some(t);
-                        self.sched.at(t.max(now), Event::Workload { wl: s.wl });
+                    if s.drive_at.is_none_or(|w| w > t || w <= now) {
+                        s.drive_at = Some(t);
+                        self.sched.at(t.max(now), Event::Drive { qp: q });
                     }
                 }
             }
@@ -771,24 +784,6 @@ impl World {
                 let now = self.sched.now();
                 self.sched.at(t.max(now), Event::QpTimer { qp: q });
             }
-        }
-    }
-
-    fn drive_workload_timers(&mut self, wl: u32) {
-        let now = self.now();
-        let due: Vec<u32> = {
-            let w = &mut self.wls[wl as usize];
-            let mut v = Vec::new();
-            for (i, slot) in w.wake_at.iter_mut().enumerate() {
-                if slot.is_some_and(|t| t <= now) {
-                    *slot = None;
-                    v.push(w.clients[i]);
-                }
-            }
-            v
-        };
-        for q in due {
-            self.after_qp_change(q);
         }
     }
 
