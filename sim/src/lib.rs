@@ -16,6 +16,30 @@
 //! * [`transport`]: RC queue pairs and workloads (sans-I/O).
 //! * [`scenario`]: loading and error reporting; [`run`]: the run directory
 //!   lifecycle and sweeps.
+//!
+//! ## What is modelled, and how
+//! * Time is integer picoseconds. A frame occupies its port for
+//!   `wire_bytes(len)` (FCS, preamble, SFD and IFG included) at the port's
+//!   rate, then arrives `delay` later, whole (store and forward).
+//! * Host ports pull packets from the queue pairs mapped to them (strict
+//!   priority between the 8 priorities, round robin inside one), so a NIC
+//!   never queues more than the frame on the wire; a QP's `tx_ready_at` is
+//!   the rate-limiter seam. Switch ports queue per priority (strict
+//!   priority); the switch buffer is shared, tail-dropping, and accounted
+//!   per (ingress port, priority) for PFC.
+//! * A port whose link is down keeps "sending" into it and loses the frames
+//!   (counted as `drops_link_down`), which is what a bond slave does until
+//!   the MII monitor notices; frames queued on a dead switch port are lost.
+//! * Neighbour resolution (ARP) is an instantaneous step at connection
+//!   setup that follows the kernel's routing, `arp_ignore` and
+//!   `arp_announce` rules (see `world::build`); ARP, LACPDUs and RDMA-CM
+//!   frames are not put on the wire, so captures show RoCE traffic only.
+//! * Switch FDBs and neighbour tables start as learned (they would be after
+//!   the ARP/CM exchange); switches still learn and flood.
+//! * Not modelled yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (the hooks
+//!   are in place), IPv6, LACP negotiation (802.3ad behaves as balance-xor
+//!   over the configured slaves), per-port buffer thresholds, CPU/PCIe
+//!   limits of the hosts.
 
 // Errors here carry file, line, key and hint for the user; they are built once
 // per failed run, so their size does not matter.

@@ -3,7 +3,7 @@
 //! types so a bad unit is reported at the value that holds it.
 //!
 //! Cross references (a link endpoint naming a NIC, a workload naming a host)
-//! are plain strings here; [`super::validate`] resolves them and reports
+//! are plain strings here; `World::build` (in `world::build`) resolves them and reports
 //! dangling ones at their key.
 
 use core::net::Ipv4Addr;
