@@ -371,6 +371,29 @@ fn print_summary(s: &Summary, format: Format) {
                 ]);
             }
             print_table(&t);
+            for b in &s.bonds {
+                let total: u64 = b.slave_tx_bytes.iter().sum();
+                println!();
+                if b.mode == "active-backup" {
+                    println!("{} ({}): bytes sent per slave", b.name, b.mode);
+                } else {
+                    println!(
+                        "{} ({}, {}): bytes sent per slave",
+                        b.name, b.mode, b.xmit_hash_policy
+                    );
+                }
+                for (i, (name, bytes)) in b.slaves.iter().zip(&b.slave_tx_bytes).enumerate() {
+                    let share = if total > 0 {
+                        *bytes as f64 * 100.0 / total as f64
+                    } else {
+                        0.0
+                    };
+                    println!("  slave {i} {name}: {bytes} B ({share:.1}%)");
+                }
+                for e in &b.events {
+                    println!("  at {:.3} ms: {}", e.t_ns as f64 / 1e6, e.message);
+                }
+            }
             println!();
             println!("aggregate goodput: {:.2} Gb/s", s.aggregate_goodput_gbps);
         }
