@@ -754,3 +754,120 @@ fn shipped_traces_are_the_corpus() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Whole windows resent after timeouts (the shape rxe and the simulator
+/// produce), and RNR retries, each ending in silence.
+#[test]
+fn retry_runs_of_whole_windows_end_in_exhaustion() {
+    let dir = tmpdir("runs");
+    let path = dir.join("runs.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    // A: a 3-packet WRITE (PSN 40..42) resent whole after 4 ms, 4 ms, 4 ms, 4 ms.
+    let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 40);
+    let sent = a.message(&mut s, T0, 3 * 4096, true, 1000, &[]).unwrap();
+    let mut t = sent.end_ns;
+    let mut starts = Vec::new();
+    for _ in 0..4 {
+        t += 4_000_000;
+        for k in 0..3 {
+            a.resend(&mut s, t + k * 1000, Psn::new(40 + k as u32))
+                .unwrap();
+            if k == 0 {
+                starts.push(fr((0, s.truth[0].packets)));
+            }
+        }
+        t += 2000;
+    }
+    // B: SEND_ONLY PSN 9 refused by 5 RNR NAKs, resent each time, then nothing.
+    let mut b = RcConn::new(ep(0x0a, 0x21), ep(0x0c, 0x22), 0xC100, 9);
+    let mut t = T0 + 100_000_000;
+    b.message(&mut s, t, 100, false, 0, &[]).unwrap();
+    for _ in 0..5 {
+        b.nak(&mut s, t + 2000, Psn::new(9), Syndrome::rnr_nak(1))
+            .unwrap();
+        t += 20_000;
+        b.resend(&mut s, t, Psn::new(9)).unwrap();
+    }
+    s.finish().unwrap();
+    let r = analyze_files(&[&path], &AnalyzeOptions::default())
+        .unwrap()
+        .report;
+    let qa = qp(&r, "10.0.0.1", 0x12);
+    assert_eq!((qa.retransmitted_packets, qa.go_back_n.episodes), (12, 4));
+    assert!(
+        qa.go_back_n
+            .list
+            .iter()
+            .all(|e| (e.rewind_psn, e.highest_psn, e.packets) == (40, 42, 3))
+    );
+    let gaps: Vec<u64> = qa.go_back_n.list.iter().map(|e| e.gap_ns).collect();
+    // Each resend starts 4 ms after the last packet of the one before.
+    assert_eq!(gaps, [4_000_000; 4]);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "retry-exhausted")
+        .expect("retry-exhausted");
+    assert_eq!((f.qp, &f.frames), (Some(qa.id), &starts));
+    assert!(
+        f.message.contains("4 times after 4 timeouts"),
+        "{}",
+        f.message
+    );
+    let qb = qp(&r, "10.0.0.1", 0x22);
+    assert_eq!(
+        (qb.rnr_naks.count, qb.go_back_n.by_cause.get("rnr_nak")),
+        (5, Some(&5))
+    );
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "rnr-retry-exhausted")
+        .expect("rnr-retry-exhausted");
+    assert_eq!(f.qp, Some(qb.id));
+    assert!(f.message.contains("status 13"), "{}", f.message);
+    assert!(
+        !r.findings
+            .iter()
+            .any(|f| f.rule == "retry-exhausted" && f.qp == Some(qb.id))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A responder re-ACKs duplicate requests with identical ACKs, fractions of
+/// a microsecond apart; without mirrored requests they are not mirror
+/// copies (the simulator's failover scenario showed this).
+#[test]
+fn identical_re_acks_are_not_mirror_copies() {
+    let dir = tmpdir("reack");
+    let path = dir.join("reack.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 100);
+    let sent = a.message(&mut s, T0, 3 * 4096, true, 300, &[]).unwrap();
+    a.ack(&mut s, sent.end_ns + 300, sent.last).unwrap();
+    for k in 1..=2 {
+        a.nak(
+            &mut s,
+            sent.end_ns + 300 + k * 300,
+            sent.last,
+            Syndrome::ACK_NO_CREDITS,
+        )
+        .unwrap();
+    }
+    s.finish().unwrap();
+    let r = analyze_files(&[&path], &AnalyzeOptions::default())
+        .unwrap()
+        .report;
+    let q = &r.qps[0];
+    assert_eq!(
+        (
+            q.acks,
+            q.response_packets,
+            q.repeated_responses,
+            q.mirror_duplicates
+        ),
+        (3, 3, 2, 0)
+    );
+    assert!(!r.findings.iter().any(|f| f.rule == "mirror-duplicates"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -118,6 +118,7 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
         out_of_sequence: f.out_of_sequence,
         missing_psns: f.missing_psns,
         mirror_duplicates: f.mirror_duplicates,
+        repeated_responses: f.repeated_responses,
         go_back_n: GoBackN {
             episodes: f.episodes_total,
             by_cause: f.episodes_by_cause.clone(),

@@ -4,8 +4,9 @@
 //!
 //! | rule | severity | fires when |
 //! |---|---|---|
-//! | `retry-exhausted` | error | one PSN resent ≥ 3 times after timeouts, gaps not shrinking, then silence |
+//! | `retry-exhausted` | error | one PSN resent ≥ 3 times in a row after timeouts or sequence NAKs, gaps not shrinking, then silence |
 //! | `repeated-timeouts` | warning | the same, but the flow recovered or went on |
+//! | `rnr-retry-exhausted` | error | one PSN resent ≥ 3 times after RNR NAKs, then silence |
 //! | `remote-error-nak` | error | invalid request / remote access / remote operational NAK |
 //! | `icrc-errors` | error | frames whose ICRC does not match |
 //! | `go-back-n` | warning | retransmission episodes |
@@ -29,7 +30,7 @@ use super::report::*;
 use super::table::Table;
 
 const RNR_STORM: u64 = 10;
-const RETRY_RUN: usize = 3;
+const RETRY_RUN: u64 = 3;
 
 fn label(q: &QpReport) -> String {
     match q.requester_qpn {
@@ -79,22 +80,27 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
     };
     for (f, q) in table.flows.iter().zip(&r.qps) {
         let l = label(q);
-        let run = &f.worst_same_psn_timeouts;
-        if let Some(psn) = run.0.filter(|_| run.1.len() >= RETRY_RUN) {
-            let gaps = &run.2;
+        let run = &f.worst_retry_run;
+        if let Some(psn) = run.psn.filter(|_| run.count >= RETRY_RUN) {
+            let gaps = &run.gaps;
             let not_shrinking = gaps.windows(2).all(|w| w[1] as f64 >= 0.9 * w[0] as f64);
             let gap_text = gaps.iter().map(|&g| us(g)).collect::<Vec<_>>().join(", ");
-            if f.trailing_timeout_run().is_some() && not_shrinking {
+            let why = match (run.timeouts, run.count - run.timeouts) {
+                (t, 0) => format!("{t} timeouts"),
+                (0, n) => format!("{n} sequence-error NAKs"),
+                (t, n) => format!("{t} timeouts and {n} sequence-error NAKs"),
+            };
+            if f.ends_in_silence(run) && not_shrinking {
                 add(
                     Severity::Error,
                     "retry-exhausted",
                     Some(q.id),
                     None,
-                    run.1.clone(),
+                    run.frames.clone(),
                     format!(
-                        "{l}: PSN {} was resent {} times after timeouts (gaps {gap_text}) with no ACK, then the requester went silent: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
+                        "{l}: PSN {} was resent {} times after {why} (gaps {gap_text}) with no ACK, then the requester went silent: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
                         psn.value(),
-                        run.1.len()
+                        run.count
                     ),
                 );
             } else {
@@ -103,14 +109,32 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     "repeated-timeouts",
                     Some(q.id),
                     None,
-                    run.1.clone(),
+                    run.frames.clone(),
                     format!(
-                        "{l}: PSN {} was resent {} times in a row after timeouts (gaps {gap_text}) before the flow went on: the path or the responder stalled close to the retry limit.",
+                        "{l}: PSN {} was resent {} times in a row after {why} (gaps {gap_text}) before the flow went on: the path or the responder stalled close to the retry limit.",
                         psn.value(),
-                        run.1.len()
+                        run.count
                     ),
                 );
             }
+        }
+        let run = &f.worst_rnr_run;
+        if let Some(psn) = run
+            .psn
+            .filter(|_| run.count >= RETRY_RUN && f.ends_in_silence(run))
+        {
+            add(
+                Severity::Error,
+                "rnr-retry-exhausted",
+                Some(q.id),
+                None,
+                run.frames.clone(),
+                format!(
+                    "{l}: PSN {} was resent {} times after RNR NAKs with no ACK, then the requester went silent: its RNR retry count ran out (IBV_WC_RNR_RETRY_EXC_ERR, status 13); the responder never posted a receive buffer in time.",
+                    psn.value(),
+                    run.count
+                ),
+            );
         }
         for (frame, name, psn) in &f.error_naks {
             let (code, status) = wc_status(name);

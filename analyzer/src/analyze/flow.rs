@@ -69,6 +69,26 @@ impl FrameRef {
     }
 }
 
+/// Go-back-N episodes in a row that rewound to the same PSN: one retry
+/// counter being used up.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RetryRun {
+    pub psn: Option<Psn>,
+    /// RNR NAK retries (rnr_retry, status 13) rather than timeouts and
+    /// sequence-error NAKs (retry_cnt, status 12).
+    pub rnr: bool,
+    pub count: u64,
+    pub timeouts: u64,
+    /// First frame of each resend and the time since the request before it
+    /// (the first [`MAX_RUN_KEPT`]).
+    pub frames: Vec<FrameRef>,
+    pub gaps: Vec<u64>,
+    /// Last frame of the last resend.
+    pub last: Option<FrameRef>,
+}
+
+const MAX_RUN_KEPT: usize = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cause {
     Nak { frame: FrameRef, psn: Psn },
@@ -265,6 +285,10 @@ pub(crate) struct Flow {
     dups: [Option<Fingerprint>; DUP_RING],
     dup_next: usize,
     pub mirror_duplicates: u64,
+    mirrored_requests: u64,
+    /// Responses identical to one just before them that were not taken for
+    /// mirror copies: re-ACKs of duplicate requests.
+    pub repeated_responses: u64,
     pub retransmitted_packets: u64,
     pub retransmitted_bytes: u64,
     pub out_of_sequence: u64,
@@ -272,9 +296,11 @@ pub(crate) struct Flow {
     pub episodes: Vec<Episode>,
     pub episodes_total: u64,
     pub episodes_by_cause: BTreeMap<&'static str, u64>,
-    /// Timeout episodes that rewound to the same PSN in a row: (PSN, frames, gaps).
-    pub same_psn_timeouts: (Option<Psn>, Vec<FrameRef>, Vec<u64>),
-    pub worst_same_psn_timeouts: (Option<Psn>, Vec<FrameRef>, Vec<u64>),
+    /// Episodes that rewound to the same PSN in a row, now and the longest
+    /// so far, per retry counter (retry_cnt: timeouts and NAKs; rnr_retry).
+    run: RetryRun,
+    pub worst_retry_run: RetryRun,
+    pub worst_rnr_run: RetryRun,
     pub acks: u64,
     pub naks: BTreeMap<&'static str, u64>,
     pub nak_frames: Vec<FrameRef>,
@@ -367,6 +393,8 @@ impl Flow {
             dups: [None; DUP_RING],
             dup_next: 0,
             mirror_duplicates: 0,
+            mirrored_requests: 0,
+            repeated_responses: 0,
             retransmitted_packets: 0,
             retransmitted_bytes: 0,
             out_of_sequence: 0,
@@ -374,8 +402,9 @@ impl Flow {
             episodes: Vec::new(),
             episodes_total: 0,
             episodes_by_cause: BTreeMap::new(),
-            same_psn_timeouts: (None, Vec::new(), Vec::new()),
-            worst_same_psn_timeouts: (None, Vec::new(), Vec::new()),
+            run: RetryRun::default(),
+            worst_retry_run: RetryRun::default(),
+            worst_rnr_run: RetryRun::default(),
             acks: 0,
             naks: BTreeMap::new(),
             nak_frames: Vec::new(),
@@ -427,7 +456,10 @@ impl Flow {
             + self.request_moves.capacity() * size_of::<SlaveMove>()
             + self.files.capacity() * size_of::<FileUse>()
             + (self.opcodes.len() + self.naks.len() + self.rnr_timers_us.len()) * 48
-            + (self.same_psn_timeouts.1.capacity() + self.worst_same_psn_timeouts.1.capacity()) * 24
+            + (self.run.frames.capacity()
+                + self.worst_retry_run.frames.capacity()
+                + self.worst_rnr_run.frames.capacity())
+                * 24
             + q(&self.ack_rtt)
             + q(&self.cnp_delay)
             + q(&self.message_size)
@@ -467,7 +499,7 @@ impl Flow {
     /// Episode still open at the end of the capture goes into the list.
     pub fn finish(&mut self) {
         self.close_episode();
-        self.end_timeout_run();
+        self.end_retry_run();
     }
 
     /// Whether `psn` could be answered by this flow: between the first
@@ -576,6 +608,7 @@ impl Flow {
     pub fn on_request(&mut self, ev: &RoceEvent, opts: &FlowOptions) {
         if self.is_mirror_duplicate(ev, opts.dup_window_ns, self.seq.nak_epoch) {
             self.mirror_duplicates += 1;
+            self.mirrored_requests += 1;
             return;
         }
         self.account(ev, true);
@@ -769,40 +802,50 @@ impl Flow {
         };
         self.episodes_total += 1;
         *self.episodes_by_cause.entry(e.cause.name()).or_insert(0) += 1;
-        if e.cause == Cause::Timeout {
-            let run = &mut self.same_psn_timeouts;
-            if run.0 != Some(e.rewind_psn) {
-                self.end_timeout_run();
-                self.same_psn_timeouts = (Some(e.rewind_psn), Vec::new(), Vec::new());
-            }
-            let run = &mut self.same_psn_timeouts;
-            run.1.push(e.start);
-            run.2.push(e.gap_ns);
-        } else {
-            self.end_timeout_run();
+        let rnr = matches!(e.cause, Cause::RnrNak { .. });
+        if self.run.psn != Some(e.rewind_psn) || self.run.rnr != rnr {
+            self.end_retry_run();
+            self.run = RetryRun {
+                psn: Some(e.rewind_psn),
+                rnr,
+                ..RetryRun::default()
+            };
         }
+        let run = &mut self.run;
+        run.count += 1;
+        if e.cause == Cause::Timeout {
+            run.timeouts += 1;
+        }
+        if run.frames.len() < MAX_RUN_KEPT {
+            run.frames.push(e.start);
+            run.gaps.push(e.gap_ns);
+        }
+        run.last = Some(e.last);
         if self.episodes.len() < MAX_EPISODES_KEPT {
             self.episodes.push(e);
         }
     }
 
-    fn end_timeout_run(&mut self) {
-        let run = std::mem::take(&mut self.same_psn_timeouts);
-        if run.1.len() > self.worst_same_psn_timeouts.1.len() {
-            self.worst_same_psn_timeouts = run;
+    fn end_retry_run(&mut self) {
+        let run = std::mem::take(&mut self.run);
+        let worst = if run.rnr {
+            &mut self.worst_rnr_run
+        } else {
+            &mut self.worst_retry_run
+        };
+        if run.count > worst.count {
+            *worst = run;
         }
     }
 
-    /// The timeout run at the end of the capture, if it is the last thing
-    /// the flow did: (PSN, frames, gaps).
-    pub fn trailing_timeout_run(&self) -> Option<&(Option<Psn>, Vec<FrameRef>, Vec<u64>)> {
-        let run = &self.worst_same_psn_timeouts;
-        let psn = run.0?;
-        let last = *run.1.last()?;
-        // Silence: nothing acknowledged that PSN and the run's last resend
-        // was the flow's last request.
+    /// Whether `run` is the last thing the flow did: its last resend was
+    /// the flow's last request and nothing acknowledged its PSN.
+    pub fn ends_in_silence(&self, run: &RetryRun) -> bool {
+        let (Some(psn), Some(last)) = (run.psn, run.last) else {
+            return false;
+        };
         let acked = self.last_ack_through.is_some_and(|a| psn.distance(a) <= 0);
-        (last == self.last_request_frame && !acked).then_some(run)
+        last == self.last_request_frame && !acked
     }
 
     fn push_outstanding(&mut self, s: Sent) {
@@ -964,8 +1007,14 @@ impl Flow {
     /// A response (ACK, NAK, READ response, atomic ACK) to this flow's requests.
     pub fn on_response(&mut self, ev: &RoceEvent, opts: &FlowOptions) {
         if self.is_mirror_duplicate(ev, opts.dup_window_ns, self.seq.retx_epoch) {
-            self.mirror_duplicates += 1;
-            return;
+            // A responder re-ACKs every duplicate request with the same PSN
+            // and MSN, which looks exactly like a mirror copy; only a
+            // capture that also copied requests is taken to copy responses.
+            if self.mirrored_requests > 0 {
+                self.mirror_duplicates += 1;
+                return;
+            }
+            self.repeated_responses += 1;
         }
         self.account(ev, false);
         self.payload_bytes += u64::from(ev.payload_len);

@@ -164,6 +164,9 @@ pub struct QpReport {
     pub out_of_sequence: u64,
     pub missing_psns: u64,
     pub mirror_duplicates: u64,
+    /// Responses repeated byte for byte that were not mirror copies
+    /// (re-ACKs of duplicate requests).
+    pub repeated_responses: u64,
     pub go_back_n: GoBackN,
     pub acks: u64,
     pub naks: BTreeMap<&'static str, u64>,

@@ -178,8 +178,16 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
     };
     writeln!(
         out,
-        "      acks      {} ACKs, RTT p50/p99/max {} ({} samples); NAKs {naks}{rnr}",
+        "      acks      {} ACKs{}, RTT p50/p99/max {} ({} samples); NAKs {naks}{rnr}",
         f.acks,
+        if f.repeated_responses > 0 {
+            format!(
+                " ({} repeated: re-ACKs of duplicates)",
+                f.repeated_responses
+            )
+        } else {
+            String::new()
+        },
         q3(&f.ack_rtt_ns),
         f.ack_rtt_ns.samples
     )?;
