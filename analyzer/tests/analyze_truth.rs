@@ -871,3 +871,44 @@ fn identical_re_acks_are_not_mirror_copies() {
     assert!(!r.findings.iter().any(|f| f.rule == "mirror-duplicates"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A resend time-stamped with (or just before) the NAK that caused it, the
+/// two on different slaves: the merge puts the resend first (file order
+/// breaks the tie), and the episode is still the NAK's.
+#[test]
+fn a_nak_tied_with_its_resend_is_still_the_cause() {
+    let dir = tmpdir("tie");
+    let p0 = dir.join("tx.pcap");
+    let p1 = dir.join("rx.pcap");
+    let mut s =
+        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0);
+    a.response_file = 1;
+    let sent = a.message(&mut s, T0, 4 * 4096, true, 500, &[]).unwrap();
+    let t = sent.end_ns + 5000;
+    // Resend of PSN 2 at t on slave0, the NAK for PSN 2 at t on slave1.
+    a.resend(&mut s, t, Psn::new(2)).unwrap();
+    a.nak(&mut s, t, Psn::new(2), Syndrome::NAK_PSN_SEQUENCE_ERROR)
+        .unwrap();
+    a.resend(&mut s, t + 500, Psn::new(3)).unwrap();
+    a.ack(&mut s, t + 5000, Psn::new(3)).unwrap();
+    // Later a real timeout: PSN 4 sent, nothing for 1 ms, resent, ACKed.
+    let w = a.message(&mut s, t + 100_000, 100, true, 0, &[]).unwrap();
+    a.resend(&mut s, w.end_ns + 1_000_000, w.last).unwrap();
+    // A NAK for a different PSN right after it does not take the timeout over.
+    a.nak(
+        &mut s,
+        w.end_ns + 1_000_100,
+        Psn::new(9),
+        Syndrome::NAK_PSN_SEQUENCE_ERROR,
+    )
+    .unwrap();
+    s.finish().unwrap();
+    let r = analyze_files(&[&p0, &p1], &AnalyzeOptions::default())
+        .unwrap()
+        .report;
+    let causes: Vec<&str> = r.qps[0].go_back_n.list.iter().map(|e| e.cause).collect();
+    assert_eq!(causes, ["nak", "timeout"]);
+    assert_eq!(r.qps[0].go_back_n.list[0].cause_frame, Some(fr((1, 1))));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

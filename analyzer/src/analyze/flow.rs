@@ -43,6 +43,8 @@ use super::series::{Bins, Points};
 /// seen for a long time) the oldest are dropped and counted.
 const MAX_OUTSTANDING: usize = 8192;
 const DUP_RING: usize = 16;
+/// How late a NAK may be captured after the resend it caused.
+const NAK_AFTER_REWIND_NS: u64 = 10_000;
 pub(crate) const MAX_EPISODES_KEPT: usize = 256;
 const MAX_MOVES_KEPT: usize = 32;
 
@@ -1058,20 +1060,24 @@ impl Flow {
                         if self.rnr_frames.len() < 16 {
                             self.rnr_frames.push(FrameRef::of(ev));
                         }
-                        self.seq.pending_cause = Some(Cause::RnrNak {
-                            frame: FrameRef::of(ev),
-                            timer_us,
-                        });
-                        self.seq.nak_epoch += 1;
+                        self.nak_cause(
+                            ev,
+                            Cause::RnrNak {
+                                frame: FrameRef::of(ev),
+                                timer_us,
+                            },
+                        );
                         self.ack_through(p.sub(1), ev.ts_ns);
                     }
                     SyndromeKind::Nak(NakCode::PsnSequenceError) => {
                         self.count_nak(ev, aeth.syndrome.name());
-                        self.seq.pending_cause = Some(Cause::Nak {
-                            frame: FrameRef::of(ev),
-                            psn: p,
-                        });
-                        self.seq.nak_epoch += 1;
+                        self.nak_cause(
+                            ev,
+                            Cause::Nak {
+                                frame: FrameRef::of(ev),
+                                psn: p,
+                            },
+                        );
                         self.ack_through(p.sub(1), ev.ts_ns);
                     }
                     SyndromeKind::Nak(_) | SyndromeKind::Reserved { .. } => {
@@ -1112,6 +1118,25 @@ impl Flow {
             }
             _ => {}
         }
+    }
+
+    /// A NAK that makes the requester go back: the cause of the next
+    /// rewind, or of the one that just began at this PSN. The second case
+    /// is a NAK time-stamped with or just after the resend it caused: the
+    /// requester reacted within the same clock tick, or the two directions
+    /// were captured on different slaves whose clocks differ a little.
+    fn nak_cause(&mut self, ev: &RoceEvent, cause: Cause) {
+        self.seq.nak_epoch += 1;
+        if let Some(e) = &mut self.seq.episode {
+            if e.cause == Cause::Timeout
+                && e.rewind_psn == ev.psn
+                && ev.ts_ns.saturating_sub(e.ts_ns) <= NAK_AFTER_REWIND_NS
+            {
+                e.cause = cause;
+                return;
+            }
+        }
+        self.seq.pending_cause = Some(cause);
     }
 
     fn series_ack(&mut self, ev: &RoceEvent, nak: bool) {

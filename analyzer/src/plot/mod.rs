@@ -59,7 +59,7 @@ pub enum PlotError {
 
 const SIZE: (u32, u32) = (1100, 600);
 const MAX_LINES: usize = 10;
-const TARGET_BINS: u64 = 400;
+const TARGET_BINS: u64 = 200;
 
 /// Time axis: nanoseconds since the capture start shown in a unit that fits.
 #[derive(Clone, Copy)]
