@@ -17,7 +17,7 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let cases: [(&str, &str, &[&str]); 6] = [
+    let cases: [(&str, &str, &[&str]); 7] = [
         ("lag_hash", "lag_hash", &[]),
         (
             "lag_hash 64 QPs",
@@ -28,6 +28,7 @@ fn main() {
         ("retry_exceeded", "retry_exceeded", &[]),
         ("hpcc_2to1", "hpcc_2to1", &[]),
         ("hpcc_16to1", "hpcc_16to1", &[]),
+        ("ecmp", "ecmp", &[]),
     ];
     println!(
         "{:<16} {:>10} {:>11} {:>12} {:>9} {:>13} {:>15} {:>14}",
