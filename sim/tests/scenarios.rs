@@ -351,6 +351,7 @@ fn tshark_reads_every_tap_without_a_malformed_frame() {
         ("lag_hash", LAG_SMALL.to_vec()),
         ("retry_exceeded", vec![]),
         ("failover", vec!["tap.0.snaplen=0"]),
+        ("ecmp", vec![]),
     ] {
         let out = tmp(&format!("tshark_{name}"));
         let s = run_ok(&scenario(name), &out, &sets);
