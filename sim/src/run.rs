@@ -88,6 +88,7 @@ pub fn run(
     let leaf = out
         .file_name()
         .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+    remove_stale_temps(parent, &leaf);
     let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)
@@ -123,6 +124,31 @@ pub fn run(
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             Err(e)
+        }
+    }
+}
+
+/// Removes `.<leaf>.tmp-<pid>` directories left by runs that were killed
+/// (Ctrl-C): those whose process is gone, so they do not pile up.
+fn remove_stale_temps(parent: &Path, leaf: &str) {
+    let prefix = format!(".{leaf}.tmp-");
+    // Without /proc we cannot tell a live run from a dead one.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
         }
     }
 }
@@ -292,6 +318,7 @@ pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), R
     let leaf = out
         .file_name()
         .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
+    remove_stale_temps(parent, &leaf);
     let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)

@@ -174,3 +174,20 @@ fn readme_format_example_uses_only_real_keys() {
         panic!("{e}");
     }
 }
+
+#[test]
+fn a_killed_runs_temp_dir_is_cleaned_up_by_the_next_run() {
+    let dir = tmp("stale_tmp");
+    // A run killed by Ctrl-C leaves `.<out>.tmp-<pid>` behind; no process
+    // has this pid (above the default pid_max of 4194304).
+    let stale = dir.join(".run.tmp-4999999");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("summary.json"), "{").unwrap();
+    run_ok(&scenario("retry_exceeded"), &dir.join("run"), &[]);
+    assert!(!stale.exists());
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["run"]);
+}
