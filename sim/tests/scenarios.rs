@@ -433,3 +433,46 @@ fn queue_affinity_with_a_flow_label_asks_the_bond_hash() {
         assert_eq!(q["slave"], want);
     }
 }
+
+#[test]
+fn lacp_bond_moves_a_dead_slaves_buckets_and_back() {
+    let out = tmp("lag_fail");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.extend([
+        "link.0.event=[{at = \"2ms\", state = \"down\"}, {at = \"5ms\", state = \"up\"}]",
+        "host.hostA.bond.bond0.miimon=1ms",
+        "workload.0.size=4MiB",
+        "workload.0.timeout=10",
+    ]);
+    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let ev: Vec<(u64, String)> = s["bonds"][0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["t_ns"].as_u64().unwrap(),
+                e["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(ev.len(), 4, "{ev:?}");
+    assert_eq!(ev[0].0, 3_000_000);
+    assert!(ev[1].1.ends_with("buckets now map to slaves [1, 1]"));
+    assert_eq!(ev[2].0, 6_000_000);
+    assert!(ev[3].1.ends_with("buckets now map to slaves [0, 1]"));
+    let moved: Vec<_> = clients(&s)
+        .into_iter()
+        .filter(|q| q["slave"] == 0)
+        .collect();
+    assert!(!moved.is_empty());
+    for q in clients(&s) {
+        assert_eq!(q["status"], "success");
+        assert_eq!(q["bytes_completed"], 8 * 4 * 1024 * 1024);
+    }
+    // QPs hashed to the dead slave lost frames and recovered by timeout.
+    for q in moved {
+        assert!(q["timeouts"].as_u64().unwrap() >= 1, "{q}");
+    }
+    assert!(port(&s, "hostA.eth0")["drops_link_down"].as_u64().unwrap() > 0);
+}

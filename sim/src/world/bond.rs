@@ -253,10 +253,12 @@ impl Bond {
                 .map(|k| (self.active + k) % n)
                 .find(|&s| self.slaves[s].usable)
             {
-                self.log.push((
-                    now,
-                    format!("{}: making slave {a} the active slave", self.name),
-                ));
+                if self.mode == BondMode::ActiveBackup {
+                    self.log.push((
+                        now,
+                        format!("{}: making slave {a} the active slave", self.name),
+                    ));
+                }
                 self.active = a;
             }
         }
@@ -264,6 +266,7 @@ impl Bond {
             .filter(|&s| self.slaves[s as usize].usable)
             .collect();
         let bpp = self.buckets_per_port;
+        let before = self.buckets.clone();
         for b in 0..self.buckets.len() as u32 {
             let home = b / bpp;
             self.buckets[b as usize] = if self.slaves[home as usize].usable || usable.is_empty() {
@@ -271,6 +274,20 @@ impl Bond {
             } else {
                 usable[rng::below(&mut self.rng, usable.len() as u32) as usize]
             };
+        }
+        if self.mode != BondMode::ActiveBackup
+            && self.lag == LagSelect::Hash
+            && before != self.buckets
+        {
+            let map: Vec<String> = self.buckets.iter().map(u32::to_string).collect();
+            self.log.push((
+                now,
+                format!(
+                    "{}: LAG hash buckets now map to slaves [{}]",
+                    self.name,
+                    map.join(", ")
+                ),
+            ));
         }
     }
 }
