@@ -344,6 +344,9 @@ pub enum LagSelect {
     Hash,
     /// mlx5 queue-affinity mode: QPs round-robin over ports at creation.
     QueueAffinity,
+    /// No RoCE LAG: the Linux bond transmits (soft-RoCE/rxe over a bond),
+    /// `bond_xmit_hash % usable slaves`, re-hashed when a slave dies.
+    Software,
 }
 
 /// The hash a LAG in hash mode feeds the policy's fields to.

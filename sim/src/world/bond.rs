@@ -23,6 +23,9 @@
 //!   first QP gets port 1 (slave 0), the next port 2, ... A QP whose slave
 //!   is down is remapped to the next usable slave (firmware
 //!   `tx_remap_affinity`).
+//! * `lag = "software"` is no RoCE LAG at all (soft-RoCE over a bond): the
+//!   kernel bond picks `usable_slaves[bond_xmit_hash % count]` (§4.3), so a
+//!   dead slave re-hashes every flow over the survivors.
 //! * Link failure is noticed by the MII monitor: it polls every `miimon`
 //!   from t = 0, and a carrier change counts once it has lasted `downdelay`
 //!   (`updelay`) at a poll. Until then the bond keeps using the slave and
@@ -122,6 +125,10 @@ impl Bond {
     /// The LAG hash of a QP's packets.
     pub(crate) fn hash(&self, keys: &FlowKeys) -> u32 {
         let h = bond_xmit_hash(self.policy.codec(), keys);
+        if self.lag == LagSelect::Software {
+            // The kernel bond always uses its own formula.
+            return h;
+        }
         match self.lag_hash {
             LagHash::Linux => h,
             LagHash::Crc32 => {
@@ -173,6 +180,17 @@ impl Bond {
                 LagSelect::Hash => {
                     let b = hash as usize % self.buckets.len();
                     self.buckets[b] as usize
+                }
+                LagSelect::Software => {
+                    // bond_xmit_3ad_xor_slave_get over usable_slaves.
+                    let usable: Vec<usize> = (0..self.slaves.len())
+                        .filter(|&s| self.slaves[s].usable)
+                        .collect();
+                    if usable.is_empty() {
+                        0
+                    } else {
+                        usable[hash as usize % usable.len()]
+                    }
                 }
                 LagSelect::QueueAffinity => {
                     let n = self.slaves.len();
@@ -392,6 +410,30 @@ mod tests {
         let (changed, _) = b.poll(Ps::from_ms(200));
         assert!(changed);
         assert_eq!(b.slave_for(123, 0), 1);
+    }
+
+    #[test]
+    fn software_bond_rehashes_over_usable_slaves() {
+        let mut b = Bond::new(
+            "bond0".into(),
+            BondMode::BalanceXor,
+            HashPolicy::Layer34,
+            Ps::from_ms(100),
+            Ps::ZERO,
+            Ps::ZERO,
+            LagSelect::Software,
+            LagHash::Crc32,
+            1,
+            vec![(0, 0), (1, 1), (2, 2)],
+            rng::component_rng(1, "bond0"),
+        );
+        let h = b.hash(&keys(0xC000));
+        assert_eq!(h, 0x5A535333, "the kernel formula, whatever lag_hash says");
+        assert_eq!(b.slave_for(h, 0), 0x5A535333 % 3);
+        b.carrier_changed(0, false, Ps::ZERO);
+        b.poll(Ps::from_ms(100));
+        // usable_slaves = [1, 2]: index hash % 2 into it.
+        assert_eq!(b.slave_for(h, 0), [1, 2][0x5A535333 % 2]);
     }
 
     #[test]
