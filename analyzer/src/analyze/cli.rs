@@ -12,7 +12,8 @@ use crate::report::Format;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Captures (pcap, pcapng, optionally gzip-compressed), typically one per
-    /// bond slave, in the bond's enslave order.
+    /// bond slave of one host, in the bond's enslave order (captures of both
+    /// ends of a path would show every frame twice).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.

@@ -136,9 +136,16 @@ pub struct QpReport {
     pub files: Vec<String>,
     pub per_file: Vec<FileShare>,
     pub first_frame: FrameRef,
+    /// Every frame of the flow, both directions, CNPs included; mirror
+    /// copies excluded. `bytes` are wire bytes (the frame length on the
+    /// wire, whatever the snaplen kept).
     pub packets: u64,
     pub bytes: u64,
+    /// IB payload of requests and READ responses, resends included.
     pub payload_bytes: u64,
+    /// Frames from requester to responder (a CNP the requester sends about
+    /// marked READ responses included) and back (ACKs, NAKs, READ
+    /// responses, CNPs about marked requests).
     pub request_packets: u64,
     pub response_packets: u64,
     pub first_ts_ns: u64,
