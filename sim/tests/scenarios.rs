@@ -476,3 +476,19 @@ fn lacp_bond_moves_a_dead_slaves_buckets_and_back() {
     }
     assert!(port(&s, "hostA.eth0")["drops_link_down"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn per_qp_rate_limit_paces_on_the_wire() {
+    let out = tmp("rate_limit");
+    let mut sets = LAG_SMALL.to_vec();
+    sets.extend(["workload.0.rate_limit=10Gbps", "workload.0.qps=4"]);
+    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    // A 4096-byte payload rides in 12 (BTH) + 4096 + 4 (ICRC) IB bytes plus
+    // 66 wire bytes (Ethernet, IPv4, UDP, FCS, preamble, IFG): the goodput of
+    // a QP paced to 10 Gb/s on the wire is 10 x 4096 / 4178 = 9.804 Gb/s
+    // (the RETH of each message's first packet is noise at 1 MiB).
+    for q in clients(&s) {
+        let g = q["goodput_gbps"].as_f64().unwrap();
+        assert!((9.78..=9.81).contains(&g), "{g}");
+    }
+}

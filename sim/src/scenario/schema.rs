@@ -563,6 +563,9 @@ pub struct WorkloadCfg {
     pub flow_label: u32,
     #[serde(default = "zero_dur")]
     pub start: Dur,
+    /// Pace each client QP to this rate on the wire (perftest
+    /// `--rate_limit`, a NIC's per-QP rate limiter; DCQCN moves it).
+    pub rate_limit: Option<RateQ>,
     /// Explicit message list (`tool = "messages"`).
     #[serde(default, rename = "message")]
     pub messages: Vec<MessageCfg>,

@@ -1248,7 +1248,18 @@ impl World {
                         (bond.slaves[s].port, hash, aff)
                     }
                 };
-                let qp = crate::transport::RcQp::new(lqpn, rqpn, sqp, rqp, cfg);
+                // Wire bytes beyond the IB packet, for the QP's rate limiter:
+                // Ethernet (+ tag), IPv4 + UDP or the GRH, FCS, preamble, IFG.
+                let mut qcfg = cfg;
+                let l3_len = match l3 {
+                    L3::V2 { .. } => 20 + 8,
+                    L3::V1 { .. } => 40,
+                };
+                qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
+                let mut qp = crate::transport::RcQp::new(lqpn, rqpn, sqp, rqp, qcfg);
+                if role == Role::Client {
+                    qp.set_rate_limit(wc.rate_limit.map(|r| r.0));
+                }
                 self.qps.push(QpSlot {
                     qp,
                     host: ep.host,
