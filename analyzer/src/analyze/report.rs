@@ -178,10 +178,15 @@ pub struct QpReport {
     pub acks: u64,
     pub naks: BTreeMap<&'static str, u64>,
     pub rnr_naks: RnrReport,
+    /// One sample per ACK: from the first transmission of the PSN it
+    /// carries to the ACK, skipped when that PSN was resent (Karn). An ACK
+    /// also acknowledges every PSN before its own (coalescing).
     pub ack_rtt_ns: Summary,
     pub ecn_ce_packets: u64,
     pub ecn_ce_fraction: f64,
     pub cnps: u64,
+    /// From the first CE-marked packet since the previous CNP in the
+    /// direction a CNP slows down, to that CNP.
     pub cnp_delay_ns: Summary,
     pub cnps_without_ce: u64,
     pub icrc_errors: u64,
