@@ -37,6 +37,11 @@ pub struct Args {
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Reader threads per file, each decoding a share of its frames. Every
+    /// reader copies the whole file, so more only pays on a machine with
+    /// idle cores; the report is the same for any value.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub readers_per_file: usize,
 }
 
 pub(crate) fn parse_qpn(s: &str) -> Result<u32, String> {
@@ -80,7 +85,7 @@ impl Args {
             qp: self.qp,
             series: false,
             progress: true,
-            readers_per_file: None,
+            readers_per_file: Some(self.readers_per_file.max(1)),
         })
     }
 }

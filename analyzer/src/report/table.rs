@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::{Exporter, bytes, duration};
 use crate::analyze::Report;
-use crate::analyze::report::{FrameRef, QpReport, Summary};
+use crate::analyze::report::{FrameRef, QpReport, Severity, Summary};
 
 pub struct TableExporter;
 
@@ -210,13 +210,17 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
 impl Exporter for TableExporter {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
         let roce: u64 = r.files.iter().map(|f| f.roce_packets).sum();
+        let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
         writeln!(
             out,
-            "roce-pcap analyze: {} file(s), {} RoCE frames, {} request flow(s), {}",
+            "roce-pcap analyze: {} file(s), {} RoCE frames, {} request flow(s), {}; findings: {} error, {} warning, {} info",
             r.files.len(),
             roce,
             r.qps.len(),
-            duration(r.capture.duration_ns)
+            duration(r.capture.duration_ns),
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
         )?;
         writeln!(out)?;
         writeln!(out, "FILES")?;
