@@ -1283,7 +1283,6 @@ impl World {
                     tx_bytes: 0,
                     tx_packets: 0,
                     tx_payload: 0,
-                    rx_packets: 0,
                 });
                 match role {
                     Role::Client => clients.push(gidx),

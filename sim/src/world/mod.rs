@@ -198,7 +198,6 @@ pub(crate) struct QpSlot {
     pub(crate) tx_bytes: u64,
     pub(crate) tx_packets: u64,
     pub(crate) tx_payload: u64,
-    pub(crate) rx_packets: u64,
 }
 
 pub(crate) struct Wl {
@@ -566,7 +565,6 @@ impl World {
             return;
         };
         let s = &mut self.qps[q as usize];
-        s.rx_packets += 1;
         s.qp.on_receive(&pkt.ib, pkt.ecn_ce(), now);
         self.pool.free(id);
         self.after_qp_change(q);
