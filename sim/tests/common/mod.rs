@@ -46,6 +46,14 @@ pub fn run_ok(scenario: &Path, out: &Path, sets: &[&str]) -> Value {
         String::from_utf8_lossy(&o.stderr),
         String::from_utf8_lossy(&o.stdout)
     );
+    // stderr is a pipe here: no progress bar, just the closing line.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains('\r') && !err.contains('\x1b'),
+        "progress bar drawn into a pipe: {err:?}"
+    );
+    assert!(err.starts_with("rocesim: wrote "), "{err:?}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("aggregate goodput:"));
     serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
 }
 
