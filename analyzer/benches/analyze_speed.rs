@@ -18,9 +18,9 @@
 //!   reader thread per file; merge and flow table on the calling thread).
 //! * `analyze, 2 readers`: the same with `readers_per_file = 2`, each
 //!   reader decoding every other frame.
-//! * `tshark`: `tshark -r FILE -T fields -e frame.number -e
-//!   infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn
-//!   -e infiniband.bth.a > /dev/null`.
+//! * `tshark`: `tshark -r FILE -T fields -e infiniband.bth.{opcode,se,m,
+//!   padcnt,tver,p_key,destqp,a,psn} > /dev/null` (every BTH field, as the
+//!   dissect bench extracts them).
 //!
 //! The memory mode generates a capture of `ROCE_BENCH_MEMORY_GB` GB,
 //! analyzes it in this process and prints the peak resident set size
@@ -72,25 +72,26 @@ fn analyze_with(path: &Path, readers: Option<usize>) -> (f64, usize) {
     (t.elapsed().as_secs_f64(), a.report.qps.len())
 }
 
+/// Every BTH field tshark 4.0 names (as the dissect bench extracts).
+const BTH_FIELDS: [&str; 9] = [
+    "infiniband.bth.opcode",
+    "infiniband.bth.se",
+    "infiniband.bth.m",
+    "infiniband.bth.padcnt",
+    "infiniband.bth.tver",
+    "infiniband.bth.p_key",
+    "infiniband.bth.destqp",
+    "infiniband.bth.a",
+    "infiniband.bth.psn",
+];
+
 fn tshark_once(path: &Path) -> Option<f64> {
     let t = Instant::now();
     let status = Command::new("tshark")
         .args(["-r"])
         .arg(path)
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "frame.number",
-            "-e",
-            "infiniband.bth.opcode",
-            "-e",
-            "infiniband.bth.destqp",
-            "-e",
-            "infiniband.bth.psn",
-            "-e",
-            "infiniband.bth.a",
-        ])
+        .args(["-T", "fields"])
+        .args(BTH_FIELDS.iter().flat_map(|f| ["-e", f]))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
