@@ -50,7 +50,11 @@ pub struct QpSummary {
     /// Packets that reached this QP (ACKs/NAKs for a requester).
     pub rx_packets: u64,
     pub bytes_completed: u64,
+    /// Messages completed successfully.
     pub msgs_completed: u64,
+    /// Work completions with an error status (the failing one and the
+    /// flushed ones after it).
+    pub msgs_failed: u64,
     pub goodput_gbps: f64,
     pub retransmitted_packets: u64,
     pub timeouts: u64,
@@ -197,10 +201,11 @@ impl World {
                         c.bytes_completed
                     },
                     msgs_completed: if client {
-                        st.completed
+                        st.completed - st.failed
                     } else {
                         c.msgs_completed
                     },
+                    msgs_failed: if client { st.failed } else { 0 },
                     goodput_gbps: if client {
                         round3(st.goodput_bps() / 1e9)
                     } else {

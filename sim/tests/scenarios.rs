@@ -181,6 +181,9 @@ fn retry_exceeded_ends_in_status_12_at_the_hand_computed_time() {
     // First packet at t = 0; local ACK timeout 4.096 us * 2^10 = 4 194 304 ns;
     // the first try and retry_cnt = 7 retries each wait one timeout.
     assert_eq!(q["finished_at_ns"], 8 * 4_194_304);
+    // The first WR fails with 12, the other 99 are flushed (5).
+    assert_eq!(q["msgs_completed"], 0);
+    assert_eq!(q["msgs_failed"], 100);
     assert_eq!(q["timeouts"], 8);
     // Every frame went to hostB.eth0's MAC and was refused there: it does
     // not own the GID 10.0.0.4.
