@@ -385,3 +385,26 @@ fn the_same_psn_on_two_slaves_is_merged_in_time_order() {
     assert_eq!(q["psn"]["last"], 9);
     let _ = Psn::new(0);
 }
+
+#[test]
+fn a_cut_gzip_file_is_analyzed_up_to_the_cut_with_exit_3() {
+    use std::io::Write;
+    let d = tmpdir("cutgz");
+    let p = d.join("a.pcap");
+    small(&p);
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&std::fs::read(&p).unwrap()).unwrap();
+    let gz = e.finish().unwrap();
+    let cut = d.join("a.pcap.gz");
+    std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
+    let o = run(&["analyze", cut.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a.pcap.gz") && stderr(&o).contains("gzip stream ends early"),
+        "{}",
+        stderr(&o)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["files"][0]["packets"].as_u64().unwrap() > 0);
+    assert_eq!(v["files"][0]["cut_in_gzip"], true);
+}

@@ -205,6 +205,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
                 _ => 0,
             },
             cut_at_offset: s.cut_at,
+            cut_in_gzip: s.gzip_cut,
         })
         .collect();
     let qps: Vec<QpReport> = table

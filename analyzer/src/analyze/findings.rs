@@ -315,16 +315,18 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
             );
         }
         if let Some(off) = f.cut_at_offset {
+            let what = if f.cut_in_gzip {
+                format!("its gzip stream ends early, after {off} decompressed bytes")
+            } else {
+                format!("the file ends in the middle of the record at byte {off}")
+            };
             add(
                 Severity::Warning,
                 "capture-cut",
                 None,
                 Some(f.file.clone()),
                 Vec::new(),
-                format!(
-                    "{}: the file ends in the middle of the record at byte {off}; everything before it was analyzed.",
-                    f.file
-                ),
+                format!("{}: {what}; everything before it was analyzed.", f.file),
             );
         }
         if f.truncated_frames > 0 {

@@ -280,10 +280,17 @@ pub fn analyze_files<P: AsRef<Path>>(
         .iter()
         .filter_map(|f| {
             f.cut_at_offset.map(|off| {
-                format!(
-                    "{}: file is cut in the middle of the record at byte {off}; analyzed up to there",
-                    f.file
-                )
+                if f.cut_in_gzip {
+                    format!(
+                        "{}: the gzip stream ends early, after {off} decompressed bytes; analyzed the records before that",
+                        f.file
+                    )
+                } else {
+                    format!(
+                        "{}: file is cut in the middle of the record at byte {off}; analyzed up to there",
+                        f.file
+                    )
+                }
             })
         })
         .collect();

@@ -68,8 +68,11 @@ pub struct FileReport {
     pub first_ts_ns: Option<u64>,
     pub last_ts_ns: Option<u64>,
     pub duration_ns: u64,
-    /// Byte offset of the record the file ends in, when it is cut short.
+    /// Byte offset of the record the file ends in, when it is cut short
+    /// (for a gzip file whose compressed stream ends early: the number of
+    /// decompressed bytes read, see `cut_in_gzip`).
     pub cut_at_offset: Option<u64>,
+    pub cut_in_gzip: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -50,8 +50,10 @@ pub(crate) struct FileStats {
     pub icrc_unchecked: u64,
     pub first_ts: Option<u64>,
     pub last_ts: Option<u64>,
-    /// The file ends inside the record that starts here.
+    /// The file ends inside the record that starts here (for a gzip file
+    /// cut short: after this many decompressed bytes).
     pub cut_at: Option<u64>,
+    pub gzip_cut: bool,
     /// Filled on the merging thread, which sees MAC control frames in order.
     pub pfc: PfcFile,
     /// RoCE payload bytes over time (plots only).
@@ -73,6 +75,7 @@ impl FileStats {
         self.first_ts = min(self.first_ts, o.first_ts);
         self.last_ts = self.last_ts.into_iter().chain(o.last_ts).max();
         self.cut_at = min(self.cut_at, o.cut_at);
+        self.gzip_cut |= o.gzip_cut;
         if let Some(b) = o.payload_bins {
             let mine = self.payload_bins.get_or_insert_with(Bins::default);
             for (i, v) in b.values.iter().enumerate() {
@@ -137,12 +140,22 @@ fn read_part(
     let mut batch = Vec::with_capacity(BATCH);
     let mut frame_no = 0u64;
     let mut last_offset = 0u64;
+    let gzip = reader.is_gzip();
     loop {
         let raw = match reader.next_frame() {
             Ok(Next::Frame(raw)) => raw,
             Ok(Next::End) => break,
             Ok(Next::Cut { offset }) => {
                 st.cut_at = Some(offset);
+                break;
+            }
+            // A gzip file cut short: flate2 reports the missing end of the
+            // deflate stream; what was decompressed before it is good.
+            Err(CaptureError::Io { offset, source, .. })
+                if gzip && source.kind() == std::io::ErrorKind::UnexpectedEof =>
+            {
+                st.cut_at = Some(offset);
+                st.gzip_cut = true;
                 break;
             }
             Err(e) => {
