@@ -351,18 +351,38 @@ fn pfc_chart<DB: DrawingBackend>(
         })
         .collect();
     let n = rows.len() as u32;
-    let mut chart = ChartBuilder::on(root)
-        .caption(
-            "PFC / PAUSE: paused intervals per file, sender and priority",
-            (FONT, 22),
+    // Pauses often fill a sliver of the capture: show the stretch from the
+    // first to the last pause when it is under a tenth of the whole.
+    let lo = s
+        .pauses
+        .iter()
+        .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.0)))
+        .fold(f64::MAX, f64::min);
+    let hi = s
+        .pauses
+        .iter()
+        .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.1)))
+        .fold(0.0f64, f64::max);
+    let (x0, x1, title) = if hi > lo && (hi - lo) * 10.0 < ax.span {
+        let pad = (hi - lo) * 0.05;
+        (
+            (lo - pad).max(0.0),
+            hi + pad,
+            "PFC / PAUSE: paused intervals per file, sender and priority (zoomed on the pauses)",
         )
+    } else {
+        (
+            0.0,
+            ax.span.max(1e-9),
+            "PFC / PAUSE: paused intervals per file, sender and priority",
+        )
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 22))
         .margin(16)
         .x_label_area_size(45)
         .y_label_area_size(290)
-        .build_cartesian_2d(
-            0.0..ax.span.max(1e-9),
-            (0..n.saturating_sub(1)).into_segmented(),
-        )?;
+        .build_cartesian_2d(x0..x1, (0..n.saturating_sub(1)).into_segmented())?;
     chart
         .configure_mesh()
         .x_desc(ax.label())
@@ -375,7 +395,7 @@ fn pfc_chart<DB: DrawingBackend>(
         .axis_desc_style((FONT, 16))
         .draw()?;
     // A pause shorter than a pixel still shows as a thin bar.
-    let min_w = ax.span / 400.0;
+    let min_w = (x1 - x0) / 400.0;
     for (row, p) in s.pauses.iter().enumerate() {
         let color = Palette99::pick(row).to_rgba();
         let row = row as u32;
