@@ -912,3 +912,36 @@ fn a_nak_tied_with_its_resend_is_still_the_cause() {
     assert_eq!(r.qps[0].go_back_n.list[0].cause_frame, Some(fr((1, 1))));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Sender and receiver captures given as if they were bond slaves: every
+/// request shows up in both, 30 us apart. The analysis cannot undo that,
+/// but it must say so instead of blaming the bond.
+#[test]
+fn two_capture_points_of_one_path_are_called_out() {
+    let dir = tmpdir("twopoints");
+    let p0 = dir.join("sender.pcap");
+    let p1 = dir.join("receiver.pcap");
+    let mut s =
+        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0);
+    for i in 0..20u64 {
+        let t = T0 + i * 100_000;
+        a.request_file = 0;
+        let x = a.message(&mut s, t, 100, true, 0, &[]).unwrap();
+        a.request_file = 1;
+        a.resend(&mut s, t + 30_000, x.last).unwrap();
+        a.response_file = 1;
+        a.ack(&mut s, t + 32_000, x.last).unwrap();
+    }
+    s.finish().unwrap();
+    let r = analyze_files(&[&p0, &p1], &AnalyzeOptions::default())
+        .unwrap()
+        .report;
+    assert!(
+        r.findings.iter().any(|f| f.rule == "two-capture-points"),
+        "{:?}",
+        r.findings.iter().map(|f| f.rule).collect::<Vec<_>>()
+    );
+    assert!(!r.findings.iter().any(|f| f.rule == "qp-spread"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

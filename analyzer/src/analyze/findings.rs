@@ -19,6 +19,7 @@
 //! | `no-mac-control` | info | a file without any MAC-control frame |
 //! | `lag-imbalance` | warning | one of ≥ 2 slaves carries ≥ 90 % of the RoCE bytes |
 //! | `qp-moved` / `qp-spread` | warning | a QP's requests changed slave (1–3 times / more) |
+//! | `two-capture-points` | warning | a QP's requests alternate files and ≥ 40 % come again: one path captured twice |
 //! | `hash-mismatch` | info | observed slaves differ from both bonding hash predictions |
 //! | `capture-cut` | warning | a file ends in the middle of a record |
 //! | `snaplen-truncated` | info | frames cut by the snaplen (ICRC not checkable) |
@@ -415,7 +416,20 @@ fn lag_findings(
         let mut mismatched = Vec::new();
         for m in &lag.qp_map {
             if m.moves_total > 0 {
-                let (sev, rule, what) = if m.moves_total <= 3 {
+                // Every request twice, once per file, the second copy a
+                // "retransmission": two capture points on one path.
+                let q = r.qps.iter().find(|q| q.id == m.qp);
+                let doubled = q.is_some_and(|q| {
+                    q.retransmitted_packets * 5 >= q.request_packets * 2
+                        && m.moves_total * 5 >= q.request_packets * 2
+                });
+                let (sev, rule, what) = if doubled {
+                    (
+                        Severity::Warning,
+                        "two-capture-points",
+                        "appear in two files, each request again a moment later in the other: these look like captures at two points of one path (sender and receiver, or both sides of a switch), not the slaves of one bond, and every frame counts twice; analyze each file on its own",
+                    )
+                } else if m.moves_total <= 3 {
                     (
                         Severity::Warning,
                         "qp-moved",
