@@ -15,8 +15,8 @@
 //! ```
 //!
 //! Memory grows with the number of flows, never with the number of
-//! packets: every per-flow queue and every time series is capped (see
-//! [`flow`](self) and the series module).
+//! packets: every per-flow queue, list and percentile set is capped (the
+//! flow module) and so is every time series ([`series`]).
 //!
 //! ```no_run
 //! use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
