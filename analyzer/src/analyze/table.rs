@@ -145,7 +145,10 @@ impl Table {
             .copied()
             .filter(|&i| {
                 let f = &self.flows[i];
-                f.requester_qpn.is_none() && matches!(f.transport, Transport::Rc | Transport::Xrc)
+                // UC has no responses, but its requesters get CNPs.
+                f.requester_qpn.is_none()
+                    && (matches!(f.transport, Transport::Rc | Transport::Xrc)
+                        || (!use_psn && f.transport == Transport::Uc))
             })
             .collect();
         let by_port: Vec<usize> = cands
