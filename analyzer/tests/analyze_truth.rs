@@ -945,3 +945,37 @@ fn two_capture_points_of_one_path_are_called_out() {
     assert!(!r.findings.iter().any(|f| f.rule == "qp-spread"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// UC has no ACKs, so nothing tells its requester's QPN but the CNPs that
+/// DCQCN sends it: they still belong to the flow.
+#[test]
+fn cnps_of_a_uc_flow_belong_to_it() {
+    let dir = tmpdir("uc");
+    let path = dir.join("uc.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut u = RcConn::new(ep(0x0a, 0x31), ep(0x0b, 0x32), 0xC300, 5);
+    u.response_sport = 0;
+    for i in 0..4u32 {
+        u.packet(
+            &mut s,
+            T0 + u64::from(i) * 1000,
+            0x24,
+            Psn::new(5 + i),
+            512,
+            false,
+        )
+        .unwrap();
+    }
+    u.cnp_to_requester(&mut s, T0 + 5000).unwrap();
+    s.finish().unwrap();
+    let r = analyze_files(&[&path], &AnalyzeOptions::default())
+        .unwrap()
+        .report;
+    assert!(r.response_only.is_empty());
+    let q = &r.qps[0];
+    assert_eq!(
+        (q.transport, q.messages, q.cnps, q.packets),
+        ("UC", 4, 1, 5)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
