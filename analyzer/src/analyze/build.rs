@@ -324,6 +324,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
                 })
                 .collect(),
             moves_total: f.request_moves_total,
+            response_moves_total: f.response_moves_total,
         })
         .collect();
     let lag = LagReport {

@@ -267,8 +267,11 @@ pub struct QpSlave {
     pub predicted_layer2_3: Option<String>,
     pub response_predicted_layer3_4: Option<String>,
     pub response_predicted_layer2_3: Option<String>,
+    /// Changes of the file carrying the requests (the first 32 listed).
     pub moves: Vec<SlaveMoveReport>,
     pub moves_total: u64,
+    /// Changes of the file carrying the responses.
+    pub response_moves_total: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
