@@ -36,6 +36,8 @@ pub enum Event {
     Link { link: u32, up: bool },
     /// A bond's MII monitor polls its slaves.
     Miimon { bond: u32 },
+    /// A workload's connection setup (frames-mode ARP) may proceed.
+    ArpStart { conn: u32 },
     /// A client QP's workload asked to be driven at this time (a scheduled
     /// message, the end of a `-D` run, the workload's start).
     Drive { qp: u32 },

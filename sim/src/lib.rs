@@ -30,10 +30,12 @@
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
-//! * Neighbour resolution (ARP) is an instantaneous step at connection
-//!   setup that follows the kernel's routing, `arp_ignore` and
-//!   `arp_announce` rules (see `world::build`); ARP, LACPDUs and RDMA-CM
-//!   frames are not put on the wire, so captures show RoCE traffic only.
+//! * Neighbour resolution (ARP) follows the kernel's routing, `arp_ignore`
+//!   and `arp_announce` rules (see `world::build`): by default as an
+//!   instantaneous step at connection setup, or with `[sim] arp = "frames"`
+//!   as real ARP requests and replies before each workload starts, which
+//!   the captures then show. LACPDUs and RDMA-CM (or perftest's TCP
+//!   exchange) are not put on the wire.
 //! * Switch FDBs and neighbour tables start as learned (they would be after
 //!   the ARP/CM exchange); switches still learn and flood.
 //! * Not modelled yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (the hooks

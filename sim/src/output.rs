@@ -63,6 +63,8 @@ pub struct QpSummary {
     pub status: &'static str,
     /// `ibv_wc_status` of the QP's end state (0 success).
     pub status_code: u8,
+    /// When the QP put its first packet on the wire, ns.
+    pub first_tx_ns: Option<u64>,
     /// Time of the last completion (success or error), ns.
     pub finished_at_ns: Option<u64>,
 }
@@ -174,6 +176,7 @@ impl World {
                 let (src, dst) = match s.l3 {
                     L3::V2 { src, dst, .. } => (src, dst),
                     L3::V1 { sgid, dgid, .. } => (sgid, dgid),
+                    L3::Arp { spa, tpa, .. } => (spa, tpa),
                 };
                 let c = s.qp.counters();
                 let status = self.qp_state_name(i as u32);
@@ -220,6 +223,7 @@ impl World {
                         crate::transport::QpState::Error(e) => e.code(),
                         crate::transport::QpState::Rts => st.first_error.map_or(0, |e| e.code()),
                     },
+                    first_tx_ns: s.first_tx.map(|t| t.as_ns()),
                     finished_at_ns: if client {
                         st.last_completion_at.map(|t| t.as_ns())
                     } else {

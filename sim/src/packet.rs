@@ -41,7 +41,22 @@ pub enum L3 {
         tclass: u8,
         flow_label: u32,
     },
+    /// ARP for IPv4 over Ethernet (EtherType 0x0806), padded to the
+    /// 60-byte minimum frame. Only with `sim.arp = "frames"`.
+    Arp {
+        /// 1 request, 2 reply.
+        op: u16,
+        sha: [u8; 6],
+        spa: Ipv4Addr,
+        tha: [u8; 6],
+        tpa: Ipv4Addr,
+    },
 }
+
+/// EtherType of ARP.
+pub const ETHERTYPE_ARP: u16 = 0x0806;
+/// ARP body (28 bytes) plus padding to the 60-byte minimum frame.
+pub const ARP_BODY_LEN: usize = 46;
 
 /// One frame in flight.
 #[derive(Debug, Clone, Copy)]
@@ -72,11 +87,11 @@ impl Packet {
     /// Length of the frame for `ib` under these headers (no FCS).
     pub fn compute_frame_len(vlan: bool, l3: &L3, ib: &IbRepr) -> u32 {
         let l2 = ETH_LEN + if vlan { VLAN_LEN } else { 0 };
-        let l3 = match l3 {
-            L3::V2 { .. } => IPV4_LEN + UDP_LEN,
-            L3::V1 { .. } => GrhRepr::LEN as u32,
-        };
-        l2 + l3 + ib.buffer_len() as u32
+        match l3 {
+            L3::V2 { .. } => l2 + IPV4_LEN + UDP_LEN + ib.buffer_len() as u32,
+            L3::V1 { .. } => l2 + GrhRepr::LEN as u32 + ib.buffer_len() as u32,
+            L3::Arp { .. } => l2 + ARP_BODY_LEN as u32,
+        }
     }
 
     pub fn ecn_ce(&self) -> bool {
@@ -87,6 +102,7 @@ impl Packet {
         match self.l3 {
             L3::V2 { dst, .. } => dst,
             L3::V1 { dgid, .. } => dgid,
+            L3::Arp { tpa, .. } => tpa,
         }
     }
 
@@ -94,14 +110,44 @@ impl Packet {
         match self.l3 {
             L3::V2 { src, .. } => src,
             L3::V1 { sgid, .. } => sgid,
+            L3::Arp { spa, .. } => spa,
         }
     }
 
     pub fn dscp(&self) -> Option<u8> {
         match self.l3 {
             L3::V2 { dscp, .. } => Some(dscp),
-            L3::V1 { .. } => None,
+            L3::V1 { .. } | L3::Arp { .. } => None,
         }
+    }
+
+    pub fn is_arp(&self) -> bool {
+        matches!(self.l3, L3::Arp { .. })
+    }
+
+    /// The ARP body and padding as on the wire (RFC 826, Ethernet/IPv4).
+    pub fn arp_body(&self) -> Option<[u8; ARP_BODY_LEN]> {
+        let L3::Arp {
+            op,
+            sha,
+            spa,
+            tha,
+            tpa,
+        } = self.l3
+        else {
+            return None;
+        };
+        let mut b = [0u8; ARP_BODY_LEN];
+        b[0..2].copy_from_slice(&1u16.to_be_bytes()); // hardware: Ethernet
+        b[2..4].copy_from_slice(&0x0800u16.to_be_bytes()); // protocol: IPv4
+        b[4] = 6;
+        b[5] = 4;
+        b[6..8].copy_from_slice(&op.to_be_bytes());
+        b[8..14].copy_from_slice(&sha);
+        b[14..18].copy_from_slice(&spa.octets());
+        b[18..24].copy_from_slice(&tha);
+        b[24..28].copy_from_slice(&tpa.octets());
+        Some(b)
     }
 
     /// The fields the bonding hash and the mlx5 LAG hash read.
@@ -114,10 +160,14 @@ impl Packet {
                 k.vlan_tci = self.vlan.map(|v| v.tci());
                 k
             }
-            L3::V1 { .. } => FlowKeys {
+            L3::V1 { .. } | L3::Arp { .. } => FlowKeys {
                 src_mac: self.eth.src,
                 dst_mac: self.eth.dst,
-                ethertype: roce_codec::frame::ETHERTYPE_ROCE_V1,
+                ethertype: if self.is_arp() {
+                    ETHERTYPE_ARP
+                } else {
+                    roce_codec::frame::ETHERTYPE_ROCE_V1
+                },
                 vlan_tci: self.vlan.map(|v| v.tci()),
                 addrs: None,
                 ports: None,
@@ -136,6 +186,12 @@ impl Packet {
                 protocol: roce_codec::frame::IP_PROTO_UDP,
                 sport,
                 dport: ROCE_V2_UDP_DPORT,
+            },
+            L3::Arp { spa, tpa, .. } => FiveTuple {
+                addrs: FlowAddrs::V4 { src: spa, dst: tpa },
+                protocol: 0,
+                sport: 0,
+                dport: 0,
             },
             L3::V1 { sgid, dgid, .. } => FiveTuple {
                 addrs: FlowAddrs::V6 {
@@ -172,6 +228,9 @@ impl Packet {
                     ib: self.ib,
                 }
             }
+            L3::Arp { .. } => NetRepr::Other {
+                ethertype: ETHERTYPE_ARP,
+            },
             L3::V1 {
                 sgid,
                 dgid,

@@ -96,3 +96,49 @@ fn arp_announce_alone_is_not_enough() {
     );
     assert_eq!(st, "success");
 }
+
+#[test]
+fn arp_frames_reach_the_same_answers_as_the_instant_model() {
+    for sets in [
+        vec![],
+        vec!["host.a.policy_routing=true"],
+        vec!["host.a.arp_announce=2"],
+        vec!["host.a.arp_announce=2", "host.a.arp_ignore=1"],
+    ] {
+        let (instant, si) = status(&format!("arp_i_{}", sets.len()), &sets);
+        let mut f = sets.clone();
+        f.push("sim.arp=frames");
+        let (frames, sf) = status(&format!("arp_f_{}", sets.len()), &f);
+        assert_eq!(instant, frames, "{sets:?}");
+        // Same blackhole (or none) in both: the RoCE frames a1 refused.
+        assert_eq!(
+            port(&si, "a.a1")["drops_not_ours"],
+            port(&sf, "a.a1")["drops_not_ours"],
+            "{sets:?}"
+        );
+    }
+    // Bonds and routed fabrics resolve too, with the same slave choice.
+    for (name, extra) in [
+        (
+            "lag_hash",
+            vec!["workload.0.size=256KiB", "workload.0.iters=2"],
+        ),
+        ("ecmp", vec!["workload.0.iters=2"]),
+    ] {
+        let mut a = extra.clone();
+        let i = run_ok(&scenario(name), &tmp(&format!("arp_i_{name}")), &a);
+        a.push("sim.arp=frames");
+        let f = run_ok(&scenario(name), &tmp(&format!("arp_f_{name}")), &a);
+        let slaves = |s: &serde_json::Value| -> Vec<(serde_json::Value, serde_json::Value)> {
+            clients(s)
+                .iter()
+                .map(|q| (q["status"].clone(), q["slave"].clone()))
+                .collect()
+        };
+        assert_eq!(slaves(&i), slaves(&f), "{name}");
+        assert!(
+            clients(&f).iter().all(|q| q["status"] == "success"),
+            "{name}"
+        );
+    }
+}

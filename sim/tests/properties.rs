@@ -21,45 +21,53 @@ struct Case {
     loss: f64,
     tool: &'static str,
     buffer_kib: u32,
+    arp: &'static str,
 }
 
 fn case() -> impl Strategy<Value = Case> {
     (
-        any::<bool>(),
-        prop::sample::select(vec!["layer2", "layer2+3", "layer3+4"]),
-        prop::sample::select(vec!["10Gbps", "25Gbps", "100Gbps"]),
-        0u32..5000,
-        1u32..6,
-        1u32..200_000,
-        1u32..4,
-        prop::sample::select(vec![1500u32, 4200]),
-        prop::sample::select(vec![0.0, 0.0, 0.002]),
-        prop::sample::select(vec!["ib_write_bw", "ib_send_bw", "ib_read_bw"]),
-        prop::sample::select(vec![64u32, 32768]),
+        (
+            any::<bool>(),
+            prop::sample::select(vec!["layer2", "layer2+3", "layer3+4"]),
+            prop::sample::select(vec!["10Gbps", "25Gbps", "100Gbps"]),
+            0u32..5000,
+            1u32..6,
+            1u32..200_000,
+        ),
+        (
+            1u32..4,
+            prop::sample::select(vec![1500u32, 4200]),
+            prop::sample::select(vec![0.0, 0.0, 0.002]),
+            prop::sample::select(vec!["ib_write_bw", "ib_send_bw", "ib_read_bw"]),
+            prop::sample::select(vec![64u32, 32768]),
+            prop::sample::select(vec!["instant", "frames"]),
+        ),
     )
         .prop_map(
-            |(bonded, policy, rate, delay_ns, qps, size, iters, mtu, loss, tool, buffer_kib)| {
-                Case {
-                    bonded,
-                    policy,
-                    rate,
-                    delay_ns,
-                    qps,
-                    size,
-                    iters,
-                    mtu,
-                    loss,
-                    tool,
-                    buffer_kib,
-                }
+            |(
+                (bonded, policy, rate, delay_ns, qps, size),
+                (iters, mtu, loss, tool, buffer_kib, arp),
+            )| Case {
+                bonded,
+                policy,
+                rate,
+                delay_ns,
+                qps,
+                size,
+                iters,
+                mtu,
+                loss,
+                tool,
+                buffer_kib,
+                arp,
             },
         )
 }
 
 fn toml(c: &Case) -> String {
     let mut t = format!(
-        "seed = 3\n[[switch]]\nname = \"sw\"\nbuffer = \"{}KiB\"\n",
-        c.buffer_kib
+        "seed = 3\n[sim]\narp = \"{}\"\n[[switch]]\nname = \"sw\"\nbuffer = \"{}KiB\"\n",
+        c.arp, c.buffer_kib
     );
     if c.bonded {
         t.push_str("  [[switch.lag]]\n  name = \"po1\"\n  ports = [\"p1\", \"p2\"]\n");

@@ -178,19 +178,35 @@ fn retry_exceeded_ends_in_status_12_at_the_hand_computed_time() {
     let q = clients(&s)[0];
     assert_eq!(q["status"], "retry_exceeded");
     assert_eq!(q["status_code"], 12);
-    // First packet at t = 0; local ACK timeout 4.096 us * 2^10 = 4 194 304 ns;
-    // the first try and retry_cnt = 7 retries each wait one timeout.
-    assert_eq!(q["finished_at_ns"], 8 * 4_194_304);
+    // ARP first: request and reply each cross two 25G links (84 wire bytes,
+    // 26.88 ns, plus 500 ns), so the first RoCE packet leaves at 2107.52 ns.
+    // Local ACK timeout 4.096 us * 2^10 = 4 194 304 ns; the first try and
+    // retry_cnt = 7 retries each wait one timeout.
+    assert_eq!(q["first_tx_ns"], 2107);
+    assert_eq!(
+        q["finished_at_ns"],
+        (2_107_520 + 8 * 4_194_304_000u64) / 1000
+    );
     // The first WR fails with 12, the other 99 are flushed (5).
     assert_eq!(q["msgs_completed"], 0);
     assert_eq!(q["msgs_failed"], 100);
     assert_eq!(q["timeouts"], 8);
-    // Every frame went to hostB.eth0's MAC and was refused there: it does
-    // not own the GID 10.0.0.4.
+    // Every RoCE frame went to hostB.eth0's MAC and was refused there: it
+    // does not own the GID 10.0.0.4. Besides them each of hostB's NICs got
+    // the ARP request and sent one reply; hostA sent the request.
     let b0 = port(&s, "hostB.eth0");
-    assert_eq!(b0["drops_not_ours"], b0["rx_packets"]);
-    assert_eq!(b0["rx_packets"], port(&s, "hostA.eth0")["tx_packets"]);
-    assert_eq!(port(&s, "hostB.eth1")["rx_packets"], 0);
+    assert_eq!(b0["drops_not_ours"], q["tx_packets"]);
+    assert_eq!(
+        b0["rx_packets"].as_u64().unwrap(),
+        q["tx_packets"].as_u64().unwrap() + 1
+    );
+    assert_eq!(
+        port(&s, "hostA.eth0")["tx_packets"].as_u64().unwrap(),
+        q["tx_packets"].as_u64().unwrap() + 1
+    );
+    assert_eq!(port(&s, "hostA.eth0")["rx_packets"], 2, "two ARP replies");
+    assert_eq!(port(&s, "hostB.eth1")["rx_packets"], 1);
+    assert_eq!(port(&s, "hostB.eth1")["tx_packets"], 1);
 }
 
 #[test]
@@ -204,7 +220,46 @@ fn retry_exceeded_is_fixed_by_arp_ignore() {
     let q = clients(&s)[0];
     assert_eq!(q["status"], "success");
     assert_eq!(q["bytes_completed"], 100 * 65536);
-    assert_eq!(port(&s, "hostB.eth0")["rx_packets"], 0);
+    // hostB.eth0 sees the ARP broadcast and stays silent.
+    assert_eq!(port(&s, "hostB.eth0")["rx_packets"], 1);
+    assert_eq!(port(&s, "hostB.eth0")["tx_packets"], 0);
+}
+
+#[test]
+fn arp_frames_show_both_answers_in_the_capture() {
+    let Some(tshark) = tshark() else { return };
+    let out = tmp("retry_arp_capture");
+    run_ok(&scenario("retry_exceeded"), &out, &["tap.1.snaplen=0"]);
+    let o = std::process::Command::new(tshark)
+        .arg("-r")
+        .arg(out.join("hostA.eth0.pcap"))
+        .args([
+            "-Y",
+            "arp",
+            "-T",
+            "fields",
+            "-e",
+            "arp.opcode",
+            "-e",
+            "arp.src.proto_ipv4",
+            "-e",
+            "arp.src.hw_mac",
+            "-e",
+            "arp.dst.proto_ipv4",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        rows,
+        [
+            "1\t10.0.0.1\t02:00:00:00:01:01\t10.0.0.4",
+            "2\t10.0.0.4\t02:00:00:00:01:02\t10.0.0.1",
+            "2\t10.0.0.4\t02:00:00:00:02:02\t10.0.0.1",
+        ],
+        "{text}"
+    );
 }
 
 #[test]
@@ -374,6 +429,8 @@ fn tshark_reads_every_tap_without_a_malformed_frame() {
                     "_ws.expert.severity",
                     "-e",
                     "infiniband.bth.opcode",
+                    "-e",
+                    "arp.opcode",
                 ])
                 .output()
                 .unwrap();
@@ -402,8 +459,8 @@ fn tshark_reads_every_tap_without_a_malformed_frame() {
                     file.display()
                 );
                 assert!(
-                    !f[3].is_empty(),
-                    "{}: not decoded as InfiniBand: {l}",
+                    !f[3].is_empty() || !f[4].is_empty(),
+                    "{}: decoded as neither InfiniBand nor ARP: {l}",
                     file.display()
                 );
             }

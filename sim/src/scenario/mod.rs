@@ -451,16 +451,14 @@ fn apply_set(
             }
             return Ok(());
         }
-        let Some(_) = pos else {
-            let known: Vec<String> = table.iter().map(|(k, _)| k.get_ref().to_string()).collect();
-            let hint = closest(seg, known.iter().map(String::as_str))
-                .map(|c| format!(" (did you mean `{c}`?)"))
-                .unwrap_or_default();
-            return Err(format!(
-                "no key `{seg}` under `{}`{hint}",
-                if walked.is_empty() { "<top>" } else { &walked }
-            ));
-        };
+        if pos.is_none() {
+            // A table the file leaves out (`[sim]`): create it; a misspelt
+            // key is still caught by the schema, with a hint.
+            table.insert(
+                Spanned::new(span.clone(), seg.to_string().into()),
+                Spanned::new(span.clone(), DeValue::Table(DeTable::new())),
+            );
+        }
         let (_, slot) = table
             .iter_mut()
             .find(|(k, _)| k.get_ref().as_ref() == seg)

@@ -204,8 +204,22 @@ pub struct SimCfg {
     /// Hard stop of simulated time; default: run until all work is done
     /// (with a safety limit of 60 s simulated).
     pub stop_at: Option<Dur>,
-    /// Time-series sampling interval; default: 1/200 of the run, rounded.
+    /// Time-series sampling interval (default 10 us; coarsened to keep at
+    /// most ~1000 samples per series).
     pub sample_interval: Option<Dur>,
+    /// Neighbour resolution: `instant` (at setup, no frames) or `frames`
+    /// (real ARP requests and replies before each workload starts, visible
+    /// in captures).
+    #[serde(default)]
+    pub arp: ArpMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ArpMode {
+    #[default]
+    Instant,
+    Frames,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]

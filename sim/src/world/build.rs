@@ -99,6 +99,9 @@ impl World {
             packet_hops: 0,
             last_activity: Ps::ZERO,
             finished: false,
+            neigh: Vec::new(),
+            pending: Vec::new(),
+            conns: Vec::new(),
         };
         if w.sample_every == Ps::ZERO {
             return Err(ModelError::new(
@@ -157,6 +160,10 @@ impl World {
                 name: hc.name.clone(),
                 roce: hc.roce,
                 trust: hc.trust,
+                arp_ignore: hc.arp_ignore,
+                arp_announce: hc.arp_announce,
+                policy_routing: hc.policy_routing,
+                gateway: hc.gateway.map(|g| g.0),
                 nics: Vec::new(),
                 ifaces: Vec::new(),
             };
@@ -548,6 +555,8 @@ impl World {
             }
         }
 
+        w.neigh = (0..w.hosts.len()).map(|_| FastMap::default()).collect();
+
         // Taps.
         for (ti, tc) in sc.taps.iter().enumerate() {
             let tp = p().key("tap").index(ti);
@@ -788,38 +797,42 @@ impl World {
     /// Neighbour resolution for a connection from `src` to `dst` (see the
     /// module docs). Returns the destination MAC the source NIC will use,
     /// and the (host, interface, ip, mac) entries the target learned.
-    fn arp(
+    /// The route of a host's traffic from interface `src_iface` to
+    /// `dst_ip`: the egress interface, the next hop, and the sender address
+    /// its ARP request would carry (see the module docs).
+    pub(crate) fn route(
         &self,
-        sc: &Scenario,
-        src: &Endpoint,
+        host: u32,
+        src_iface: u32,
         dst_ip: Ipv4Addr,
-        learned: &HashMap<(u32, Ipv4Addr), [u8; 6]>,
-    ) -> Result<([u8; 6], Vec<Learned>), String> {
-        let h = &self.hosts[src.host as usize];
-        let hc = &sc.hosts[src.host as usize];
-        let s_if = &h.ifaces[src.iface as usize];
-        let s_ip = s_if.ip.expect("checked");
-        // Route.
+    ) -> Result<(usize, Ipv4Addr, Ipv4Addr), String> {
+        let h = &self.hosts[host as usize];
+        let s_if = &h.ifaces[src_iface as usize];
+        let s_ip = s_if
+            .ip
+            .ok_or_else(|| format!("{}.{} has no address", h.name, s_if.name))?;
         let on_link = |f: &Iface| f.ip.is_some_and(|n| n.contains(dst_ip));
-        let (egress, next_hop) = if hc.policy_routing {
+        let (egress, next_hop) = if h.policy_routing {
             if s_ip.contains(dst_ip) {
-                (src.iface as usize, dst_ip)
+                (src_iface as usize, dst_ip)
             } else {
-                let gw = hc
-                    .gateway
-                    .ok_or_else(|| {
-                        format!(
-                            "{dst_ip} is not on {}'s subnet {s_ip} and host `{}` has no `gateway`",
-                            s_if.name, h.name
-                        )
-                    })?
-                    .0;
-                (src.iface as usize, gw)
+                let gw = h.gateway.ok_or_else(|| {
+                    format!(
+                        "{dst_ip} is not on {}'s subnet {s_ip} and host `{}` has no `gateway`",
+                        s_if.name, h.name
+                    )
+                })?;
+                (src_iface as usize, gw)
             }
         } else if let Some(e) = h.ifaces.iter().position(on_link) {
             (e, dst_ip)
         } else {
-            let gw = hc.gateway.ok_or_else(|| format!("no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`", h.name))?.0;
+            let gw = h.gateway.ok_or_else(|| {
+                format!(
+                    "no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`",
+                    h.name
+                )
+            })?;
             let e = h
                 .ifaces
                 .iter()
@@ -833,6 +846,24 @@ impl World {
             (e, gw)
         };
         let e_if = &h.ifaces[egress];
+        let sender_ip = if h.arp_announce == 2 {
+            e_if.ip.map_or(s_ip.addr, |n| n.addr)
+        } else {
+            s_ip.addr
+        };
+        Ok((egress, next_hop, sender_ip))
+    }
+
+    fn arp(
+        &self,
+        sc: &Scenario,
+        src: &Endpoint,
+        dst_ip: Ipv4Addr,
+        learned: &HashMap<(u32, Ipv4Addr), [u8; 6]>,
+    ) -> Result<([u8; 6], Vec<Learned>), String> {
+        let h = &self.hosts[src.host as usize];
+        let (egress, next_hop, sender_ip) = self.route(src.host, src.iface, dst_ip)?;
+        let e_if = &h.ifaces[egress];
         if let Some(&mac) = learned.get(&(src.host, next_hop)) {
             return Ok((mac, vec![]));
         }
@@ -840,11 +871,6 @@ impl World {
         let e_port = match e_if.kind {
             IfaceKind::Nic(n) => h.nics[n as usize].port,
             IfaceKind::Bond(b) => self.bonds[b as usize].2.slaves[0].port,
-        };
-        let sender_ip = if hc.arp_announce == 2 {
-            e_if.ip.map_or(s_ip.addr, |n| n.addr)
-        } else {
-            s_ip.addr
         };
         let reach = self.macs_behind(self.ports[e_port as usize].peer, e_port);
         // Switch router MACs answer for the gateway.
@@ -1254,6 +1280,7 @@ impl World {
                 let l3_len = match l3 {
                     L3::V2 { .. } => 20 + 8,
                     L3::V1 { .. } => 40,
+                    L3::Arp { .. } => unreachable!("QPs send RoCE"),
                 };
                 qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
                 let mut qp = crate::transport::RcQp::new(lqpn, rqpn, sqp, rqp, qcfg);
@@ -1280,6 +1307,7 @@ impl World {
                     timer_at: None,
                     drive_at: None,
                     first_data_port: None,
+                    first_tx: None,
                     tx_bytes: 0,
                     tx_packets: 0,
                     tx_payload: 0,
@@ -1300,9 +1328,36 @@ impl World {
             let wl = &mut self.wls[wl_id as usize].w;
             wl.drive_responder(i, &mut self.qps[q as usize].qp, Ps::ZERO);
         }
-        for &q in &clients {
-            self.qps[q as usize].drive_at = Some(wc.start.0);
-            self.sched.at(wc.start.0, Event::Drive { qp: q });
+        if sc.sim.arp == crate::scenario::schema::ArpMode::Frames {
+            // The instantaneous answers stand for router next hops only; the
+            // QPs learn their peers' MACs from the ARP exchange.
+            let router = |w: &World, ep: &Endpoint, dst: Ipv4Addr, mac: [u8; 6]| {
+                w.route(ep.host, ep.iface, dst)
+                    .ok()
+                    .filter(|r| r.1 != dst)
+                    .map(|_| mac)
+            };
+            let conn = Conn {
+                client: (cl.host, cl.iface),
+                server: (sv.host, sv.iface),
+                client_ip: c_ip.addr,
+                server_ip: s_ip.addr,
+                client_dmac_router: router(self, &cl, s_ip.addr, c_dmac),
+                server_dmac_router: router(self, &sv, c_ip.addr, s_dmac),
+                client_dmac: None,
+                server_dmac: None,
+                clients: clients.clone(),
+                servers: servers.clone(),
+                started: false,
+            };
+            let id = self.conns.len() as u32;
+            self.conns.push(conn);
+            self.sched.at(wc.start.0, Event::ArpStart { conn: id });
+        } else {
+            for &q in &clients {
+                self.qps[q as usize].drive_at = Some(wc.start.0);
+                self.sched.at(wc.start.0, Event::Drive { qp: q });
+            }
         }
         Ok(())
     }

@@ -19,6 +19,7 @@
 //! rate limiter seam through `tx_ready_at` (a [`Event::QpWake`] is scheduled
 //! for the time it returns).
 
+mod arp;
 mod bond;
 mod build;
 mod tap;
@@ -40,6 +41,7 @@ use crate::scenario::schema::{IpNet, RoceMode, Trust};
 use crate::time::{Ps, Rate, wire_bytes};
 use crate::transport::{QpState, RcQp, Workload};
 
+pub(crate) use arp::Conn;
 pub(crate) use bond::Bond;
 pub use build::BuildOptions;
 pub(crate) use tap::Tap;
@@ -133,6 +135,10 @@ pub(crate) struct Host {
     pub(crate) name: String,
     pub(crate) roce: RoceMode,
     pub(crate) trust: Trust,
+    pub(crate) arp_ignore: u8,
+    pub(crate) arp_announce: u8,
+    pub(crate) policy_routing: bool,
+    pub(crate) gateway: Option<Ipv4Addr>,
     pub(crate) nics: Vec<Nic>,
     pub(crate) ifaces: Vec<Iface>,
 }
@@ -195,6 +201,7 @@ pub(crate) struct QpSlot {
     /// the end of `-D`).
     pub(crate) drive_at: Option<Ps>,
     pub(crate) first_data_port: Option<u32>,
+    pub(crate) first_tx: Option<Ps>,
     pub(crate) tx_bytes: u64,
     pub(crate) tx_packets: u64,
     pub(crate) tx_payload: u64,
@@ -255,6 +262,12 @@ pub struct World {
     pub(crate) packet_hops: u64,
     pub(crate) last_activity: Ps,
     pub(crate) finished: bool,
+    /// Kernel neighbour tables (frames-mode ARP), per host.
+    pub(crate) neigh: Vec<FastMap<Ipv4Addr, [u8; 6]>>,
+    /// Outstanding ARP requests: (host, next hop, connections waiting).
+    pub(crate) pending: Vec<(u32, Ipv4Addr, Vec<u32>)>,
+    /// Connection setups (frames-mode ARP), one per workload.
+    pub(crate) conns: Vec<Conn>,
 }
 
 /// The safety limit when a scenario gives no `stop_at`.
@@ -351,6 +364,7 @@ impl World {
             }
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
+            Event::ArpStart { conn } => self.conn_step(conn),
             Event::Drive { qp } => {
                 let now = self.now();
                 let s = &mut self.qps[qp as usize];
@@ -414,6 +428,12 @@ impl World {
     fn pump_host(&mut self, port: u32) {
         let now = self.now();
         for prio in (0..PRIOS).rev() {
+            // Frames the host's kernel queued (ARP) go before QP traffic.
+            if let Some(id) = self.ports[port as usize].queues[prio].pop_front() {
+                self.dequeued(port, prio, id);
+                self.transmit(port, id);
+                return;
+            }
             while let Some(q) = self.ports[port as usize].active[prio].pop_front() {
                 let slot = &mut self.qps[q as usize];
                 if slot.port != port || usize::from(slot.prio) != prio {
@@ -451,6 +471,7 @@ impl World {
     fn make_packet(&mut self, q: u32, ib: IbRepr) -> PacketId {
         let now = self.now();
         let s = &mut self.qps[q as usize];
+        s.first_tx.get_or_insert(now);
         let frame_len = Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib);
         s.tx_bytes += u64::from(frame_len);
         s.tx_packets += 1;
@@ -552,7 +573,11 @@ impl World {
     fn host_receive(&mut self, port: u32, host: u32, nic: u32, id: PacketId) {
         let now = self.now();
         let h = &self.hosts[host as usize];
-        let iface = &h.ifaces[h.nics[nic as usize].iface as usize];
+        let iface_id = h.nics[nic as usize].iface;
+        if self.pool.get(id).is_arp() {
+            return self.arp_receive(port, host, iface_id, id);
+        }
+        let iface = &h.ifaces[iface_id as usize];
         let pkt = self.pool.get(id);
         // The NIC's MAC filter, then the RoCE GID check: a RoCE NIC only
         // accepts packets addressed to a GID it owns, whatever the kernel's
@@ -582,7 +607,7 @@ impl World {
         // Classification by the switch's trust mode.
         pkt.prio = match (s.trust, pkt.l3) {
             (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
-            (Trust::Dscp, L3::V1 { .. }) => pkt.vlan.map_or(0, |v| v.pcp),
+            (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. }) => pkt.vlan.map_or(0, |v| v.pcp),
             (Trust::Pcp, _) => pkt.vlan.map_or(0, |v| v.pcp),
         };
         let out = if pkt.eth.dst == s.mac {

@@ -49,7 +49,11 @@ impl Tap {
             return;
         }
         let repr = pkt.frame_repr();
-        let payload = &ZEROS[..pkt.ib.payload_len as usize];
+        let arp = pkt.arp_body();
+        let payload = match &arp {
+            Some(body) => &body[..],
+            None => &ZEROS[..pkt.ib.payload_len as usize],
+        };
         let n = repr.emit(&mut self.buf, payload);
         debug_assert_eq!(n as u32, pkt.frame_len);
         if let Some(w) = &mut self.writer {

@@ -1,0 +1,238 @@
+//! ARP as frames on the wire (`sim.arp = "frames"`).
+//!
+//! The same kernel rules as the instantaneous model in [`super::build`],
+//! played out with real ARP frames before a workload's first packet:
+//!
+//! ```text
+//!  client host: route → egress E, next hop, sender IP (arp_announce)
+//!     E ── who-has next hop? tell sender (broadcast) ──▶ switches flood
+//!  every host receiving it: next hop local? arp_ignore allows on this NIC?
+//!     → learn sender IP → requester MAC, reply from the receiving NIC
+//!  requester: the first reply wins (later ones fall in `locktime`)
+//!  server host: its own entry for the client, learned or resolved likewise
+//!  both known → the QPs get their destination MACs and the workload starts
+//! ```
+//!
+//! Next hops that are routers (switch gateways) answer at once: switches do
+//! not run an ARP responder here.
+
+use core::net::Ipv4Addr;
+
+use roce_codec::frame::{EthRepr, VlanTag};
+use roce_codec::hash::bond_xmit_hash;
+
+use super::*;
+
+const BROADCAST: [u8; 6] = [0xff; 6];
+
+/// One workload's connection setup.
+pub(crate) struct Conn {
+    pub(crate) client: (u32, u32),
+    pub(crate) server: (u32, u32),
+    pub(crate) client_ip: Ipv4Addr,
+    pub(crate) server_ip: Ipv4Addr,
+    /// The instantaneous model's answers, used for router next hops.
+    pub(crate) client_dmac_router: Option<[u8; 6]>,
+    pub(crate) server_dmac_router: Option<[u8; 6]>,
+    pub(crate) client_dmac: Option<[u8; 6]>,
+    pub(crate) server_dmac: Option<[u8; 6]>,
+    pub(crate) clients: Vec<u32>,
+    pub(crate) servers: Vec<u32>,
+    pub(crate) started: bool,
+}
+
+impl World {
+    /// Advances a connection's setup as far as the neighbour tables allow.
+    pub(crate) fn conn_step(&mut self, c: u32) {
+        let now = self.now();
+        for side in [Role::Client, Role::Server] {
+            let conn = &self.conns[c as usize];
+            let (known, (host, iface), dst, router) = match side {
+                Role::Client => (
+                    conn.client_dmac,
+                    conn.client,
+                    conn.server_ip,
+                    conn.client_dmac_router,
+                ),
+                Role::Server => (
+                    conn.server_dmac,
+                    conn.server,
+                    conn.client_ip,
+                    conn.server_dmac_router,
+                ),
+            };
+            if known.is_some() {
+                continue;
+            }
+            let Ok((egress, next_hop, sender_ip)) = self.route(host, iface, dst) else {
+                return;
+            };
+            let mac = if next_hop != dst {
+                router
+            } else {
+                self.neigh[host as usize].get(&next_hop).copied()
+            };
+            match mac {
+                Some(m) => {
+                    let conn = &mut self.conns[c as usize];
+                    match side {
+                        Role::Client => conn.client_dmac = Some(m),
+                        Role::Server => conn.server_dmac = Some(m),
+                    }
+                }
+                None => {
+                    if let Some(p) = self
+                        .pending
+                        .iter_mut()
+                        .find(|p| p.0 == host && p.1 == next_hop)
+                    {
+                        if !p.2.contains(&c) {
+                            p.2.push(c);
+                        }
+                    } else {
+                        self.pending.push((host, next_hop, vec![c]));
+                        self.send_arp(
+                            host,
+                            egress as u32,
+                            1,
+                            BROADCAST,
+                            sender_ip,
+                            [0; 6],
+                            next_hop,
+                        );
+                    }
+                    return;
+                }
+            }
+        }
+        let conn = &mut self.conns[c as usize];
+        if conn.started {
+            return;
+        }
+        conn.started = true;
+        let (cm, sm) = (conn.client_dmac.unwrap(), conn.server_dmac.unwrap());
+        for &q in &conn.clients {
+            self.qps[q as usize].eth.dst = cm;
+        }
+        for &q in &conn.servers {
+            self.qps[q as usize].eth.dst = sm;
+        }
+        let clients = conn.clients.clone();
+        for q in clients {
+            self.qps[q as usize].drive_at = Some(now);
+            self.sched.at(now, Event::Drive { qp: q });
+        }
+    }
+
+    /// Queues an ARP frame on the port that interface `iface` of `host`
+    /// transmits kernel traffic on.
+    #[allow(clippy::too_many_arguments)]
+    fn send_arp(
+        &mut self,
+        host: u32,
+        iface: u32,
+        op: u16,
+        dst: [u8; 6],
+        spa: Ipv4Addr,
+        tha: [u8; 6],
+        tpa: Ipv4Addr,
+    ) {
+        let now = self.now();
+        let h = &self.hosts[host as usize];
+        let f = &h.ifaces[iface as usize];
+        let mut pkt = Packet {
+            eth: EthRepr { dst, src: f.mac },
+            vlan: f.vlan.map(|vid| VlanTag::dot1q(vid, 0)),
+            l3: L3::Arp {
+                op,
+                sha: f.mac,
+                spa,
+                tha,
+                tpa,
+            },
+            ib: IbRepr::default(),
+            prio: 0,
+            frame_len: 0,
+            src_qp: NONE,
+            ingress: NONE,
+            born: now,
+        };
+        pkt.frame_len = Packet::compute_frame_len(pkt.vlan.is_some(), &pkt.l3, &pkt.ib);
+        let port = match f.kind {
+            IfaceKind::Nic(n) => h.nics[n as usize].port,
+            IfaceKind::Bond(b) => {
+                // Kernel traffic goes through the bond itself: the active
+                // slave, or the xmit hash over the usable slaves.
+                let bond = &self.bonds[b as usize].2;
+                let s = match bond.mode {
+                    crate::scenario::schema::BondMode::ActiveBackup => bond.active,
+                    _ => {
+                        let usable: Vec<usize> = (0..bond.slaves.len())
+                            .filter(|&s| bond.slaves[s].usable)
+                            .collect();
+                        let hsh = bond_xmit_hash(bond.policy.codec(), &pkt.flow_keys());
+                        usable
+                            .get(hsh as usize % usable.len().max(1))
+                            .copied()
+                            .unwrap_or(0)
+                    }
+                };
+                bond.slaves[s].port
+            }
+        };
+        let len = u64::from(pkt.frame_len);
+        let id = self.pool.alloc(pkt);
+        let p = &mut self.ports[port as usize];
+        p.queues[0].push_back(id);
+        p.qbytes[0] += len;
+        if !p.busy {
+            self.pump(port);
+        }
+    }
+
+    /// An ARP frame reached interface `iface` of `host`.
+    pub(crate) fn arp_receive(&mut self, port: u32, host: u32, iface: u32, id: PacketId) {
+        let pkt = *self.pool.get(id);
+        let L3::Arp {
+            op, sha, spa, tpa, ..
+        } = pkt.l3
+        else {
+            unreachable!()
+        };
+        let h = &self.hosts[host as usize];
+        let r = &h.ifaces[iface as usize];
+        if pkt.eth.dst != BROADCAST && pkt.eth.dst != r.mac {
+            self.drop_not_ours(port, id);
+            return;
+        }
+        self.pool.free(id);
+        match op {
+            1 => {
+                let local = h.ifaces.iter().any(|f| f.ip.is_some_and(|n| n.addr == tpa));
+                let Some(rnet) = r.ip else { return };
+                let replies = local
+                    && match h.arp_ignore {
+                        0 => true,
+                        1 => rnet.addr == tpa,
+                        _ => rnet.addr == tpa && rnet.contains(spa),
+                    };
+                if replies {
+                    self.neigh[host as usize].insert(spa, sha);
+                    self.send_arp(host, iface, 2, sha, tpa, sha, spa);
+                }
+            }
+            2 => {
+                let Some(i) = self.pending.iter().position(|p| p.0 == host && p.1 == spa) else {
+                    // Not asked for, or a later answer inside locktime.
+                    return;
+                };
+                let (_, _, waiters) = self.pending.swap_remove(i);
+                self.neigh[host as usize].insert(spa, sha);
+                for c in waiters {
+                    self.conn_step(c);
+                }
+            }
+            _ => {}
+        }
+    }
+}
