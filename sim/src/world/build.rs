@@ -3,9 +3,11 @@
 //! (ARP) and places queue pairs on ports.
 //!
 //! ## Neighbour resolution (ARP)
-//! ARP is modelled as an instantaneous resolution step at connection setup
+//! By default ARP is an instantaneous resolution step at connection setup
 //! (what RDMA-CM does before the first RoCE packet), following the kernel's
-//! rules, rather than as frames on the wire:
+//! rules; it also validates every scenario (an ARP nobody answers is an
+//! error). With `[sim] arp = "frames"` the same rules are played out with
+//! real frames (`world::arp`), and captures show them. The rules:
 //!
 //! 1. Route: with `policy_routing` the lookup uses the table of the
 //!    interface that owns the source address; without it, the main table's
