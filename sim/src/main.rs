@@ -197,13 +197,14 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     pb.set_message(format!("{n}/{total} runs"));
                 }
             };
+            let out =
+                out.unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", loaded.name)));
+            run::check_sweep_out(&out)?;
             let start = std::time::Instant::now();
             let rows = run::sweep(&scenario, &fixed, &axes, &seeds, jobs, &tick)?;
             if let Some(pb) = &b.0 {
                 pb.finish_and_clear();
             }
-            let out =
-                out.unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", loaded.name)));
             run::write_sweep(&out, &axes, &rows)?;
             match format {
                 Format::Json => println!("{}", std::fs::read_to_string(out.join("sweep.json"))?),

@@ -306,9 +306,22 @@ pub fn sweep(
     rows.into_iter().collect()
 }
 
+/// Refuses an output path that exists and is not a sweep directory (a
+/// file, a device, someone's data): it would be replaced.
+pub fn check_sweep_out(out: &Path) -> Result<(), RunError> {
+    if out.exists() && !out.join("sweep.csv").is_file() {
+        return Err(RunError::Usage(format!(
+            "--out {}: exists and is not a rocesim sweep directory (no sweep.csv); refusing to replace it",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes `sweep.csv`, `sweep.json` and `sweep.png/svg` into `out`
 /// (through a temporary directory renamed into place).
 pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), RunError> {
+    check_sweep_out(out)?;
     let parent = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

@@ -191,3 +191,37 @@ fn a_killed_runs_temp_dir_is_cleaned_up_by_the_next_run() {
         .collect();
     assert_eq!(names, ["run"]);
 }
+
+#[test]
+fn outputs_never_replace_a_file_or_device() {
+    // An atomic rename onto /dev/null would turn it into a regular file for
+    // every process on the machine.
+    let dir = tmp("not_a_run_dir");
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "mine").unwrap();
+    for args in [
+        vec!["run", "--out"],
+        vec!["sweep", "--seeds", "1..3", "--out"],
+    ] {
+        let o = bin()
+            .arg(args[0])
+            .arg(scenario("retry_exceeded"))
+            .args(&args[1..])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(String::from_utf8_lossy(&o.stderr).contains("refusing to replace it"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+    }
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+}
