@@ -186,7 +186,12 @@ mod write_tests {
         write_atomically(&fifo, |w| w.write_all(b"report\n")).unwrap();
         // Checked before joining: had the FIFO been renamed over, the reader
         // would wait on it forever.
-        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(
+            std::fs::symlink_metadata(&fifo)
+                .unwrap()
+                .file_type()
+                .is_fifo()
+        );
         assert_eq!(reader.join().unwrap(), "report\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -201,7 +206,12 @@ mod write_tests {
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(&target, &link).unwrap();
         write_atomically(&link, |w| w.write_all(b"new")).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
         std::fs::remove_dir_all(&dir).unwrap();
     }
