@@ -37,7 +37,11 @@
 //!   the captures then show. LACPDUs and RDMA-CM (or perftest's TCP
 //!   exchange) are not put on the wire.
 //! * Switch FDBs and neighbour tables start as learned (they would be after
-//!   the ARP/CM exchange); switches still learn and flood.
+//!   the ARP/CM exchange); switches still learn and flood. A port or LAG
+//!   named as a route next hop (`via`) is a routed port: it takes only
+//!   frames addressed to the switch and is never flooded to. No spanning
+//!   tree runs, so a bridging loop (a cycle of links between switch ports
+//!   that are not routed, a LAG counting once) is refused at load.
 //! * Not modelled yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (the hooks
 //!   are in place), IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe

@@ -355,6 +355,7 @@ impl World {
                 fdb: FastMap::default(),
                 neigh: HashMap::new(),
                 routes: Vec::new(),
+                routed: Vec::new(),
                 hash: match scfg.hash {
                     SwitchHash::Crc32 => EcmpHash::Crc32 {
                         seed: scfg.hash_seed,
@@ -495,32 +496,9 @@ impl World {
             }
             let sw = &mut w.switches[si];
             sw.group_of = group_of;
+            sw.routed = vec![false; groups.len()];
             sw.groups = groups;
             sw.ingress = vec![[0; PRIOS]; nports];
-        }
-        // Pre-learned FDB and neighbour tables: what the switch would have
-        // learned from the ARP and CM exchange before the first RoCE packet.
-        // The FDB spans the whole bridged fabric; the neighbour (ARP) table
-        // of the router holds only hosts cabled to this switch, so routed
-        // traffic to farther hosts follows the routes.
-        for si in 0..w.switches.len() {
-            let mut fdb = FastMap::default();
-            let mut neigh = HashMap::new();
-            for g in 0..w.switches[si].groups.len() {
-                for &m in &w.switches[si].groups[g].members {
-                    let port = w.switches[si].ports[m as usize];
-                    let peer = w.ports[port as usize].peer;
-                    let direct = matches!(w.ports[peer as usize].owner, Owner::Host { .. });
-                    for (mac, ip) in w.macs_behind(peer, port) {
-                        fdb.entry(mac).or_insert(g as u32);
-                        if let (true, Some(ip)) = (direct, ip) {
-                            neigh.entry(ip).or_insert((mac, g as u32));
-                        }
-                    }
-                }
-            }
-            w.switches[si].fdb = fdb;
-            w.switches[si].neigh = neigh;
         }
         for (si, scfg) in sc.switches.iter().enumerate() {
             for (ri, r) in scfg.routes.iter().enumerate() {
@@ -553,10 +531,41 @@ impl World {
                         "a route needs at least one next hop",
                     ));
                 }
+                for &(g, _) in &hops {
+                    w.switches[si].routed[g as usize] = true;
+                }
                 w.switches[si].routes.push((r.prefix, hops));
             }
         }
 
+        w.check_bridging_loops(sc)?;
+        // Pre-learned FDB and neighbour tables: what the switch would have
+        // learned from the ARP and CM exchange before the first RoCE packet.
+        // The FDB spans the bridged domain (it stops at routed ports); the
+        // neighbour (ARP) table of the router holds only hosts cabled to
+        // this switch, so routed traffic to farther hosts follows the routes.
+        for si in 0..w.switches.len() {
+            let mut fdb = FastMap::default();
+            let mut neigh = HashMap::new();
+            for g in 0..w.switches[si].groups.len() {
+                let routed = w.switches[si].routed[g];
+                for &m in &w.switches[si].groups[g].members {
+                    let port = w.switches[si].ports[m as usize];
+                    let peer = w.ports[port as usize].peer;
+                    let direct = matches!(w.ports[peer as usize].owner, Owner::Host { .. });
+                    for (mac, ip) in w.macs_behind(peer, port) {
+                        if !routed {
+                            fdb.entry(mac).or_insert(g as u32);
+                        }
+                        if let (true, Some(ip)) = (direct, ip) {
+                            neigh.entry(ip).or_insert((mac, g as u32));
+                        }
+                    }
+                }
+            }
+            w.switches[si].fdb = fdb;
+            w.switches[si].neigh = neigh;
+        }
         w.neigh = (0..w.hosts.len()).map(|_| FastMap::default()).collect();
 
         // Taps.
@@ -719,8 +728,9 @@ impl World {
         Ok(id)
     }
 
-    /// MACs (and IPs) reachable behind `port` when entered from `from`: the
-    /// host interface there, or everything behind another switch.
+    /// MACs (and IPs) reachable at layer 2 behind `port` when entered
+    /// from `from`: the host interface there, or the switch and, unless it
+    /// was entered through a routed port, everything it bridges to.
     fn macs_behind(&self, port: u32, from: u32) -> Vec<([u8; 6], Option<Ipv4Addr>)> {
         let mut out = Vec::new();
         let mut seen = vec![false; self.ports.len()];
@@ -736,13 +746,16 @@ impl World {
                     let f = &h.ifaces[h.nics[nic as usize].iface as usize];
                     out.push((f.mac, f.ip.map(|i| i.addr)));
                 }
-                Owner::Switch { sw, .. } => {
+                Owner::Switch { sw, local } => {
                     let s = &self.switches[sw as usize];
                     out.push((s.mac, None));
-                    for &other in &s.ports {
+                    if s.is_routed(local) {
+                        continue;
+                    }
+                    for (l, &other) in s.ports.iter().enumerate() {
                         seen[other as usize] = true;
                         let peer = self.ports[other as usize].peer;
-                        if !seen[peer as usize] {
+                        if !seen[peer as usize] && !s.is_routed(l as u32) {
                             stack.push((peer, other));
                         }
                     }
@@ -750,6 +763,66 @@ impl World {
             }
         }
         out
+    }
+
+    /// Refuses a bridging loop: no spanning tree is modelled, so a
+    /// broadcast or an unknown unicast frame would circle it forever and
+    /// pre-learned tables would point around it. Links between two
+    /// switches count unless either end is a routed port (a route `via`);
+    /// the members of a LAG that joins the same two groups count once.
+    fn check_bridging_loops(&self, sc: &Scenario) -> Result<(), ModelError> {
+        let mut parent: Vec<usize> = (0..self.switches.len()).collect();
+        fn root(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        let mut joined: Vec<((u32, u32), (u32, u32))> = Vec::new();
+        for (li, l) in self.links.iter().enumerate() {
+            let (Owner::Switch { sw: sa, local: la }, Owner::Switch { sw: sb, local: lb }) = (
+                self.ports[l.a as usize].owner,
+                self.ports[l.b as usize].owner,
+            ) else {
+                continue;
+            };
+            let (s_a, s_b) = (&self.switches[sa as usize], &self.switches[sb as usize]);
+            if s_a.is_routed(la) || s_b.is_routed(lb) {
+                continue;
+            }
+            let ends = (
+                (sa, s_a.group_of[la as usize]),
+                (sb, s_b.group_of[lb as usize]),
+            );
+            if joined.contains(&ends) {
+                continue;
+            }
+            joined.push(ends);
+            let (ra, rb) = (
+                root(&mut parent, sa as usize),
+                root(&mut parent, sb as usize),
+            );
+            if ra == rb {
+                let ring: Vec<&str> = (0..self.switches.len())
+                    .filter(|&s| root(&mut parent, s) == ra)
+                    .map(|s| self.switches[s].name.as_str())
+                    .collect();
+                return Err(ModelError::new(
+                    p().key("link").index(li),
+                    format!(
+                        "link `{} -- {}` closes a bridging loop through switch{} {}; rocesim runs no spanning tree, so frames would circle it",
+                        sc.links[li].a,
+                        sc.links[li].b,
+                        if ring.len() > 1 { "es" } else { "" },
+                        ring.join(", ")
+                    ),
+                )
+                .hint("make parallel links one [[switch.lag]] on both switches, or route between the switches ([[switch.route]] via these ports)"));
+            }
+            parent[ra] = rb;
+        }
+        Ok(())
     }
 
     fn resolve_endpoint(

@@ -64,7 +64,8 @@ pub struct PortCounters {
     pub rx_packets: u64,
     /// Frames this port dropped: sent into a dead link, lost on its link,
     /// refused by a full buffer (switch egress), or received but not for
-    /// this NIC (wrong MAC, a GID it does not own, unknown QP).
+    /// this NIC (wrong MAC, a GID it does not own, unknown QP) or, on a
+    /// routed switch port, not addressed to the switch.
     pub drops: u64,
     pub drops_link_down: u64,
     pub drops_loss: u64,
@@ -164,6 +165,10 @@ pub(crate) struct Switch {
     pub(crate) neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
     /// Routes: prefix → (next-hop MAC per group, groups) for ECMP.
     pub(crate) routes: Vec<(IpNet, Vec<NextHop>)>,
+    /// Per group: a route next hop, i.e. a routed (layer 3) port. It only
+    /// takes frames addressed to the switch, learns nothing, and is never
+    /// flooded to or bridged into.
+    pub(crate) routed: Vec<bool>,
     pub(crate) hash: EcmpHash,
     pub(crate) trust: Trust,
     pub(crate) buffer: u64,
@@ -171,6 +176,17 @@ pub(crate) struct Switch {
     pub(crate) peak_used: u64,
     /// Bytes held per (ingress local port, priority): the PFC hook.
     pub(crate) ingress: Vec<[u64; PRIOS]>,
+}
+
+impl Switch {
+    /// Whether the port with local index `local` is a routed port.
+    pub(crate) fn is_routed(&self, local: u32) -> bool {
+        self.group_of
+            .get(local as usize)
+            .and_then(|&g| self.routed.get(g as usize))
+            .copied()
+            .unwrap_or(false)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -599,9 +615,14 @@ impl World {
         let s = &mut self.switches[sw as usize];
         let in_group = s.group_of[local as usize];
         let pkt = self.pool.get_mut(id);
-        // L2 learning; a MAC seen on a new port moves there (station move,
-        // as after a bond failover).
-        if s.fdb.get(&pkt.eth.src) != Some(&in_group) {
+        if s.routed[in_group as usize] {
+            // A layer 3 port bridges nothing.
+            if pkt.eth.dst != s.mac {
+                return self.drop_not_ours(port, id);
+            }
+        } else if s.fdb.get(&pkt.eth.src) != Some(&in_group) {
+            // L2 learning; a MAC seen on a new port moves there (station
+            // move, as after a bond failover).
             s.fdb.insert(pkt.eth.src, in_group);
         }
         // Classification by the switch's trust mode.
@@ -668,11 +689,12 @@ impl World {
                 self.pool.free(id);
             }
             None => {
-                // Unknown unicast: flood to every other group.
+                // Unknown unicast and broadcast: flood to every other
+                // bridged group.
                 let groups = self.switches[sw as usize].groups.len() as u32;
                 let mut first = true;
                 for g in 0..groups {
-                    if g == in_group {
+                    if g == in_group || self.switches[sw as usize].routed[g as usize] {
                         continue;
                     }
                     if let Some(member) = self.pick_member(sw, g, &tuple) {

@@ -1,0 +1,181 @@
+//! Switch topologies the simulator must refuse or handle without looping:
+//! no spanning tree is modelled, so a bridging loop is a scenario error
+//! (frames would circle forever), while a routed fabric whose links form a
+//! physical cycle (leaf-spine) is fine because broadcasts and unknown
+//! unicast never cross a routed port.
+
+use std::path::Path;
+
+use rocesim::scenario::load_str;
+use rocesim::world::{BuildOptions, World};
+
+fn build(text: &str) -> Result<World, String> {
+    let loaded = load_str(Path::new("t.toml"), text.to_string(), &[]).map_err(|e| e.to_string())?;
+    World::build(&loaded.scenario, "t", &BuildOptions::default())
+        .map_err(|e| loaded.locate(&e).to_string())
+}
+
+const HOSTS: &str = r#"
+[sim]
+arp = "frames"
+stop_at = "50ms"
+[[host]]
+name = "a"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.1/24"
+[[host]]
+name = "b"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.2/24"
+[[workload]]
+tool = "ib_write_bw"
+client = "a"
+server = "b"
+size = "64KiB"
+iters = 4
+"#;
+
+fn link(a: &str, b: &str) -> String {
+    format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"100Gbps\"\ndelay = \"1us\"\n")
+}
+
+#[test]
+fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
+    let mut t = String::from(HOSTS);
+    t.push_str("[[switch]]\nname = \"s1\"\n[[switch]]\nname = \"s2\"\n[[switch]]\nname = \"s3\"\n");
+    for (a, b) in [
+        ("a.eth0", "s1.p1"),
+        ("b.eth0", "s3.p1"),
+        ("s1.x", "s2.x"),
+        ("s2.y", "s3.y"),
+        ("s3.z", "s1.z"),
+    ] {
+        t.push_str(&link(a, b));
+    }
+    let e = build(&t).err().expect("a bridging loop must be refused");
+    assert!(e.contains("key `link[4]`"), "{e}");
+    assert!(e.contains("bridging loop"), "{e}");
+    assert!(e.contains("hint:"), "{e}");
+}
+
+#[test]
+fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
+    let mut t = String::from(HOSTS);
+    t.push_str("[[switch]]\nname = \"s1\"\n[[switch]]\nname = \"s2\"\n");
+    for (a, b) in [
+        ("a.eth0", "s1.p1"),
+        ("b.eth0", "s2.p1"),
+        ("s1.u1", "s2.u1"),
+        ("s1.u2", "s2.u2"),
+    ] {
+        t.push_str(&link(a, b));
+    }
+    let e = build(&t)
+        .err()
+        .expect("two plain links between two bridges loop");
+    assert!(
+        e.contains("key `link[3]`") && e.contains("bridging loop"),
+        "{e}"
+    );
+
+    // A LAG on one end only still loops (the other switch floods into
+    // both members).
+    let one_sided = t.replacen(
+        "[[switch]]\nname = \"s2\"\n",
+        "[[switch]]\nname = \"s2\"\n  [[switch.lag]]\n  name = \"po1\"\n  ports = [\"u1\", \"u2\"]\n",
+        1,
+    );
+    assert!(build(&one_sided).is_err());
+
+    // As a LAG on both ends it is one logical link; the ARP broadcast
+    // crosses it once and the workload completes.
+    let lag = one_sided.replacen(
+        "[[switch]]\nname = \"s1\"\n",
+        "[[switch]]\nname = \"s1\"\n  [[switch.lag]]\n  name = \"po1\"\n  ports = [\"u1\", \"u2\"]\n",
+        1,
+    );
+    let mut w = build(&lag).unwrap();
+    w.run(&mut ());
+    w.check_invariants().unwrap();
+    let s = w.summary(0.0);
+    for q in s.qps.iter().filter(|q| q.role == "client") {
+        assert_eq!(q.status, "success", "{q:?}");
+    }
+    // Back across the trunk: the ARP reply once, then one ACK per 64 KiB
+    // message (64 packets at RoCE MTU 1024, AckReq only on the last).
+    let trunk: u64 = s
+        .ports
+        .iter()
+        .filter(|p| p.name.starts_with("s2.u"))
+        .map(|p| p.tx_packets)
+        .sum();
+    assert_eq!(trunk, 1 + 4, "ARP reply and ACKs: {:?}", s.ports);
+}
+
+/// Two hosts on one leaf of a routed leaf-spine (a physical cycle through
+/// the spines): their ARP broadcast stays on the leaf, as on a real L3
+/// fabric, instead of circling leaf1 → spine1 → leaf2 → spine2 → leaf1.
+#[test]
+fn broadcasts_do_not_cross_routed_ports() {
+    let mut t = String::from(HOSTS);
+    t.push_str(
+        r#"
+[[host]]
+name = "c"
+gateway = "10.0.2.254"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.2.1/24"
+[[switch]]
+name = "leaf1"
+  [[switch.route]]
+  prefix = "10.0.2.0/24"
+  via = ["u1", "u2"]
+[[switch]]
+name = "leaf2"
+  [[switch.route]]
+  prefix = "10.0.0.0/24"
+  via = ["u1", "u2"]
+[[switch]]
+name = "spine1"
+  [[switch.route]]
+  prefix = "10.0.0.0/24"
+  via = ["d1"]
+  [[switch.route]]
+  prefix = "10.0.2.0/24"
+  via = ["d2"]
+[[switch]]
+name = "spine2"
+  [[switch.route]]
+  prefix = "10.0.0.0/24"
+  via = ["d1"]
+  [[switch.route]]
+  prefix = "10.0.2.0/24"
+  via = ["d2"]
+"#,
+    );
+    for (a, b) in [
+        ("a.eth0", "leaf1.p1"),
+        ("b.eth0", "leaf1.p2"),
+        ("c.eth0", "leaf2.p1"),
+        ("leaf1.u1", "spine1.d1"),
+        ("leaf1.u2", "spine2.d1"),
+        ("leaf2.u1", "spine1.d2"),
+        ("leaf2.u2", "spine2.d2"),
+    ] {
+        t.push_str(&link(a, b));
+    }
+    let mut w = build(&t).unwrap();
+    w.run(&mut ());
+    w.check_invariants().unwrap();
+    let s = w.summary(0.0);
+    for q in s.qps.iter().filter(|q| q.role == "client") {
+        assert_eq!(q.status, "success", "{q:?}");
+    }
+    // Nothing of a and b's bridged exchange reached the spines.
+    for p in s.ports.iter().filter(|p| p.name.starts_with("spine")) {
+        assert_eq!((p.rx_packets, p.tx_packets), (0, 0), "{p:?}");
+    }
+}
