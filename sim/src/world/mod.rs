@@ -334,7 +334,9 @@ impl World {
             }
         }
         if let Some(s) = self.stop_at {
-            if self.sched.peek_time().is_some() {
+            // Cut short: the run lasted until `stop_at`. A QP timer still
+            // armed after the work is done does not count.
+            if self.sched.peek_time().is_some() && self.work_left() {
                 self.last_activity = s;
             }
         }
@@ -345,6 +347,13 @@ impl World {
         self.take_sample(end);
         self.finished = true;
         progress.update(self.last_activity, self.stop_at);
+    }
+
+    /// Whether a client QP has work left (its status is `running`).
+    fn work_left(&self) -> bool {
+        (0..self.qps.len() as u32).any(|q| {
+            self.qps[q as usize].role == Role::Client && self.qp_state_name(q) == "running"
+        })
     }
 
     /// Handles one event; returns whether it changed anything (stale

@@ -1,0 +1,69 @@
+//! What the run directory reports: simulated time, rates and the sweep's
+//! balance columns must describe the traffic, not artefacts of the run.
+
+mod common;
+
+use common::*;
+
+const PAIR: &str = r#"
+name = "pair"
+[sim]
+stop_at = "50ms"
+sample_interval = "10us"
+[[host]]
+name = "a"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.1/24"
+  mtu = 4200
+[[host]]
+name = "b"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.2/24"
+  mtu = 4200
+[[link]]
+a = "a.eth0"
+b = "b.eth0"
+rate = "100Gbps"
+delay = "1us"
+[[workload]]
+tool = "ib_write_bw"
+client = "a"
+server = "b"
+size = "1MiB"
+iters = 4
+"#;
+
+/// A `stop_at` far beyond the end of the work does not stretch the run:
+/// the QP's ACK timer (67 ms, perftest's timeout 14) is still armed when
+/// the work ends, but a pending timer is not activity.
+#[test]
+fn stop_at_after_the_work_does_not_stretch_the_run() {
+    let dir = tmp("outputs_stop_at_idle");
+    let sc = dir.join("pair.toml");
+    std::fs::write(&sc, PAIR).unwrap();
+    let s = run_ok(&sc, &dir.join("run"), &[]);
+    let t = s["sim_time_ns"].as_u64().unwrap();
+    // 4 MiB at 100G is ~340 us on the wire; nowhere near 50 ms.
+    assert!(t < 1_000_000, "sim_time_ns {t}");
+    let a = port(&s, "a.eth0");
+    let gbps = a["tx_gbps"].as_f64().unwrap();
+    assert!(gbps > 90.0, "a.eth0 averaged {gbps} Gb/s over {t} ns");
+    let csv = std::fs::read_to_string(dir.join("run/ports.csv")).unwrap();
+    let last: u64 = csv
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(last, t, "ports.csv runs past the end of the run");
+
+    // Cut while the work is still going, the run lasts exactly stop_at.
+    let s = run_ok(&sc, &dir.join("cut"), &["sim.stop_at=100us"]);
+    assert_eq!(s["sim_time_ns"], 100_000);
+    assert_eq!(clients(&s)[0]["status"], "running");
+}
