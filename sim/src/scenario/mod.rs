@@ -537,11 +537,15 @@ pub fn span_of(tree: &Spanned<DeTable<'static>>, path: &KeyPath) -> Option<Range
                 let (key, val) = t
                     .iter()
                     .find(|(kk, _)| kk.get_ref().as_ref() == k.as_str())?;
-                best = Some(if key.span().start < key.span().end {
-                    key.span()
-                } else {
-                    val.span()
-                });
+                // The key's place in the file, unless a --set replaced the
+                // value: then the error is about that --set.
+                best = Some(
+                    if key.span().start < key.span().end && val.span().start < SET_BASE {
+                        key.span()
+                    } else {
+                        val.span()
+                    },
+                );
                 cur = Some(val.get_ref());
             }
             Seg::Index(i) => {
@@ -715,6 +719,30 @@ mod tests {
         ));
         assert_eq!((d.line, d.col), (6, 1));
         assert_eq!(d.key, "host[0].nic[0].mtu");
+    }
+
+    #[test]
+    fn model_errors_in_a_set_value_name_the_set() {
+        let l = load_text(BASE, &["seed=4", "host.a.nic.eth0.mtu=50000"]).unwrap();
+        let path = KeyPath::root()
+            .key("host")
+            .index(0)
+            .key("nic")
+            .index(0)
+            .key("mtu");
+        let d = l.locate(&ModelError::new(path, "too big"));
+        assert_eq!(d.from_set.as_deref(), Some("host.a.nic.eth0.mtu=50000"));
+        assert!(
+            d.to_string()
+                .starts_with("t.toml: --set host.a.nic.eth0.mtu=50000: key `host[0].nic[0].mtu`"),
+            "{d}"
+        );
+        // A key the --set left alone is still placed in the file.
+        let d = l.locate(&ModelError::new(
+            KeyPath::root().key("host").index(0).key("name"),
+            "bad",
+        ));
+        assert_eq!((d.line, d.col, d.from_set), (3, 1, None));
     }
 
     #[test]
