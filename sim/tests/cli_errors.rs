@@ -225,3 +225,27 @@ fn outputs_never_replace_a_file_or_device() {
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
+
+/// A message longer than the PSNs it may span at a small MTU used to be
+/// refused by `post_send` at run time, silently: the QP stayed `running`
+/// with nothing sent and the run "succeeded".
+#[test]
+fn message_too_long_for_the_mtu() {
+    let sets = ["workload.0.size=1GiB", "workload.0.mtu=256"];
+    let err = fails("msg_too_long", &lag_text(), &sets);
+    assert!(err.contains("--set workload.0.size=1GiB"), "{err}");
+    assert!(err.contains("key `workload[0].size`"), "{err}");
+    assert!(
+        err.contains("at most 536870912 bytes at RoCE MTU 256"),
+        "{err}"
+    );
+    assert!(err.contains("hint:"), "{err}");
+    // At MTU 4096 the same message is fine.
+    let o = bin()
+        .args(["check"])
+        .arg(scenario("lag_hash"))
+        .args(["--set", "workload.0.size=1GiB"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

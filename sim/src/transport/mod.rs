@@ -46,7 +46,7 @@ mod qpn;
 mod workload;
 
 pub use counters::{ClassCounts, NakCounts, PacketClass, QpCounters, RewindCounts, TxRx};
-pub use qp::{InboundMessage, RcQp};
+pub use qp::{InboundMessage, RcQp, max_message_len};
 pub use qpn::{DEFAULT_QPN_BASE, QpnAllocator, QpnError, udp_sport};
 pub use workload::{
     MessageSpec, PerftestOp, PerftestSpec, QpWorkloadStats, Workload, WorkloadError, WorkloadSpec,

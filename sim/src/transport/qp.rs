@@ -41,6 +41,13 @@ use std::collections::VecDeque;
 /// comparison window, so that ranges never become ambiguous.
 const MAX_MSG_PSNS: u64 = 1 << 21;
 
+/// The largest message [`RcQp::post_send`] accepts at path MTU `pmtu`:
+/// [`MAX_MSG_LEN`], or less when the message would span more than 2^21
+/// PSNs (at MTU 256, 512 MiB).
+pub fn max_message_len(pmtu: u32) -> u64 {
+    MAX_MSG_LEN.min(MAX_MSG_PSNS * u64::from(pmtu))
+}
+
 /// A message the responder executed, in order (see
 /// [`RcQp::set_record_inbound`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,8 +240,7 @@ impl RcQp {
     /// QP the request is accepted and completes at once with
     /// `WrFlushErr`, as verbs do.
     pub fn post_send(&mut self, wr: WorkRequest) -> Result<(), PostError> {
-        let pmtu = u64::from(self.cfg.pmtu);
-        let max = MAX_MSG_LEN.min(MAX_MSG_PSNS * pmtu);
+        let max = max_message_len(self.cfg.pmtu);
         if wr.len > max {
             return Err(PostError::MessageTooLong { len: wr.len, max });
         }

@@ -1125,12 +1125,7 @@ impl World {
                             format!("qp {} but the workload has {} QPs", m.qp, wc.qps),
                         ));
                     }
-                    if m.size.0 > 1 << 31 {
-                        return Err(ModelError::new(
-                            wp.key("message").index(mi).key("size"),
-                            "messages are at most 2 GiB",
-                        ));
-                    }
+                    check_message_size(m.size.0, pmtu, wp.key("message").index(mi).key("size"))?;
                     msgs.push(MessageSpec {
                         at: wc.start.0 + m.at.map_or(Ps::ZERO, |a| a.0),
                         qp: m.qp,
@@ -1154,12 +1149,7 @@ impl World {
                         "messages are only used with tool = \"messages\"",
                     ));
                 }
-                if wc.size.0 > 1 << 31 {
-                    return Err(ModelError::new(
-                        wp.key("size"),
-                        "messages are at most 2 GiB",
-                    ));
-                }
+                check_message_size(wc.size.0, pmtu, wp.key("size"))?;
                 let op = match t {
                     Tool::IbWriteBw => PerftestOp::WriteBw,
                     Tool::IbSendBw => PerftestOp::SendBw,
@@ -1436,6 +1426,24 @@ impl World {
         }
         Ok(())
     }
+}
+
+/// A message must fit the QP: 2 GiB (`max_msg_sz`) and, at small path
+/// MTUs, the PSNs one message may span.
+fn check_message_size(len: u64, pmtu: u32, at: KeyPath) -> Result<(), ModelError> {
+    let max = crate::transport::max_message_len(pmtu);
+    if len <= max {
+        return Ok(());
+    }
+    let e = ModelError::new(
+        at,
+        format!("a message of {len} bytes is too long: at most {max} bytes at RoCE MTU {pmtu}"),
+    );
+    Err(if max < crate::transport::MAX_MSG_LEN {
+        e.hint("a message may span at most 2^21 packets; raise the MTU or send smaller messages")
+    } else {
+        e.hint("2 GiB is the largest RDMA message (max_msg_sz)")
+    })
 }
 
 fn iface_path(sc: &Scenario, hi: usize, iface: &str) -> KeyPath {
