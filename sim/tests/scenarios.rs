@@ -282,8 +282,9 @@ fn failover_moves_traffic_after_miimon() {
             .unwrap()
             .contains("making slave 1 the active slave")
     );
-    // Up at 45 ms: seen at the 50 ms poll (updelay 5 ms has passed by then).
-    assert_eq!(ev[2]["t_ns"], 50_000_000);
+    // Up at 45 ms: seen at the 50 ms poll, usable two polls (updelay
+    // 20 ms) later.
+    assert_eq!(ev[2]["t_ns"], 70_000_000);
     assert!(port(&s, "hostA.eth0")["drops_link_down"].as_u64().unwrap() > 0);
     assert!(port(&s, "hostA.eth1")["tx_bytes"].as_u64().unwrap() > 0);
     for q in clients(&s) {

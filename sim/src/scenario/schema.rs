@@ -386,8 +386,12 @@ pub struct BondCfg {
     /// MII monitor interval (`miimon`); 0 disables link monitoring.
     #[serde(default = "default_miimon")]
     pub miimon: Dur,
+    /// How long a carrier must be back before the slave is used again,
+    /// counted from the first poll that sees it, in whole `miimon`
+    /// intervals (the kernel rounds down to a multiple of `miimon`).
     #[serde(default = "zero_dur")]
     pub updelay: Dur,
+    /// As `updelay`, for a carrier loss.
     #[serde(default = "zero_dur")]
     pub downdelay: Dur,
     pub ip: Option<IpNet>,

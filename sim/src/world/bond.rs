@@ -26,11 +26,15 @@
 //! * `lag = "software"` is no RoCE LAG at all (soft-RoCE over a bond): the
 //!   kernel bond picks `usable_slaves[bond_xmit_hash % count]` (§4.3), so a
 //!   dead slave re-hashes every flow over the survivors.
-//! * Link failure is noticed by the MII monitor: it polls every `miimon`
-//!   from t = 0, and a carrier change counts once it has lasted `downdelay`
-//!   (`updelay`) at a poll. Until then the bond keeps using the slave and
-//!   frames sent to a dead port are lost, which is what makes the QP time
-//!   out and retransmit on the surviving slave.
+//! * Link failure is noticed by the MII monitor as `bond_miimon_inspect`
+//!   does it: it polls every `miimon` from t = 0; the first poll that sees
+//!   a carrier change starts a countdown of `downdelay` (`updelay`) in
+//!   whole polls — the kernel stores the delays as `delay / miimon`,
+//!   rounding down — and the change is committed at the poll where it runs
+//!   out (at once for a zero delay). `updelay` is skipped when no slave is
+//!   usable. Until then the bond keeps using the slave and frames sent to a
+//!   dead port are lost, which is what makes the QP time out and retransmit
+//!   on the surviving slave.
 
 use rand_chacha::ChaCha8Rng;
 use roce_codec::hash::{FlowKeys, bond_xmit_hash};
@@ -47,8 +51,9 @@ pub(crate) struct Slave {
     pub(crate) carrier: bool,
     /// What the bond believes (after miimon).
     pub(crate) usable: bool,
-    /// When the carrier last changed.
-    pub(crate) changed_at: Ps,
+    /// The poll at which a carrier change not yet committed is committed
+    /// (the first poll after it plus the delay in whole polls).
+    pub(crate) commit_at: Ps,
 }
 
 #[derive(Debug)]
@@ -107,7 +112,7 @@ impl Bond {
                     port,
                     carrier: true,
                     usable: true,
-                    changed_at: Ps::ZERO,
+                    commit_at: Ps::ZERO,
                 })
                 .collect(),
             active: 0,
@@ -215,11 +220,14 @@ impl Bond {
     /// next MII poll to schedule, if the bond monitors links.
     pub(crate) fn carrier_changed(&mut self, s: usize, up: bool, now: Ps) -> Option<Ps> {
         self.slaves[s].carrier = up;
-        self.slaves[s].changed_at = now;
         if self.miimon == Ps::ZERO {
             return None;
         }
-        Some(self.next_poll(now))
+        let first_poll = self.next_poll(now);
+        let delay = if up { self.updelay } else { self.downdelay };
+        self.slaves[s].commit_at =
+            first_poll + Ps(delay.as_ps() / self.miimon.as_ps() * self.miimon.as_ps());
+        Some(first_poll)
     }
 
     fn next_poll(&self, now: Ps) -> Ps {
@@ -232,17 +240,14 @@ impl Bond {
     pub(crate) fn poll(&mut self, now: Ps) -> (bool, Option<Ps>) {
         let mut changed = false;
         let mut waiting = false;
+        // The kernel's ignore_updelay: nothing to fail over to.
+        let none_usable = !self.slaves.iter().any(|s| s.usable);
         for i in 0..self.slaves.len() {
             let s = &self.slaves[i];
             if s.carrier == s.usable {
                 continue;
             }
-            let delay = if s.carrier {
-                self.updelay
-            } else {
-                self.downdelay
-            };
-            if now.saturating_sub(s.changed_at) >= delay {
+            if now >= s.commit_at || (s.carrier && none_usable) {
                 let up = s.carrier;
                 self.slaves[i].usable = up;
                 changed = true;
@@ -410,6 +415,58 @@ mod tests {
         let (changed, _) = b.poll(Ps::from_ms(200));
         assert!(changed);
         assert_eq!(b.slave_for(123, 0), 1);
+    }
+
+    /// bond_miimon_inspect counts delays in whole polls from the first poll
+    /// that sees the change, the delay rounded down to a multiple of
+    /// miimon (bond_option_downdelay_set stores `value / miimon`).
+    #[test]
+    fn delays_count_whole_polls_from_the_first_poll_that_sees_the_change() {
+        let mut b = bond(BondMode::ActiveBackup, LagSelect::Hash, HashPolicy::Layer2);
+        // miimon 100 ms, downdelay 150 ms = 1 poll. Down at 90 ms: seen at
+        // the 100 ms poll, committed one poll later.
+        b.downdelay = Ps::from_ms(150);
+        assert_eq!(
+            b.carrier_changed(0, false, Ps::from_ms(90)),
+            Some(Ps::from_ms(100))
+        );
+        assert_eq!(b.poll(Ps::from_ms(100)), (false, Some(Ps::from_ms(200))));
+        let (changed, again) = b.poll(Ps::from_ms(200));
+        assert!(changed && again.is_none());
+        assert_eq!(b.slave_for(0, 0), 1);
+        // Down exactly at a poll instant: that poll ran before; updelay
+        // 250 ms = 2 polls from the first one that sees it (500 ms).
+        b.updelay = Ps::from_ms(250);
+        assert_eq!(
+            b.carrier_changed(0, true, Ps::from_ms(400)),
+            Some(Ps::from_ms(500))
+        );
+        assert!(!b.poll(Ps::from_ms(500)).0);
+        assert!(!b.poll(Ps::from_ms(600)).0);
+        assert!(b.poll(Ps::from_ms(700)).0);
+        assert!(b.slaves[0].usable);
+    }
+
+    #[test]
+    fn updelay_is_skipped_when_no_slave_is_usable() {
+        let mut b = bond(BondMode::ActiveBackup, LagSelect::Hash, HashPolicy::Layer2);
+        b.updelay = Ps::from_ms(500);
+        b.carrier_changed(0, false, Ps::from_ms(10));
+        b.carrier_changed(1, false, Ps::from_ms(10));
+        assert!(b.poll(Ps::from_ms(100)).0);
+        assert!(b.slaves.iter().all(|s| !s.usable));
+        // The first slave back is used at the first poll that sees it.
+        assert_eq!(
+            b.carrier_changed(1, true, Ps::from_ms(120)),
+            Some(Ps::from_ms(200))
+        );
+        let (changed, again) = b.poll(Ps::from_ms(200));
+        assert!(changed && again.is_none());
+        assert_eq!(b.slave_for(0, 0), 1);
+        // The second waits its updelay: 5 polls after 300 ms.
+        b.carrier_changed(0, true, Ps::from_ms(250));
+        assert!(!b.poll(Ps::from_ms(700)).0);
+        assert!(b.poll(Ps::from_ms(800)).0);
     }
 
     #[test]
