@@ -14,8 +14,9 @@
 //!    first connected route that covers the destination (the interface listed
 //!    first) — or the gateway, through the interface on its subnet.
 //! 2. The request leaves that interface `E`. Its sender IP is the
-//!    connection's source address (`arp_announce` 0 or 1), or `E`'s own
-//!    address (`arp_announce = 2`).
+//!    connection's source address (`arp_announce = 0`, or 1 when `E`'s
+//!    subnet holds both that address and the target), else `E`'s own
+//!    address (`arp_announce = 2`, and 1 otherwise).
 //! 3. Every interface of the target host on the requester's subnet receives
 //!    the broadcast and answers with its own MAC if `arp_ignore` allows:
 //!    0 = the target address is any local address, 1 = it is configured on
@@ -920,11 +921,20 @@ impl World {
                 })?;
             (e, gw)
         };
-        let e_if = &h.ifaces[egress];
-        let sender_ip = if h.arp_announce == 2 {
-            e_if.ip.map_or(s_ip.addr, |n| n.addr)
-        } else {
+        // arp_solicit: 0 announces the packet's source address; 1 keeps it
+        // only if the egress interface has a subnet holding both it and
+        // the target (inet_addr_onlink), else falls back to 2; 2 uses the
+        // egress interface's own address.
+        let e_ip = h.ifaces[egress].ip;
+        let keep = match h.arp_announce {
+            0 => true,
+            1 => e_ip.is_some_and(|n| n.contains(next_hop) && n.contains(s_ip.addr)),
+            _ => false,
+        };
+        let sender_ip = if keep {
             s_ip.addr
+        } else {
+            e_ip.map_or(s_ip.addr, |n| n.addr)
         };
         Ok((egress, next_hop, sender_ip))
     }
@@ -1453,4 +1463,67 @@ fn iface_path(sc: &Scenario, hi: usize, iface: &str) -> KeyPath {
     }
     let n = h.nics.iter().position(|n| n.name == iface).unwrap_or(0);
     p().key("host").index(hi).key("nic").index(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host with two NICs in different subnets and no policy routing
+    /// talks from eth1's address to a peer on eth0's subnet: the request
+    /// leaves eth0, and arp_announce decides its sender IP.
+    #[test]
+    fn arp_announce_picks_the_sender_address_as_arp_solicit_does() {
+        let text = r#"
+[[host]]
+name = "a"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.1/24"
+  [[host.nic]]
+  name = "eth1"
+  ip = "10.0.1.1/24"
+[[host]]
+name = "t"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.9/24"
+[[switch]]
+name = "sw"
+[[link]]
+a = "a.eth0"
+b = "sw.p1"
+rate = "25Gbps"
+[[link]]
+a = "a.eth1"
+b = "sw.p2"
+rate = "25Gbps"
+[[link]]
+a = "t.eth0"
+b = "sw.p3"
+rate = "25Gbps"
+[[workload]]
+tool = "ib_write_bw"
+client = "a.eth0"
+server = "t"
+"#;
+        let sender = |announce: u8, src_iface: u32| {
+            let sets = [format!("host.a.arp_announce={announce}")];
+            let l = crate::scenario::load_str(Path::new("t.toml"), text.into(), &sets).unwrap();
+            let w = World::build(&l.scenario, "t", &BuildOptions::default()).unwrap();
+            let (egress, hop, ip) = w.route(0, src_iface, Ipv4Addr::new(10, 0, 0, 9)).unwrap();
+            assert_eq!((egress, hop), (0, Ipv4Addr::new(10, 0, 0, 9)));
+            ip
+        };
+        let (eth0, eth1) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
+        // From eth1's address: 0 announces it; 1 cannot (eth0's subnet
+        // does not hold it) and uses eth0's; 2 always uses eth0's.
+        assert_eq!(sender(0, 1), eth1);
+        assert_eq!(sender(1, 1), eth0);
+        assert_eq!(sender(2, 1), eth0);
+        // From eth0's own address all three agree.
+        for a in 0..=2 {
+            assert_eq!(sender(a, 0), eth0);
+        }
+    }
 }
