@@ -34,6 +34,8 @@ pub struct Series {
     pub color: usize,
     /// Line width in pixels.
     pub width: u32,
+    /// Marks every point with a dot (grid points of a sweep).
+    pub markers: bool,
 }
 
 impl Series {
@@ -43,6 +45,7 @@ impl Series {
             points,
             color,
             width: 2,
+            markers: false,
         }
     }
 }
@@ -97,7 +100,22 @@ fn draw<DB: DrawingBackend>(
         x1 = x1.max(1.0);
     }
     let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.1 };
-    let mut chart = ChartBuilder::on(root)
+    // The legend gets its own column right of the chart, so it never
+    // covers a line (a legend inside the plot sat on the busiest corner).
+    let named: Vec<&Series> = series.iter().filter(|s| !s.name.is_empty()).collect();
+    let (w, _) = root.dim_in_pixel();
+    let legend_w = if named.is_empty() {
+        0
+    } else {
+        let chars = named
+            .iter()
+            .map(|s| s.name.chars().count())
+            .max()
+            .unwrap_or(0) as u32;
+        (chars * 8 + 44).clamp(120, w / 3)
+    };
+    let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(44)
@@ -111,25 +129,50 @@ fn draw<DB: DrawingBackend>(
         .draw()?;
     for s in series {
         let color = Palette99::pick(s.color).to_rgba();
-        let w = s.width;
-        let a = chart.draw_series(LineSeries::new(
+        chart.draw_series(LineSeries::new(
             s.points.iter().copied(),
-            color.stroke_width(w),
+            color.stroke_width(s.width),
         ))?;
-        if !s.name.is_empty() {
-            a.label(s.name.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(w))
-            });
+        if s.markers {
+            chart.draw_series(
+                s.points
+                    .iter()
+                    .map(|&p| Circle::new(p, s.width + 2, color.filled())),
+            )?;
         }
     }
-    if series.iter().any(|s| !s.name.is_empty()) {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 13))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
+    if !named.is_empty() {
+        draw_legend(&legend_area, &named)?;
+    }
+    Ok(())
+}
+
+/// One row per named series, top down, beside the chart.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    named: &[&Series],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    const TOP: i32 = 52;
+    const ROW: i32 = 20;
+    let (_, h) = area.dim_in_pixel();
+    let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
+    let font = ("sans-serif", 13).into_font();
+    for (i, s) in named.iter().take(fit).enumerate() {
+        let y = TOP + i as i32 * ROW;
+        let color = Palette99::pick(s.color).to_rgba();
+        area.draw(&PathElement::new(
+            vec![(4, y), (26, y)],
+            color.stroke_width(s.width),
+        ))?;
+        area.draw(&Text::new(s.name.clone(), (32, y - 7), font.clone()))?;
+    }
+    if named.len() > fit {
+        let y = TOP + fit as i32 * ROW;
+        area.draw(&Text::new(
+            format!("... {} more", named.len() - fit),
+            (32, y - 7),
+            font,
+        ))?;
     }
     Ok(())
 }
@@ -247,6 +290,47 @@ pub fn time_unit(span: Ps) -> (&'static str, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line at the top of the y range right up to the last x used to
+    /// run under the legend box (drawn inside the plot, upper right).
+    #[test]
+    fn the_legend_is_beside_the_lines_not_on_them() {
+        fonts();
+        let flat = |y: f64| (0..=100).map(|i| (f64::from(i), y)).collect::<Vec<_>>();
+        let series = [
+            Series::new("hostA.eth0", flat(100.0), 0),
+            Series::new("hostA.eth1", flat(40.0), 1),
+        ];
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
+            draw(&root, "t", "x", "y", &series).unwrap();
+            root.present().unwrap();
+        }
+        let attr = |tag: &str, name: &str| -> f64 {
+            let v = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+            v[..v.find('"').unwrap()].parse().unwrap()
+        };
+        // Rightmost point of any line drawn.
+        let mut right = 0.0f64;
+        for tag in svg.split("<polyline").skip(1) {
+            let pts = tag.split(" points=\"").nth(1).unwrap();
+            for p in pts[..pts.find('"').unwrap()].split_whitespace() {
+                right = right.max(p.split(',').next().unwrap().parse().unwrap());
+            }
+        }
+        let labels: Vec<f64> = svg
+            .split("<text")
+            .skip(1)
+            .filter(|t| t.contains("hostA.eth"))
+            .map(|t| attr(t, "x"))
+            .collect();
+        assert_eq!(labels.len(), 2, "{svg}");
+        assert!(
+            labels.iter().all(|&x| x > right),
+            "labels at {labels:?}, lines reach {right}"
+        );
+    }
 
     #[test]
     fn bundled_font_parses_and_renders_text() {

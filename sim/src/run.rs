@@ -486,7 +486,9 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
         } else {
             format!("{k} (mean)")
         };
-        series.push(Series::new(name, mean, ci));
+        let mut mean = Series::new(name, mean, ci);
+        mean.markers = true;
+        series.push(mean);
         let label = format!("{k} min / max over seeds");
         let mut lo = Series::new(label.trim_start(), lo, ci);
         lo.width = 1;
