@@ -6,13 +6,20 @@
 
 use crate::time::{Ps, Rate};
 
-/// A rate: `100Gbps`, `100G`, `25Gb/s`, `400gbit`, `10Mbps`, `1e9` (bit/s).
+/// A rate: `100Gbps`, `100G`, `25Gb/s`, `400gbit`, `10Mbps`, `1e9bps`.
+/// The unit is required: `rate = 100` meaning 100 bit/s is never what a
+/// scenario means.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let t = s.trim();
     let (num, unit) = split_number(t)?;
     let u = unit.to_ascii_lowercase();
     let mult: f64 = match u.as_str() {
-        "" | "bps" | "b/s" | "bit/s" => 1.0,
+        "" => {
+            return Err(format!(
+                "rate `{t}` needs a unit, e.g. `{t}Gbps` (or `{t}bps` for bits per second)"
+            ));
+        }
+        "bps" | "b/s" | "bit/s" => 1.0,
         "k" | "kbps" | "kb/s" | "kbit" | "kbit/s" => 1e3,
         "m" | "mbps" | "mb/s" | "mbit" | "mbit/s" => 1e6,
         "g" | "gbps" | "gb/s" | "gbit" | "gbit/s" | "gbe" => 1e9,
@@ -130,7 +137,11 @@ mod tests {
         assert_eq!(parse_rate("400 Gb/s").unwrap(), Rate::gbps(400));
         assert_eq!(parse_rate("2.5Gbps").unwrap(), Rate(2_500_000_000));
         assert_eq!(parse_rate("100Mb/s").unwrap(), Rate(100_000_000));
-        assert_eq!(parse_rate("1e9").unwrap(), Rate(1_000_000_000));
+        assert_eq!(parse_rate("1e9bps").unwrap(), Rate(1_000_000_000));
+        // A bare number is refused, whatever it is meant to be.
+        let e = parse_rate("100").unwrap_err();
+        assert!(e.contains("needs a unit, e.g. `100Gbps`"), "{e}");
+        assert!(parse_rate("1e9").is_err());
         assert!(
             parse_rate("100GB")
                 .unwrap_err()

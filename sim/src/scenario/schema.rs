@@ -15,7 +15,7 @@ use serde::de::{self, Deserializer, Visitor};
 use crate::time::{Ps, Rate};
 use crate::units;
 
-/// A rate written as `100Gbps` / `25G` (or a plain number of bit/s).
+/// A rate written as `100Gbps` / `25G` / `400Mbps` (the unit is required).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateQ(pub Rate);
 /// A duration written as `1us`, `500ns`, `2.5ms`.
