@@ -317,7 +317,9 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
         }
         if let Some(off) = f.cut_at_offset {
             let what = if f.cut_in_gzip {
-                format!("its gzip stream ends early, after {off} decompressed bytes")
+                format!(
+                    "its gzip stream ends early, in the record at byte {off} of the decompressed stream"
+                )
             } else {
                 format!("the file ends in the middle of the record at byte {off}")
             };

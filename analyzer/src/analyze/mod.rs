@@ -282,7 +282,7 @@ pub fn analyze_files<P: AsRef<Path>>(
             f.cut_at_offset.map(|off| {
                 if f.cut_in_gzip {
                     format!(
-                        "{}: the gzip stream ends early, after {off} decompressed bytes; analyzed the records before that",
+                        "{}: the gzip stream ends early, in the record at byte {off} of the decompressed stream; analyzed up to there",
                         f.file
                     )
                 } else {

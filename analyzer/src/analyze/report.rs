@@ -69,9 +69,9 @@ pub struct FileReport {
     pub last_ts_ns: Option<u64>,
     pub duration_ns: u64,
     /// Byte offset of the record the file ends in, when it is cut short
-    /// (for a gzip file whose compressed stream ends early: the number of
-    /// decompressed bytes read, see `cut_in_gzip`).
+    /// (in the decompressed stream for a gzip file).
     pub cut_at_offset: Option<u64>,
+    /// The file is gzip-compressed and its compressed stream ends early.
     pub cut_in_gzip: bool,
 }
 

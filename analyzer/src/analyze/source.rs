@@ -50,9 +50,10 @@ pub(crate) struct FileStats {
     pub icrc_unchecked: u64,
     pub first_ts: Option<u64>,
     pub last_ts: Option<u64>,
-    /// The file ends inside the record that starts here (for a gzip file
-    /// cut short: after this many decompressed bytes).
+    /// The file ends inside the record that starts here (an offset in the
+    /// decompressed stream for a gzip file).
     pub cut_at: Option<u64>,
+    /// The file is gzip-compressed and its compressed stream ends early.
     pub gzip_cut: bool,
     /// Filled on the merging thread, which sees MAC control frames in order.
     pub pfc: PfcFile,
@@ -140,22 +141,13 @@ fn read_part(
     let mut batch = Vec::with_capacity(BATCH);
     let mut frame_no = 0u64;
     let mut last_offset = 0u64;
-    let gzip = reader.is_gzip();
     loop {
         let raw = match reader.next_frame() {
             Ok(Next::Frame(raw)) => raw,
             Ok(Next::End) => break,
             Ok(Next::Cut { offset }) => {
                 st.cut_at = Some(offset);
-                break;
-            }
-            // A gzip file cut short: flate2 reports the missing end of the
-            // deflate stream; what was decompressed before it is good.
-            Err(CaptureError::Io { offset, source, .. })
-                if gzip && source.kind() == std::io::ErrorKind::UnexpectedEof =>
-            {
-                st.cut_at = Some(offset);
-                st.gzip_cut = true;
+                st.gzip_cut = reader.gzip_truncated();
                 break;
             }
             Err(e) => {
