@@ -68,37 +68,13 @@ pub fn run(
         .out
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
-    if out.exists()
-        && !out.join("summary.json").exists()
-        && std::fs::read_dir(&out)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(true)
-    {
-        return Err(RunError::Usage(format!(
-            "--out {}: the directory exists and is not a rocesim run directory (no summary.json); refusing to replace it",
-            out.display()
-        )));
-    }
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)
-        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
-    let leaf = out
-        .file_name()
-        .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-    remove_stale_temps(parent, &leaf);
-    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
-    let result = (|| {
+    check_replaceable(&out, "summary.json", "rocesim run")?;
+    let s = write_dir_atomically(&out, "run", |tmp| {
         let mut w = World::build(
             &loaded.scenario,
             &loaded.name,
             &BuildOptions {
-                tap_dir: Some(tmp.clone()),
+                tap_dir: Some(tmp.to_path_buf()),
             },
         )
         .map_err(|e| loaded.locate(&e))?;
@@ -107,20 +83,61 @@ pub fn run(
         let wall = start.elapsed().as_secs_f64();
         w.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
-        let s = w.write_outputs(&tmp, wall).map_err(RunError::Output)?;
-        Ok::<_, RunError>(s)
-    })();
-    match result {
-        Ok(s) => {
-            if out.exists() {
-                std::fs::remove_dir_all(&out)
-                    .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
-            }
-            std::fs::rename(&tmp, &out).map_err(|e| {
-                RunError::Output(format!("{} -> {}: {e}", tmp.display(), out.display()))
-            })?;
-            Ok((s, out))
+        w.write_outputs(tmp, wall).map_err(RunError::Output)
+    })?;
+    Ok((s, out))
+}
+
+/// Refuses an output path that exists and is not a directory this tool
+/// wrote (it has `marker`) or an empty one: a file, a device, someone's
+/// data would be replaced.
+fn check_replaceable(out: &Path, marker: &str, what: &str) -> Result<(), RunError> {
+    let empty_dir = || std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
+    if out.exists() && !out.join(marker).is_file() && !empty_dir() {
+        return Err(RunError::Usage(format!(
+            "--out {}: exists and is not a {what} directory (no {marker}); refusing to replace it",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Fills `.<leaf>.tmp-<pid>` beside `out` with `fill` and renames it onto
+/// `out` (replacing an older one) only if `fill` succeeds; on failure the
+/// temporary directory is removed, so no half-written output is ever
+/// seen under `out`. `default_leaf` names the temporary directory when
+/// `out` has no file name.
+fn write_dir_atomically<T>(
+    out: &Path,
+    default_leaf: &str,
+    fill: impl FnOnce(&Path) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
+    let leaf = out
+        .file_name()
+        .map_or_else(|| default_leaf.into(), |s| s.to_string_lossy().into_owned());
+    remove_stale_temps(parent, &leaf);
+    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
+    let finish = |v: T| -> Result<T, RunError> {
+        if out.exists() {
+            std::fs::remove_dir_all(out)
+                .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
         }
+        std::fs::rename(&tmp, out).map_err(|e| {
+            RunError::Output(format!("{} -> {}: {e}", tmp.display(), out.display()))
+        })?;
+        Ok(v)
+    };
+    match fill(&tmp).and_then(finish) {
+        Ok(v) => Ok(v),
         Err(e) => {
             let _ = std::fs::remove_dir_all(&tmp);
             Err(e)
@@ -309,34 +326,22 @@ pub fn sweep(
 /// Refuses an output path that exists and is not a sweep directory (a
 /// file, a device, someone's data): it would be replaced.
 pub fn check_sweep_out(out: &Path) -> Result<(), RunError> {
-    if out.exists() && !out.join("sweep.csv").is_file() {
-        return Err(RunError::Usage(format!(
-            "--out {}: exists and is not a rocesim sweep directory (no sweep.csv); refusing to replace it",
-            out.display()
-        )));
-    }
-    Ok(())
+    check_replaceable(out, "sweep.csv", "rocesim sweep")
 }
 
 /// Writes `sweep.csv`, `sweep.json` and `sweep.png/svg` into `out`
 /// (through a temporary directory renamed into place).
 pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), RunError> {
     check_sweep_out(out)?;
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)
-        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
-    let leaf = out
-        .file_name()
-        .map_or_else(|| "sweep".into(), |s| s.to_string_lossy().into_owned());
-    remove_stale_temps(parent, &leaf);
-    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
-    let io = |e: std::io::Error| RunError::Output(format!("{}: {e}", tmp.display()));
+    write_dir_atomically(out, "sweep", |tmp| {
+        let io = |e: std::io::Error| RunError::Output(format!("{}: {e}", tmp.display()));
+        std::fs::write(tmp.join("sweep.csv"), sweep_csv(axes, rows)).map_err(io)?;
+        std::fs::write(tmp.join("sweep.json"), sweep_json(rows)).map_err(io)?;
+        sweep_plot(tmp, axes, rows).map_err(RunError::Output)
+    })
+}
+
+fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
     let mut csv = String::new();
     for a in axes {
         csv.push_str(&a.key);
@@ -362,7 +367,10 @@ pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), R
             r.min_port_tx_bytes
         ));
     }
-    std::fs::write(tmp.join("sweep.csv"), csv).map_err(io)?;
+    csv
+}
+
+fn sweep_json(rows: &[SweepRow]) -> String {
     let json: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
@@ -392,18 +400,7 @@ pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), R
             serde_json::Value::Object(m)
         })
         .collect();
-    std::fs::write(
-        tmp.join("sweep.json"),
-        serde_json::to_string_pretty(&json).unwrap() + "\n",
-    )
-    .map_err(io)?;
-    sweep_plot(&tmp, axes, rows).map_err(RunError::Output)?;
-    if out.exists() {
-        std::fs::remove_dir_all(out)
-            .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
-    }
-    std::fs::rename(&tmp, out).map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
-    Ok(())
+    serde_json::to_string_pretty(&json).expect("plain JSON values") + "\n"
 }
 
 fn csv_field(v: &str) -> String {
