@@ -2,11 +2,14 @@
 //! line per frame.
 //!
 //! ```text
-//!  CaptureReader ──RawFrame──▶ RawFrame::decode (roce-codec, lax, ICRC checked)
-//!                                   │
-//!                                   ├─ --format jsonl ─▶ one JSON object per frame
-//!                                   └─ --format text  ─▶ one summary line per frame
+//!  CaptureReader ──FrameBatch──▶ decoder threads: RawFrame::decode (roce-codec, lax, ICRC checked)
+//!  (reader thread)                    │                  ├─ --format jsonl ─▶ one JSON object per frame
+//!                                     │                  └─ --format text  ─▶ one summary line per frame
+//!                                     └── the lines of each batch, in frame order ──▶ stdout
 //! ```
+//! Batches of frames are decoded and formatted on `--threads` decoder
+//! threads ([`crate::pipeline`]) and written in frame order, so the output
+//! is the same, byte for byte, for any number of threads.
 //!
 //! The JSON keys are a public interface (scripts read them), so they are
 //! fixed here and documented in `roce-pcap dissect --help`:
@@ -38,7 +41,8 @@ use roce_codec::wire::mac_control::MacControlRepr;
 use roce_codec::{Frame, FrameKind, IbPacket, Net, ParseOptions, PortSet};
 
 use crate::Outcome;
-use crate::capture::{CaptureError, CaptureReader, LinkType, Next, RawFrame};
+use crate::capture::{CaptureError, CaptureReader, FrameBatch, LinkType, Next, RawFrame};
+use crate::pipeline::{self, Item};
 
 /// Output format of `dissect`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -61,6 +65,10 @@ pub struct Args {
     /// UDP destination port decoded as RoCEv2 (repeatable, at most 8).
     #[arg(long = "roce-port", value_name = "N", default_value = "4791")]
     pub roce_port: Vec<u16>,
+    /// Decoder threads (default: one per core). A reader thread comes on
+    /// top; the output is the same for any value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 const KEYS_HELP: &str = "\
@@ -110,21 +118,31 @@ pub fn run(args: &Args) -> Result<Outcome, DissectError> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut d = Dissector::new(opts, args.format);
+    if let Some(n) = args.threads {
+        d = d.with_threads(usize::from(n));
+    }
     let end = d.dissect_all(&mut reader, &mut out)?;
     out.flush()?;
     Ok(match end {
         Next::Cut { offset } => {
-            eprintln!(
-                "roce-pcap: warning: {}: the file ends in the middle of the record at byte {offset}{}; \
-                 the {} frames before it were dissected",
-                args.file.display(),
-                if reader.is_gzip() {
-                    " (of the decompressed stream)"
-                } else {
-                    ""
-                },
-                d.frames()
-            );
+            let file = args.file.display();
+            let n = d.frames();
+            if reader.gzip_truncated() {
+                eprintln!(
+                    "roce-pcap: warning: {file}: the gzip stream ends early, in the record at byte \
+                     {offset} of the decompressed stream; the {n} frames before it were dissected"
+                );
+            } else {
+                eprintln!(
+                    "roce-pcap: warning: {file}: the file ends in the middle of the record at byte \
+                     {offset}{}; the {n} frames before it were dissected",
+                    if reader.is_gzip() {
+                        " of the decompressed stream"
+                    } else {
+                        ""
+                    },
+                );
+            }
             Outcome::Warned
         }
         _ => Outcome::Clean,
@@ -136,17 +154,23 @@ pub fn run(args: &Args) -> Result<Outcome, DissectError> {
 pub struct Dissector {
     opts: ParseOptions,
     format: Format,
+    threads: usize,
     frames: u64,
     first_ts: Option<u64>,
     line: Vec<u8>,
     text: String,
 }
 
+/// Batches read ahead of the output: bounds the memory held in buffers
+/// and formatted lines.
+const DEPTH_PER_THREAD: usize = 2;
+
 impl Dissector {
     pub fn new(opts: ParseOptions, format: Format) -> Dissector {
         Dissector {
             opts,
             format,
+            threads: pipeline::default_threads(),
             frames: 0,
             first_ts: None,
             line: Vec::with_capacity(1024),
@@ -154,25 +178,56 @@ impl Dissector {
         }
     }
 
+    /// Decodes on `n` threads (at least one) in [`Dissector::dissect_all`].
+    pub fn with_threads(mut self, n: usize) -> Dissector {
+        self.threads = n.max(1);
+        self
+    }
+
     /// Frames written so far.
     pub fn frames(&self) -> u64 {
         self.frames
     }
 
-    /// Dissects every frame of `reader` into `out`. Returns how the file
-    /// ended: [`Next::End`] or [`Next::Cut`].
+    /// Dissects every frame of `reader` into `out`, decoding on the
+    /// dissector's threads. Returns how the file ended: [`Next::End`] or
+    /// [`Next::Cut`]. The output is what [`Dissector::write_frame`] on
+    /// every frame in turn would write.
     pub fn dissect_all<W: Write>(
         &mut self,
         reader: &mut CaptureReader,
         out: &mut W,
     ) -> Result<Next<'static>, DissectError> {
-        loop {
-            match reader.next_frame()? {
-                Next::Frame(raw) => self.write_frame(&raw, out)?,
-                Next::End => return Ok(Next::End),
-                Next::Cut { offset } => return Ok(Next::Cut { offset }),
+        let (opts, format) = (self.opts, self.format);
+        // Our frame numbers continue from frames already written; the
+        // reader's count from frames already read.
+        let renumber = self.frames.wrapping_sub(reader.frames());
+        let first_ts = self.first_ts;
+        let threads = self.threads;
+        let work = move |b: &FrameBatch| {
+            let first = first_ts.unwrap_or(b.capture_first_ts());
+            let mut lines = Vec::with_capacity(b.len() * 256);
+            let mut text = String::with_capacity(256);
+            for (i, raw) in b.iter().enumerate() {
+                let n = (b.first_number() + i as u64).wrapping_add(renumber);
+                format_frame(&mut lines, &mut text, opts, format, n, first, &raw);
             }
-        }
+            (lines, b.len() as u64, b.capture_first_ts())
+        };
+        pipeline::with_decoders(threads, |d| {
+            let mut batches = d.read(reader, threads * DEPTH_PER_THREAD, work);
+            loop {
+                match batches.recv()? {
+                    Item::Batch((lines, n, first)) => {
+                        self.first_ts.get_or_insert(first);
+                        self.frames += n;
+                        out.write_all(&lines)?;
+                    }
+                    Item::End => return Ok(Next::End),
+                    Item::Cut { offset } => return Ok(Next::Cut { offset }),
+                }
+            }
+        })
     }
 
     /// Decodes one frame and writes its line.
@@ -180,18 +235,39 @@ impl Dissector {
         self.frames += 1;
         let first = *self.first_ts.get_or_insert(raw.ts_ns);
         self.line.clear();
-        let decoded = raw.decode(&self.opts);
-        match self.format {
-            Format::Jsonl => json_line(&mut self.line, self.frames, raw, &decoded),
-            Format::Text => {
-                self.text.clear();
-                text_line(&mut self.text, self.frames, first, raw, &decoded);
-                self.line.extend_from_slice(self.text.as_bytes());
-            }
-        }
-        self.line.push(b'\n');
+        format_frame(
+            &mut self.line,
+            &mut self.text,
+            self.opts,
+            self.format,
+            self.frames,
+            first,
+            raw,
+        );
         out.write_all(&self.line)
     }
+}
+
+/// Decodes one frame and appends its line, newline included, to `out`.
+fn format_frame(
+    out: &mut Vec<u8>,
+    text: &mut String,
+    opts: ParseOptions,
+    format: Format,
+    frame_no: u64,
+    first_ts: u64,
+    raw: &RawFrame<'_>,
+) {
+    let decoded = raw.decode(&opts);
+    match format {
+        Format::Jsonl => json_line(out, frame_no, raw, &decoded),
+        Format::Text => {
+            text.clear();
+            text_line(text, frame_no, first_ts, raw, &decoded);
+            out.extend_from_slice(text.as_bytes());
+        }
+    }
+    out.push(b'\n');
 }
 
 /// Appends the JSON object of one frame (without the newline) to `out`.

@@ -8,6 +8,7 @@ pub mod analyze;
 pub mod capture;
 pub mod capture_writer;
 pub mod dissect;
+pub mod pipeline;
 pub mod plot;
 pub mod report;
 

@@ -1,0 +1,284 @@
+//! Decoding captures on several cores while keeping frame order.
+//!
+//! ```text
+//!                    ┌──────────── jobs (bounded) ────────────┐
+//!  file 0 ─ reader ──┤ batch 1, batch 2, ...                  ├──▶ decoder 1 ─┐
+//!  (thread)   │      │                                        ├──▶ decoder 2 ─┤ result of batch k
+//!             │      └────────────────────────────────────────┘      ...      │ into its own slot
+//!             └─ slots in file order (bounded) ──▶ Ordered ◀──────────────────┘
+//!                                                     │
+//!                                         caller: results in frame order
+//! ```
+//! A reader thread per file walks record headers and reads the file into
+//! pooled buffers ([`CaptureReader::next_batch`]); every batch becomes a job
+//! for a shared set of decoder threads, and a one-result slot for it is
+//! queued, in file order, to the caller. The caller takes slots in that
+//! order and waits on each, so results come back exactly as a sequential
+//! loop would produce them, whatever the number of threads: output is
+//! byte-identical and deterministic.
+//!
+//! On a 2-core machine the reader's work (copying the file out of the page
+//! cache, or decompressing it) is about as large as the decoders' (codec
+//! parsing and the ICRC), so the two halves run side by side. Memory is a
+//! few buffers per file: both queues are bounded, and a buffer is reused as
+//! soon as the last batch that reads it is done.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::thread::Scope;
+
+use crate::capture::{CaptureError, CaptureReader, FrameBatch, NextBatch};
+
+type Job<'scope> = Box<dyn FnOnce() + Send + 'scope>;
+
+/// The decoder count used when none is asked for: one per core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}
+
+/// Decoder threads that live as long as the closure given to [`with_decoders`].
+pub struct Decoders<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    jobs: SyncSender<Job<'scope>>,
+    threads: usize,
+}
+
+/// Runs `f` with `threads` decoder threads (at least one), which end when
+/// `f` returns and the work it queued is done.
+pub fn with_decoders<'env, T>(
+    threads: usize,
+    f: impl for<'scope> FnOnce(&Decoders<'scope, 'env>) -> T,
+) -> T {
+    let threads = threads.max(1);
+    std::thread::scope(|scope| {
+        let (jobs, rx) = sync_channel::<Job<'_>>(threads * 2);
+        let rx = Arc::new(Mutex::new(rx));
+        for i in 0..threads {
+            let rx = Arc::clone(&rx);
+            std::thread::Builder::new()
+                .name(format!("roce-pcap-decode-{i}"))
+                .spawn_scoped(scope, move || {
+                    loop {
+                        // The lock is held only while waiting for a job.
+                        let job = match rx.lock() {
+                            Ok(r) => r.recv(),
+                            Err(_) => return,
+                        };
+                        match job {
+                            Ok(job) => job(),
+                            Err(_) => return,
+                        }
+                    }
+                })
+                .expect("cannot start a decoder thread");
+        }
+        let d = Decoders {
+            scope,
+            jobs,
+            threads,
+        };
+        f(&d)
+        // `d` drops here: the job queue closes once the readers are done.
+    })
+}
+
+enum Piece<R> {
+    Batch(Receiver<R>),
+    End(Result<NextBatch, CaptureError>),
+}
+
+/// The results of one file's batches, in file order.
+pub struct Ordered<R> {
+    rx: Receiver<Piece<R>>,
+    path: PathBuf,
+}
+
+/// One step of an [`Ordered`] stream.
+pub enum Item<R> {
+    /// The result for the next batch.
+    Batch(R),
+    /// The file ended cleanly.
+    End,
+    /// The file ends inside the record at `offset` (see [`crate::capture::Next::Cut`]).
+    Cut { offset: u64 },
+}
+
+impl<R> Ordered<R> {
+    /// The next batch's result, or how the file ended. Errors come after
+    /// the results of every batch read before them.
+    pub fn recv(&mut self) -> Result<Item<R>, CaptureError> {
+        let gone = |path: &PathBuf| CaptureError::Corrupt {
+            path: path.clone(),
+            offset: 0,
+            what: "a decoder thread ended unexpectedly".into(),
+        };
+        match self.rx.recv() {
+            Ok(Piece::Batch(slot)) => slot.recv().map(Item::Batch).map_err(|_| gone(&self.path)),
+            Ok(Piece::End(Ok(NextBatch::Cut { offset }))) => Ok(Item::Cut { offset }),
+            Ok(Piece::End(Ok(_))) => Ok(Item::End),
+            Ok(Piece::End(Err(e))) => Err(e),
+            Err(_) => Err(gone(&self.path)),
+        }
+    }
+}
+
+impl<'scope, 'env> Decoders<'scope, 'env> {
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Reads `reader` to its end on a thread of its own and runs `work` on
+    /// every batch on the decoders. `depth` bounds the batches read ahead
+    /// of the caller (and so the buffers this file holds).
+    pub fn read<R, W>(&self, reader: &'scope mut CaptureReader, depth: usize, work: W) -> Ordered<R>
+    where
+        R: Send + 'scope,
+        W: Fn(&FrameBatch) -> R + Send + Sync + 'scope,
+    {
+        let (tx, rx) = sync_channel::<Piece<R>>(depth.max(1));
+        let path = reader.path().to_path_buf();
+        let jobs = self.jobs.clone();
+        let work = Arc::new(work);
+        std::thread::Builder::new()
+            .name("roce-pcap-reader".into())
+            .spawn_scoped(self.scope, move || {
+                loop {
+                    let batch = match reader.next_batch() {
+                        Ok(NextBatch::Batch(b)) => b,
+                        end => {
+                            let _ = tx.send(Piece::End(end));
+                            return;
+                        }
+                    };
+                    let (slot_tx, slot_rx) = sync_channel::<R>(1);
+                    // The caller stopped listening: stop reading.
+                    if tx.send(Piece::Batch(slot_rx)).is_err() {
+                        return;
+                    }
+                    let work = Arc::clone(&work);
+                    let job: Job<'scope> = Box::new(move || {
+                        let r = work(&batch);
+                        // Free the buffer before the result wakes the caller.
+                        drop(batch);
+                        let _ = slot_tx.send(r);
+                    });
+                    if jobs.send(job).is_err() {
+                        return;
+                    }
+                }
+            })
+            .expect("cannot start a reader thread");
+        Ordered { rx, path }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Next;
+    use crate::capture_writer::{CaptureFormat, CaptureWriter};
+
+    /// Frames of different sizes (so batches end at different places) with
+    /// their number in the first bytes.
+    fn capture(name: &str, frames: u32, format: CaptureFormat) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("roce-pcap-pipeline-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let path = d.join(name);
+        let mut w = CaptureWriter::create(&path, format, 0, "x").unwrap();
+        for i in 0..frames {
+            let mut f = vec![(i % 251) as u8; 60 + (i as usize * 37) % 9000];
+            f[..4].copy_from_slice(&i.to_be_bytes());
+            w.write(u64::from(i) * 1000, &f).unwrap();
+        }
+        w.finish().unwrap();
+        path
+    }
+
+    fn sequential(path: &PathBuf) -> Vec<(u64, u64, usize, u8)> {
+        let mut r = CaptureReader::open(path).unwrap();
+        let mut v = Vec::new();
+        while let Next::Frame(f) = r.next_frame().unwrap() {
+            v.push((f.ts_ns, f.offset, f.data.len(), f.data[f.data.len() - 1]));
+        }
+        v
+    }
+
+    #[test]
+    fn results_come_back_in_file_order_for_any_thread_count() {
+        for format in [CaptureFormat::Pcap, CaptureFormat::PcapNg] {
+            let path = capture(&format!("order.{}", format.extension()), 5000, format);
+            let want = sequential(&path);
+            assert_eq!(want.len(), 5000);
+            for threads in [1, 2, 5] {
+                let mut reader = CaptureReader::open(&path).unwrap();
+                let got = with_decoders(threads, |d| {
+                    let mut o = d.read(&mut reader, 3, |b: &FrameBatch| {
+                        let n = b.first_number();
+                        b.iter()
+                            .enumerate()
+                            .map(|(i, f)| {
+                                // Each frame carries its own 0-based number.
+                                let k = u32::from_be_bytes(f.data[..4].try_into().unwrap());
+                                assert_eq!(u64::from(k) + 1, n + i as u64);
+                                (f.ts_ns, f.offset, f.data.len(), f.data[f.data.len() - 1])
+                            })
+                            .collect::<Vec<_>>()
+                    });
+                    let mut all = Vec::new();
+                    loop {
+                        match o.recv().unwrap() {
+                            Item::Batch(v) => all.extend(v),
+                            Item::End => break all,
+                            Item::Cut { offset } => panic!("cut at {offset}"),
+                        }
+                    }
+                });
+                assert_eq!(got, want, "{threads} threads, {format:?}");
+                assert_eq!(reader.frames(), 5000);
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_comes_after_the_batches_before_it() {
+        let path = capture("bad.pcap", 3000, CaptureFormat::Pcap);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Frame 2001's record header: an implausible captured length.
+        let want = sequential(&path);
+        let at = want[2000].1 as usize;
+        bytes[at + 8..at + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        let mut reader = CaptureReader::open(&path).unwrap();
+        let (n, err) = with_decoders(2, |d| {
+            let mut o = d.read(&mut reader, 2, |b: &FrameBatch| b.len());
+            let mut n = 0;
+            loop {
+                match o.recv() {
+                    Ok(Item::Batch(k)) => n += k,
+                    Ok(_) => panic!("expected an error"),
+                    Err(e) => break (n, e),
+                }
+            }
+        });
+        assert_eq!(n, 2000);
+        assert!(
+            matches!(err, CaptureError::Corrupt { offset, .. } if offset == at as u64),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_caller_may_stop_early() {
+        let path = capture("early.pcap", 3000, CaptureFormat::Pcap);
+        let mut reader = CaptureReader::open(&path).unwrap();
+        let first = with_decoders(2, |d| {
+            let mut o = d.read(&mut reader, 2, |b: &FrameBatch| b.len());
+            match o.recv().unwrap() {
+                Item::Batch(k) => k,
+                _ => panic!(),
+            }
+        });
+        assert!(first > 0);
+    }
+}
