@@ -231,8 +231,9 @@ pub struct SweepRow {
     pub qps_failed: usize,
     pub retransmitted_packets: u64,
     pub drops: u64,
-    /// Bytes sent by the busiest and the idlest host port that sent at all:
-    /// the imbalance a LAG or ECMP hash leaves.
+    /// Bytes sent by the busiest and the idlest port of the clients'
+    /// interfaces (every slave of a client bond, idle ones included): the
+    /// imbalance a LAG hash leaves.
     pub max_port_tx_bytes: u64,
     pub min_port_tx_bytes: u64,
 }
@@ -287,12 +288,10 @@ pub fn sweep(
                 w.run(&mut ());
                 let s = w.summary(0.0);
                 done();
-                let host_tx: Vec<u64> = s
-                    .ports
-                    .iter()
-                    .zip(0..)
-                    .filter(|(p, i)| crate::output::is_host_port(&w, *i) && p.tx_bytes > 0)
-                    .map(|(p, _)| p.tx_bytes)
+                let client_tx: Vec<u64> = w
+                    .client_ports()
+                    .into_iter()
+                    .map(|p| s.ports[p as usize].tx_bytes)
                     .collect();
                 Ok(SweepRow {
                     params: g.clone(),
@@ -314,8 +313,8 @@ pub fn sweep(
                         .count(),
                     retransmitted_packets: s.qps.iter().map(|q| q.retransmitted_packets).sum(),
                     drops: s.ports.iter().map(|p| p.drops).sum(),
-                    max_port_tx_bytes: host_tx.iter().copied().max().unwrap_or(0),
-                    min_port_tx_bytes: host_tx.iter().copied().min().unwrap_or(0),
+                    max_port_tx_bytes: client_tx.iter().copied().max().unwrap_or(0),
+                    min_port_tx_bytes: client_tx.iter().copied().min().unwrap_or(0),
                 })
             })
             .collect()

@@ -84,4 +84,14 @@ fn sweep_table_is_in_grid_order_whatever_the_jobs() {
             .any(|r| r[0] == "4" && r[1] == "layer3+4" && r[3].parse::<f64>().unwrap() > 100.0),
         "{csv}"
     );
+    // The balance columns are over the client's bond slaves, idle ones
+    // included: one QP, or layer2+3, leaves one slave at 0 bytes (the
+    // server's ACK-only ports do not count).
+    for r in &rows {
+        let (max, min): (u64, u64) = (r[10].parse().unwrap(), r[11].parse().unwrap());
+        assert!(max > 0, "{r:?}");
+        if r[0] == "1" || r[1] == "layer2+3" {
+            assert_eq!(min, 0, "{r:?}");
+        }
+    }
 }

@@ -933,6 +933,24 @@ impl World {
         }
     }
 
+    /// Ports of the interfaces client QPs send from: every slave of a
+    /// bond, used or not, or the NIC's port; ascending.
+    pub(crate) fn client_ports(&self) -> Vec<u32> {
+        let mut out: Vec<u32> = Vec::new();
+        for s in self.qps.iter().filter(|s| s.role == Role::Client) {
+            let h = &self.hosts[s.host as usize];
+            match h.ifaces[s.iface as usize].kind {
+                IfaceKind::Nic(n) => out.push(h.nics[n as usize].port),
+                IfaceKind::Bond(b) => {
+                    out.extend(self.bonds[b as usize].2.slaves.iter().map(|sl| sl.port))
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The slave index a bond QP uses now (for the summary).
     pub(crate) fn slave_of_port(&self, port: u32) -> Option<u32> {
         match self.ports[port as usize].owner {
