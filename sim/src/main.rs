@@ -397,6 +397,9 @@ fn print_summary(s: &Summary, format: Format) {
             }
             println!();
             println!("aggregate goodput: {:.2} Gb/s", s.aggregate_goodput_gbps);
+            println!(
+                "  (all client QPs' payload over the workload's span; a QP's goodput is over its own span)"
+            );
         }
     }
 }
