@@ -62,9 +62,9 @@ fn analyze_once(path: &Path) -> (f64, usize) {
     analyze_with(path, None)
 }
 
-fn analyze_with(path: &Path, readers: Option<usize>) -> (f64, usize) {
+fn analyze_with(path: &Path, threads: Option<usize>) -> (f64, usize) {
     let opts = AnalyzeOptions {
-        readers_per_file: readers,
+        threads,
         ..AnalyzeOptions::default()
     };
     let t = Instant::now();

@@ -645,19 +645,19 @@ fn every_figure_of_the_generated_corpus() {
             .all(|w| w[0].severity <= w[1].severity)
     );
 
-    // The same input gives byte-identical JSON, however many reader
-    // threads split each file.
+    // The same input gives byte-identical JSON, however many decoder
+    // threads share the files.
     let json = serde_json::to_string(r).unwrap();
     for n in [1, 2, 3] {
         let opts = AnalyzeOptions {
-            readers_per_file: Some(n),
+            threads: Some(n),
             ..AnalyzeOptions::default()
         };
         let again = analyze_files(&paths, &opts).unwrap();
         assert_eq!(
             serde_json::to_string(&again.report).unwrap(),
             json,
-            "{n} readers per file"
+            "{n} decoder threads"
         );
     }
     // ANALYZE_TRUTH_KEEP=DIR keeps the corpus for a look with the CLI.

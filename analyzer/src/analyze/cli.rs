@@ -37,11 +37,10 @@ pub struct Args {
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Reader threads per file, each decoding a share of its frames. Every
-    /// reader copies the whole file, so more only pays on a machine with
-    /// idle cores; the report is the same for any value.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub readers_per_file: usize,
+    /// Decoder threads shared by all files (default: one per core). Each
+    /// file also has a reader thread; the report is the same for any value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 pub(crate) fn parse_qpn(s: &str) -> Result<u32, String> {
@@ -85,7 +84,7 @@ impl Args {
             qp: self.qp,
             series: false,
             progress: true,
-            readers_per_file: Some(self.readers_per_file.max(1)),
+            threads: self.threads.map(usize::from),
         })
     }
 }

@@ -68,11 +68,10 @@ pub struct AnalyzeOptions {
     pub series: bool,
     /// Show a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
-    /// Reader threads per file, each decoding a share of its frames; `None`
-    /// is one. More helps on a machine with idle cores and few files; every
-    /// reader copies the whole file, so on a busy 2-core machine it does
-    /// not. The result is the same for any value.
-    pub readers_per_file: Option<usize>,
+    /// Decoder threads shared by all files (each file also has a reader
+    /// thread); `None` is one per core. The result is the same for any
+    /// value.
+    pub threads: Option<usize>,
 }
 
 impl Default for AnalyzeOptions {
@@ -85,7 +84,7 @@ impl Default for AnalyzeOptions {
             qp: None,
             series: false,
             progress: false,
-            readers_per_file: None,
+            threads: None,
         }
     }
 }
@@ -210,7 +209,7 @@ pub fn analyze_files<P: AsRef<Path>>(
             verify_icrc: true,
         },
         series: opts.series,
-        readers_per_file: opts.readers_per_file,
+        threads: opts.threads,
     };
     let link_rate_bps = (opts.link_speed_gbps * 1e9).round() as u64;
     let mut pfc: Vec<pfc::PfcFile> = (0..paths.len())

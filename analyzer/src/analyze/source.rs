@@ -1,41 +1,38 @@
 //! Reading several captures at once and merging them into one stream.
 //!
 //! ```text
-//!  file 0 ─┬─ part 1/2: decode frames 1,3,5..  ─▶ batches of Event ─┐ merge parts  ┐
-//!          └─ part 2/2: decode frames 2,4,6..  ─▶ (bounded channel) ┘ by frame     ├─▶ merge files by
-//!  file 1 ──── part 0/1: decode every frame    ─▶ ...                ───────────────┘   (ts, file, frame)
-//!                                                                                          │
-//!                                                 flow table, PFC (calling thread) ◀───────┘
+//!  file 0 ─ reader thread ─ batches ─┐                 ┌─▶ events of file 0, in frame order ─┐
+//!  file 1 ─ reader thread ─ batches ─┼─▶ decoder pool ─┼─▶ events of file 1, in frame order ─┼─▶ merge by
+//!  ...                               ┘  (decode, ICRC, └─▶ ...                               ┘  (ts, file, frame)
+//!                                        small events)                                             │
+//!                                                      flow table, PFC (calling thread) ◀──────────┘
 //! ```
-//! Each part is a [`CaptureReader`] of its own over the file: it frames
-//! every record but decodes (and checks the ICRC of) only its share. By
-//! default a file has one part: every part copies the whole file out of
-//! the page cache (or decompresses it), and on a 2-core machine shared
-//! with other work that doubled copy costs more than the decoding it
-//! spreads (BENCHMARKS.md); `readers_per_file` asks for more. Parts send
-//! small decoded events, never frame bytes, through channels of a few
-//! batches, so memory stays flat however large the files are. The parts
-//! of a file are merged back into frame order, then files are merged by
-//! time with ties broken by file index and frame number: the merged order,
-//! and everything computed from it, is the same on every run and for any
-//! number of parts.
+//! Each file has a reader thread that walks its records into batches
+//! ([`crate::pipeline`]); a pool of decoder threads shared by all files
+//! turns every batch into small decoded events and counters, never keeping
+//! frame bytes; each file's results come back in frame order through a
+//! bounded queue, so memory stays flat however large the files are. Files
+//! are merged by time with ties broken by file index and frame number: the
+//! merged order, and everything computed from it, is the same on every run
+//! and for any number of decoder threads.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use roce_codec::{MacControlRepr, ParseOptions};
 
 use super::event::{Decoded, RoceEvent, decode};
 use super::pfc::PfcFile;
 use super::series::Bins;
-use crate::capture::{CaptureError, CaptureReader, Next};
+use crate::capture::{CaptureError, CaptureReader, FrameBatch};
+use crate::pipeline::{self, Item, Ordered};
 
-const BATCH: usize = 2048;
-const CHANNEL_BATCHES: usize = 4;
+/// Batches each file may have read ahead of the merge, with one file;
+/// shared out when there are more, so that the buffers held stay few.
+const DEPTH: usize = 8;
 
-/// What the readers learned about one file (summed over its parts).
+/// What the decoders learned about one file.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FileStats {
     pub packets: u64,
@@ -62,30 +59,37 @@ pub(crate) struct FileStats {
 }
 
 impl FileStats {
-    fn absorb(&mut self, o: FileStats) {
-        self.packets += o.packets;
-        self.bytes += o.bytes;
-        self.roce_packets += o.roce_packets;
-        self.roce_bytes += o.roce_bytes;
-        self.roce_payload_bytes += o.roce_payload_bytes;
-        self.roce_undecodable += o.roce_undecodable;
-        self.truncated += o.truncated;
-        self.icrc_errors += o.icrc_errors;
-        self.icrc_unchecked += o.icrc_unchecked;
-        let min = |a: Option<u64>, b: Option<u64>| a.into_iter().chain(b).min();
-        self.first_ts = min(self.first_ts, o.first_ts);
-        self.last_ts = self.last_ts.into_iter().chain(o.last_ts).max();
-        self.cut_at = min(self.cut_at, o.cut_at);
-        self.gzip_cut |= o.gzip_cut;
-        if let Some(b) = o.payload_bins {
-            let mine = self.payload_bins.get_or_insert_with(Bins::default);
-            for (i, v) in b.values.iter().enumerate() {
-                if *v > 0.0 {
-                    mine.add(b.start_ns + i as u64 * b.width_ns, *v);
-                }
-            }
-        }
+    /// Adds the counters of one batch (sums, minimum and maximum: the
+    /// result does not depend on the order batches are added in).
+    fn absorb(&mut self, c: &Counters) {
+        self.packets += c.packets;
+        self.bytes += c.bytes;
+        self.roce_packets += c.roce_packets;
+        self.roce_bytes += c.roce_bytes;
+        self.roce_payload_bytes += c.roce_payload_bytes;
+        self.roce_undecodable += c.roce_undecodable;
+        self.truncated += c.truncated;
+        self.icrc_errors += c.icrc_errors;
+        self.icrc_unchecked += c.icrc_unchecked;
+        self.first_ts = self.first_ts.into_iter().chain(c.first_ts).min();
+        self.last_ts = self.last_ts.into_iter().chain(c.last_ts).max();
     }
+}
+
+/// What one batch adds to its file's statistics.
+#[derive(Debug, Clone, Default)]
+struct Counters {
+    packets: u64,
+    bytes: u64,
+    roce_packets: u64,
+    roce_bytes: u64,
+    roce_payload_bytes: u64,
+    roce_undecodable: u64,
+    truncated: u64,
+    icrc_errors: u64,
+    icrc_unchecked: u64,
+    first_ts: Option<u64>,
+    last_ts: Option<u64>,
 }
 
 /// One decoded frame that matters to the analysis.
@@ -112,82 +116,52 @@ impl Event {
     }
 }
 
-enum Msg {
-    Batch(Vec<Event>),
-    Done(Box<FileStats>),
-    Failed(CaptureError),
-}
-
 pub(crate) struct SourceOptions {
     pub parse: ParseOptions,
     pub series: bool,
-    pub readers_per_file: Option<usize>,
+    /// Decoder threads; `None` is one per core.
+    pub threads: Option<usize>,
 }
 
-/// Reads one part of a file: every record, decoding those whose 1-based
-/// number is `part` modulo `parts`.
-fn read_part(
-    mut reader: CaptureReader,
-    file: u16,
-    (part, parts): (u64, u64),
-    opts: &SourceOptions,
-    tx: SyncSender<Msg>,
-    progress: &AtomicU64,
-) {
-    let mut st = FileStats {
-        payload_bins: opts.series.then(Bins::default),
-        ..FileStats::default()
-    };
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut frame_no = 0u64;
-    let mut last_offset = 0u64;
-    loop {
-        let raw = match reader.next_frame() {
-            Ok(Next::Frame(raw)) => raw,
-            Ok(Next::End) => break,
-            Ok(Next::Cut { offset }) => {
-                st.cut_at = Some(offset);
-                st.gzip_cut = reader.gzip_truncated();
-                break;
-            }
-            Err(e) => {
-                let _ = tx.send(Msg::Failed(e));
-                return;
-            }
-        };
-        frame_no += 1;
-        if frame_no % parts != part {
-            continue;
-        }
-        st.packets += 1;
-        st.bytes += raw.wire_len as u64;
-        st.first_ts = Some(st.first_ts.map_or(raw.ts_ns, |t| t.min(raw.ts_ns)));
-        st.last_ts = Some(st.last_ts.map_or(raw.ts_ns, |t| t.max(raw.ts_ns)));
+/// The decoded events and counters of one batch.
+struct DecodedBatch {
+    events: Vec<Event>,
+    counters: Counters,
+    end_offset: u64,
+}
+
+/// Decodes one batch of `file` (runs on a decoder thread).
+fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch {
+    let mut c = Counters::default();
+    let mut events = Vec::with_capacity(b.len());
+    for (i, raw) in b.iter().enumerate() {
+        let frame_no = b.first_number() + i as u64;
+        c.packets += 1;
+        c.bytes += raw.wire_len as u64;
+        c.first_ts = Some(c.first_ts.map_or(raw.ts_ns, |t| t.min(raw.ts_ns)));
+        c.last_ts = Some(c.last_ts.map_or(raw.ts_ns, |t| t.max(raw.ts_ns)));
         if raw.data.len() < raw.wire_len {
-            st.truncated += 1;
+            c.truncated += 1;
         }
-        let Ok(frame) = raw.decode(&opts.parse) else {
+        let Ok(frame) = raw.decode(parse) else {
             continue;
         };
         let ev = match decode(&frame, file, frame_no, raw.ts_ns) {
             Decoded::Roce(ev) => {
-                st.roce_packets += 1;
-                st.roce_bytes += u64::from(ev.wire_len);
-                st.roce_payload_bytes += u64::from(ev.payload_len);
+                c.roce_packets += 1;
+                c.roce_bytes += u64::from(ev.wire_len);
+                c.roce_payload_bytes += u64::from(ev.payload_len);
                 match ev.icrc_valid {
-                    Some(false) => st.icrc_errors += 1,
-                    None => st.icrc_unchecked += 1,
+                    Some(false) => c.icrc_errors += 1,
+                    None => c.icrc_unchecked += 1,
                     Some(true) => {}
-                }
-                if let Some(b) = &mut st.payload_bins {
-                    b.add(ev.ts_ns, f64::from(ev.payload_len));
                 }
                 Event::Roce(ev)
             }
             Decoded::RoceUndecodable => {
-                st.roce_packets += 1;
-                st.roce_bytes += raw.wire_len as u64;
-                st.roce_undecodable += 1;
+                c.roce_packets += 1;
+                c.roce_bytes += raw.wire_len as u64;
+                c.roce_undecodable += 1;
                 continue;
             }
             Decoded::MacControl { src, ctl } => Event::MacControl {
@@ -199,31 +173,24 @@ fn read_part(
             },
             Decoded::Other => continue,
         };
-        batch.push(ev);
-        if batch.len() == BATCH {
-            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-            if tx.send(Msg::Batch(full)).is_err() {
-                return;
-            }
-            if part == 0 {
-                progress.fetch_add(raw.offset - last_offset, Ordering::Relaxed);
-                last_offset = raw.offset;
-            }
-        }
+        events.push(ev);
     }
-    if !batch.is_empty() && tx.send(Msg::Batch(batch)).is_err() {
-        return;
+    DecodedBatch {
+        events,
+        counters: c,
+        end_offset: b.end_offset(),
     }
-    let _ = tx.send(Msg::Done(Box::new(st)));
 }
 
-/// One part's channel and the batch being drained.
+/// One file's stream of decoded batches and the batch being drained.
 struct Input {
-    rx: Receiver<Msg>,
-    path: PathBuf,
+    batches: Ordered<DecodedBatch>,
     batch: Vec<Event>,
     pos: usize,
-    stats: Option<Box<FileStats>>,
+    stats: FileStats,
+    done: bool,
+    /// Offset just past the last record received, for the progress bar.
+    read_bytes: u64,
 }
 
 impl Input {
@@ -232,62 +199,38 @@ impl Input {
     }
 
     /// Moves to the next event.
-    fn advance(&mut self) -> Result<(), CaptureError> {
+    fn advance(&mut self, progress: &AtomicU64) -> Result<(), CaptureError> {
         self.pos += 1;
-        self.fill()
+        self.fill(progress)
     }
 
-    /// Fetches batches until `pos` is on an event or the part is done.
-    fn fill(&mut self) -> Result<(), CaptureError> {
-        while self.pos >= self.batch.len() && self.stats.is_none() {
-            match self.rx.recv() {
-                Ok(Msg::Batch(b)) => {
-                    self.batch = b;
+    /// Fetches batches until `pos` is on an event or the file is done.
+    fn fill(&mut self, progress: &AtomicU64) -> Result<(), CaptureError> {
+        while self.pos >= self.batch.len() && !self.done {
+            match self.batches.recv()? {
+                Item::Batch(b) => {
+                    self.stats.absorb(&b.counters);
+                    // Bins fill in frame order, as they coarsen by what
+                    // they have seen.
+                    if let Some(bins) = &mut self.stats.payload_bins {
+                        for e in &b.events {
+                            if let Event::Roce(ev) = e {
+                                bins.add(ev.ts_ns, f64::from(ev.payload_len));
+                            }
+                        }
+                    }
+                    progress.fetch_add(b.end_offset - self.read_bytes, Ordering::Relaxed);
+                    self.read_bytes = b.end_offset;
+                    self.batch = b.events;
                     self.pos = 0;
                 }
-                Ok(Msg::Done(s)) => self.stats = Some(s),
-                Ok(Msg::Failed(e)) => return Err(e),
-                // The part's thread panicked; report it rather than hang.
-                Err(_) => {
-                    return Err(CaptureError::Corrupt {
-                        path: self.path.clone(),
-                        offset: 0,
-                        what: "reader thread ended unexpectedly".into(),
-                    });
+                Item::End => self.done = true,
+                Item::Cut { offset } => {
+                    self.stats.cut_at = Some(offset);
+                    self.done = true;
                 }
             }
         }
-        Ok(())
-    }
-}
-
-/// The parts of one file, merged back into frame order.
-struct FileInput {
-    parts: Vec<Input>,
-    /// Index of the part whose head comes first in frame order.
-    cur: Option<usize>,
-}
-
-impl FileInput {
-    fn pick(&mut self) {
-        self.cur = self
-            .parts
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| p.head().map(|h| (h.key().2, i)))
-            .min()
-            .map(|(_, i)| i);
-    }
-
-    fn head(&self) -> Option<&Event> {
-        self.cur.and_then(|i| self.parts[i].head())
-    }
-
-    fn advance(&mut self) -> Result<(), CaptureError> {
-        if let Some(i) = self.cur {
-            self.parts[i].advance()?;
-        }
-        self.pick();
         Ok(())
     }
 }
@@ -303,57 +246,37 @@ pub(crate) fn merge(
     mut tick: impl FnMut(),
 ) -> Result<Vec<FileStats>, CaptureError> {
     // Open everything first: a bad file fails before any work starts.
-    let mut readers: Vec<Vec<CaptureReader>> = Vec::with_capacity(paths.len());
+    let mut readers: Vec<CaptureReader> = Vec::with_capacity(paths.len());
     for p in paths {
-        let first = CaptureReader::open(p)?;
-        let n = opts.readers_per_file.unwrap_or(1).max(1);
-        let mut v = vec![first];
-        for _ in 1..n {
-            v.push(CaptureReader::open(p)?);
-        }
-        readers.push(v);
+        readers.push(CaptureReader::open(p)?);
     }
-    let threads: usize = readers.iter().map(Vec::len).sum();
-    // One thread per part: parts block on their channels while the merge
-    // waits for the slowest one, so a smaller pool could deadlock.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .thread_name(|i| format!("roce-pcap-reader-{i}"))
-        .build()
-        .map_err(|e| CaptureError::Corrupt {
-            path: PathBuf::new(),
-            offset: 0,
-            what: format!("cannot start reader threads: {e}"),
-        })?;
-    pool.in_place_scope(|scope| {
+    let threads = opts
+        .threads
+        .unwrap_or_else(pipeline::default_threads)
+        .max(1);
+    let depth = (DEPTH / readers.len()).max(2);
+    let parse = opts.parse;
+    let mut stats = pipeline::with_decoders(threads, |d| {
         let mut files = Vec::with_capacity(readers.len());
-        for (i, parts) in readers.into_iter().enumerate() {
-            let n = parts.len() as u64;
-            let mut inputs = Vec::with_capacity(parts.len());
-            for (k, reader) in parts.into_iter().enumerate() {
-                let (tx, rx) = sync_channel(CHANNEL_BATCHES);
-                let progress = Arc::clone(&progress);
-                let path = reader.path().to_path_buf();
-                // Part k decodes the frames numbered k (mod n), 1-based.
-                let part = (k as u64 + 1) % n;
-                scope.spawn(move |_| read_part(reader, i as u16, (part, n), opts, tx, &progress));
-                inputs.push(Input {
-                    rx,
-                    path,
-                    batch: Vec::new(),
-                    pos: 0,
-                    stats: None,
-                });
-            }
-            for input in &mut inputs {
-                input.fill()?;
-            }
-            let mut f = FileInput {
-                parts: inputs,
-                cur: None,
-            };
-            f.pick();
-            files.push(f);
+        for (i, reader) in readers.iter_mut().enumerate() {
+            let file = i as u16;
+            let batches = d.read(reader, depth, move |b: &FrameBatch| {
+                decode_batch(b, file, &parse)
+            });
+            files.push(Input {
+                batches,
+                batch: Vec::new(),
+                pos: 0,
+                stats: FileStats {
+                    payload_bins: opts.series.then(Bins::default),
+                    ..FileStats::default()
+                },
+                done: false,
+                read_bytes: 0,
+            });
+        }
+        for f in &mut files {
+            f.fill(&progress)?;
         }
         let mut since_tick = 0u32;
         loop {
@@ -369,22 +292,17 @@ pub(crate) fn merge(
             }
             let Some((b, _)) = best else { break };
             sink(files[b].head().expect("picked a head"));
-            files[b].advance()?;
+            files[b].advance(&progress)?;
             since_tick += 1;
             if since_tick == 65_536 {
                 since_tick = 0;
                 tick();
             }
         }
-        Ok(files
-            .into_iter()
-            .map(|f| {
-                let mut total = FileStats::default();
-                for p in f.parts {
-                    total.absorb(*p.stats.expect("every part ran to its end"));
-                }
-                total
-            })
-            .collect())
-    })
+        Ok::<_, CaptureError>(files.into_iter().map(|f| f.stats).collect::<Vec<_>>())
+    })?;
+    for (st, r) in stats.iter_mut().zip(&readers) {
+        st.gzip_cut = st.cut_at.is_some() && r.gzip_truncated();
+    }
+    Ok(stats)
 }
