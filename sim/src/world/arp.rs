@@ -161,23 +161,10 @@ impl World {
         let port = match f.kind {
             IfaceKind::Nic(n) => h.nics[n as usize].port,
             IfaceKind::Bond(b) => {
-                // Kernel traffic goes through the bond itself: the active
-                // slave, or the xmit hash over the usable slaves.
+                // Kernel traffic goes through the bond driver itself.
                 let bond = &self.bonds[b as usize].2;
-                let s = match bond.mode {
-                    crate::scenario::schema::BondMode::ActiveBackup => bond.active,
-                    _ => {
-                        let usable: Vec<usize> = (0..bond.slaves.len())
-                            .filter(|&s| bond.slaves[s].usable)
-                            .collect();
-                        let hsh = bond_xmit_hash(bond.policy.codec(), &pkt.flow_keys());
-                        usable
-                            .get(hsh as usize % usable.len().max(1))
-                            .copied()
-                            .unwrap_or(0)
-                    }
-                };
-                bond.slaves[s].port
+                let hash = bond_xmit_hash(bond.policy.codec(), &pkt.flow_keys());
+                bond.slaves[bond.kernel_slave(hash)].port
             }
         };
         let len = u64::from(pkt.frame_len);

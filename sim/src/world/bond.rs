@@ -186,17 +186,7 @@ impl Bond {
                     let b = hash as usize % self.buckets.len();
                     self.buckets[b] as usize
                 }
-                LagSelect::Software => {
-                    // bond_xmit_3ad_xor_slave_get over usable_slaves.
-                    let usable: Vec<usize> = (0..self.slaves.len())
-                        .filter(|&s| self.slaves[s].usable)
-                        .collect();
-                    if usable.is_empty() {
-                        0
-                    } else {
-                        usable[hash as usize % usable.len()]
-                    }
-                }
+                LagSelect::Software => self.kernel_slave(hash),
                 LagSelect::QueueAffinity => {
                     let n = self.slaves.len();
                     (0..n)
@@ -206,6 +196,23 @@ impl Bond {
                 }
             },
         }
+    }
+
+    /// The slave the kernel bond driver itself sends a frame of hash
+    /// `hash` on: the active slave (active-backup), else
+    /// `usable_slaves[hash % count]` (bond_xmit_3ad_xor_slave_get).
+    pub(crate) fn kernel_slave(&self, hash: u32) -> usize {
+        if self.mode == BondMode::ActiveBackup {
+            return self.active;
+        }
+        let usable = self.slaves.iter().filter(|s| s.usable).count();
+        if usable == 0 {
+            return 0;
+        }
+        (0..self.slaves.len())
+            .filter(|&s| self.slaves[s].usable)
+            .nth(hash as usize % usable)
+            .unwrap_or(0)
     }
 
     #[cfg(test)]
