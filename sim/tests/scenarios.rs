@@ -129,6 +129,41 @@ fn lag_hash_queue_affinity_alternates_ports() {
     assert_eq!(slaves, [0, 1, 0, 1, 0, 1, 0, 1]);
 }
 
+/// Each workload is its own perftest process with its own user context:
+/// the second one's counter starts at 2 (mlx5_ib_alloc_ucontext), so its
+/// first QP takes port 2 even after the first process made an even number
+/// of QPs.
+#[test]
+fn queue_affinity_round_robin_is_per_process() {
+    let dir = tmp("lag_qa_two");
+    let text = std::fs::read_to_string(scenario("lag_hash")).unwrap();
+    let second = "\n[[workload]]\nname = \"second\"\ntool = \"ib_write_bw\"\nclient = \"hostA.bond0\"\nserver = \"hostB.bond0\"\nsize = \"64KiB\"\nqps = 2\niters = 2\n";
+    let file = dir.join("two.toml");
+    std::fs::write(&file, text + second).unwrap();
+    let mut sets = LAG_SMALL.to_vec();
+    sets.extend([
+        "host.hostA.bond.bond0.lag=queue-affinity",
+        "workload.0.qps=2",
+    ]);
+    let s = run_ok(&file, &dir.join("run"), &sets);
+    let slaves: Vec<(String, u64)> = clients(&s)
+        .iter()
+        .map(|q| {
+            (
+                q["workload"].as_str().unwrap().to_string(),
+                q["slave"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("write_bw", 0),
+        ("write_bw", 1),
+        ("second", 1),
+        ("second", 0),
+    ];
+    assert_eq!(slaves, want.map(|(w, s)| (w.to_string(), s)));
+}
+
 #[test]
 fn lossless_run_conserves_bytes_and_completes_everything() {
     let out = tmp("conserve");

@@ -18,9 +18,11 @@
 //!   *all* slaves (§4.3: the RDMA LAG hashes over all slaves); when a slave
 //!   is found down its buckets move to a random usable slave, drawn from the
 //!   bond's own random stream, as `mlx5_infer_tx_affinity_mapping` does.
-//! * Queue-affinity mode: `ucontext.ctr` starts at 1 for the first process
-//!   on the device and each QP takes `(++ctr % n)`, so with two ports the
-//!   first QP gets port 1 (slave 0), the next port 2, ... A QP whose slave
+//! * Queue-affinity mode: each workload is one process with its own user
+//!   context, whose counter starts at the number of contexts opened on the
+//!   device (1 for the first); each QP takes `(++ctr % n)`, so with two
+//!   ports the first process's QPs get ports 1, 2, 1, ... (slaves 0, 1,
+//!   0, ...) and a second process's start at port 2. A QP whose slave
 //!   is down is remapped to the next usable slave (firmware
 //!   `tx_remap_affinity`).
 //! * `lag = "software"` is no RoCE LAG at all (soft-RoCE over a bond): the
@@ -72,7 +74,9 @@ pub(crate) struct Bond {
     /// Bucket → slave (hash mode).
     pub(crate) buckets: Vec<u32>,
     pub(crate) buckets_per_port: u32,
-    pub(crate) aff_ctr: u32,
+    /// The device's `tx_port_affinity`: user contexts (processes) opened
+    /// on it so far; each starts its own round robin from this count.
+    pub(crate) contexts: u32,
     pub(crate) rng: ChaCha8Rng,
     /// A Miimon event is pending.
     pub(crate) poll_pending: bool,
@@ -120,7 +124,7 @@ impl Bond {
                 .map(|b| b / buckets_per_port)
                 .collect(),
             buckets_per_port,
-            aff_ctr: 1,
+            contexts: 0,
             rng,
             poll_pending: false,
             log: Vec::new(),
@@ -171,10 +175,19 @@ impl Bond {
         (h as usize % self.slaves.len()) as u32
     }
 
-    /// A queue-affinity port for a new QP (`++ctr % n`).
-    pub(crate) fn next_affinity(&mut self) -> u32 {
-        self.aff_ctr += 1;
-        self.aff_ctr % self.slaves.len() as u32
+    /// A new user context (one perftest process) on the device: its
+    /// round-robin counter starts at `++dev.tx_port_affinity`
+    /// (mlx5_ib_alloc_ucontext).
+    pub(crate) fn new_context(&mut self) -> u32 {
+        self.contexts += 1;
+        self.contexts
+    }
+
+    /// The queue-affinity slave of a new QP of the context whose counter
+    /// is `ctx`: `(++ctx % n) + 1` as a 1-based port (get_tx_affinity_rr).
+    pub(crate) fn next_affinity(&self, ctx: &mut u32) -> u32 {
+        *ctx += 1;
+        *ctx % self.slaves.len() as u32
     }
 
     /// The slave a QP with LAG hash `hash` and affinity `affinity` uses now.
@@ -395,8 +408,13 @@ mod tests {
             LagSelect::QueueAffinity,
             HashPolicy::Layer34,
         );
-        let aff: Vec<u32> = (0..4).map(|_| b.next_affinity()).collect();
+        let mut ctx = b.new_context();
+        let aff: Vec<u32> = (0..4).map(|_| b.next_affinity(&mut ctx)).collect();
         assert_eq!(aff, [0, 1, 0, 1]);
+        // A second process starts one further: its first QP takes port 2.
+        let mut ctx = b.new_context();
+        let aff: Vec<u32> = (0..2).map(|_| b.next_affinity(&mut ctx)).collect();
+        assert_eq!(aff, [1, 0]);
         // With a flow label the bond's own hash over all slaves decides.
         assert_eq!(b.linux_slave_all(&keys(0xC000)), 1);
         assert_eq!(b.linux_slave_all(&keys(0xE123)), 0);

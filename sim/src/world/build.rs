@@ -1259,6 +1259,9 @@ impl World {
             spairs.push(qpn(self, &sv)?);
         }
         let mut psn_rng = component_rng(self.seed, &format!("psn:{wname}"));
+        // Each end of a workload is one process: one user context per
+        // bond device it uses (queue-affinity round robin).
+        let mut contexts: HashMap<u32, u32> = HashMap::new();
         for q in 0..wc.qps as usize {
             let (cq, sq) = (pairs[q], spairs[q]);
             let c_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
@@ -1341,7 +1344,8 @@ impl World {
                         // non-zero flow label the core then asks the bond for
                         // the slave of a fake frame of this flow (Linux hash
                         // over all slaves, roce-facts §4.3/4.4) at INIT->RTR.
-                        let mut aff = bond.next_affinity();
+                        let ctx = contexts.entry(b).or_insert_with(|| bond.new_context());
+                        let mut aff = bond.next_affinity(ctx);
                         if wc.flow_label != 0 {
                             aff = bond.linux_slave_all(&pkt_keys.flow_keys());
                         }
