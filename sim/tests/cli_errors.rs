@@ -249,3 +249,15 @@ fn message_too_long_for_the_mtu() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The scenario name is the default run directory `runs/<name>/`: `../x`
+/// wrote outside runs/, and an empty name made runs/ itself the run dir.
+#[test]
+fn scenario_name_must_be_a_plain_directory_name() {
+    for bad in ["../escaped", "", "a/b"] {
+        let t = lag_text().replacen("name = \"lag_hash\"", &format!("name = \"{bad}\""), 1);
+        let err = fails(&format!("name{}", bad.len()), &t, &[]);
+        at(line_of(&t, &format!("name = \"{bad}\"")), &err);
+        assert!(err.contains("key `name`") && err.contains("hint:"), "{err}");
+    }
+}

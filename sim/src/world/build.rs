@@ -106,6 +106,16 @@ impl World {
             pending: Vec::new(),
             conns: Vec::new(),
         };
+        if let Some(n) = &sc.name {
+            // It names the default run directory, runs/<name>/.
+            if n.is_empty() || n == "." || n == ".." || n.contains(['/', '\\']) {
+                return Err(ModelError::new(
+                    p().key("name"),
+                    format!("scenario name `{n}` must be a plain directory name"),
+                )
+                .hint("the default output is runs/<name>/; use e.g. name = \"lag_hash\""));
+            }
+        }
         if w.sample_every == Ps::ZERO {
             return Err(ModelError::new(
                 p().key("sim").key("sample_interval"),
