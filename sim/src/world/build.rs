@@ -101,7 +101,6 @@ impl World {
             qp_samples: Vec::new(),
             packet_hops: 0,
             last_activity: Ps::ZERO,
-            finished: false,
             neigh: Vec::new(),
             pending: Vec::new(),
             conns: Vec::new(),

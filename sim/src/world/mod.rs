@@ -277,7 +277,6 @@ pub struct World {
     pub(crate) qp_samples: Vec<QpSample>,
     pub(crate) packet_hops: u64,
     pub(crate) last_activity: Ps,
-    pub(crate) finished: bool,
     /// Kernel neighbour tables (frames-mode ARP), per host.
     pub(crate) neigh: Vec<FastMap<Ipv4Addr, [u8; 6]>>,
     /// Outstanding ARP requests: (host, next hop, connections waiting).
@@ -345,7 +344,6 @@ impl World {
         self.port_samples.retain(|s| s.t <= end);
         self.qp_samples.retain(|s| s.t <= end);
         self.take_sample(end);
-        self.finished = true;
         progress.update(self.last_activity, self.stop_at);
     }
 
