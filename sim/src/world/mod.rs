@@ -657,20 +657,20 @@ impl World {
                 let Some((_, hops)) = best else {
                     return self.switch_drop_route(port, id);
                 };
-                let usable: Vec<&(u32, [u8; 6])> = hops
-                    .iter()
-                    .filter(|(g, _)| {
-                        s.groups[*g as usize]
-                            .members
-                            .iter()
-                            .any(|&m| self.ports[s.ports[m as usize] as usize].carrier)
-                    })
-                    .collect();
-                if usable.is_empty() {
+                // ECMP over the next hops with a live member, counted then
+                // indexed: this runs for every routed packet, so no Vec.
+                let ports = &self.ports;
+                let alive = |&&(g, _): &&NextHop| {
+                    s.groups[g as usize]
+                        .members
+                        .iter()
+                        .any(|&m| ports[s.ports[m as usize] as usize].carrier)
+                };
+                let n = hops.iter().filter(alive).count();
+                let Some(i) = s.hash.select(&pkt.five_tuple(), n) else {
                     return self.switch_drop_route(port, id);
-                }
-                let i = s.hash.select(&pkt.five_tuple(), usable.len()).unwrap_or(0);
-                let (g, mac) = *usable[i];
+                };
+                let &(g, mac) = hops.iter().filter(alive).nth(i).expect("i < n");
                 (mac, g)
             };
             pkt.eth.src = s.mac;
