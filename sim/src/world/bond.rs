@@ -144,6 +144,12 @@ impl Bond {
                 // CRC-32 over exactly the fields the policy reads, so that
                 // layer2+3 still ignores the ports.
                 let mut b = Vec::with_capacity(32);
+                if self.policy == HashPolicy::VlanSrcMac {
+                    // roce-facts §4.4: smac and the first VLAN id.
+                    b.extend_from_slice(&keys.src_mac);
+                    b.extend_from_slice(&(keys.vlan_tci.unwrap_or(0) & 0x0FFF).to_be_bytes());
+                    return crc32(&b);
+                }
                 let l34 = matches!(self.policy, HashPolicy::Layer34 | HashPolicy::Encap34);
                 let l3 = l34 || matches!(self.policy, HashPolicy::Layer23 | HashPolicy::Encap23);
                 if !l34 || keys.addrs.is_none() {
@@ -399,6 +405,24 @@ mod tests {
             .map(|i| b.slave_for(b.hash(&keys(0xC000 + i)), 0))
             .collect();
         assert!(s.iter().all(|&x| x == s[0]));
+    }
+
+    /// The mlx5 port-selection fields of vlan+srcmac are the source MAC
+    /// and the VLAN id only (roce-facts §4.4), not the layer 2 triple.
+    #[test]
+    fn crc32_vlan_srcmac_reads_only_the_source_mac_and_vlan() {
+        let mut b = bond(BondMode::Lacp, LagSelect::Hash, HashPolicy::VlanSrcMac);
+        b.lag_hash = LagHash::Crc32;
+        let mut k = keys(0xC000);
+        k.vlan_tci = Some(0x6064); // PCP 3, VID 100
+        let h = b.hash(&k);
+        let mut other = k;
+        other.dst_mac = [2, 0, 0, 0, 0, 0x42];
+        other.ports = Some((0xE123, 4791));
+        other.vlan_tci = Some(0x0064); // same VID, PCP 0
+        assert_eq!(b.hash(&other), h);
+        other.vlan_tci = Some(0x0065);
+        assert_ne!(b.hash(&other), h);
     }
 
     #[test]
