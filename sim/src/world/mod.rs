@@ -451,7 +451,8 @@ impl World {
     fn pump_host(&mut self, port: u32) {
         let now = self.now();
         for prio in (0..PRIOS).rev() {
-            // Frames the host's kernel queued (ARP) go before QP traffic.
+            // Frames the host's kernel queued (ARP, at priority 0) go
+            // before the QPs of their priority, after higher ones.
             if let Some(id) = self.ports[port as usize].queues[prio].pop_front() {
                 self.dequeued(port, prio, id);
                 self.transmit(port, id);
