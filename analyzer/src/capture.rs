@@ -1,29 +1,33 @@
 //! Reading pcap and pcapng files as a stream of link-layer frames.
 //!
 //! ```text
-//!  file ──(gzip?)──▶ 1 MiB buffers ──record walk──▶ next_frame(): RawFrame { ts_ns, data, ... } (borrowed)
-//!                    (pooled)                   └──▶ next_batch(): FrameBatch (owns its buffer: Send)
+//!  plain file ──mmap, 16 MiB windows──┐
+//!                                     ├──record walk──▶ next_frame(): RawFrame { ts_ns, data, ... } (borrowed)
+//!  gzip, pipe ──read, 1 MiB buffers───┘             └─▶ next_batch(): FrameBatch (holds its window/buffer: Send)
 //!                                                                        │
 //!                                     Ethernet / Linux SLL / SLL2 ───────┴──▶ roce_codec::Frame
 //! ```
-//! Records are parsed in place from a buffer that is refilled as it drains,
-//! so memory stays flat however large the file is. Record headers are read
-//! unvalidated (`next_raw_packet`) and checked here, because pcap-file's
-//! validating path rejects every snaplen-truncated record.
+//! Records are parsed in place, from a mapped window that follows the
+//! reader or from a buffer that is refilled as it drains, so memory stays
+//! flat however large the file is. Record headers are read unvalidated
+//! (`next_raw_packet`) and checked here, because pcap-file's validating
+//! path rejects every snaplen-truncated record.
+//!
+//! Plain files are mapped rather than read: the page cache of a file
+//! written in large chunks or read from disk is held in large folios (up
+//! to 2 MiB), which map in a few hundred faults, so walking the record
+//! headers of 1.18 GB costs ~0.015 s mapped against ~0.042 s copied out
+//! with `read` (BENCHMARKS.md, dissect section), and the decoders then read
+//! the frames where they lie. Windows start on 2 MiB boundaries so that
+//! such folios can map whole.
 //!
 //! [`CaptureReader::next_batch`] hands out runs of records together with a
-//! shared handle on the buffer they sit in, so that other threads can decode
-//! them while this one reads on ([`crate::pipeline`]). A buffer still held
-//! by a batch is never refilled: the reader moves the unread tail (less
-//! than one record) into a fresh buffer from a small pool, and the old one
-//! returns to the pool when its last batch is dropped. Each byte is thus
-//! copied once out of the page cache (or the decompressor) and never again.
-//!
-//! Memory mapping was measured as the alternative and rejected: on the
-//! 2-core VM this runs on, mapping a page-cache page into the process costs
-//! as much as copying it (0.058 s against 0.061 s for 1.18 GB), and a
-//! reader that faults pages in one by one was slower than one that copies
-//! (BENCHMARKS.md, dissect section).
+//! shared handle on the window or buffer they sit in, so that other threads
+//! can decode them while this one reads on ([`crate::pipeline`]). A buffer
+//! still held by a batch is never refilled: the reader moves the unread
+//! tail (less than one record) into a fresh buffer from a small pool, and
+//! the old one returns to the pool when its last batch is dropped; a window
+//! is unmapped when its last batch is.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -196,10 +200,11 @@ const CHUNK: usize = 1 << 20;
 /// Largest record we accept; anything bigger is a corrupt length field.
 const MAX_RECORD: usize = 256 << 20;
 /// Most frames and bytes in one batch: small enough that two decoders
-/// share a file evenly, large enough that handing a batch over (a few
-/// microseconds) is rare.
-const BATCH_FRAMES: usize = 2048;
-const BATCH_BYTES: u64 = 1 << 20;
+/// share a file evenly, large enough that handing a batch over (a wake-up
+/// and a context switch, several microseconds on a VM) is rare. A batch
+/// never spans two buffers, so the stream path's are 1 MiB at most.
+const BATCH_FRAMES: usize = 8192;
+const BATCH_BYTES: u64 = 4 << 20;
 /// Spare buffers a reader keeps for reuse; more in flight are allocated.
 const POOL_KEEP: usize = 16;
 
@@ -682,8 +687,8 @@ impl CaptureReader {
         Ok(None)
     }
 
-    /// The next run of frames (up to 2048 frames or 1 MiB, all from one
-    /// buffer), or how the file ended. Frames come in the same order, with the same
+    /// The next run of frames (up to 8192 frames or 4 MiB, all from one
+    /// buffer or mapped window), or how the file ended. Frames come in the same order, with the same
     /// contents, as from [`CaptureReader::next_frame`], and the two may be
     /// mixed.
     pub fn next_batch(&mut self) -> Result<NextBatch, CaptureError> {
