@@ -1135,7 +1135,7 @@ mod tests {
     fn batches_and_single_frames_read_the_same_and_mix() {
         let path = tmp("mix.pcapng");
         let mut w = CaptureWriter::create(&path, CaptureFormat::PcapNg, 0, "x").unwrap();
-        for i in 0..9000u32 {
+        for i in 0..30_000u32 {
             w.write(
                 u64::from(i),
                 &vec![(i % 256) as u8; 60 + (i as usize % 1500)],
@@ -1148,7 +1148,7 @@ mod tests {
         while let Next::Frame(f) = r.next_frame().unwrap() {
             all.push((f.ts_ns, f.offset, f.data.to_vec()));
         }
-        assert_eq!(all.len(), 9000);
+        assert_eq!(all.len(), 30_000);
         // Mapped or streamed, batches interleaved with single frames, and
         // batches kept alive while the reader goes on.
         for streamed in [false, true] {
@@ -1173,7 +1173,7 @@ mod tests {
                 }
             }
             assert_eq!(got, all, "streamed: {streamed}");
-            assert_eq!(r.frames(), 9000);
+            assert_eq!(r.frames(), 30_000);
             // The kept batches still read their own bytes: no buffer was
             // reused while a batch held it.
             assert!(kept.len() >= 5, "{} batches", kept.len());
