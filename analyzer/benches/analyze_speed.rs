@@ -12,12 +12,15 @@
 //! CE mark and a CNP every 50 messages and a NAK-triggered go-back-N every
 //! 200. It is written to a temporary directory and removed afterwards.
 //!
-//! Measured `ROCE_BENCH_REPS` times each (default 5), medians reported:
+//! Measured `ROCE_BENCH_REPS` times each (default 5), interleaved so that
+//! a burst of load on the shared machine hits all three; medians reported:
 //! * `analyze`: `analyze_files` on the file (read, decode, ICRC check of
-//!   every frame, flow table, report), as `roce-pcap analyze` runs it (a
-//!   reader thread per file; merge and flow table on the calling thread).
-//! * `analyze, 2 readers`: the same with `readers_per_file = 2`, each
-//!   reader decoding every other frame.
+//!   every frame, flow table, report), as `roce-pcap analyze` runs it: a
+//!   reader thread walks the mapped file into batches, decoder threads
+//!   (one per core) turn them into events, the merge and flow table run on
+//!   the calling thread.
+//! * `analyze, 1 decoder`: the same with `threads = Some(1)`
+//!   (`--threads 1`).
 //! * `tshark`: `tshark -r FILE -T fields -e infiniband.bth.{opcode,se,m,
 //!   padcnt,tver,p_key,destqp,a,psn} > /dev/null` (every BTH field, as the
 //!   dissect bench extracts them).
@@ -103,33 +106,41 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("roce-pcap-analyze-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mem_gb = env_u64("ROCE_BENCH_MEMORY_GB", 0);
+    // ROCE_BENCH_FILE=path keeps the capture there (and reuses it next time).
+    let keep = std::env::var_os("ROCE_BENCH_FILE").map(std::path::PathBuf::from);
     if mem_gb > 0 {
-        let path = dir.join("large.pcap");
-        // A 64 KiB message is 16 frames of 4174 bytes plus ACK/CNP/NAK traffic.
-        let frames = mem_gb * 1_000_000_000 / 4174;
+        let path = keep.clone().unwrap_or_else(|| dir.join("large.pcap"));
+        // Frames average 3924 bytes (16 data frames of 4170 or 4154 bytes
+        // per 64 KiB message, then ACK, CNP and NAK traffic): a little
+        // over `mem_gb` GB.
+        let frames = mem_gb * 1_000_000_000 / 3900;
         let p = BenchCapture {
             frames,
             qps: 64,
             ..BenchCapture::default()
         };
-        let written = bench_capture(&path, p).unwrap();
+        if !keep.as_ref().is_some_and(|k| k.exists()) {
+            bench_capture(&path, p).unwrap();
+        }
         let size = std::fs::metadata(&path).unwrap().len();
         let before = vm_hwm_kb();
-        let (secs, qps) = analyze_once(&path);
+        let t = Instant::now();
+        let a = analyze_files(&[&path], &AnalyzeOptions::default()).expect("analyze");
+        let secs = t.elapsed().as_secs_f64();
         let after = vm_hwm_kb();
+        let (written, qps) = (a.report.files[0].packets, a.report.qps.len());
         println!(
             "memory: {written} frames, {:.2} GB, {qps} QPs analyzed in {secs:.1} s; peak RSS {:.1} MB before analysis, {:.1} MB after",
             size as f64 / 1e9,
             before as f64 / 1024.0,
             after as f64 / 1024.0
         );
+        drop(a);
         std::fs::remove_dir_all(&dir).unwrap();
         return;
     }
     let frames = env_u64("ROCE_BENCH_FRAMES", 300_000);
     let reps = env_u64("ROCE_BENCH_REPS", 5) as usize;
-    // ROCE_BENCH_FILE=path keeps the capture there (and reuses it next time).
-    let keep = std::env::var_os("ROCE_BENCH_FILE").map(std::path::PathBuf::from);
     let path = keep.clone().unwrap_or_else(|| dir.join("bench.pcap"));
     let p = BenchCapture {
         frames,
@@ -145,19 +156,31 @@ fn main() {
     // Warm the page cache for both tools alike.
     let _ = analyze_once(&path);
     let mut ours = Vec::new();
-    let mut two = Vec::new();
+    let mut one = Vec::new();
     let mut theirs = Vec::new();
     for _ in 0..reps {
         let (s, qps) = analyze_once(&path);
         assert_eq!(qps, 8);
         ours.push(s);
-        two.push(analyze_with(&path, Some(2)).0);
+        one.push(analyze_with(&path, Some(1)).0);
         if let Some(t) = tshark_once(&path) {
             theirs.push(t);
         }
     }
+    let runs = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.3}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    println!(
+        "runs (s): analyze {}; 1 decoder {}; tshark {}",
+        runs(&ours),
+        runs(&one),
+        runs(&theirs)
+    );
     let a = median(ours);
-    let a2 = median(two);
+    let a1 = median(one);
     let mb = size as f64 / 1e6;
     println!("capture: {written} frames, {mb:.1} MB; {reps} runs each, medians");
     println!(
@@ -166,9 +189,9 @@ fn main() {
         written as f64 / a
     );
     println!(
-        "analyze, 2 readers: {a2:.3} s = {:.0} MB/s, {:.0} frames/s",
-        mb / a2,
-        written as f64 / a2
+        "analyze, 1 decoder: {a1:.3} s = {:.0} MB/s, {:.0} frames/s",
+        mb / a1,
+        written as f64 / a1
     );
     if theirs.is_empty() {
         println!("tshark: not run (not installed or failed)");
@@ -180,9 +203,9 @@ fn main() {
             written as f64 / t
         );
         println!(
-            "ratio: analyze is {:.1}x faster than tshark ({:.1}x with 2 readers)",
+            "ratio: analyze is {:.1}x faster than tshark ({:.1}x with 1 decoder)",
             t / a,
-            t / a2
+            t / a1
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
