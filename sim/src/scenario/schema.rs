@@ -93,6 +93,13 @@ pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
         }
         m[i] = u8::from_str_radix(p, 16).map_err(|_| bad())?;
     }
+    if m[0] & 1 == 1 || m == [0; 6] {
+        // An interface's own address must be a station's: frames to a
+        // group address are flooded, and ARP could not answer with it.
+        return Err(format!(
+            "`{s}` is not a unicast MAC address (the first octet must be even, and not all zeros), e.g. \"02:00:00:00:00:01\""
+        ));
+    }
     Ok(m)
 }
 

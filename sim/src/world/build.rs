@@ -386,6 +386,37 @@ impl World {
                 ));
             }
         }
+        // One station, one MAC: a MAC on two interfaces (or a switch)
+        // makes the FDBs flap between them.
+        let mut macs: HashMap<[u8; 6], String> = HashMap::new();
+        let stations = w.hosts.iter().enumerate().flat_map(|(hi, h)| {
+            h.ifaces.iter().map(move |f| {
+                (
+                    f.mac,
+                    iface_path(sc, hi, &f.name).key("mac"),
+                    format!("{}.{}", h.name, f.name),
+                )
+            })
+        });
+        let switches = w.switches.iter().enumerate().map(|(si, s)| {
+            (
+                s.mac,
+                p().key("switch").index(si).key("mac"),
+                s.name.clone(),
+            )
+        });
+        for (mac, at, who) in stations.chain(switches) {
+            if let Some(prev) = macs.insert(mac, who.clone()) {
+                return Err(ModelError::new(
+                    at,
+                    format!(
+                        "MAC {} of `{who}` is also the MAC of `{prev}`",
+                        crate::scenario::schema::fmt_mac(&mac)
+                    ),
+                )
+                .hint("give each interface its own `mac`, or leave it out to have one assigned"));
+            }
+        }
 
         // Links create ports.
         let mut port_by_name: HashMap<String, u32> = HashMap::new();
@@ -1537,6 +1568,62 @@ server = "t"
         // From eth0's own address all three agree.
         for a in 0..=2 {
             assert_eq!(sender(a, 0), eth0);
+        }
+    }
+
+    const PAIR: &str = r#"
+[[host]]
+name = "a"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.1/24"
+[[host]]
+name = "b"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.2/24"
+[[link]]
+a = "a.eth0"
+b = "b.eth0"
+rate = "25Gbps"
+[[workload]]
+tool = "ib_write_bw"
+client = "a"
+server = "b"
+"#;
+
+    fn build_err(sets: &[&str]) -> String {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        match crate::scenario::load_str(Path::new("t.toml"), PAIR.into(), &sets) {
+            Err(d) => d.to_string(),
+            Ok(l) => match World::build(&l.scenario, "t", &BuildOptions::default()) {
+                Err(e) => l.locate(&e).to_string(),
+                Ok(_) => String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn macs_are_unicast_and_unique() {
+        assert_eq!(build_err(&[]), "");
+        let e = build_err(&[
+            "host.b.nic.eth0.mac=02:00:00:00:00:07",
+            "host.a.nic.eth0.mac=02:00:00:00:00:07",
+        ]);
+        assert!(
+            e.contains("key `host[1].nic[0].mac`") && e.contains("also the MAC of `a.eth0`"),
+            "{e}"
+        );
+        for group in [
+            "ff:ff:ff:ff:ff:ff",
+            "01:00:5e:00:00:01",
+            "00:00:00:00:00:00",
+        ] {
+            let e = build_err(&[&format!("host.a.nic.eth0.mac={group}")]);
+            assert!(
+                e.contains("key `host[0].nic[0].mac`") && e.contains("not a unicast MAC"),
+                "{e}"
+            );
         }
     }
 }
