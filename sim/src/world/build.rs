@@ -29,6 +29,15 @@
 //! A RoCE NIC accepts only frames to its own MAC whose destination GID
 //! (IP) it owns, so a wrong answer in step 3 or a wrong learned entry in
 //! step 4 silently blackholes one direction: "ping works, RDMA fails".
+//!
+//! What step 1 stands for: the route of the host's *socket* traffic from
+//! the connection's source address (a ping, perftest's or NCCL's TCP
+//! exchange), whose ARP is the first the peer sees. The kernel's RDMA
+//! address resolution itself binds its lookup to the GID's netdev
+//! (`addr4_resolve` with `flowi4_oif = bound_dev_if`), so an ARP the RoCE
+//! stack sends on its own always leaves the QP's NIC with that NIC's
+//! address; policy routing and `arp_announce` matter through the socket
+//! traffic. Neighbour entries are kept per host, not per interface.
 
 use std::collections::HashMap;
 
