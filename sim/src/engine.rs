@@ -38,6 +38,11 @@ pub enum Event {
     Miimon { bond: u32 },
     /// A workload's connection setup (frames-mode ARP) may proceed.
     ArpStart { conn: u32 },
+    /// A host's ARP request for `next_hop` may need sending again.
+    ArpRetry {
+        host: u32,
+        next_hop: core::net::Ipv4Addr,
+    },
     /// A client QP's workload asked to be driven at this time (a scheduled
     /// message, the end of a `-D` run, the workload's start).
     Drive { qp: u32 },

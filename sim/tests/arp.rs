@@ -142,3 +142,59 @@ fn arp_frames_reach_the_same_answers_as_the_instant_model() {
         );
     }
 }
+
+const PAIR_FRAMES: &str = r#"
+name = "pair_frames"
+[sim]
+arp = "frames"
+[[host]]
+name = "a"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.1/24"
+[[host]]
+name = "b"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.2/24"
+[[switch]]
+name = "sw"
+[[link]]
+a = "a.eth0"
+b = "sw.p1"
+rate = "25Gbps"
+  [[link.event]]
+  at = "0s"
+  state = "down"
+  [[link.event]]
+  at = "1.5s"
+  state = "up"
+[[link]]
+a = "b.eth0"
+b = "sw.p2"
+rate = "25Gbps"
+[[workload]]
+tool = "ib_write_bw"
+client = "a"
+server = "b"
+size = "4KiB"
+iters = 2
+"#;
+
+/// A lost ARP request is sent again every second (the kernel's
+/// retrans_time), instead of leaving the workload waiting forever with
+/// its QPs `running` and the run ending at 0 ms: down at 0, the requests
+/// at 0 s and 1 s are lost, the one at 2 s is answered.
+#[test]
+fn a_lost_arp_request_is_retransmitted_every_second() {
+    let dir = tmp("arp_retransmit");
+    let file = dir.join("t.toml");
+    std::fs::write(&file, PAIR_FRAMES).unwrap();
+    let s = run_ok(&file, &dir.join("run"), &[]);
+    let q = clients(&s)[0];
+    assert_eq!(q["status"], "success", "{q}");
+    let first = q["first_tx_ns"].as_u64().unwrap();
+    // Request and reply: two 25G hops each way, no link delay.
+    assert!((2_000_000_000..2_000_010_000).contains(&first), "{first}");
+    assert_eq!(port(&s, "a.eth0")["drops_link_down"], 2);
+}

@@ -14,7 +14,11 @@
 //! ```
 //!
 //! Next hops that are routers (switch gateways) answer at once: switches do
-//! not run an ARP responder here.
+//! not run an ARP responder here. An unanswered request (lost on a lossy or
+//! dead link) is sent again every second, the kernel's `retrans_time`. The
+//! kernel gives up after `mcast_solicit` (3) probes and the tool fails to
+//! connect; here the setup keeps trying, so the workload starts late
+//! instead of never.
 
 use core::net::Ipv4Addr;
 
@@ -24,6 +28,19 @@ use roce_codec::hash::bond_xmit_hash;
 use super::*;
 
 const BROADCAST: [u8; 6] = [0xff; 6];
+/// The kernel's neighbour `retrans_time`: 1 s between ARP probes.
+const ARP_RETRANS: Ps = Ps::from_ms(1000);
+
+/// An ARP request not answered yet.
+pub(crate) struct PendingArp {
+    host: u32,
+    next_hop: Ipv4Addr,
+    /// The interface it leaves and the sender address it carries.
+    egress: u32,
+    sender_ip: Ipv4Addr,
+    /// Connections waiting for the answer.
+    waiters: Vec<u32>,
+}
 
 /// One workload's connection setup.
 pub(crate) struct Conn {
@@ -84,22 +101,20 @@ impl World {
                     if let Some(p) = self
                         .pending
                         .iter_mut()
-                        .find(|p| p.0 == host && p.1 == next_hop)
+                        .find(|p| p.host == host && p.next_hop == next_hop)
                     {
-                        if !p.2.contains(&c) {
-                            p.2.push(c);
+                        if !p.waiters.contains(&c) {
+                            p.waiters.push(c);
                         }
                     } else {
-                        self.pending.push((host, next_hop, vec![c]));
-                        self.send_arp(
+                        self.pending.push(PendingArp {
                             host,
-                            egress as u32,
-                            1,
-                            BROADCAST,
-                            sender_ip,
-                            [0; 6],
                             next_hop,
-                        );
+                            egress: egress as u32,
+                            sender_ip,
+                            waiters: vec![c],
+                        });
+                        self.solicit(host, next_hop);
                     }
                     return;
                 }
@@ -122,6 +137,35 @@ impl World {
             self.qps[q as usize].drive_at = Some(now);
             self.sched.at(now, Event::Drive { qp: q });
         }
+    }
+
+    /// Broadcasts the pending request of `host` for `next_hop` and arms
+    /// its retransmission.
+    fn solicit(&mut self, host: u32, next_hop: Ipv4Addr) {
+        let Some(p) = self
+            .pending
+            .iter()
+            .find(|p| p.host == host && p.next_hop == next_hop)
+        else {
+            return;
+        };
+        let (egress, sender_ip) = (p.egress, p.sender_ip);
+        self.send_arp(host, egress, 1, BROADCAST, sender_ip, [0; 6], next_hop);
+        let at = self.now() + ARP_RETRANS;
+        self.sched.at(at, Event::ArpRetry { host, next_hop });
+    }
+
+    /// The retransmission timer of a request: sends it again if it is
+    /// still unanswered. Returns whether it did.
+    pub(crate) fn arp_retry(&mut self, host: u32, next_hop: Ipv4Addr) -> bool {
+        let waiting = self
+            .pending
+            .iter()
+            .any(|p| p.host == host && p.next_hop == next_hop);
+        if waiting {
+            self.solicit(host, next_hop);
+        }
+        waiting
     }
 
     /// Queues an ARP frame on the port that interface `iface` of `host`
@@ -209,11 +253,15 @@ impl World {
                 }
             }
             2 => {
-                let Some(i) = self.pending.iter().position(|p| p.0 == host && p.1 == spa) else {
+                let Some(i) = self
+                    .pending
+                    .iter()
+                    .position(|p| p.host == host && p.next_hop == spa)
+                else {
                     // Not asked for, or a later answer inside locktime.
                     return;
                 };
-                let (_, _, waiters) = self.pending.swap_remove(i);
+                let waiters = self.pending.swap_remove(i).waiters;
                 self.neigh[host as usize].insert(spa, sha);
                 for c in waiters {
                     self.conn_step(c);

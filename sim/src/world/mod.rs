@@ -279,8 +279,8 @@ pub struct World {
     pub(crate) last_activity: Ps,
     /// Kernel neighbour tables (frames-mode ARP), per host.
     pub(crate) neigh: Vec<FastMap<Ipv4Addr, [u8; 6]>>,
-    /// Outstanding ARP requests: (host, next hop, connections waiting).
-    pub(crate) pending: Vec<(u32, Ipv4Addr, Vec<u32>)>,
+    /// Outstanding ARP requests.
+    pub(crate) pending: Vec<arp::PendingArp>,
     /// Connection setups (frames-mode ARP), one per workload.
     pub(crate) conns: Vec<Conn>,
 }
@@ -388,6 +388,7 @@ impl World {
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
+            Event::ArpRetry { host, next_hop } => return self.arp_retry(host, next_hop),
             Event::Drive { qp } => {
                 let now = self.now();
                 let s = &mut self.qps[qp as usize];
