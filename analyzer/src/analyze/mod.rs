@@ -6,7 +6,7 @@
 //! and the view across the captures of a bond's slaves.
 //!
 //! ```text
-//!  slave0.pcap ─┐  reader threads            ┌─ flow table ── Flow (per requester → responder QP)
+//!  slave0.pcap ─┐  reader + decoder threads ┌─ flow table ── Flow (per requester → responder QP)
 //!  slave1.pcap ─┼─ decode → RoceEvent ─merge─┤                 sequence, messages, ACK RTT, CNPs
 //!  ...          ┘  PFC + file counters       └─ response-only records
 //!                         │                                 │
