@@ -86,6 +86,29 @@ enum Cmd {
     },
 }
 
+/// Writes to stdout. A reader that went away (`rocesim run ... | head`)
+/// ends the output quietly, since the run directory is already written;
+/// println! would panic on the broken pipe.
+fn stdout_write(args: std::fmt::Arguments) {
+    use std::io::Write;
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("rocesim: error: writing to stdout: {e}");
+            std::process::exit(1);
+        }
+        std::process::exit(0);
+    }
+}
+
+macro_rules! out {
+    ($($t:tt)*) => { stdout_write(format_args!($($t)*)) };
+}
+
+macro_rules! outln {
+    () => { stdout_write(format_args!("\n")) };
+    ($($t:tt)*) => { stdout_write(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 struct Bar(Option<ProgressBar>);
 
 impl Progress for Bar {
@@ -147,7 +170,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Check { scenario, sets } => {
             let (loaded, w) = run::check(&scenario, &sets)?;
-            println!(
+            outln!(
                 "{}: ok: scenario `{}`, seed {}, {} hosts, {} switches, {} links, {} QPs",
                 scenario.display(),
                 loaded.name,
@@ -207,8 +230,8 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             run::write_sweep(&out, &axes, &rows)?;
             match format {
-                Format::Json => println!("{}", std::fs::read_to_string(out.join("sweep.json"))?),
-                Format::Csv => print!("{}", std::fs::read_to_string(out.join("sweep.csv"))?),
+                Format::Json => outln!("{}", std::fs::read_to_string(out.join("sweep.json"))?),
+                Format::Csv => out!("{}", std::fs::read_to_string(out.join("sweep.csv"))?),
                 Format::Table => {
                     let mut header: Vec<String> = axes
                         .iter()
@@ -270,9 +293,9 @@ fn print_table(rows: &[Vec<String>]) {
             .enumerate()
             .map(|(c, s)| format!("{s:>w$}", w = widths[c]))
             .collect();
-        println!("{}", line.join("  ").trim_end());
+        outln!("{}", line.join("  ").trim_end());
         if i == 0 {
-            println!(
+            outln!(
                 "{}",
                 widths
                     .iter()
@@ -286,13 +309,13 @@ fn print_table(rows: &[Vec<String>]) {
 
 fn print_summary(s: &Summary, format: Format) {
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(s).unwrap()),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(s).unwrap()),
         Format::Csv => {
-            println!(
+            outln!(
                 "host,qpn,dest_qpn,src,dst,udp_sport,port,slave,tx_bytes,goodput_gbps,retransmitted_packets,timeouts,naks_rx,status"
             );
             for q in s.qps.iter().filter(|q| q.role == "client") {
-                println!(
+                outln!(
                     "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     q.host,
                     q.qpn,
@@ -312,7 +335,7 @@ fn print_summary(s: &Summary, format: Format) {
             }
         }
         Format::Table => {
-            println!(
+            outln!(
                 "scenario {} (seed {}): {:.3} ms simulated, {} events, {:.2} s wall",
                 s.scenario,
                 s.seed,
@@ -320,7 +343,7 @@ fn print_summary(s: &Summary, format: Format) {
                 s.events,
                 s.wall_s
             );
-            println!();
+            outln!();
             let mut t = vec![vec![
                 "port".to_string(),
                 "tx bytes".into(),
@@ -338,7 +361,7 @@ fn print_summary(s: &Summary, format: Format) {
                 ]);
             }
             print_table(&t);
-            println!();
+            outln!();
             let mut t = vec![vec![
                 "host".to_string(),
                 "qpn".into(),
@@ -374,13 +397,15 @@ fn print_summary(s: &Summary, format: Format) {
             print_table(&t);
             for b in &s.bonds {
                 let total: u64 = b.slave_tx_bytes.iter().sum();
-                println!();
+                outln!();
                 if b.mode == "active-backup" {
-                    println!("{} ({}): bytes sent per slave", b.name, b.mode);
+                    outln!("{} ({}): bytes sent per slave", b.name, b.mode);
                 } else {
-                    println!(
+                    outln!(
                         "{} ({}, {}): bytes sent per slave",
-                        b.name, b.mode, b.xmit_hash_policy
+                        b.name,
+                        b.mode,
+                        b.xmit_hash_policy
                     );
                 }
                 for (i, (name, bytes)) in b.slaves.iter().zip(&b.slave_tx_bytes).enumerate() {
@@ -389,15 +414,15 @@ fn print_summary(s: &Summary, format: Format) {
                     } else {
                         0.0
                     };
-                    println!("  slave {i} {name}: {bytes} B ({share:.1}%)");
+                    outln!("  slave {i} {name}: {bytes} B ({share:.1}%)");
                 }
                 for e in &b.events {
-                    println!("  at {:.3} ms: {}", e.t_ns as f64 / 1e6, e.message);
+                    outln!("  at {:.3} ms: {}", e.t_ns as f64 / 1e6, e.message);
                 }
             }
-            println!();
-            println!("aggregate goodput: {:.2} Gb/s", s.aggregate_goodput_gbps);
-            println!(
+            outln!();
+            outln!("aggregate goodput: {:.2} Gb/s", s.aggregate_goodput_gbps);
+            outln!(
                 "  (all client QPs' payload over the workload's span; a QP's goodput is over its own span)"
             );
         }

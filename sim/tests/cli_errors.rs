@@ -261,3 +261,28 @@ fn scenario_name_must_be_a_plain_directory_name() {
         assert!(err.contains("key `name`") && err.contains("hint:"), "{err}");
     }
 }
+
+/// `rocesim run ... | head -1`: the reader goes away before the summary
+/// table is printed. println! panicked on the broken pipe (exit 101 and
+/// a backtrace); the run directory is written by then, so the output
+/// just stops.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let dir = tmp("closed_stdout");
+    let mut child = bin()
+        .arg("run")
+        .arg(scenario("retry_exceeded"))
+        .arg("--out")
+        .arg(dir.join("run"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the child gets to print anything.
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(dir.join("run/summary.json").is_file());
+}
