@@ -67,3 +67,44 @@ fn stop_at_after_the_work_does_not_stretch_the_run() {
     assert_eq!(s["sim_time_ns"], 100_000);
     assert_eq!(clients(&s)[0]["status"], "running");
 }
+
+/// The time series keep their resolution whatever timer is left armed at
+/// the end: with NCCL's timeout 20 the QP's ACK timer (4.3 s) outlived a
+/// 340 us transfer, the sampler ticked on until it fired and halved its
+/// resolution to keep under 1000 samples, leaving ports.csv one row for
+/// the whole transfer. Idle gaps inside a run (retransmission rounds)
+/// are sampled on the same regular grid.
+#[test]
+fn samples_keep_their_interval_whatever_timer_is_left() {
+    let dir = tmp("outputs_sample_grid");
+    let sc = dir.join("pair.toml");
+    std::fs::write(&sc, PAIR.replace("stop_at = \"50ms\"\n", "")).unwrap();
+    let s = run_ok(&sc, &dir.join("run"), &["workload.0.timeout=20"]);
+    let end = s["sim_time_ns"].as_u64().unwrap();
+    let csv = std::fs::read_to_string(dir.join("run/ports.csv")).unwrap();
+    let times: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",a.eth0,"))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    // Every 10 us from 0, then the end of the run.
+    let grid: Vec<u64> = (0..).map(|k| k * 10_000).take_while(|&t| t < end).collect();
+    assert_eq!(times[..times.len() - 1], grid[..], "{times:?}");
+    assert_eq!(*times.last().unwrap(), end);
+
+    // retry_exceeded: eight bursts 4.19 ms apart, idle in between; the
+    // grid stays regular across the gaps (40 us: 33.6 ms / 10 us is over
+    // the 1000-sample budget twice).
+    let s = run_ok(&scenario("retry_exceeded"), &dir.join("re"), &[]);
+    let end = s["sim_time_ns"].as_u64().unwrap();
+    let csv = std::fs::read_to_string(dir.join("re/ports.csv")).unwrap();
+    let times: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",hostA.eth0,"))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    let grid: Vec<u64> = (0..).map(|k| k * 40_000).take_while(|&t| t < end).collect();
+    assert_eq!(times[..times.len() - 1], grid[..]);
+}

@@ -106,6 +106,8 @@ impl World {
             taps: Vec::new(),
             stop_at: sc.sim.stop_at.map(|d| d.0),
             sample_every: sc.sim.sample_interval.map_or(Ps::from_us(10), |d| d.0),
+            active_since_sample: true,
+            sampling_paused: false,
             port_samples: Vec::new(),
             qp_samples: Vec::new(),
             packet_hops: 0,

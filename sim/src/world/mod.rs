@@ -273,6 +273,10 @@ pub struct World {
     pub(crate) taps: Vec<Tap>,
     pub(crate) stop_at: Option<Ps>,
     pub(crate) sample_every: Ps,
+    /// Something happened since the last sample.
+    pub(crate) active_since_sample: bool,
+    /// The sampler stopped ticking after an idle interval.
+    pub(crate) sampling_paused: bool,
     pub(crate) port_samples: Vec<PortSample>,
     pub(crate) qp_samples: Vec<QpSample>,
     pub(crate) packet_hops: u64,
@@ -326,6 +330,10 @@ impl World {
             let (_, ev) = self.sched.pop().expect("peeked");
             if self.handle(ev) {
                 self.last_activity = t;
+                self.active_since_sample = true;
+                if self.sampling_paused {
+                    self.resume_sampling(t);
+                }
             }
             n += 1;
             if n & 0xFFFF == 0 {
@@ -401,8 +409,15 @@ impl World {
             Event::Sample => {
                 let now = self.now();
                 self.take_sample(now);
-                if self.sched.pending() > 0 {
-                    self.sched.after(self.sample_every, Event::Sample);
+                if self.active_since_sample && self.sched.pending() > 0 {
+                    self.active_since_sample = false;
+                    let next = self.next_sample_time(now);
+                    self.sched.at(next, Event::Sample);
+                } else {
+                    // Idle for a whole interval: stop ticking, so a timer
+                    // armed far ahead (a 4 s ACK timeout after the work is
+                    // done) neither costs events nor thins the series.
+                    self.sampling_paused = true;
                 }
                 return false;
             }
@@ -960,6 +975,48 @@ impl World {
     }
 
     // ----- sampling ----------------------------------------------------
+    //
+    // Samples sit on a grid of multiples of `sample_every`. The sampler
+    // pauses after an interval without activity and, when activity comes
+    // back at `t`, fills the grid points it skipped (before `t`) with the
+    // last sample's values, which nothing changed in between.
+
+    /// The first grid point after `t`.
+    fn next_sample_time(&self, t: Ps) -> Ps {
+        let every = self.sample_every.0;
+        Ps((t.0 / every + 1) * every)
+    }
+
+    fn resume_sampling(&mut self, t: Ps) {
+        self.sampling_paused = false;
+        let last = self.port_samples.last().map_or(Ps::ZERO, |s| s.t);
+        let mut k = self.next_sample_time(last);
+        while k < t {
+            self.repeat_last_sample(k);
+            k = self.next_sample_time(k);
+        }
+        self.sched.at(k, Event::Sample);
+    }
+
+    /// The last sample again at `t` (nothing happened since).
+    fn repeat_last_sample(&mut self, t: Ps) {
+        let (n, m) = (self.ports.len(), self.qps.len());
+        for i in self.port_samples.len() - n..self.port_samples.len() {
+            let s = PortSample {
+                t,
+                ..self.port_samples[i]
+            };
+            self.port_samples.push(s);
+        }
+        for i in self.qp_samples.len() - m..self.qp_samples.len() {
+            let s = QpSample {
+                t,
+                ..self.qp_samples[i]
+            };
+            self.qp_samples.push(s);
+        }
+        self.thin_samples();
+    }
 
     fn take_sample(&mut self, t: Ps) {
         if self.port_samples.last().is_some_and(|s| s.t >= t) {
@@ -989,8 +1046,12 @@ impl World {
                 retransmitted: s.qp.counters().retransmitted_packets,
             });
         }
-        // Keep at most ~1000 samples per series and ~1 M rows in all: past
-        // that, halve the resolution.
+        self.thin_samples();
+    }
+
+    /// Keeps at most ~1000 samples per series and ~1 M rows in all: past
+    /// that, halves the resolution (every other grid point goes).
+    fn thin_samples(&mut self) {
         let per = self.ports.len().max(1);
         let max = (1_000_000 / (self.ports.len() + self.qps.len()).max(1)).clamp(20, 1000);
         if self.port_samples.len() / per > max {
