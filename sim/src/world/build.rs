@@ -1096,6 +1096,27 @@ impl World {
         if ch.roce == RoceMode::V1 && !c_ip.contains(s_ip.addr) {
             return Err(ModelError::new(wp.key("server"), format!("RoCE v1 frames cannot be routed, but {} ({c_ip}) and {} ({s_ip}) are in different subnets", wc.client, wc.server)).hint("use roce = \"v2\" on both hosts, or put them in one subnet"));
         }
+        let (c_vlan, s_vlan) = (
+            ch.ifaces[cl.iface as usize].vlan,
+            shh.ifaces[sv.iface as usize].vlan,
+        );
+        if c_ip.contains(s_ip.addr) && c_vlan != s_vlan {
+            // Bridged (one subnet): the switches here are not VLAN-aware,
+            // and a real bridge never forwards between two VLANs.
+            let show =
+                |v: Option<u16>| v.map_or("untagged".to_string(), |v| format!("on VLAN {v}"));
+            return Err(ModelError::new(
+                wp.key("server"),
+                format!(
+                    "{} is {} but {} is {}: no bridge forwards between them",
+                    wc.client,
+                    show(c_vlan),
+                    wc.server,
+                    show(s_vlan)
+                ),
+            )
+            .hint("give both interfaces the same `vlan`"));
+        }
         let max_mtu = roce_mtu(ch.ifaces[cl.iface as usize].mtu)
             .unwrap()
             .min(roce_mtu(shh.ifaces[sv.iface as usize].mtu).unwrap());
@@ -1612,6 +1633,21 @@ server = "b"
                 Ok(_) => String::new(),
             },
         }
+    }
+
+    #[test]
+    fn a_bridged_workload_stays_in_one_vlan() {
+        let e = build_err(&["host.a.nic.eth0.vlan=100", "host.b.nic.eth0.vlan=200"]);
+        assert!(
+            e.contains("key `workload[0].server`") && e.contains("on VLAN 100"),
+            "{e}"
+        );
+        let e = build_err(&["host.a.nic.eth0.vlan=100"]);
+        assert!(e.contains("b is untagged"), "{e}");
+        assert_eq!(
+            build_err(&["host.a.nic.eth0.vlan=7", "host.b.nic.eth0.vlan=7"]),
+            ""
+        );
     }
 
     #[test]
