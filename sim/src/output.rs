@@ -339,10 +339,12 @@ pub fn ports_csv(w: &World) -> String {
     out
 }
 
-/// `t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_gbps,goodput_gbps,retransmitted_packets`.
+/// `t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets`:
+/// payload sent (retransmissions included) and completed, with their rates
+/// over the interval ending at `t_ns`.
 pub fn qps_csv(w: &World) -> String {
     let mut out = String::from(
-        "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_gbps,goodput_gbps,retransmitted_packets\n",
+        "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets\n",
     );
     let n = w.qps.len();
     for (k, s) in w.qp_samples.iter().enumerate() {

@@ -108,3 +108,36 @@ fn samples_keep_their_interval_whatever_timer_is_left() {
     let grid: Vec<u64> = (0..).map(|k| k * 40_000).take_while(|&t| t < end).collect();
     assert_eq!(times[..times.len() - 1], grid[..]);
 }
+
+/// qps.csv's rate column is payload, not frames: for a QP alone on a
+/// 100G link it sits below the port's frame rate by 4096 / 4154 (the
+/// Ethernet, IPv4, UDP, BTH and ICRC bytes of a full MIDDLE packet), so
+/// it is not called `tx_gbps` like the port's.
+#[test]
+fn qps_csv_rates_are_payload_rates() {
+    let dir = tmp("outputs_qps_csv");
+    let sc = dir.join("pair.toml");
+    std::fs::write(&sc, PAIR).unwrap();
+    run_ok(&sc, &dir.join("run"), &["workload.0.size=8MiB"]);
+    let qps = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
+    let header: Vec<&str> = qps.lines().next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "tx_payload_gbps")
+        .expect("column");
+    let row = |csv: &str, key: &str, t: &str| -> Vec<String> {
+        csv.lines()
+            .find(|l| l.starts_with(&format!("{t},")) && l.contains(key))
+            .unwrap()
+            .split(',')
+            .map(str::to_string)
+            .collect()
+    };
+    let q: f64 = row(&qps, ",client,", "1000000")[col].parse().unwrap();
+    let ports = std::fs::read_to_string(dir.join("run/ports.csv")).unwrap();
+    let p: f64 = row(&ports, ",a.eth0,", "1000000")[4].parse().unwrap();
+    assert!(
+        (q / p - 4096.0 / 4154.0).abs() < 0.002,
+        "payload {q} vs frames {p}"
+    );
+}
