@@ -143,43 +143,14 @@ fn arp_frames_reach_the_same_answers_as_the_instant_model() {
     }
 }
 
-const PAIR_FRAMES: &str = r#"
-name = "pair_frames"
-[sim]
-arp = "frames"
-[[host]]
-name = "a"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.1/24"
-[[host]]
-name = "b"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.2/24"
-[[switch]]
-name = "sw"
-[[link]]
-a = "a.eth0"
-b = "sw.p1"
-rate = "25Gbps"
-  [[link.event]]
-  at = "0s"
-  state = "down"
-  [[link.event]]
-  at = "1.5s"
-  state = "up"
-[[link]]
-a = "b.eth0"
-b = "sw.p2"
-rate = "25Gbps"
-[[workload]]
-tool = "ib_write_bw"
-client = "a"
-server = "b"
-size = "4KiB"
-iters = 2
-"#;
+/// a -- sw -- b with ARP as frames; a's link is down from 0 to 1.5 s.
+fn pair_frames() -> String {
+    two_hosts(1500)
+        + "[[switch]]\nname = \"sw\"\n"
+        + &link("a.eth0", "sw.p1", "25Gbps")
+        + "  [[link.event]]\n  at = \"0s\"\n  state = \"down\"\n  [[link.event]]\n  at = \"1.5s\"\n  state = \"up\"\n"
+        + &link("b.eth0", "sw.p2", "25Gbps")
+}
 
 /// A lost ARP request is sent again every second (the kernel's
 /// retrans_time), instead of leaving the workload waiting forever with
@@ -189,12 +160,17 @@ iters = 2
 fn a_lost_arp_request_is_retransmitted_every_second() {
     let dir = tmp("arp_retransmit");
     let file = dir.join("t.toml");
-    std::fs::write(&file, PAIR_FRAMES).unwrap();
-    let s = run_ok(&file, &dir.join("run"), &[]);
+    std::fs::write(&file, pair_frames()).unwrap();
+    let sets = [
+        "sim.arp=frames",
+        "workload.0.size=4KiB",
+        "workload.0.iters=2",
+    ];
+    let s = run_ok(&file, &dir.join("run"), &sets);
     let q = clients(&s)[0];
     assert_eq!(q["status"], "success", "{q}");
     let first = q["first_tx_ns"].as_u64().unwrap();
-    // Request and reply: two 25G hops each way, no link delay.
+    // Request and reply: two 25G hops of 1 us each way.
     assert!((2_000_000_000..2_000_010_000).contains(&first), "{first}");
     assert_eq!(port(&s, "a.eth0")["drops_link_down"], 2);
 }

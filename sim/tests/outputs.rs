@@ -5,35 +5,27 @@ mod common;
 
 use common::*;
 
-const PAIR: &str = r#"
-name = "pair"
-[sim]
-stop_at = "50ms"
-sample_interval = "10us"
-[[host]]
-name = "a"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.1/24"
-  mtu = 4200
-[[host]]
-name = "b"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.2/24"
-  mtu = 4200
-[[link]]
-a = "a.eth0"
-b = "b.eth0"
-rate = "100Gbps"
-delay = "1us"
-[[workload]]
-tool = "ib_write_bw"
-client = "a"
-server = "b"
-size = "1MiB"
-iters = 4
-"#;
+/// Two hosts on one 100G link; 4 x 1 MiB RDMA WRITEs at RoCE MTU 4096,
+/// sampled every 10 us.
+fn pair(dir: &std::path::Path) -> std::path::PathBuf {
+    let sc = dir.join("pair.toml");
+    std::fs::write(&sc, two_hosts(4200) + &link("a.eth0", "b.eth0", "100Gbps")).unwrap();
+    sc
+}
+
+const PAIR_SETS: [&str; 3] = [
+    "sim.sample_interval=10us",
+    "workload.0.size=1MiB",
+    "workload.0.iters=4",
+];
+
+fn sets<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    PAIR_SETS
+        .iter()
+        .copied()
+        .chain(extra.iter().copied())
+        .collect()
+}
 
 /// A `stop_at` far beyond the end of the work does not stretch the run:
 /// the QP's ACK timer (67 ms, perftest's timeout 14) is still armed when
@@ -41,9 +33,8 @@ iters = 4
 #[test]
 fn stop_at_after_the_work_does_not_stretch_the_run() {
     let dir = tmp("outputs_stop_at_idle");
-    let sc = dir.join("pair.toml");
-    std::fs::write(&sc, PAIR).unwrap();
-    let s = run_ok(&sc, &dir.join("run"), &[]);
+    let sc = pair(&dir);
+    let s = run_ok(&sc, &dir.join("run"), &sets(&["sim.stop_at=50ms"]));
     let t = s["sim_time_ns"].as_u64().unwrap();
     // 4 MiB at 100G is ~340 us on the wire; nowhere near 50 ms.
     assert!(t < 1_000_000, "sim_time_ns {t}");
@@ -63,7 +54,7 @@ fn stop_at_after_the_work_does_not_stretch_the_run() {
     assert_eq!(last, t, "ports.csv runs past the end of the run");
 
     // Cut while the work is still going, the run lasts exactly stop_at.
-    let s = run_ok(&sc, &dir.join("cut"), &["sim.stop_at=100us"]);
+    let s = run_ok(&sc, &dir.join("cut"), &sets(&["sim.stop_at=100us"]));
     assert_eq!(s["sim_time_ns"], 100_000);
     assert_eq!(clients(&s)[0]["status"], "running");
 }
@@ -77,9 +68,8 @@ fn stop_at_after_the_work_does_not_stretch_the_run() {
 #[test]
 fn samples_keep_their_interval_whatever_timer_is_left() {
     let dir = tmp("outputs_sample_grid");
-    let sc = dir.join("pair.toml");
-    std::fs::write(&sc, PAIR.replace("stop_at = \"50ms\"\n", "")).unwrap();
-    let s = run_ok(&sc, &dir.join("run"), &["workload.0.timeout=20"]);
+    let sc = pair(&dir);
+    let s = run_ok(&sc, &dir.join("run"), &sets(&["workload.0.timeout=20"]));
     let end = s["sim_time_ns"].as_u64().unwrap();
     let csv = std::fs::read_to_string(dir.join("run/ports.csv")).unwrap();
     let times: Vec<u64> = csv
@@ -116,9 +106,8 @@ fn samples_keep_their_interval_whatever_timer_is_left() {
 #[test]
 fn qps_csv_rates_are_payload_rates() {
     let dir = tmp("outputs_qps_csv");
-    let sc = dir.join("pair.toml");
-    std::fs::write(&sc, PAIR).unwrap();
-    run_ok(&sc, &dir.join("run"), &["workload.0.size=8MiB"]);
+    let sc = pair(&dir);
+    run_ok(&sc, &dir.join("run"), &sets(&["workload.0.size=8MiB"]));
     let qps = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
     let header: Vec<&str> = qps.lines().next().unwrap().split(',').collect();
     let col = header

@@ -4,46 +4,32 @@
 //! physical cycle (leaf-spine) is fine because broadcasts and unknown
 //! unicast never cross a routed port.
 
+mod common;
+
 use std::path::Path;
+
+use common::{link, scenario, two_hosts};
 
 use rocesim::scenario::load_str;
 use rocesim::world::{BuildOptions, World};
 
 fn build(text: &str) -> Result<World, String> {
-    let loaded = load_str(Path::new("t.toml"), text.to_string(), &[]).map_err(|e| e.to_string())?;
+    let sets = [
+        "sim.arp=frames",
+        "sim.stop_at=50ms",
+        "workload.0.size=64KiB",
+        "workload.0.iters=4",
+    ];
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded =
+        load_str(Path::new("t.toml"), text.to_string(), &sets).map_err(|e| e.to_string())?;
     World::build(&loaded.scenario, "t", &BuildOptions::default())
         .map_err(|e| loaded.locate(&e).to_string())
 }
 
-const HOSTS: &str = r#"
-[sim]
-arp = "frames"
-stop_at = "50ms"
-[[host]]
-name = "a"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.1/24"
-[[host]]
-name = "b"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.2/24"
-[[workload]]
-tool = "ib_write_bw"
-client = "a"
-server = "b"
-size = "64KiB"
-iters = 4
-"#;
-
-fn link(a: &str, b: &str) -> String {
-    format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"100Gbps\"\ndelay = \"1us\"\n")
-}
-
 #[test]
 fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
-    let mut t = String::from(HOSTS);
+    let mut t = two_hosts(1500);
     t.push_str("[[switch]]\nname = \"s1\"\n[[switch]]\nname = \"s2\"\n[[switch]]\nname = \"s3\"\n");
     for (a, b) in [
         ("a.eth0", "s1.p1"),
@@ -52,7 +38,7 @@ fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
         ("s2.y", "s3.y"),
         ("s3.z", "s1.z"),
     ] {
-        t.push_str(&link(a, b));
+        t.push_str(&link(a, b, "100Gbps"));
     }
     let e = build(&t).err().expect("a bridging loop must be refused");
     assert!(e.contains("key `link[4]`"), "{e}");
@@ -62,7 +48,7 @@ fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
 
 #[test]
 fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
-    let mut t = String::from(HOSTS);
+    let mut t = two_hosts(1500);
     t.push_str("[[switch]]\nname = \"s1\"\n[[switch]]\nname = \"s2\"\n");
     for (a, b) in [
         ("a.eth0", "s1.p1"),
@@ -70,7 +56,7 @@ fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
         ("s1.u1", "s2.u1"),
         ("s1.u2", "s2.u2"),
     ] {
-        t.push_str(&link(a, b));
+        t.push_str(&link(a, b, "100Gbps"));
     }
     let e = build(&t)
         .err()
@@ -120,25 +106,14 @@ fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
 /// leaf2 → spine2 → leaf1.
 #[test]
 fn broadcasts_do_not_cross_routed_ports() {
-    let ecmp = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/ecmp.toml"),
-    )
-    .unwrap();
+    let ecmp = std::fs::read_to_string(scenario("ecmp")).unwrap();
     let t = format!(
         "{ecmp}\n[[host]]\nname = \"hostC\"\n  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.1.2/24\"\n\
          {}[[workload]]\ntool = \"ib_write_bw\"\nclient = \"hostA\"\nserver = \"hostC\"\nsize = \"64KiB\"\niters = 4\n",
-        link("hostC.eth0", "leaf1.p2")
+        link("hostC.eth0", "leaf1.p2", "100Gbps")
     );
-    let loaded = load_str(
-        Path::new("t.toml"),
-        t,
-        &[
-            "sim.arp=frames".into(),
-            "sim.stop_at=20ms".into(),
-            "workload.0.iters=1".into(),
-        ],
-    )
-    .unwrap();
+    let sets = ["sim.arp=frames", "sim.stop_at=20ms", "workload.0.iters=1"].map(String::from);
+    let loaded = load_str(Path::new("t.toml"), t, &sets).unwrap();
     let mut w = World::build(&loaded.scenario, "t", &BuildOptions::default())
         .unwrap_or_else(|e| panic!("{}", loaded.locate(&e)));
     w.run(&mut ());

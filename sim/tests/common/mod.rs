@@ -94,3 +94,22 @@ pub fn tshark() -> Option<&'static str> {
         None
     }
 }
+
+/// Hosts `a` (10.0.0.1/24) and `b` (10.0.0.2/24), one NIC `eth0` each at
+/// Ethernet MTU `mtu`, and an `ib_write_bw` from a to b. Tests append
+/// their links and switches and set the rest with --set.
+pub fn two_hosts(mtu: u32) -> String {
+    let mut t = String::new();
+    for (h, ip) in [("a", "10.0.0.1/24"), ("b", "10.0.0.2/24")] {
+        t.push_str(&format!(
+            "[[host]]\nname = \"{h}\"\n  [[host.nic]]\n  name = \"eth0\"\n  ip = \"{ip}\"\n  mtu = {mtu}\n"
+        ));
+    }
+    t.push_str("[[workload]]\ntool = \"ib_write_bw\"\nclient = \"a\"\nserver = \"b\"\n");
+    t
+}
+
+/// A `[[link]]` between two endpoints.
+pub fn link(a: &str, b: &str, rate: &str) -> String {
+    format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}\"\ndelay = \"1us\"\n")
+}
