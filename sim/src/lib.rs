@@ -45,7 +45,9 @@
 //! * Not modelled yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (the hooks
 //!   are in place), IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe
-//!   limits of the hosts.
+//!   limits of the hosts, VLAN-aware bridging (a VLAN id is a tag carrying
+//!   the priority; a bridged workload must stay within one VLAN), spanning
+//!   tree (bridging loops are refused).
 
 // Errors here carry file, line, key and hint for the user; they are built once
 // per failed run, so their size does not matter.
