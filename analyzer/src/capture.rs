@@ -1,7 +1,7 @@
 //! Reading pcap and pcapng files as a stream of link-layer frames.
 //!
 //! ```text
-//!  plain file ──mmap, 16 MiB windows──┐
+//!  plain file ──mmap, 8 MiB windows───┐
 //!                                     ├──record walk──▶ next_frame(): RawFrame { ts_ns, data, ... } (borrowed)
 //!  gzip, pipe ──read, 1 MiB buffers───┘             └─▶ next_batch(): FrameBatch (holds its window/buffer: Send)
 //!                                                                        │
@@ -373,8 +373,11 @@ impl Bytes {
 
 /// A mapped window's size, and the alignment of its start in the file:
 /// page-cache pages of a file read from disk are often 2 MiB folios, which
-/// map in one go when the window starts on one.
-const WINDOW: usize = 16 << 20;
+/// map in one go when the window starts on one. Mapped pages count in the
+/// resident set until their window is unmapped (when its last batch is
+/// dropped), so the window bounds the memory a reader shows: ~25 MB peak
+/// RSS for `analyze` of a 2 GB capture, against ~37 MB with 16 MiB windows.
+const WINDOW: usize = 8 << 20;
 const WINDOW_ALIGN: u64 = 2 << 20;
 
 /// A streaming reader over one capture file.
@@ -402,7 +405,7 @@ pub struct CaptureReader {
 impl CaptureReader {
     /// Opens a pcap, pcapng or gzip-compressed capture.
     ///
-    /// A plain regular file is memory-mapped in windows of 16 MiB that
+    /// A plain regular file is memory-mapped in windows of 8 MiB that
     /// follow the reader, so the process never holds more than a few of
     /// them; gzip files and anything else (pipes, devices) are read as a
     /// stream. The file must not be truncated while it is read: a mapped

@@ -52,7 +52,9 @@ pub fn with_decoders<'env, T>(
 ) -> T {
     let threads = threads.max(1);
     std::thread::scope(|scope| {
-        let (jobs, rx) = sync_channel::<Job<'_>>(threads * 2);
+        // One queued batch per decoder keeps them busy; more would only
+        // hold more of the file in memory.
+        let (jobs, rx) = sync_channel::<Job<'_>>(threads);
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads {
             let rx = Arc::clone(&rx);
