@@ -533,10 +533,13 @@ pub fn span_of(tree: &Spanned<DeTable<'static>>, path: &KeyPath) -> Option<Range
     for seg in &path.0 {
         match seg {
             Seg::Key(k) => {
-                let t = table?;
-                let (key, val) = t
-                    .iter()
-                    .find(|(kk, _)| kk.get_ref().as_ref() == k.as_str())?;
+                let Some(t) = table else {
+                    return best;
+                };
+                let Some((key, val)) = t.iter().find(|(kk, _)| kk.get_ref().as_ref() == k.as_str())
+                else {
+                    return best;
+                };
                 // The key's place in the file, unless a --set replaced the
                 // value: then the error is about that --set.
                 best = Some(
@@ -719,6 +722,21 @@ mod tests {
         ));
         assert_eq!((d.line, d.col), (6, 1));
         assert_eq!(d.key, "host[0].nic[0].mtu");
+    }
+
+    /// A key the file leaves out (a default) is placed at its table.
+    #[test]
+    fn model_errors_at_an_absent_key_fall_back_to_its_table() {
+        let l = load_text(BASE, &[]).unwrap();
+        let path = KeyPath::root()
+            .key("host")
+            .index(0)
+            .key("nic")
+            .index(0)
+            .key("vlan");
+        let d = l.locate(&ModelError::new(path, "bad"));
+        assert_eq!((d.line, d.col), (4, 1), "{d}");
+        assert_eq!(d.key, "host[0].nic[0].vlan");
     }
 
     #[test]

@@ -175,7 +175,7 @@ impl World {
             }
             if hc.nics.is_empty() {
                 return Err(ModelError::new(
-                    hp.key("name"),
+                    hp.key("nic"),
                     format!("host `{}` has no [[host.nic]]", hc.name),
                 ));
             }
