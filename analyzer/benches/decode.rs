@@ -315,7 +315,7 @@ fn main() {
     println!("\n| path | median | frames/s | MB/s | runs (s) |\n|---|---|---|---|---|");
     row(
         &format!(
-            "decode (read + decode + ICRC, {} decoder threads)",
+            "decode (read + decode + ICRC, {} threads)",
             pipeline::default_threads()
         ),
         dec_s,

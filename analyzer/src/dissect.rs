@@ -2,14 +2,14 @@
 //! line per frame.
 //!
 //! ```text
-//!  CaptureReader ──FrameBatch──▶ decoder threads: RawFrame::decode (roce-codec, lax, ICRC checked)
+//!  CaptureReader ──FrameBatch──▶ reader / helper threads: RawFrame::decode (roce-codec, lax, ICRC checked)
 //!  (reader thread)                    │                  ├─ --format jsonl ─▶ one JSON object per frame
 //!                                     │                  └─ --format text  ─▶ one summary line per frame
 //!                                     └── the lines of each batch, in frame order ──▶ stdout
 //! ```
-//! Batches of frames are decoded and formatted on `--threads` decoder
-//! threads ([`crate::pipeline`]) and written in frame order, so the output
-//! is the same, byte for byte, for any number of threads.
+//! Batches of frames are decoded and formatted on `--threads` threads (the
+//! reader and helpers, [`crate::pipeline`]) and written in frame order, so
+//! the output is the same, byte for byte, for any number of threads.
 //!
 //! The JSON keys are a public interface (scripts read them), so they are
 //! fixed here and documented in `roce-pcap dissect --help`:
@@ -65,8 +65,8 @@ pub struct Args {
     /// UDP destination port decoded as RoCEv2 (repeatable, at most 8).
     #[arg(long = "roce-port", value_name = "N", default_value = "4791")]
     pub roce_port: Vec<u16>,
-    /// Decoder threads (default: one per core). A reader thread comes on
-    /// top; the output is the same for any value.
+    /// Threads that decode (default: one per core): the reader and N-1
+    /// helpers. The output is the same for any value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 }

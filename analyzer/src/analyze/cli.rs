@@ -37,8 +37,8 @@ pub struct Args {
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Decoder threads shared by all files (default: one per core). Each
-    /// file also has a reader thread; the report is the same for any value.
+    /// Threads that decode (default: one per core): each file's reader, and
+    /// N-1 helpers shared by all files. The report is the same for any value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 }

@@ -68,9 +68,9 @@ pub struct AnalyzeOptions {
     pub series: bool,
     /// Show a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
-    /// Decoder threads shared by all files (each file also has a reader
-    /// thread); `None` is one per core. The result is the same for any
-    /// value.
+    /// Threads that decode: each file's reader thread decodes when the
+    /// `threads - 1` helper threads (shared by all files) are busy; `None`
+    /// is one per core. The result is the same for any value.
     pub threads: Option<usize>,
 }
 

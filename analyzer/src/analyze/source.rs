@@ -1,20 +1,20 @@
 //! Reading several captures at once and merging them into one stream.
 //!
 //! ```text
-//!  file 0 ─ reader thread ─ batches ─┐                 ┌─▶ events of file 0, in frame order ─┐
-//!  file 1 ─ reader thread ─ batches ─┼─▶ decoder pool ─┼─▶ events of file 1, in frame order ─┼─▶ merge by
-//!  ...                               ┘  (decode, ICRC, └─▶ ...                               ┘  (ts, file, frame)
-//!                                        small events)                                             │
-//!                                                      flow table, PFC (calling thread) ◀──────────┘
+//!  file 0 ─ reader thread ─ batches ─┐  decoded on the   ┌─▶ events of file 0, in frame order ─┐
+//!  file 1 ─ reader thread ─ batches ─┼─▶ reader or a ────┼─▶ events of file 1, in frame order ─┼─▶ merge by
+//!  ...                               ┘  shared helper    └─▶ ...                               ┘  (ts, file, frame)
+//!                                       (decode, ICRC, small events)                                  │
+//!                                                       flow table, PFC (calling thread) ◀────────────┘
 //! ```
 //! Each file has a reader thread that walks its records into batches
-//! ([`crate::pipeline`]); a pool of decoder threads shared by all files
-//! turns every batch into small decoded events and counters, never keeping
-//! frame bytes; each file's results come back in frame order through a
-//! bounded queue, so memory stays flat however large the files are. Files
-//! are merged by time with ties broken by file index and frame number: the
-//! merged order, and everything computed from it, is the same on every run
-//! and for any number of decoder threads.
+//! ([`crate::pipeline`]); the reader, or a helper thread shared by all
+//! files when one is free, turns every batch into small decoded events and
+//! counters, never keeping frame bytes; each file's results come back in
+//! frame order through a bounded queue, so memory stays flat however large
+//! the files are. Files are merged by time with ties broken by file index
+//! and frame number: the merged order, and everything computed from it, is
+//! the same on every run and for any number of threads.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -119,7 +119,7 @@ impl Event {
 pub(crate) struct SourceOptions {
     pub parse: ParseOptions,
     pub series: bool,
-    /// Decoder threads; `None` is one per core.
+    /// Decoding threads (readers and helpers); `None` is one per core.
     pub threads: Option<usize>,
 }
 
