@@ -16,11 +16,11 @@
 //! a burst of load on the shared machine hits all three; medians reported:
 //! * `analyze`: `analyze_files` on the file (read, decode, ICRC check of
 //!   every frame, flow table, report), as `roce-pcap analyze` runs it: a
-//!   reader thread walks the mapped file into batches, decoder threads
-//!   (one per core) turn them into events, the merge and flow table run on
-//!   the calling thread.
-//! * `analyze, 1 decoder`: the same with `threads = Some(1)`
-//!   (`--threads 1`).
+//!   reader thread walks the mapped file into batches and decodes them
+//!   together with a helper thread per further core, the merge and flow
+//!   table run on the calling thread.
+//! * `analyze, --threads 1`: the same with `threads = Some(1)`: the reader
+//!   decodes every batch itself (no helper).
 //! * `tshark`: `tshark -r FILE -T fields -e infiniband.bth.{opcode,se,m,
 //!   padcnt,tver,p_key,destqp,a,psn} > /dev/null` (every BTH field, as the
 //!   dissect bench extracts them).
@@ -174,7 +174,7 @@ fn main() {
             .join(" ")
     };
     println!(
-        "runs (s): analyze {}; 1 decoder {}; tshark {}",
+        "runs (s): analyze {}; --threads 1 {}; tshark {}",
         runs(&ours),
         runs(&one),
         runs(&theirs)
@@ -189,7 +189,7 @@ fn main() {
         written as f64 / a
     );
     println!(
-        "analyze, 1 decoder: {a1:.3} s = {:.0} MB/s, {:.0} frames/s",
+        "analyze, --threads 1: {a1:.3} s = {:.0} MB/s, {:.0} frames/s",
         mb / a1,
         written as f64 / a1
     );
@@ -203,7 +203,7 @@ fn main() {
             written as f64 / t
         );
         println!(
-            "ratio: analyze is {:.1}x faster than tshark ({:.1}x with 1 decoder)",
+            "ratio: analyze is {:.1}x faster than tshark ({:.1}x with --threads 1)",
             t / a,
             t / a1
         );
