@@ -592,7 +592,9 @@ impl CaptureReader {
                 offset: self.pos,
                 source,
             })?;
-            let _ = map.advise(memmap2::Advice::Sequential);
+            // No MADV_SEQUENTIAL: it marks the pages as used once, so the
+            // host's reclaim splits and drops them sooner, and it made a
+            // cold read of a 1.18 GB capture take 2.0 s instead of 0.4 s.
             self.buf = Bytes::Mapped(Arc::new(map));
             self.start = skip;
             self.end = size;
