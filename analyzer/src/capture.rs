@@ -1225,6 +1225,7 @@ mod tests {
                 }
             }
         }
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -209,7 +209,8 @@ mod tests {
     /// Frames of different sizes (so batches end at different places) with
     /// their number in the first bytes.
     fn capture(name: &str, frames: u32, format: CaptureFormat) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("roce-pcap-pipeline-{}", std::process::id()));
+        let d =
+            std::env::temp_dir().join(format!("roce-pcap-pipeline-unit-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let path = d.join(name);
         let mut w = CaptureWriter::create(&path, format, 0, "x").unwrap();
@@ -264,7 +265,14 @@ mod tests {
                 assert_eq!(got, want, "{threads} threads, {format:?}");
                 assert_eq!(reader.frames(), 5000);
             }
+            remove(&path);
         }
+    }
+
+    /// Removes a test's capture, and the directory once it is empty.
+    fn remove(path: &PathBuf) {
+        let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_dir(path.parent().unwrap());
     }
 
     #[test]
@@ -293,6 +301,7 @@ mod tests {
             matches!(err, CaptureError::Corrupt { offset, .. } if offset == at as u64),
             "{err}"
         );
+        remove(&path);
     }
 
     #[test]
@@ -307,5 +316,6 @@ mod tests {
             }
         });
         assert!(first > 0);
+        remove(&path);
     }
 }

@@ -22,10 +22,27 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().unwrap()
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-pcap-pipeline-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+/// A directory of one test's own, removed when the test ends (the captures
+/// here are tens of MB).
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Scratch {
+        let d =
+            std::env::temp_dir().join(format!("roce-pcap-pipeline-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn traces() -> Vec<PathBuf> {
@@ -116,10 +133,11 @@ fn dissect(path: &Path, format: &str, threads: Option<&str>) -> Output {
 
 #[test]
 fn dissect_prints_the_same_bytes_for_any_thread_count() {
+    let dir = Scratch::new("dissect");
     let mut files = traces();
-    let big = tmp("big.pcapng");
+    let big = dir.path("big.pcapng");
     big_capture(&big, CaptureFormat::PcapNg, 30_000);
-    let big_gz = tmp("big.pcapng.gz");
+    let big_gz = dir.path("big.pcapng.gz");
     std::fs::write(&big_gz, gzip(&std::fs::read(&big).unwrap())).unwrap();
     files.extend([big, big_gz]);
     for path in &files {
@@ -146,11 +164,12 @@ fn dissect_prints_the_same_bytes_for_any_thread_count() {
 
 #[test]
 fn analyze_reports_the_same_bytes_for_any_thread_count() {
-    let a = tmp("a.pcap");
-    let b = tmp("b.pcapng");
+    let dir = Scratch::new("analyze");
+    let a = dir.path("a.pcap");
+    let b = dir.path("b.pcapng");
     big_capture(&a, CaptureFormat::Pcap, 20_000);
     big_capture(&b, CaptureFormat::PcapNg, 7_000);
-    let b_gz = tmp("b.pcapng.gz");
+    let b_gz = dir.path("b.pcapng.gz");
     std::fs::write(&b_gz, gzip(&std::fs::read(&b).unwrap())).unwrap();
     let a = a.to_str().unwrap();
     let b_gz = b_gz.to_str().unwrap();
@@ -183,11 +202,12 @@ fn analyze_reports_the_same_bytes_for_any_thread_count() {
 
 #[test]
 fn a_gzip_file_cut_short_is_dissected_and_analyzed_up_to_the_cut() {
-    let plain = tmp("cut_src.pcap");
+    let dir = Scratch::new("gzcut");
+    let plain = dir.path("cut_src.pcap");
     big_capture(&plain, CaptureFormat::Pcap, 5_000);
     let bytes = std::fs::read(&plain).unwrap();
     let gz = gzip(&bytes);
-    let cut = tmp("cut.pcap.gz");
+    let cut = dir.path("cut.pcap.gz");
     std::fs::write(&cut, &gz[..gz.len() * 2 / 3]).unwrap();
 
     let (want, offset) = sequential(&cut, Format::Jsonl);
@@ -240,7 +260,7 @@ fn a_gzip_file_cut_short_is_dissected_and_analyzed_up_to_the_cut() {
 
     // A whole gzip of a capture cut mid-record is a cut file, not a cut
     // gzip stream.
-    let half = tmp("half.pcap.gz");
+    let half = dir.path("half.pcap.gz");
     std::fs::write(&half, gzip(&bytes[..bytes.len() / 2])).unwrap();
     let o = run(&["analyze", "--format", "json", half.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3));
@@ -257,7 +277,8 @@ fn a_gzip_file_cut_short_is_dissected_and_analyzed_up_to_the_cut() {
 
 #[test]
 fn zero_threads_is_a_flag_error() {
-    let p = tmp("z.pcap");
+    let dir = Scratch::new("zero");
+    let p = dir.path("z.pcap");
     big_capture(&p, CaptureFormat::Pcap, 10);
     for cmd in ["dissect", "analyze"] {
         let o = run(&[cmd, p.to_str().unwrap(), "--threads", "0"]);
