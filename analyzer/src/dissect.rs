@@ -67,7 +67,7 @@ pub struct Args {
     pub roce_port: Vec<u16>,
     /// Threads that decode (default: one per core): the reader and N-1
     /// helpers. The output is the same for any value.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
 }
 

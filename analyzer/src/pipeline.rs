@@ -69,7 +69,7 @@ pub fn with_decoders<'env, T>(
             let rx = Arc::new(Mutex::new(rx));
             for i in 0..helpers {
                 let rx = Arc::clone(&rx);
-                std::thread::Builder::new()
+                let helper = std::thread::Builder::new()
                     .name(format!("roce-pcap-decode-{i}"))
                     .spawn_scoped(scope, move || {
                         loop {
@@ -84,8 +84,12 @@ pub fn with_decoders<'env, T>(
                                 Err(_) => return,
                             }
                         }
-                    })
-                    .expect("cannot start a decoder thread");
+                    });
+                // Out of threads: the readers decode what the helpers
+                // that did start cannot take.
+                if helper.is_err() {
+                    break;
+                }
             }
             jobs
         });
@@ -157,7 +161,7 @@ impl<'scope, 'env> Decoders<'scope, 'env> {
         let path = reader.path().to_path_buf();
         let jobs = self.jobs.clone();
         let work = Arc::new(work);
-        std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name("roce-pcap-reader".into())
             .spawn_scoped(self.scope, move || {
                 loop {
@@ -194,8 +198,16 @@ impl<'scope, 'env> Decoders<'scope, 'env> {
                         job();
                     }
                 }
-            })
-            .expect("cannot start a reader thread");
+            });
+        if let Err(e) = spawned {
+            let (tx, rx) = sync_channel(1);
+            let _ = tx.send(Piece::End(Err(CaptureError::Io {
+                path: path.clone(),
+                offset: 0,
+                source: std::io::Error::new(e.kind(), format!("cannot start a reader thread: {e}")),
+            })));
+            return Ordered { rx, path };
+        }
         Ordered { rx, path }
     }
 }

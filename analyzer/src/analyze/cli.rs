@@ -39,7 +39,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// Threads that decode (default: one per core): each file's reader, and
     /// N-1 helpers shared by all files. The report is the same for any value.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
 }
 
