@@ -65,7 +65,7 @@ pub struct Args {
     /// UDP destination port decoded as RoCEv2 (repeatable, at most 8).
     #[arg(long = "roce-port", value_name = "N", default_value = "4791")]
     pub roce_port: Vec<u16>,
-    /// Threads that decode (default: one per core): the reader and N-1
+    /// Threads that decode (default: one per core, up to 16): the reader and N-1
     /// helpers. The output is the same for any value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,

@@ -38,9 +38,11 @@ use crate::capture::{CaptureError, CaptureReader, FrameBatch, NextBatch};
 
 type Job<'scope> = Box<dyn FnOnce() + Send + 'scope>;
 
-/// The number of decoding threads used when none is asked for: one per core.
+/// The number of decoding threads used when none is asked for: one per
+/// core, up to 16 (one reader walks records at 4-20 GB/s, which a handful of
+/// threads decode).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, usize::from)
+    std::thread::available_parallelism().map_or(2, |n| usize::from(n).min(16))
 }
 
 /// Helper threads that live as long as the closure given to [`with_decoders`].
@@ -64,8 +66,10 @@ pub fn with_decoders<'env, T>(
     std::thread::scope(|scope| {
         let jobs = (helpers > 0).then(|| {
             // One queued batch per helper keeps them busy; more would only
-            // hold more of the file in memory.
-            let (jobs, rx) = sync_channel::<Job<'_>>(helpers);
+            // hold more of the file in memory. Past a few, helpers outrun
+            // what one reader walks, so the queue stays short on big
+            // machines too (each queued batch keeps up to 4 MiB mapped).
+            let (jobs, rx) = sync_channel::<Job<'_>>(helpers.min(4));
             let rx = Arc::new(Mutex::new(rx));
             for i in 0..helpers {
                 let rx = Arc::clone(&rx);

@@ -37,7 +37,7 @@ pub struct Args {
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Threads that decode (default: one per core): each file's reader, and
+    /// Threads that decode (default: one per core, up to 16): each file's reader, and
     /// N-1 helpers shared by all files. The report is the same for any value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,

@@ -70,7 +70,7 @@ pub struct AnalyzeOptions {
     pub progress: bool,
     /// Threads that decode: each file's reader thread decodes when the
     /// `threads - 1` helper threads (shared by all files) are busy; `None`
-    /// is one per core. The result is the same for any value.
+    /// is one per core, up to 16. The result is the same for any value.
     pub threads: Option<usize>,
 }
 
