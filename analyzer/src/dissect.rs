@@ -161,9 +161,11 @@ pub struct Dissector {
     text: String,
 }
 
-/// Batches read ahead of the output: bounds the memory held in buffers
-/// and formatted lines.
+/// Batches read ahead of the output, per thread and in all: bounds the
+/// memory held in mapped windows, buffers and formatted lines whatever
+/// `--threads` says.
 const DEPTH_PER_THREAD: usize = 2;
+const DEPTH_MAX: usize = 8;
 
 impl Dissector {
     pub fn new(opts: ParseOptions, format: Format) -> Dissector {
@@ -215,7 +217,7 @@ impl Dissector {
             (lines, b.len() as u64, b.capture_first_ts())
         };
         pipeline::with_decoders(threads, |d| {
-            let mut batches = d.read(reader, threads * DEPTH_PER_THREAD, work);
+            let mut batches = d.read(reader, (threads * DEPTH_PER_THREAD).min(DEPTH_MAX), work);
             loop {
                 match batches.recv()? {
                     Item::Batch((lines, n, first)) => {
