@@ -788,6 +788,10 @@ fn retry_runs_of_whole_windows_end_in_exhaustion() {
         t += 20_000;
         b.resend(&mut s, t, Psn::new(9)).unwrap();
     }
+    // The capture goes on for 1 ms (another QP's WRITE), much longer than
+    // B's 20 us between attempts: B has given up.
+    let mut c = RcConn::new(ep(0x0a, 0x41), ep(0x0b, 0x42), 0xC300, 0);
+    c.message(&mut s, t + 1_000_000, 64, true, 0, &[]).unwrap();
     s.finish().unwrap();
     let r = analyze_files(&[&path], &AnalyzeOptions::default())
         .unwrap()

@@ -4,9 +4,9 @@
 //!
 //! | rule | severity | fires when |
 //! |---|---|---|
-//! | `retry-exhausted` | error | one PSN resent ≥ 3 times in a row after timeouts or sequence NAKs, gaps not shrinking, then silence |
-//! | `repeated-timeouts` | warning | the same, but the flow recovered or went on |
-//! | `rnr-retry-exhausted` | error | one PSN resent ≥ 3 times after RNR NAKs, then silence |
+//! | `retry-exhausted` | error | one PSN resent ≥ 3 times in a row after timeouts or sequence NAKs, gaps not shrinking, then silence at least as long as the longest gap (or 7 resends, the most retry_cnt allows, then the end of the capture) |
+//! | `repeated-timeouts` | warning | the same, but the flow recovered or went on, or the capture ends too soon after the last resend to tell |
+//! | `rnr-retry-exhausted` | error | one PSN resent ≥ 3 times after RNR NAKs, then silence at least as long as the longest gap |
 //! | `remote-error-nak` | error | invalid request / remote access / remote operational NAK |
 //! | `icrc-errors` | error | frames whose ICRC does not match |
 //! | `go-back-n` | warning | retransmission episodes |
@@ -32,6 +32,9 @@ use super::table::Table;
 
 const RNR_STORM: u64 = 10;
 const RETRY_RUN: u64 = 3;
+/// retry_cnt is a 3-bit count: after 7 retries of one PSN a requester has
+/// given up whatever it was set to (rxe alone treats 7 as infinite).
+const MAX_RETRY_CNT: u64 = 7;
 
 fn label(q: &QpReport) -> String {
     match q.requester_qpn {
@@ -41,7 +44,9 @@ fn label(q: &QpReport) -> String {
 }
 
 fn us(ns: u64) -> String {
-    if ns >= 1_000_000 {
+    if ns >= 1_000_000_000 {
+        format!("{:.2} s", ns as f64 / 1e9)
+    } else if ns >= 1_000_000 {
         format!("{:.1} ms", ns as f64 / 1e6)
     } else {
         format!("{:.1} µs", ns as f64 / 1e3)
@@ -79,6 +84,16 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
             message,
         })
     };
+    // The capture's last frame: a requester's silence is only seen up to here.
+    let capture_end = r.capture.last_ts_ns.unwrap_or(0);
+    // A requester with retries left resends once its timer (the wait
+    // between its resends so far) runs out again; a capture that ends
+    // sooner than that after the last resend cannot show it gave up.
+    let silence = |run: &super::flow::RetryRun| {
+        let waited = capture_end.saturating_sub(run.last_ts);
+        let timer = run.gaps.iter().copied().max().unwrap_or(0);
+        (waited, waited >= timer)
+    };
     for (f, q) in table.flows.iter().zip(&r.qps) {
         let l = label(q);
         let run = &f.worst_retry_run;
@@ -91,7 +106,18 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 (0, n) => format!("{n} sequence-error NAKs"),
                 (t, n) => format!("{t} timeouts and {n} sequence-error NAKs"),
             };
-            if f.ends_in_silence(run) && not_shrinking {
+            let (waited, final_silence) = silence(run);
+            let gave_up = f.ends_in_silence(run) && not_shrinking;
+            if gave_up && (final_silence || run.count >= MAX_RETRY_CNT) {
+                let end = if final_silence {
+                    format!(
+                        "then the requester went silent for {} until the capture ends",
+                        us(waited)
+                    )
+                } else {
+                    "as many retries as the largest retry_cnt (7) allows, and the capture ends there"
+                        .to_string()
+                };
                 add(
                     Severity::Error,
                     "retry-exhausted",
@@ -99,9 +125,23 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     None,
                     run.frames.clone(),
                     format!(
-                        "{l}: PSN {} was resent {} times after {why} (gaps {gap_text}) with no ACK, then the requester went silent: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
+                        "{l}: PSN {} was resent {} times after {why} (gaps {gap_text}) with no ACK, {end}: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
                         psn.value(),
-                        run.count
+                        run.count,
+                    ),
+                );
+            } else if gave_up {
+                add(
+                    Severity::Warning,
+                    "repeated-timeouts",
+                    Some(q.id),
+                    None,
+                    run.frames.clone(),
+                    format!(
+                        "{l}: PSN {} was resent {} times in a row after {why} (gaps {gap_text}) with no ACK, and the capture ends {} after the last resend, before the requester's next retry was due: capture longer to tell whether its retry count ran out (IBV_WC_RETRY_EXC_ERR, status 12).",
+                        psn.value(),
+                        run.count,
+                        us(waited)
                     ),
                 );
             } else {
@@ -122,7 +162,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
         let run = &f.worst_rnr_run;
         if let Some(psn) = run
             .psn
-            .filter(|_| run.count >= RETRY_RUN && f.ends_in_silence(run))
+            .filter(|_| run.count >= RETRY_RUN && f.ends_in_silence(run) && silence(run).1)
         {
             add(
                 Severity::Error,

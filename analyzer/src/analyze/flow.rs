@@ -85,8 +85,9 @@ pub(crate) struct RetryRun {
     /// (the first [`MAX_RUN_KEPT`]).
     pub frames: Vec<FrameRef>,
     pub gaps: Vec<u64>,
-    /// Last frame of the last resend.
+    /// Last frame of the last resend, and its time.
     pub last: Option<FrameRef>,
+    pub last_ts: u64,
 }
 
 const MAX_RUN_KEPT: usize = 64;
@@ -113,6 +114,8 @@ pub(crate) struct Episode {
     pub start: FrameRef,
     pub last: FrameRef,
     pub ts_ns: u64,
+    /// Time of the last resend.
+    last_ts: u64,
     pub rewind_psn: Psn,
     /// Highest PSN sent before the rewind.
     pub highest_psn: Psn,
@@ -777,6 +780,7 @@ impl Flow {
                 start: FrameRef::of(ev),
                 last: FrameRef::of(ev),
                 ts_ns: ev.ts_ns,
+                last_ts: ev.ts_ns,
                 rewind_psn: ev.psn,
                 highest_psn: highest,
                 next: ev.psn,
@@ -790,6 +794,7 @@ impl Flow {
         e.packets += 1;
         e.bytes += u64::from(ev.wire_len);
         e.last = FrameRef::of(ev);
+        e.last_ts = ev.ts_ns;
         let n = if ev.opcode.operation() == Some(Operation::RdmaReadRequest) {
             read_psns(ev.dma_len.unwrap_or(0), self.pmtu).0
         } else {
@@ -823,6 +828,7 @@ impl Flow {
             run.gaps.push(e.gap_ns);
         }
         run.last = Some(e.last);
+        run.last_ts = e.last_ts;
         if self.episodes.len() < MAX_EPISODES_KEPT {
             self.episodes.push(e);
         }
