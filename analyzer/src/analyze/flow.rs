@@ -45,6 +45,9 @@ const MAX_OUTSTANDING: usize = 8192;
 const DUP_RING: usize = 16;
 /// How late a NAK may be captured after the resend it caused.
 const NAK_AFTER_REWIND_NS: u64 = 10_000;
+/// Requests taken for mirror copies that a NAK may still turn back into
+/// resends.
+const MAX_HELD_COPIES: usize = 8;
 pub(crate) const MAX_EPISODES_KEPT: usize = 256;
 const MAX_MOVES_KEPT: usize = 32;
 
@@ -291,6 +294,9 @@ pub(crate) struct Flow {
     dup_next: usize,
     pub mirror_duplicates: u64,
     mirrored_requests: u64,
+    /// The last requests taken for mirror copies, kept for a moment in
+    /// case a NAK for their PSN follows: see [`Flow::replay_resends`].
+    held_copies: VecDeque<RoceEvent>,
     /// Responses identical to one just before them that were not taken for
     /// mirror copies: re-ACKs of duplicate requests.
     pub repeated_responses: u64,
@@ -399,6 +405,7 @@ impl Flow {
             dup_next: 0,
             mirror_duplicates: 0,
             mirrored_requests: 0,
+            held_copies: VecDeque::new(),
             repeated_responses: 0,
             retransmitted_packets: 0,
             retransmitted_bytes: 0,
@@ -457,6 +464,7 @@ impl Flow {
             + self.unacked_messages.capacity() * size_of::<(Psn, u64)>()
             + self.reads.capacity() * size_of::<PendingRead>()
             + self.seq.missing.capacity() * size_of::<(Psn, u32)>()
+            + self.held_copies.capacity() * size_of::<RoceEvent>()
             + self.episodes.capacity() * size_of::<Episode>()
             + self.request_moves.capacity() * size_of::<SlaveMove>()
             + self.files.capacity() * size_of::<FileUse>()
@@ -614,8 +622,43 @@ impl Flow {
         if self.is_mirror_duplicate(ev, opts.dup_window_ns, self.seq.nak_epoch) {
             self.mirror_duplicates += 1;
             self.mirrored_requests += 1;
+            if self.held_copies.len() >= MAX_HELD_COPIES {
+                self.held_copies.pop_front();
+            }
+            self.held_copies.push_back(*ev);
             return;
         }
+        self.request(ev, opts);
+    }
+
+    /// A NAK (sequence error or RNR) for `nak.psn` time-stamped with or
+    /// just after requests that were taken for mirror copies, the first of
+    /// them with the NAK's PSN: those were the resends the NAK caused (the
+    /// NAK was captured on another slave whose clock is a little behind, or
+    /// in the same clock tick). They are counted again as the requests they
+    /// were, after the NAK, in their order.
+    fn replay_resends(&mut self, nak: &RoceEvent, opts: &FlowOptions) {
+        let Some(i) = self.held_copies.iter().position(|h| {
+            h.psn == nak.psn && nak.ts_ns.saturating_sub(h.ts_ns) <= NAK_AFTER_REWIND_NS
+        }) else {
+            return;
+        };
+        let resends: Vec<RoceEvent> = self.held_copies.drain(i..).collect();
+        for ev in &resends {
+            self.mirror_duplicates -= 1;
+            self.mirrored_requests -= 1;
+            // Recorded under the NAK's epoch, so that a real copy of the
+            // resend is still found.
+            if self.is_mirror_duplicate(ev, opts.dup_window_ns, self.seq.nak_epoch) {
+                self.mirror_duplicates += 1;
+                self.mirrored_requests += 1;
+            } else {
+                self.request(ev, opts);
+            }
+        }
+    }
+
+    fn request(&mut self, ev: &RoceEvent, opts: &FlowOptions) {
         self.account(ev, true);
         self.payload_bytes += u64::from(ev.payload_len);
         self.track_slave(ev, true);
@@ -1074,6 +1117,7 @@ impl Flow {
                             },
                         );
                         self.ack_through(p.sub(1), ev.ts_ns);
+                        self.replay_resends(ev, opts);
                     }
                     SyndromeKind::Nak(NakCode::PsnSequenceError) => {
                         self.count_nak(ev, aeth.syndrome.name());
@@ -1085,6 +1129,7 @@ impl Flow {
                             },
                         );
                         self.ack_through(p.sub(1), ev.ts_ns);
+                        self.replay_resends(ev, opts);
                     }
                     SyndromeKind::Nak(_) | SyndromeKind::Reserved { .. } => {
                         let name = aeth.syndrome.name();
