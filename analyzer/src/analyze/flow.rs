@@ -628,7 +628,7 @@ impl Flow {
             self.held_copies.push_back(*ev);
             return;
         }
-        self.request(ev, opts);
+        self.request(ev);
     }
 
     /// A NAK (sequence error or RNR) for `nak.psn` time-stamped with or
@@ -653,12 +653,12 @@ impl Flow {
                 self.mirror_duplicates += 1;
                 self.mirrored_requests += 1;
             } else {
-                self.request(ev, opts);
+                self.request(ev);
             }
         }
     }
 
-    fn request(&mut self, ev: &RoceEvent, opts: &FlowOptions) {
+    fn request(&mut self, ev: &RoceEvent) {
         self.account(ev, true);
         self.payload_bytes += u64::from(ev.payload_len);
         self.track_slave(ev, true);
