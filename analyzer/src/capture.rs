@@ -944,9 +944,14 @@ impl CaptureReader {
                             data_at: 8 + 20,
                             data_len: caplen,
                             record_len,
-                            ts_ns: (u128::from(raw_ts) * u128::from(iface.ts_num)
-                                / u128::from(iface.ts_den))
-                                as u64,
+                            // A time past 2^64 ns (year 2554) is corrupt; it
+                            // reads as the largest time rather than wrapping
+                            // around to a plausible-looking one.
+                            ts_ns: u64::try_from(
+                                u128::from(raw_ts) * u128::from(iface.ts_num)
+                                    / u128::from(iface.ts_den),
+                            )
+                            .unwrap_or(u64::MAX),
                             wire_len: orig.max(caplen),
                             link,
                         })

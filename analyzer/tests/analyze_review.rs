@@ -207,3 +207,98 @@ fn mirror_copies_stay_copies_next_to_a_nak() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A pcapng block with the given type and body, padded, in little endian.
+fn pcapng_block(kind: u32, body: &[u8]) -> Vec<u8> {
+    let mut body = body.to_vec();
+    body.resize(body.len().div_ceil(4) * 4, 0);
+    let len = (12 + body.len()) as u32;
+    let mut b = Vec::new();
+    b.extend_from_slice(&kind.to_le_bytes());
+    b.extend_from_slice(&len.to_le_bytes());
+    b.extend_from_slice(&body);
+    b.extend_from_slice(&len.to_le_bytes());
+    b
+}
+
+/// A pcapng file of Ethernet frames on one interface whose timestamps
+/// count units of 10^-`tsresol` s, each frame at the given raw time.
+fn pcapng_with_raw_times(path: &Path, tsresol: u8, frames: &[(u64, &[u8])]) {
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+    shb.extend_from_slice(&1u16.to_le_bytes());
+    shb.extend_from_slice(&0u16.to_le_bytes());
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0];
+    // if_tsresol (option 9, length 1), then the end of options.
+    idb.extend_from_slice(&[9, 0, 1, 0, tsresol, 0, 0, 0, 0, 0, 0, 0]);
+    let mut file = pcapng_block(0x0A0D_0D0A, &shb);
+    file.extend(pcapng_block(1, &idb));
+    for (ts, data) in frames {
+        let mut epb = Vec::new();
+        epb.extend_from_slice(&0u32.to_le_bytes());
+        epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(*ts as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(data);
+        file.extend(pcapng_block(6, &epb));
+    }
+    std::fs::write(path, file).unwrap();
+}
+
+/// Hostile timestamps: raw pcapng times whose nanosecond value does not
+/// fit in 64 bits read as the largest time (not a wrapped small one), and
+/// PFC pauses that would end past it neither overflow nor panic.
+#[test]
+fn timestamps_past_the_end_of_time_saturate() {
+    let dir = tmpdir("maxts");
+    let pfc = roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
+        .to_vec(&[]);
+    // Seconds resolution: 2^64 - 256 seconds is far beyond 2^64 ns.
+    let secs = dir.join("secs.pcapng");
+    pcapng_with_raw_times(&secs, 0, &[(u64::MAX - 255, &pfc), (u64::MAX, &pfc)]);
+    let mut r = roce_pcap::capture::CaptureReader::open(&secs).unwrap();
+    for _ in 0..2 {
+        match r.next_frame().unwrap() {
+            roce_pcap::capture::Next::Frame(f) => assert_eq!(f.ts_ns, u64::MAX),
+            _ => panic!("expected a frame"),
+        }
+    }
+    // Nanoseconds resolution, a pause starting 1 ns before the largest time.
+    let ns = dir.join("ns.pcapng");
+    pcapng_with_raw_times(&ns, 9, &[(u64::MAX - 1, &pfc), (u64::MAX, &pfc)]);
+    for p in [&secs, &ns] {
+        let r = analyze(&[p]);
+        assert_eq!(r.pfc.len(), 1);
+        assert_eq!((r.pfc[0].xoff_frames, r.pfc[0].priority), (2, Some(3)));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A link so slow that 65535 pause quanta would overflow the clock is a
+/// flag error, not a wrapped pause time.
+#[test]
+fn link_speed_must_be_a_real_link_speed() {
+    let dir = tmpdir("speed");
+    let path = dir.join("p.pcapng");
+    let pfc = roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
+        .to_vec(&[]);
+    pcapng_with_raw_times(&path, 9, &[(T0, &pfc)]);
+    for bad in [1e-9, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let opts = AnalyzeOptions {
+            link_speed_gbps: bad,
+            ..AnalyzeOptions::default()
+        };
+        let e = analyze_files(&[&path], &opts).unwrap_err().to_string();
+        assert!(e.starts_with("--link-speed: "), "{e}");
+    }
+    let opts = AnalyzeOptions {
+        link_speed_gbps: 0.01,
+        ..AnalyzeOptions::default()
+    };
+    // 65535 quanta x 512 bit times at 10 Mb/s = 3.3553920 s.
+    let r = analyze_files(&[&path], &opts).unwrap().report;
+    assert_eq!(r.pfc[0].pause_ns, 3_355_392_000.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

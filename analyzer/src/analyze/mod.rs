@@ -164,10 +164,15 @@ pub fn analyze_files<P: AsRef<Path>>(
     if paths.is_empty() {
         return Err(AnalyzeError::NoInput);
     }
-    if !(opts.link_speed_gbps > 0.0 && opts.link_speed_gbps.is_finite()) {
+    // 1 Mb/s and up: below that a pause of 65535 quanta lasts longer than
+    // any clock here counts, and no RoCE link is that slow.
+    if !(opts.link_speed_gbps >= 0.001 && opts.link_speed_gbps <= 1e6) {
         return Err(AnalyzeError::Option {
             flag: "--link-speed",
-            message: format!("{} is not a positive speed in Gb/s", opts.link_speed_gbps),
+            message: format!(
+                "{} is not a link speed in Gb/s (0.001 to 1000000)",
+                opts.link_speed_gbps
+            ),
         });
     }
     if let Some(m) = opts.pmtu {

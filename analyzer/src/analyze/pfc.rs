@@ -51,7 +51,7 @@ impl PrioState {
         }
         if quanta > 0 {
             self.xoff += 1;
-            let end = t_ps + pause_quanta_to_ps(quanta, rate_bps);
+            let end = t_ps.saturating_add(pause_quanta_to_ps(quanta, rate_bps));
             self.running = Some((t_ps, end));
             self.continuous_since.get_or_insert(t_ps);
         } else {
