@@ -302,3 +302,95 @@ fn link_speed_must_be_a_real_link_speed() {
     assert_eq!(r.pfc[0].pause_ns, 3_355_392_000.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn table(r: &Report) -> String {
+    let mut out = Vec::new();
+    roce_pcap::report::Format::Table
+        .exporter()
+        .write(r, &mut out)
+        .unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// A SEND_ONLY of 100 bytes between two long IPv6 addresses, ACKed 1 ms
+/// later, and a busy IPv4 flow: goodput 100 B x 8 / 1 ms = 800 kb/s, which
+/// the table must show as such (not 0.001 Gb/s), with singular nouns for
+/// single things, and with the columns of both flows under their headers.
+#[test]
+fn the_table_shows_slow_flows_in_their_unit_and_lines_up() {
+    use roce_codec::{FrameRepr, IbRepr, IpRepr, Ipv6Repr, Opcode};
+    let dir = tmpdir("table");
+    let path = dir.join("t.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let (a, b) = (
+        "2001:db8:1234:5678:9abc:def0:1234:5678".parse().unwrap(),
+        "2001:db8:1234:5678:9abc:def0:1234:5679".parse().unwrap(),
+    );
+    let ip = |src, dst| {
+        IpRepr::V6(Ipv6Repr {
+            dscp: 26,
+            ecn: 2,
+            flow_label: 0,
+            next_header: 17,
+            hop_limit: 64,
+            src,
+            dst,
+        })
+    };
+    let send = IbRepr::new(Opcode(0x04), 0x12, Psn::new(7), 100).with_ack_req(true);
+    let ack = IbRepr::ack(0x11, Psn::new(7), Syndrome::ACK_NO_CREDITS, 1);
+    let (ma, mb) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+    s.frame(0, T0, &FrameRepr::rocev2(mb, ma, ip(a, b), 0xC000, send))
+        .unwrap();
+    s.frame(
+        0,
+        T0 + 1_000_000,
+        &FrameRepr::rocev2(ma, mb, ip(b, a), 0xC000, ack),
+    )
+    .unwrap();
+    let mut fast = RcConn::new(ep(1, 0x21), ep(2, 0x22), 0xC100, 0);
+    let x = fast.message(&mut s, T0, 64 * 4096, true, 400, &[]).unwrap();
+    fast.ack(&mut s, x.end_ns + 2000, x.last).unwrap();
+    s.finish().unwrap();
+    let r = analyze(&[&path]);
+    let t = table(&r);
+    assert!(t.contains("800.000 kb/s"), "{t}");
+    assert!(
+        t.contains("2 packets (1 request, 1 response)")
+            && t.contains("(1 PSN)")
+            && t.contains("1 ACK, RTT")
+            && t.contains("(1 sample)")
+            && t.contains("2 request flows"),
+        "{t}"
+    );
+    let lines: Vec<&str> = t.lines().collect();
+    let head = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("# flow"))
+        .expect("flow table header");
+    // Every column of the two rows ends where its header does.
+    let ends = |l: &str| -> Vec<usize> {
+        let mut v = Vec::new();
+        let c: Vec<char> = l.chars().collect();
+        for i in 0..c.len() {
+            if c[i] != ' ' && c.get(i + 1).is_none_or(|n| *n == ' ') {
+                v.push(i);
+            }
+        }
+        v
+    };
+    let h = ends(lines[head]);
+    for row in &lines[head + 1..head + 3] {
+        let c: Vec<char> = row.chars().collect();
+        // The right-aligned columns after `flow` (sport .. cnps) end where
+        // their headers end.
+        for &p in &h[2..] {
+            assert!(
+                c.get(p).is_some_and(|ch| *ch != ' ') && c.get(p + 1).is_none_or(|n| *n == ' '),
+                "column ending at {p}:\n{}\n{row}",
+                lines[head]
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

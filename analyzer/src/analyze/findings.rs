@@ -29,6 +29,7 @@ use roce_codec::wire::aeth::NakCode;
 
 use super::report::*;
 use super::table::Table;
+use crate::report::plural;
 
 const RNR_STORM: u64 = 10;
 const RETRY_RUN: u64 = 3;
@@ -199,8 +200,12 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 None,
                 f.icrc_frames.clone(),
                 format!(
-                    "{l}: {} frames carry an ICRC that does not match their contents: corruption on the wire or a faulty NIC/switch; the receiver drops them, which costs retransmissions.",
-                    q.icrc_errors
+                    "{l}: {} an ICRC that does not match the contents: corruption on the wire or a faulty NIC/switch; the receiver drops them, which costs retransmissions.",
+                    if q.icrc_errors == 1 {
+                        "1 frame carries".to_string()
+                    } else {
+                        format!("{} frames carry", q.icrc_errors)
+                    }
                 ),
             );
         }
@@ -219,12 +224,12 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 None,
                 frames,
                 format!(
-                    "{l}: {} go-back-N episodes ({} after a PSN sequence error NAK, {} after an RNR NAK, {} after a timeout) resent {} packets, {pct:.1}% of its requests.",
-                    q.go_back_n.episodes,
+                    "{l}: {} ({} after a PSN sequence error NAK, {} after an RNR NAK, {} after a timeout) resent {}, {pct:.1}% of its requests.",
+                    plural(q.go_back_n.episodes, "go-back-N episode"),
                     c("nak"),
                     c("rnr_nak"),
                     c("timeout"),
-                    q.retransmitted_packets
+                    plural(q.retransmitted_packets, "packet")
                 ),
             );
         }
@@ -256,8 +261,8 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 None,
                 f.rnr_frames.clone(),
                 format!(
-                    "{l}: {} RNR NAKs (timers {timers}): {what}.",
-                    q.rnr_naks.count
+                    "{l}: {} (timers {timers}): {what}.",
+                    plural(q.rnr_naks.count, "RNR NAK")
                 ),
             );
         }
@@ -269,8 +274,13 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 None,
                 Vec::new(),
                 format!(
-                    "{l}: {} requests arrived after a PSN gap ({} PSNs never seen at this capture point): loss before the capture point, or packets the capture itself dropped.",
-                    q.out_of_sequence, q.missing_psns
+                    "{l}: {} after a PSN gap ({} never seen at this capture point): loss before the capture point, or packets the capture itself dropped.",
+                    if q.out_of_sequence == 1 {
+                        "1 request arrived".to_string()
+                    } else {
+                        format!("{} requests arrived", q.out_of_sequence)
+                    },
+                    plural(q.missing_psns, "PSN")
                 ),
             );
         }
@@ -282,8 +292,12 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 None,
                 Vec::new(),
                 format!(
-                    "{l}: {} frames were repeated byte-identically within {} by the capture setup (a mirror port copying twice); they are left out of every count.",
-                    q.mirror_duplicates,
+                    "{l}: {} repeated byte-identically within {} by the capture setup (a mirror port copying twice); they are left out of every count.",
+                    if q.mirror_duplicates == 1 {
+                        "1 frame was".to_string()
+                    } else {
+                        format!("{} frames were", q.mirror_duplicates)
+                    },
                     us(r.options.dup_window_ns)
                 ),
             );
@@ -302,10 +316,10 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 None,
                 Vec::new(),
                 format!(
-                    "{l}: {} packets CE-marked ({:.2}%) and {} CNPs{delay}: DCQCN is slowing this flow down at a congested queue.",
-                    q.ecn_ce_packets,
+                    "{l}: {} CE-marked ({:.2}%) and {}{delay}: DCQCN is slowing this flow down at a congested queue.",
+                    plural(q.ecn_ce_packets, "packet"),
                     100.0 * q.ecn_ce_fraction,
-                    q.cnps
+                    plural(q.cnps, "CNP")
                 ),
             );
         }
@@ -380,12 +394,19 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 Some(f.file.clone()),
                 Vec::new(),
                 format!(
-                    "{}: {} frames were cut by the capture's snaplen; sizes come from the length fields, but the ICRC of {} RoCE frames could not be checked{}.",
+                    "{}: {} cut by the capture's snaplen; sizes come from the length fields, but the ICRC of {} could not be checked{}.",
                     f.file,
-                    f.truncated_frames,
-                    f.icrc_unchecked,
+                    if f.truncated_frames == 1 {
+                        "1 frame was".to_string()
+                    } else {
+                        format!("{} frames were", f.truncated_frames)
+                    },
+                    plural(f.icrc_unchecked, "RoCE frame"),
                     if f.roce_undecodable > 0 {
-                        format!(" and {} RoCE frames lost their BTH", f.roce_undecodable)
+                        format!(
+                            " and {} lost the BTH",
+                            plural(f.roce_undecodable, "RoCE frame")
+                        )
                     } else {
                         String::new()
                     }
@@ -403,8 +424,14 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
             None,
             vec![ro.first_frame],
             format!(
-                "{} -> {} QP {:#x}: {} responses/CNPs ({} ACKs, {} NAKs, {} CNPs) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
-                ro.src, ro.dst, ro.requester_qpn, ro.packets, ro.acks, ro.naks, ro.cnps
+                "{} -> {} QP {:#x}: {} ({}, {}, {}) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
+                ro.src,
+                ro.dst,
+                ro.requester_qpn,
+                plural(ro.packets, "response"),
+                plural(ro.acks, "ACK"),
+                plural(ro.naks, "NAK"),
+                plural(ro.cnps, "CNP")
             ),
         );
     }
@@ -492,11 +519,11 @@ fn lag_findings(
                     None,
                     m.moves.iter().take(16).map(|mv| mv.frame).collect(),
                     format!(
-                        "{} -> {} QP {:#x}: requests {what}; {} moves{}.",
+                        "{} -> {} QP {:#x}: requests {what}; {}{}.",
                         m.src,
                         m.dst,
                         m.dqpn,
-                        m.moves_total,
+                        plural(m.moves_total, "move"),
                         first.map_or(String::new(), |mv| format!(
                             ", first from {} to {}",
                             mv.from, mv.to
@@ -520,12 +547,12 @@ fn lag_findings(
                 None,
                 Vec::new(),
                 format!(
-                    "{} of {} QPs sent their requests on a slave that neither the layer3+4 nor the layer2+3 bonding hash predicts (QPs {}): the NIC steers RoCE itself (mlx5 LAG queue affinity or hardware hash), or the files are not in enslave order.",
+                    "{} of {} QPs sent their requests on a slave that neither the layer3+4 nor the layer2+3 bonding hash predicts (flows {}): the NIC steers RoCE itself (mlx5 LAG queue affinity or hardware hash), or the files are not in enslave order.",
                     mismatched.len(),
                     lag.qp_map.len(),
                     mismatched
                         .iter()
-                        .map(|i| i.to_string())
+                        .map(|i| format!("#{i}"))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),

@@ -96,7 +96,8 @@ impl Exporter for CsvExporter {
                 f.bytes.to_string(),
                 f.payload_bytes.to_string(),
                 f.duration_ns.to_string(),
-                format!("{:.6}", f.goodput_gbps),
+                // Shortest exact form: six decimals printed a 500 b/s flow as 0.000000.
+                f.goodput_gbps.to_string(),
                 f.messages.to_string(),
                 lat50,
                 lat99,
@@ -115,7 +116,7 @@ impl Exporter for CsvExporter {
                 rtt99,
                 rttmax,
                 f.ecn_ce_packets.to_string(),
-                format!("{:.6}", f.ecn_ce_fraction),
+                f.ecn_ce_fraction.to_string(),
                 f.cnps.to_string(),
                 opt(f.cnp_delay_ns.p50),
                 f.icrc_errors.to_string(),

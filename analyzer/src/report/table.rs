@@ -4,7 +4,7 @@
 
 use std::io::{self, Write};
 
-use super::{Exporter, bytes, duration};
+use super::{Exporter, bytes, duration, plural, rate};
 use crate::analyze::Report;
 use crate::analyze::report::{FrameRef, QpReport, Severity, Summary};
 
@@ -60,13 +60,13 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
     writeln!(out, "      files     {per_file}")?;
     writeln!(
         out,
-        "      traffic   {} packets ({} requests, {} responses), {}, payload {}, {} over {}",
-        f.packets,
-        f.request_packets,
-        f.response_packets,
+        "      traffic   {} ({}, {}), {}, payload {}, {} goodput over {}",
+        plural(f.packets, "packet"),
+        plural(f.request_packets, "request"),
+        plural(f.response_packets, "response"),
         bytes(f.bytes),
         bytes(f.payload_bytes),
-        format_args!("{:.3} Gb/s goodput", f.goodput_gbps),
+        rate(f.goodput_gbps),
         duration(f.duration_ns)
     )?;
     let ops = f
@@ -102,21 +102,21 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
     )?;
     writeln!(
         out,
-        "      PSN       {}..{} ({} PSNs{}){}",
+        "      PSN       {}..{} ({}{}){}",
         f.psn.first.map_or("-".into(), |p| p.to_string()),
         f.psn.last.map_or("-".into(), |p| p.to_string()),
-        f.psn.span,
+        plural(f.psn.span, "PSN"),
         if f.psn.wrapped { ", wrapped" } else { "" },
         f.pmtu.map_or(String::new(), |m| format!(", path MTU {m}"))
     )?;
     writeln!(
         out,
-        "      loss      {} retransmitted ({}), {} out of sequence ({} PSNs missing), {} go-back-N episodes{}, {} mirror duplicates",
+        "      loss      {} retransmitted ({}), {} out of sequence ({} missing), {}{}, {}",
         f.retransmitted_packets,
         bytes(f.retransmitted_bytes),
         f.out_of_sequence,
-        f.missing_psns,
-        f.go_back_n.episodes,
+        plural(f.missing_psns, "PSN"),
+        plural(f.go_back_n.episodes, "go-back-N episode"),
         if f.go_back_n.by_cause.is_empty() {
             String::new()
         } else {
@@ -130,16 +130,16 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
                     .join(", ")
             )
         },
-        f.mirror_duplicates
+        plural(f.mirror_duplicates, "mirror duplicate")
     )?;
     for e in f.go_back_n.list.iter().take(8) {
         writeln!(
             out,
-            "                #{} rewind to PSN {} from {} ({} packets, {}), cause {}{}, gap {}",
+            "                {} back to PSN {} (highest sent {}): {}, {}, cause {}{}, {} after the previous request",
             frame(r, e.frame),
             e.rewind_psn,
             e.highest_psn,
-            e.packets,
+            plural(e.packets, "packet"),
             bytes(e.bytes),
             e.cause,
             e.cause_frame
@@ -178,8 +178,8 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
     };
     writeln!(
         out,
-        "      acks      {} ACKs{}, RTT p50/p99/max {} ({} samples); NAKs {naks}{rnr}",
-        f.acks,
+        "      acks      {}{}, RTT p50/p99/max {} ({}); NAKs {naks}{rnr}",
+        plural(f.acks, "ACK"),
         if f.repeated_responses > 0 {
             format!(
                 " ({} repeated: re-ACKs of duplicates)",
@@ -189,14 +189,14 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
             String::new()
         },
         q3(&f.ack_rtt_ns),
-        f.ack_rtt_ns.samples
+        plural(f.ack_rtt_ns.samples, "sample")
     )?;
     writeln!(
         out,
-        "      ecn       {} CE ({:.2}%), {} CNPs, CE→CNP p50/p99/max {}; ICRC errors {}{}",
+        "      ecn       {} CE ({:.2}%), {}, CE→CNP p50/p99/max {}; ICRC errors {}{}",
         f.ecn_ce_packets,
         100.0 * f.ecn_ce_fraction,
-        f.cnps,
+        plural(f.cnps, "CNP"),
         q3(&f.cnp_delay_ns),
         f.icrc_errors,
         if f.icrc_unchecked > 0 {
@@ -213,10 +213,10 @@ impl Exporter for TableExporter {
         let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
         writeln!(
             out,
-            "roce-pcap analyze: {} file(s), {} RoCE frames, {} request flow(s), {}; findings: {} error, {} warning, {} info",
-            r.files.len(),
-            roce,
-            r.qps.len(),
+            "roce-pcap analyze: {}, {}, {}, {}; findings: {} error, {} warning, {} info",
+            plural(r.files.len() as u64, "file"),
+            plural(roce, "RoCE frame"),
+            plural(r.qps.len() as u64, "request flow"),
             duration(r.capture.duration_ns),
             count(Severity::Error),
             count(Severity::Warning),
@@ -254,40 +254,56 @@ impl Exporter for TableExporter {
         }
         writeln!(out)?;
         writeln!(out, "REQUEST FLOWS (requester -> responder QP)")?;
-        writeln!(
-            out,
-            "  {:>3} {:<40} {:>6} {:>8} {:>10} {:>9} {:>6} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6}",
-            "#",
-            "flow",
-            "sport",
-            "packets",
-            "bytes",
-            "Gb/s",
-            "msgs",
-            "retx",
-            "oos",
-            "gbn",
-            "naks",
-            "ce",
-            "cnps"
-        )?;
-        for f in &r.qps {
-            let flow = format!(
-                "{}:{} -> {}:{:#x}",
-                f.src,
-                qpn(f.requester_qpn),
-                f.dst,
-                f.dqpn
-            );
+        let flows: Vec<String> = r
+            .qps
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{} -> {}:{:#x}",
+                    f.src,
+                    qpn(f.requester_qpn),
+                    f.dst,
+                    f.dqpn
+                )
+            })
+            .collect();
+        let w = flows
+            .iter()
+            .map(|f| f.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(4);
+        if r.qps.is_empty() {
+            writeln!(out, "  none: no RoCE requests in these files")?;
+        } else {
             writeln!(
                 out,
-                "  {:>3} {:<40} {:>6} {:>8} {:>10} {:>9.3} {:>6} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6}",
+                "  {:>3} {:<w$} {:>6} {:>8} {:>10} {:>12} {:>6} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6}",
+                "#",
+                "flow",
+                "sport",
+                "packets",
+                "bytes",
+                "goodput",
+                "msgs",
+                "retx",
+                "oos",
+                "gbn",
+                "naks",
+                "ce",
+                "cnps"
+            )?;
+        }
+        for (f, flow) in r.qps.iter().zip(&flows) {
+            writeln!(
+                out,
+                "  {:>3} {:<w$} {:>6} {:>8} {:>10} {:>12} {:>6} {:>6} {:>5} {:>5} {:>5} {:>6} {:>6}",
                 f.id,
                 flow,
                 f.sport,
                 f.packets,
                 bytes(f.bytes),
-                f.goodput_gbps,
+                rate(f.goodput_gbps),
                 f.messages,
                 f.retransmitted_packets,
                 f.out_of_sequence,
@@ -307,16 +323,16 @@ impl Exporter for TableExporter {
             for ro in &r.response_only {
                 writeln!(
                     out,
-                    "  {} -> {} QP {:#x} sport {}: {} packets ({} ACKs, {} NAKs, {} CNPs, {} READ responses) in {}",
+                    "  {} -> {} QP {:#x} sport {}: {} ({}, {}, {}, {}) in {}",
                     ro.src,
                     ro.dst,
                     ro.requester_qpn,
                     ro.sport,
-                    ro.packets,
-                    ro.acks,
-                    ro.naks,
-                    ro.cnps,
-                    ro.read_responses,
+                    plural(ro.packets, "packet"),
+                    plural(ro.acks, "ACK"),
+                    plural(ro.naks, "NAK"),
+                    plural(ro.cnps, "CNP"),
+                    plural(ro.read_responses, "READ response"),
                     ro.files.join(", ")
                 )?;
             }
@@ -387,9 +403,34 @@ impl Exporter for TableExporter {
                     100.0 * f.share_of_roce_bytes
                 )?;
             }
+            let lag_flows: Vec<String> = r
+                .lag
+                .qp_map
+                .iter()
+                .map(|m| format!("{} -> {}:{:#x}", m.src, m.dst, m.dqpn))
+                .collect();
+            let fw = lag_flows
+                .iter()
+                .map(|f| f.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(4);
+            let short = |s: &Option<String>| {
+                s.as_deref().map_or("-".to_string(), |s| {
+                    s.rsplit('/').next().unwrap_or(s).to_string()
+                })
+            };
+            let sw = r
+                .lag
+                .files
+                .iter()
+                .map(|f| short(&Some(f.file.clone())).chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(20);
             writeln!(
                 out,
-                "  {:>3} {:<40} {:>6}  {:<20} {:<20} {:<20} {:>5}",
+                "  {:>3} {:<fw$} {:>6}  {:<sw$} {:<sw$} {:<sw$} {:>5}",
                 "#",
                 "flow",
                 "sport",
@@ -398,17 +439,12 @@ impl Exporter for TableExporter {
                 "layer2+3 predicts",
                 "moves"
             )?;
-            let short = |s: &Option<String>| {
-                s.as_deref().map_or("-".to_string(), |s| {
-                    s.rsplit('/').next().unwrap_or(s).to_string()
-                })
-            };
-            for m in &r.lag.qp_map {
+            for (m, flow) in r.lag.qp_map.iter().zip(&lag_flows) {
                 writeln!(
                     out,
-                    "  {:>3} {:<40} {:>6}  {:<20} {:<20} {:<20} {:>5}",
+                    "  {:>3} {:<fw$} {:>6}  {:<sw$} {:<sw$} {:<sw$} {:>5}",
                     m.qp,
-                    format!("{} -> {}:{:#x}", m.src, m.dst, m.dqpn),
+                    flow,
                     m.sport,
                     short(&m.request_file),
                     short(&m.predicted_layer3_4),
