@@ -394,3 +394,78 @@ fn the_table_shows_slow_flows_in_their_unit_and_lines_up() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Attribute `name` of an SVG tag, as a number.
+fn svg_attr(tag: &str, name: &str) -> f64 {
+    let v = tag.split(&format!(" {name}=\"")).nth(1).unwrap();
+    v[..v.find('"').unwrap()].parse().unwrap()
+}
+
+/// Rightmost x of any line or marker drawn inside the chart.
+fn svg_rightmost_data(svg: &str) -> f64 {
+    let mut right = 0.0f64;
+    for tag in svg.split("<polyline").skip(1) {
+        let pts = tag.split(" points=\"").nth(1).unwrap();
+        for p in pts[..pts.find('"').unwrap()].split_whitespace() {
+            right = right.max(p.split(',').next().unwrap().parse().unwrap());
+        }
+    }
+    for tag in svg.split("<circle").skip(1) {
+        right = right.max(svg_attr(tag, "cx"));
+    }
+    right
+}
+
+/// A flow of 100-byte SENDs, one per millisecond for 100 ms: its goodput
+/// plot is in Mb/s (1.5 Mb/s in each 524 us bin that holds a SEND), not
+/// 0.0015 Gb/s, and no legend sits on the data: legend text starts right
+/// of every line and marker.
+#[test]
+fn plots_of_a_slow_flow_use_its_unit_and_keep_legends_off_the_data() {
+    let dir = tmpdir("plot");
+    let path = dir.join("slow.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    for i in 0..100 {
+        let x = a
+            .message(&mut s, T0 + i * 1_000_000, 100, false, 0, &[])
+            .unwrap();
+        a.ack(&mut s, x.end_ns + 5000, x.last).unwrap();
+    }
+    s.finish().unwrap();
+    let out = dir.join("plots");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+        .args([
+            "plot",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let goodput = std::fs::read_to_string(out.join("goodput_qps.svg")).unwrap();
+    assert!(goodput.contains("Mb/s"), "no Mb/s axis");
+    assert!(!goodput.contains("Gb/s"));
+    for (svg, label) in [
+        (&goodput, "10.0.0.1:0x11"),
+        (
+            &std::fs::read_to_string(out.join("tsg_qp0.svg")).unwrap(),
+            "first transmission",
+        ),
+    ] {
+        let right = svg_rightmost_data(svg);
+        let xs: Vec<f64> = svg
+            .split("<text")
+            .skip(1)
+            .filter(|t| t.contains(label))
+            .map(|t| svg_attr(t, "x"))
+            .collect();
+        assert!(!xs.is_empty(), "no legend entry {label}");
+        assert!(
+            xs.iter().all(|&x| x > right),
+            "legend at {xs:?}, data reaches {right}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -192,6 +192,103 @@ fn message<DB: DrawingBackend>(
     Ok(())
 }
 
+/// How a legend row marks its series.
+#[derive(Clone, Copy)]
+enum Mark {
+    Line(RGBAColor, u32),
+    Circle(RGBColor),
+    Triangle(RGBColor),
+    Cross(RGBColor),
+}
+
+/// Splits `root` into the chart and a column on its right for the legend,
+/// as wide as the longest name needs (at most a third of the picture), so
+/// that the legend never covers data.
+fn with_legend_column<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    names: &[&str],
+) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
+    let (w, _) = root.dim_in_pixel();
+    let chars = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as u32;
+    let legend_w = if names.is_empty() {
+        0
+    } else {
+        (chars * 8 + 44).clamp(120, w / 3)
+    };
+    root.split_horizontally(w - legend_w)
+}
+
+/// One row per series, top down, in the column beside the chart.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    rows: &[(String, Mark)],
+) -> DrawResult<DB> {
+    const TOP: i32 = 52;
+    const ROW: i32 = 20;
+    let (w, h) = area.dim_in_pixel();
+    let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
+    let font = (FONT, 13).into_font();
+    // Names longer than the column are cut with an ellipsis.
+    let max_chars = ((w as i32 - 40) / 7).max(4) as usize;
+    for (i, (name, mark)) in rows.iter().take(fit).enumerate() {
+        let y = TOP + i as i32 * ROW;
+        match *mark {
+            Mark::Line(c, width) => area.draw(&PathElement::new(
+                vec![(4, y), (26, y)],
+                c.stroke_width(width),
+            ))?,
+            Mark::Circle(c) => area.draw(&Circle::new((15, y), 4, c.filled()))?,
+            Mark::Triangle(c) => area.draw(&TriangleMarker::new((15, y), 5, c.filled()))?,
+            Mark::Cross(c) => area.draw(&Cross::new((15, y), 4, c.stroke_width(2)))?,
+        }
+        let text = if name.chars().count() > max_chars {
+            let cut: String = name.chars().take(max_chars - 1).collect();
+            format!("{cut}…")
+        } else {
+            name.clone()
+        };
+        area.draw(&Text::new(text, (32, y - 7), font.clone()))?;
+    }
+    if rows.len() > fit {
+        let y = TOP + fit as i32 * ROW;
+        area.draw(&Text::new(
+            format!("... {} more", rows.len() - fit),
+            (32, y - 7),
+            font,
+        ))?;
+    }
+    Ok(())
+}
+
+/// The unit that shows the digits of rates up to `max_gbps`: its name and
+/// the factor from Gb/s.
+fn rate_unit(max_gbps: f64) -> (&'static str, f64) {
+    if max_gbps >= 1.0 {
+        ("Gb/s", 1.0)
+    } else if max_gbps >= 1e-3 {
+        ("Mb/s", 1e3)
+    } else if max_gbps >= 1e-6 {
+        ("kb/s", 1e6)
+    } else {
+        ("b/s", 1e9)
+    }
+}
+
+/// `lines` in Gb/s rescaled to the unit that shows them best; returns the unit.
+fn in_rate_unit(lines: &mut [Line]) -> &'static str {
+    let max = lines
+        .iter()
+        .flat_map(|l| l.pts.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    let (unit, k) = rate_unit(max);
+    for l in lines.iter_mut() {
+        for p in &mut l.pts {
+            p.1 *= k;
+        }
+    }
+    unit
+}
+
 fn line_chart<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -206,7 +303,9 @@ fn line_chart<DB: DrawingBackend>(
         .flat_map(|l| l.pts.iter().map(|p| p.1))
         .fold(0.0f64, f64::max);
     let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
-    let mut chart = ChartBuilder::on(root)
+    let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
+    let (plot_area, legend_area) = with_legend_column(root, &names);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, (FONT, 22))
         .margin(16)
         .x_label_area_size(45)
@@ -219,28 +318,18 @@ fn line_chart<DB: DrawingBackend>(
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
         .draw()?;
+    let mut legend = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         // Earlier lines wider, so a later line on top does not hide them.
         let width = if i == 0 && lines.len() > 1 { 4 } else { 2 };
-        chart
-            .draw_series(LineSeries::new(
-                l.pts.iter().copied(),
-                color.stroke_width(width),
-            ))?
-            .label(l.name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3))
-            });
+        chart.draw_series(LineSeries::new(
+            l.pts.iter().copied(),
+            color.stroke_width(width),
+        ))?;
+        legend.push((l.name.clone(), Mark::Line(color, 3)));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 13))
-        .draw()?;
-    Ok(())
+    draw_legend(&legend_area, &legend)
 }
 
 struct Tsg<'a> {
@@ -274,7 +363,24 @@ fn tsg_chart<'a, DB: DrawingBackend>(
     let x0 = all().map(|p| ax.x(p.0)).fold(f64::MAX, f64::min);
     let x1 = all().map(|p| ax.x(p.0)).fold(0.0f64, f64::max);
     let pad = ((x1 - x0) * 0.02).max(1e-3);
-    let mut chart = ChartBuilder::on(root)
+    let blue = RGBColor(30, 90, 200);
+    let red = RGBColor(220, 30, 30);
+    let green = RGBColor(20, 150, 60);
+    let orange = RGBColor(240, 140, 0);
+    let sample = if t.stride > 1 {
+        format!(" (1 in {})", t.stride)
+    } else {
+        String::new()
+    };
+    let legend = [
+        ("NAK / RNR NAK (PSN)".to_string(), Mark::Triangle(orange)),
+        (format!("first transmission{sample}"), Mark::Circle(blue)),
+        ("ACK (PSN acknowledged)".to_string(), Mark::Cross(green)),
+        ("retransmission".to_string(), Mark::Circle(red)),
+    ];
+    let names: Vec<&str> = legend.iter().map(|(n, _)| n.as_str()).collect();
+    let (plot_area, legend_area) = with_legend_column(root, &names);
+    let mut chart = ChartBuilder::on(&plot_area)
         .caption(&t.title, (FONT, 20))
         .margin(16)
         .x_label_area_size(45)
@@ -288,49 +394,19 @@ fn tsg_chart<'a, DB: DrawingBackend>(
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
         .draw()?;
-    let blue = RGBColor(30, 90, 200);
-    let red = RGBColor(220, 30, 30);
-    let green = RGBColor(20, 150, 60);
-    let orange = RGBColor(240, 140, 0);
-    let sample = if t.stride > 1 {
-        format!(" (1 in {})", t.stride)
-    } else {
-        String::new()
-    };
-    chart
-        .draw_series(
-            pts(t.naks)
-                .map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 6, orange.filled())),
-        )?
-        .label("NAK / RNR NAK (PSN)")
-        .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 5, orange.filled()));
-    chart
-        .draw_series(
-            pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),
-        )?
-        .label(format!("first transmission{sample}"))
-        .legend(move |(x, y)| Circle::new((x + 10, y), 4, blue.filled()));
-    chart
-        .draw_series(
-            pts(t.acks).map(|&(ts, p)| Cross::new((ax.x(ts), p - base), 3, green.stroke_width(1))),
-        )?
-        .label("ACK (PSN acknowledged)")
-        .legend(move |(x, y)| Cross::new((x + 10, y), 4, green.stroke_width(2)));
-    chart
-        .draw_series(
-            pts(t.retransmissions)
-                .map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 3, red.filled())),
-        )?
-        .label("retransmission")
-        .legend(move |(x, y)| Circle::new((x + 10, y), 4, red.filled()));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font((FONT, 13))
-        .draw()?;
-    Ok(())
+    chart.draw_series(
+        pts(t.naks).map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 6, orange.filled())),
+    )?;
+    chart.draw_series(
+        pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),
+    )?;
+    chart.draw_series(
+        pts(t.acks).map(|&(ts, p)| Cross::new((ax.x(ts), p - base), 3, green.stroke_width(1))),
+    )?;
+    chart.draw_series(
+        pts(t.retransmissions).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 3, red.filled())),
+    )?;
+    draw_legend(&legend_area, &legend)
 }
 
 fn pfc_chart<DB: DrawingBackend>(
@@ -476,7 +552,8 @@ fn draw_all(
         }
         named.push((format!("{} other flows", rest.len()), &others));
     }
-    let lines = rate_lines(&named, &ax, first, last, 8.0);
+    let mut lines = rate_lines(&named, &ax, first, last, 8.0);
+    let unit = in_rate_unit(&mut lines);
     both!(dir, "goodput_qps", written, |root| {
         if lines.is_empty() {
             message(
@@ -489,7 +566,7 @@ fn draw_all(
                 &root,
                 "Goodput per request flow (first transmissions)",
                 &ax.label(),
-                "Gb/s",
+                unit,
                 ax.span,
                 &lines,
             )
@@ -501,12 +578,13 @@ fn draw_all(
         .iter()
         .map(|(n, b)| (n.rsplit('/').next().unwrap_or(n).to_string(), b))
         .collect();
-    let lines = rate_lines(&files, &ax, first, last, 8.0);
+    let mut lines = rate_lines(&files, &ax, first, last, 8.0);
+    let unit = in_rate_unit(&mut lines);
     both!(dir, "goodput_files", written, |root| line_chart(
         &root,
         "RoCE payload per file (bond slave)",
         &ax.label(),
-        "Gb/s",
+        unit,
         ax.span,
         &lines
     ));
