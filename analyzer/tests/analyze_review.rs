@@ -469,3 +469,58 @@ fn plots_of_a_slow_flow_use_its_unit_and_keep_legends_off_the_data() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An IPv6 RoCEv2 flow whose UDP source port is 0 (as ConnectX-4 Lx sends
+/// CNPs) is still IPv6 to the bonding hash, not RoCE v1 (EtherType 0x8915,
+/// no addresses): the layer3+4 prediction hashes its addresses and ports.
+#[test]
+fn ipv6_rocev2_with_source_port_0_is_hashed_as_ipv6() {
+    use roce_codec::hash::{FlowAddrs, FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_hash};
+    use roce_codec::{FrameRepr, IbRepr, IpRepr, Ipv6Repr, Opcode};
+    let dir = tmpdir("v6sport0");
+    let p0 = dir.join("s0.pcap");
+    let p1 = dir.join("s1.pcap");
+    let mut s =
+        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
+    let (a, b): (std::net::Ipv6Addr, std::net::Ipv6Addr) =
+        ("fd00::c".parse().unwrap(), "fd00::b".parse().unwrap());
+    let ip = IpRepr::V6(Ipv6Repr {
+        dscp: 26,
+        ecn: 2,
+        flow_label: 0,
+        next_header: 17,
+        hop_limit: 64,
+        src: a,
+        dst: b,
+    });
+    let (ma, mb) = ([2, 0, 0, 0, 0, 0x0a], [2, 0, 0, 0, 0, 0x0b]);
+    let send = IbRepr::new(Opcode(0x04), 0x12, Psn::new(7), 100).with_ack_req(true);
+    s.frame(0, T0, &FrameRepr::rocev2(mb, ma, ip, 0, send))
+        .unwrap();
+    s.finish().unwrap();
+    let r = analyze(&[&p0, &p1]);
+    let keys = |policy| {
+        let k = FlowKeys {
+            src_mac: ma,
+            dst_mac: mb,
+            ethertype: 0x86DD,
+            vlan_tci: None,
+            addrs: Some(FlowAddrs::V6 { src: a, dst: b }),
+            ports: Some((0, 4791)),
+        };
+        bond_slave_index(bond_xmit_hash(policy, &k), 2).unwrap()
+    };
+    let name = |i: usize| [&p0, &p1][i].display().to_string();
+    let m = &r.lag.qp_map[0];
+    // fd00::c and fd00::b fold to 0x0c0000fd and 0x0b0000fd; with the port
+    // word 0xb7120000 (0 and 4791 read little-endian) the layer3+4 hash is
+    // (0xb0a2a2a2 >> 1) = 0x58515151, odd: slave 1. Read as RoCE v1 (MACs
+    // and 0x8915 only) it would be 0x0a ^ 0x0b ^ 0x8915 = 0x8914: slave 0.
+    assert_eq!(keys(XmitHashPolicy::Layer34), 1);
+    assert_eq!(m.predicted_layer3_4, Some(name(1)));
+    assert_eq!(
+        m.predicted_layer2_3,
+        Some(name(keys(XmitHashPolicy::Layer23)))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

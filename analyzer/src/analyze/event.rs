@@ -37,7 +37,8 @@ pub(crate) struct RoceEvent {
     pub ib_len: u32,
     pub icrc: Option<[u8; 4]>,
     pub icrc_valid: Option<bool>,
-    pub ipv4: bool,
+    /// RoCE v1 (EtherType 0x8915, addresses from the GRH), not RoCEv2.
+    pub rocev1: bool,
 }
 
 impl RoceEvent {
@@ -62,22 +63,15 @@ pub(crate) enum Decoded {
 pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decoded {
     let kind = f.kind();
     let vlan_tci = f.vlans.outer().map(|t| t.tci());
-    let (src, dst, sport, ecn, ib, ipv4) = match &f.net {
-        Net::RoceV2 { ip, udp, ib } => (
-            ip.src(),
-            ip.dst(),
-            udp.src_port,
-            ip.ecn(),
-            ib,
-            matches!(ip, roce_codec::IpRepr::V4(_)),
-        ),
+    let (src, dst, sport, ecn, ib, rocev1) = match &f.net {
+        Net::RoceV2 { ip, udp, ib } => (ip.src(), ip.dst(), udp.src_port, ip.ecn(), ib, false),
         Net::RoceV1 { grh, ib } => (
             IpAddr::V6(grh.sgid.into()),
             IpAddr::V6(grh.dgid.into()),
             0,
             grh.traffic_class & 3,
             ib,
-            false,
+            true,
         ),
         Net::MacControl(ctl) if kind != FrameKind::Malformed => {
             return Decoded::MacControl {
@@ -119,6 +113,6 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
         ib_len,
         icrc: ib.icrc,
         icrc_valid: ib.icrc_valid,
-        ipv4,
+        rocev1,
     })
 }

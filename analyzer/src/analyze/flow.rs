@@ -221,7 +221,7 @@ impl HashFields {
             src: ev.src,
             dst: ev.dst,
             sport: ev.sport,
-            rocev1: !ev.ipv4 && ev.sport == 0 && ev.src.is_ipv6() && ev.dst.is_ipv6(),
+            rocev1: ev.rocev1,
         }
     }
 }
