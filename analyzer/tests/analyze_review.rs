@@ -524,3 +524,39 @@ fn ipv6_rocev2_with_source_port_0_is_hashed_as_ipv6() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A CNP from a NIC that sends them from UDP port 0 (ConnectX-4 Lx) comes
+/// before the flow's first ACK: the flow's response port is still the one
+/// its responses use.
+#[test]
+fn the_response_port_is_the_responses_not_a_cnps() {
+    let dir = tmpdir("cnpport");
+    let path = dir.join("c.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    a.response_sport = 0;
+    let x = a.message(&mut s, T0, 4096, true, 0, &[0]).unwrap();
+    a.cnp_to_requester(&mut s, x.end_ns + 1000).unwrap();
+    a.response_sport = 0xD000;
+    a.ack(&mut s, x.end_ns + 3000, x.last).unwrap();
+    s.finish().unwrap();
+    let r = analyze(&[&path]);
+    let q = &r.qps[0];
+    assert_eq!((q.cnps, q.acks, q.response_sport), (1, 1, Some(0xD000)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same capture given twice (two views of one slave): each file's PFC
+/// rows point at frames of that file.
+#[test]
+fn pfc_rows_point_into_their_own_file() {
+    let dir = tmpdir("pfcfile");
+    let path = dir.join("p.pcapng");
+    let pfc = roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 100, 0, 0, 0, 0])
+        .to_vec(&[]);
+    pcapng_with_raw_times(&path, 9, &[(T0, &pfc)]);
+    let r = analyze(&[&path, &path]);
+    let files: Vec<u16> = r.pfc.iter().map(|p| p.first_frame.file).collect();
+    assert_eq!(files, [0, 1]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

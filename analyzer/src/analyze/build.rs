@@ -239,7 +239,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
         })
         .collect();
     let mut pfc = Vec::new();
-    for (s, (name, fr)) in stats.iter().zip(names.iter().zip(&files)) {
+    for (file_index, (s, (name, fr))) in stats.iter().zip(names.iter().zip(&files)).enumerate() {
         for (&(src, prio), st) in &s.pfc.prios {
             let pause_ns = st.paused_ps as f64 / 1000.0;
             pfc.push(PfcReport {
@@ -257,7 +257,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
                 },
                 longest_pause_ns: st.longest_ps as f64 / 1000.0,
                 first_frame: super::flow::FrameRef {
-                    file: files.iter().position(|f| f.file == *name).unwrap_or(0) as u16,
+                    file: file_index as u16,
                     frame: st.first_frame.unwrap_or(0),
                 },
             });

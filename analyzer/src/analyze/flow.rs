@@ -1070,6 +1070,7 @@ impl Flow {
         self.account(ev, false);
         self.payload_bytes += u64::from(ev.payload_len);
         self.track_slave(ev, false);
+        self.response_sport.get_or_insert(ev.sport);
         if self.response_fields.is_none() {
             self.response_fields = Some(HashFields::of(ev));
         }

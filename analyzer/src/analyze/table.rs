@@ -180,7 +180,11 @@ impl Table {
         let i = chosen?;
         let f = &mut self.flows[i];
         f.requester_qpn = Some(ev.dqpn);
-        f.response_sport = Some(ev.sport);
+        // A CNP's source port is the NP's choice (0 on ConnectX-4 Lx), not
+        // the port of the flow's responses.
+        if use_psn {
+            f.response_sport = Some(ev.sport);
+        }
         self.by_response.insert(key, i);
         Some(i)
     }
