@@ -560,3 +560,44 @@ fn pfc_rows_point_into_their_own_file() {
     assert_eq!(files, [0, 1]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// PFC in a capture from 2024 (timestamps near 1.7e18 ns, which overflow
+/// 64 bits as picoseconds): XOFF for 65535 quanta on priority 3, XON 1 us
+/// later, then an XOFF of 1000 quanta at 25 Gb/s (20.48 us) still running
+/// when the capture ends 10 us later. Paused time 1 us + 20.48 us.
+#[test]
+fn pfc_pauses_of_a_capture_taken_this_century() {
+    let dir = tmpdir("pfc2024");
+    let path = dir.join("p.pcapng");
+    let t0: u64 = 1_704_164_645_123_456_789;
+    let f = |q: u16| {
+        roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, q, 0, 0, 0, 0]).to_vec(&[])
+    };
+    let (xoff, xon, short) = (f(0xFFFF), f(0), f(1000));
+    let other = roce_codec::FrameRepr {
+        eth: roce_codec::EthRepr::default(),
+        vlans: roce_codec::Vlans::none(),
+        net: roce_codec::NetRepr::Other { ethertype: 0x88cc },
+    }
+    .to_vec(&[0; 46]);
+    pcapng_with_raw_times(
+        &path,
+        9,
+        &[
+            (t0, &xoff),
+            (t0 + 1000, &xon),
+            (t0 + 100_000, &short),
+            (t0 + 110_000, &other),
+        ],
+    );
+    let opts = AnalyzeOptions {
+        link_speed_gbps: 25.0,
+        ..AnalyzeOptions::default()
+    };
+    let r = analyze_files(&[&path], &opts).unwrap().report;
+    let p = &r.pfc[0];
+    assert_eq!((p.xoff_frames, p.xon_frames), (2, 1));
+    assert_eq!(p.pause_ns, 1000.0 + 20_480.0);
+    assert_eq!(p.longest_pause_ns, 20_480.0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -11,7 +11,8 @@
 //! receiver restarts its timer with the new quanta), an XON (time 0) ends
 //! it, and a pause still running at the end of the capture is counted in
 //! full. Times are integer picoseconds internally: one quantum is 512 bit
-//! times, 5120 ps at 100 Gb/s.
+//! times, 5120 ps at 100 Gb/s. Instants are 128-bit: a capture time of
+//! 2024 is 1.7e18 ns since the epoch, which as picoseconds is past 2^64.
 
 use std::collections::BTreeMap;
 
@@ -30,28 +31,33 @@ pub(crate) struct PrioState {
     pub paused_ps: u64,
     pub longest_ps: u64,
     pub first_frame: Option<u64>,
-    /// (start, end) of the pause running now.
-    running: Option<(u64, u64)>,
-    continuous_since: Option<u64>,
+    /// (start, end) of the pause running now, picoseconds since the epoch.
+    running: Option<(u128, u128)>,
+    continuous_since: Option<u128>,
     pub intervals: Option<Intervals>,
 }
 
+/// A duration between two instants, in picoseconds (no pause lasts 2^64 ps).
+fn span(from: u128, to: u128) -> u64 {
+    u64::try_from(to.saturating_sub(from)).unwrap_or(u64::MAX)
+}
+
 impl PrioState {
-    fn frame(&mut self, t_ps: u64, quanta: u16, rate_bps: u64, frame: u64) {
+    fn frame(&mut self, t_ps: u128, quanta: u16, rate_bps: u64, frame: u64) {
         self.first_frame.get_or_insert(frame);
         if let Some((s, e)) = self.running.take() {
             if t_ps < e {
-                self.paused_ps += t_ps.saturating_sub(s);
+                self.paused_ps += span(s, t_ps);
                 self.record(s, t_ps);
             } else {
-                self.paused_ps += e - s;
+                self.paused_ps += span(s, e);
                 self.record(s, e);
                 self.end_continuous(e);
             }
         }
         if quanta > 0 {
             self.xoff += 1;
-            let end = t_ps.saturating_add(pause_quanta_to_ps(quanta, rate_bps));
+            let end = t_ps + u128::from(pause_quanta_to_ps(quanta, rate_bps));
             self.running = Some((t_ps, end));
             self.continuous_since.get_or_insert(t_ps);
         } else {
@@ -60,21 +66,22 @@ impl PrioState {
         }
     }
 
-    fn end_continuous(&mut self, at: u64) {
+    fn end_continuous(&mut self, at: u128) {
         if let Some(s) = self.continuous_since.take() {
-            self.longest_ps = self.longest_ps.max(at.saturating_sub(s));
+            self.longest_ps = self.longest_ps.max(span(s, at));
         }
     }
 
-    fn record(&mut self, s: u64, e: u64) {
+    fn record(&mut self, s: u128, e: u128) {
         if let Some(iv) = &mut self.intervals {
-            iv.push(s / 1000, e / 1000);
+            let ns = |t: u128| u64::try_from(t / 1000).unwrap_or(u64::MAX);
+            iv.push(ns(s), ns(e));
         }
     }
 
     fn finish(&mut self) {
         if let Some((s, e)) = self.running.take() {
-            self.paused_ps += e - s;
+            self.paused_ps += span(s, e);
             self.record(s, e);
             self.end_continuous(e);
         }
@@ -104,7 +111,7 @@ impl PfcFile {
 
     pub fn frame(&mut self, ts_ns: u64, src: [u8; 6], ctl: &MacControlRepr, frame: u64) {
         self.mac_control_frames += 1;
-        let t_ps = ts_ns.saturating_mul(1000);
+        let t_ps = u128::from(ts_ns) * 1000;
         let keep = self.keep_intervals;
         let rate = self.rate_bps;
         let mut apply = |prio: u8, quanta: u16| {
