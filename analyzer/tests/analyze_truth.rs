@@ -29,7 +29,10 @@ use roce_pcap::analyze::synth::{Endpoint, FileTruth, RcConn, Synth};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
 use roce_pcap::capture_writer::CaptureFormat;
 
-const T0: u64 = 1_000_000_000;
+/// 2024-01-02 03:04:05 UTC: a capture of this century, whose times in
+/// picoseconds do not fit 64 bits (PFC accounting once saturated them and
+/// reported every pause as 0 while a 1970 corpus passed).
+const T0: u64 = 1_704_164_645_000_000_000;
 const T1: u64 = T0 + 3_000_000;
 const T2: u64 = T0 + 4_000_000;
 const T3: u64 = T0 + 25_000_000;
