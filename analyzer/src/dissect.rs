@@ -668,13 +668,13 @@ fn ecn_text(out: &mut String, ecn: u8) {
 
 fn ib_text(out: &mut String, ib: &IbPacket<'_>) {
     let b = &ib.bth;
-    let _ = write!(
-        out,
-        " {} qp {:#x} psn {}",
-        b.opcode.name(),
-        b.dest_qp,
-        b.psn.value()
-    );
+    // A reserved opcode says which one it is.
+    if b.opcode.info().is_some() {
+        let _ = write!(out, " {}", b.opcode.name());
+    } else {
+        let _ = write!(out, " reserved({:#04x})", b.opcode.0);
+    }
+    let _ = write!(out, " qp {:#x} psn {}", b.dest_qp, b.psn.value());
     for (on, flag) in [
         (b.ack_req, "A"),
         (b.solicited_event, "SE"),

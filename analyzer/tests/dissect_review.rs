@@ -1,0 +1,33 @@
+//! `dissect` cases found in review.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn corpus(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../traces")
+        .join(name)
+}
+
+/// The text line of a reserved opcode names the byte (the 11 reserved
+/// opcodes of opcodes.pcap, frames 86..96), as the JSON `opcode` does.
+#[test]
+fn text_names_reserved_opcodes_by_their_byte() {
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+        .arg("dissect")
+        .arg(corpus("opcodes.pcap"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let reserved: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(" reserved(").map(|(_, r)| &r[..4]))
+        .collect();
+    assert_eq!(
+        reserved,
+        [
+            "0x15", "0x18", "0x1e", "0x1f", "0x2c", "0x56", "0x66", "0x80", "0x82", "0xc0", "0xff"
+        ]
+    );
+}
