@@ -288,12 +288,7 @@ pub fn json_line(
         Ok(f) => f,
         Err(e) => {
             // Not even the link-layer header: nothing more to say.
-            let kind = if raw.data.len() < raw.wire_len {
-                FrameKind::Truncated
-            } else {
-                FrameKind::Malformed
-            };
-            o.str("kind", kind.name());
+            o.str("kind", headless_kind(raw).name());
             o.display("error", e);
             o.close();
             return;
@@ -567,11 +562,7 @@ pub fn text_line(
     let f = match decoded {
         Ok(f) => f,
         Err(e) => {
-            let kind = if raw.data.len() < raw.wire_len {
-                FrameKind::Truncated
-            } else {
-                FrameKind::Malformed
-            };
+            let kind = headless_kind(raw);
             let _ = write!(out, "{:<10} len {} [{e}]", kind.name(), raw.wire_len);
             return;
         }
@@ -654,6 +645,16 @@ pub fn text_line(
     }
     if !f.warnings.is_empty() {
         let _ = write!(out, " [warning: {}]", f.warnings);
+    }
+}
+
+/// The kind of a frame too short for its link-layer header: cut by the
+/// snaplen, or short on the wire too.
+fn headless_kind(raw: &RawFrame<'_>) -> FrameKind {
+    if raw.data.len() < raw.wire_len {
+        FrameKind::Truncated
+    } else {
+        FrameKind::Malformed
     }
 }
 

@@ -127,52 +127,6 @@ fn seven_retries_are_exhausted_even_at_the_end_of_the_capture() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The requester's capture (slave 0) has a WRITE of PSNs 0..3, 500 ns
-/// apart; the responder's NAK for PSN 2 is captured on slave 1 with the
-/// same timestamp as the resend of PSN 2 it caused, 5.5 us after the
-/// original (inside the 10 us mirror window). The merge puts the resend
-/// first (file order breaks the tie). It is still a resend: go-back-N
-/// from PSN 2 (PSNs 2 and 3 again), caused by the NAK, and nothing is a
-/// mirror copy.
-#[test]
-fn a_resend_tied_with_its_nak_is_not_a_mirror_copy() {
-    let dir = tmpdir("tie");
-    let p0 = dir.join("tx.pcap");
-    let p1 = dir.join("rx.pcap");
-    let mut s =
-        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
-    a.response_file = 1;
-    let sent = a.message(&mut s, T0, 4 * 4096, true, 500, &[]).unwrap();
-    let t = sent.end_ns + 5000;
-    a.resend(&mut s, t, Psn::new(2)).unwrap();
-    a.nak(&mut s, t, Psn::new(2), Syndrome::NAK_PSN_SEQUENCE_ERROR)
-        .unwrap();
-    a.resend(&mut s, t + 500, Psn::new(3)).unwrap();
-    a.ack(&mut s, t + 5000, Psn::new(3)).unwrap();
-    s.finish().unwrap();
-    let r = analyze(&[&p0, &p1]);
-    let q = &r.qps[0];
-    assert_eq!(
-        (
-            q.retransmitted_packets,
-            q.mirror_duplicates,
-            q.request_packets
-        ),
-        (2, 0, 6)
-    );
-    let e = &q.go_back_n.list[..];
-    assert_eq!(e.len(), 1);
-    assert_eq!(
-        (e[0].rewind_psn, e[0].highest_psn, e[0].packets, e[0].cause),
-        (2, 3, 2, "nak")
-    );
-    // Frame 5 of tx.pcap: the resend of PSN 2.
-    assert_eq!((e[0].frame.file, e[0].frame.frame), (0, 5));
-    assert!(!rules(&r).contains(&"mirror-duplicates"));
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
 /// A mirror port that copies every request 1 us later, and a real NAK
 /// episode 20 us after: the copies stay copies.
 #[test]

@@ -914,9 +914,18 @@ fn a_nak_tied_with_its_resend_is_still_the_cause() {
     let r = analyze_files(&[&p0, &p1], &AnalyzeOptions::default())
         .unwrap()
         .report;
-    let causes: Vec<&str> = r.qps[0].go_back_n.list.iter().map(|e| e.cause).collect();
+    let q = &r.qps[0];
+    let causes: Vec<&str> = q.go_back_n.list.iter().map(|e| e.cause).collect();
     assert_eq!(causes, ["nak", "timeout"]);
-    assert_eq!(r.qps[0].go_back_n.list[0].cause_frame, Some(fr((1, 1))));
+    let e = &q.go_back_n.list[0];
+    assert_eq!(e.cause_frame, Some(fr((1, 1))));
+    // The resend of PSN 2 (tx.pcap#5), 5.5 us after its original, is the
+    // episode's first packet, not a mirror copy: PSNs 2, 3 and later 4 resent.
+    assert_eq!(
+        (e.frame, e.rewind_psn, e.highest_psn, e.packets),
+        (fr((0, 5)), 2, 3, 2)
+    );
+    assert_eq!((q.retransmitted_packets, q.mirror_duplicates), (3, 0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

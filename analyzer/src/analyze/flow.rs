@@ -658,19 +658,33 @@ impl Flow {
         }
     }
 
-    fn request(&mut self, ev: &RoceEvent) {
-        self.account(ev, true);
+    /// What every frame of the flow adds, in either direction. False when
+    /// its ICRC is bad: the receiving NIC drops it, so it is lost, and its
+    /// fields may be garbage.
+    fn arrive(&mut self, ev: &RoceEvent, request: bool) -> bool {
+        self.account(ev, request);
         self.payload_bytes += u64::from(ev.payload_len);
-        self.track_slave(ev, true);
-        if ev.ce() && self.ce_pending_requests.is_none() {
-            self.ce_pending_requests = Some(ev.ts_ns);
+        self.track_slave(ev, request);
+        let ce = if request {
+            &mut self.ce_pending_requests
+        } else {
+            &mut self.ce_pending_responses
+        };
+        if ev.ce() && ce.is_none() {
+            *ce = Some(ev.ts_ns);
         }
         if ev.icrc_valid == Some(false) {
-            // The receiving NIC drops it: it is lost, and its fields may be garbage.
             self.icrc_errors += 1;
             if self.icrc_frames.len() < 16 {
                 self.icrc_frames.push(FrameRef::of(ev));
             }
+            return false;
+        }
+        true
+    }
+
+    fn request(&mut self, ev: &RoceEvent) {
+        if !self.arrive(ev, true) {
             return;
         }
         let Some(op) = ev.opcode.operation() else {
@@ -1067,21 +1081,11 @@ impl Flow {
             }
             self.repeated_responses += 1;
         }
-        self.account(ev, false);
-        self.payload_bytes += u64::from(ev.payload_len);
-        self.track_slave(ev, false);
         self.response_sport.get_or_insert(ev.sport);
         if self.response_fields.is_none() {
             self.response_fields = Some(HashFields::of(ev));
         }
-        if ev.ce() && self.ce_pending_responses.is_none() {
-            self.ce_pending_responses = Some(ev.ts_ns);
-        }
-        if ev.icrc_valid == Some(false) {
-            self.icrc_errors += 1;
-            if self.icrc_frames.len() < 16 {
-                self.icrc_frames.push(FrameRef::of(ev));
-            }
+        if !self.arrive(ev, false) {
             return;
         }
         let Some(op) = ev.opcode.operation() else {
