@@ -48,8 +48,26 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("roce-pcap: error: {e:#}");
+            eprintln!("roce-pcap: error: {}", message(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose
+/// text the message already holds: several library errors name their
+/// source in their own text (`file: cannot open: No such file`), which
+/// anyhow's `{:#}` would print a second time.
+fn message(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if msg.is_empty() {
+            msg = text;
+        } else if !msg.contains(&text) {
+            msg.push_str(": ");
+            msg.push_str(&text);
+        }
+    }
+    msg
 }

@@ -555,3 +555,38 @@ fn pfc_pauses_of_a_capture_taken_this_century() {
     assert_eq!(p.longest_pause_ns, 20_480.0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A missing file, a directory given as -o, a plot into a file: each
+/// error names the path once and says why once, with exit 2.
+#[test]
+fn errors_say_why_once() {
+    let dir = tmpdir("errors");
+    let good = dir.join("g.pcap");
+    resent_three_times(&good, None);
+    let missing = dir.join("missing.pcap");
+    let g = good.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["analyze", missing.to_str().unwrap()], "No such file"),
+        (vec!["dissect", missing.to_str().unwrap()], "No such file"),
+        (
+            vec!["plot", missing.to_str().unwrap(), "--out", "x"],
+            "No such file",
+        ),
+        (
+            vec!["analyze", g, "-o", dir.to_str().unwrap()],
+            "Is a directory",
+        ),
+        (vec!["plot", g, "--out", g], "must be a directory"),
+    ];
+    for (args, why) in cases {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.matches(why).count(), 1, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

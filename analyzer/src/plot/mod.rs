@@ -494,6 +494,12 @@ fn pfc_chart<DB: DrawingBackend>(
 pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, PlotError> {
     register_embedded_font();
     let s = a.series.as_ref().ok_or(PlotError::NoSeries)?;
+    if out.exists() && !out.is_dir() {
+        return Err(PlotError::Io {
+            path: out.to_path_buf(),
+            source: std::io::Error::other("--out must be a directory, and this is a file"),
+        });
+    }
     std::fs::create_dir_all(out).map_err(|source| PlotError::Io {
         path: out.to_path_buf(),
         source,
