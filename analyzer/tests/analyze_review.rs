@@ -576,7 +576,7 @@ fn errors_say_why_once() {
             vec!["analyze", g, "-o", dir.to_str().unwrap()],
             "Is a directory",
         ),
-        (vec!["plot", g, "--out", g], "must be a directory"),
+        (vec!["plot", g, "--out", g], "not a directory"),
     ];
     for (args, why) in cases {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_roce-pcap"))

@@ -497,7 +497,7 @@ pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, Plo
     if out.exists() && !out.is_dir() {
         return Err(PlotError::Io {
             path: out.to_path_buf(),
-            source: std::io::Error::other("--out must be a directory, and this is a file"),
+            source: std::io::Error::other("not a directory (--out must be a directory)"),
         });
     }
     std::fs::create_dir_all(out).map_err(|source| PlotError::Io {
