@@ -590,3 +590,75 @@ fn errors_say_why_once() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+mod hostile_times {
+    use super::*;
+    use proptest::prelude::*;
+    use roce_codec::wire::aeth::AethRepr;
+    use roce_codec::{FrameRepr, IbRepr, IpRepr, Ipv4Repr, Opcode};
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+        /// Timestamps anywhere in 64 bits, going back and forth, on
+        /// requests, responses, CNPs and PFC frames of two files: the
+        /// analysis and the plots finish without a panic or an overflow.
+        #[test]
+        fn any_timestamps_are_analyzed_and_plotted(
+            frames in prop::collection::vec(
+                (
+                    prop_oneof![
+                        any::<u64>(),
+                        u64::MAX - 1_000_000..=u64::MAX,
+                        0u64..1_000_000,
+                        1_704_164_645_000_000_000u64..1_704_164_646_000_000_000,
+                    ],
+                    prop::sample::select(&[0x04u8, 0x06, 0x07, 0x08, 0x0C, 0x10, 0x11, 0x81, 0xFF][..]),
+                    0u32..8,
+                    0usize..2,
+                    any::<bool>(),
+                ),
+                1..60,
+            )
+        ) {
+            let dir = tmpdir("hostile");
+            let p0 = dir.join("a.pcapng");
+            let p1 = dir.join("b.pcapng");
+            let mut s = Synth::create(&[
+                (&p0, CaptureFormat::PcapNg, 0),
+                (&p1, CaptureFormat::PcapNg, 0),
+            ])
+            .unwrap();
+            let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+            for (ts, op, psn, file, ce) in frames {
+                if op == 0xFF {
+                    s.pfc(file, ts, [2, 0, 0, 0, 0, 9], [None, None, None, Some(0xFFFF), None, None, None, Some(0)])
+                        .unwrap();
+                    continue;
+                }
+                let op = Opcode(op);
+                let payload = if matches!(op.0, 0x0C | 0x11 | 0x81) { 0 } else { 1024 };
+                let mut ib = IbRepr::new(op, 0x12, Psn::new(psn), payload);
+                if let Some(r) = &mut ib.ext.reth {
+                    r.dma_len = 3000;
+                }
+                if ib.ext.aeth.is_some() {
+                    ib.ext.aeth = Some(AethRepr { syndrome: Syndrome(psn as u8 * 0x20), msn: 1 });
+                }
+                let response = matches!(op.0, 0x10 | 0x11);
+                let (src, dst) = if response { (b, a) } else { (a, b) };
+                let ip = IpRepr::V4(Ipv4Repr::udp(src, dst, 26, if ce { 3 } else { 2 }));
+                let f = FrameRepr::rocev2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], ip, 0xC000, ib);
+                s.frame(file, ts, &f).unwrap();
+            }
+            s.finish().unwrap();
+            let an = analyze_files(&[&p0, &p1], &AnalyzeOptions { series: true, ..AnalyzeOptions::default() })
+                .unwrap();
+            for f in [roce_pcap::report::Format::Table, roce_pcap::report::Format::Json, roce_pcap::report::Format::Csv] {
+                f.exporter().write(&an.report, &mut Vec::new()).unwrap();
+            }
+            roce_pcap::plot::plot(&an, &dir.join("plots"), 2).unwrap();
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+}

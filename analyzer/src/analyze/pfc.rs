@@ -73,6 +73,9 @@ impl PrioState {
     }
 
     fn record(&mut self, s: u128, e: u128) {
+        // A capture whose clock steps back ends a pause before it began:
+        // keep it as an instant so intervals stay ordered pairs.
+        let e = e.max(s);
         if let Some(iv) = &mut self.intervals {
             let ns = |t: u128| u64::try_from(t / 1000).unwrap_or(u64::MAX);
             iv.push(ns(s), ns(e));
@@ -191,5 +194,17 @@ mod tests {
         f.finish();
         assert_eq!(f.prios.len(), 1);
         assert_eq!(f.prios[&([0; 6], 3)].paused_ps, 7 * 5120);
+    }
+
+    #[test]
+    fn a_clock_stepping_back_records_an_instant_not_a_reversed_interval() {
+        let mut f = PfcFile::new(G100, true);
+        let m = [2, 0, 0, 0, 0, 1];
+        f.frame(50_000, m, &pfc(3, 1000), 1);
+        f.frame(20_000, m, &pfc(3, 0), 2);
+        f.finish();
+        let st = &f.prios[&(m, 3)];
+        assert_eq!(st.paused_ps, 0);
+        assert_eq!(st.intervals.as_ref().unwrap().iv, vec![(50_000, 50_000)]);
     }
 }

@@ -101,7 +101,8 @@ impl TimeAxis {
 /// them, at least span / TARGET_BINS.
 fn grid<'a>(bins: impl Iterator<Item = &'a Bins>, first: u64, last: u64) -> (u64, u64, usize) {
     let mut w = 1_000u64;
-    while w * TARGET_BINS < last.saturating_sub(first) {
+    // w * TARGET_BINS < span, without overflow on a span of centuries.
+    while w < last.saturating_sub(first).div_ceil(TARGET_BINS) {
         w *= 2;
     }
     for b in bins {
@@ -440,7 +441,9 @@ fn pfc_chart<DB: DrawingBackend>(
         .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.1)))
         .fold(0.0f64, f64::max);
     let (x0, x1, title) = if hi > lo && (hi - lo) * 10.0 < ax.span {
-        let pad = (hi - lo) * 0.05;
+        // At least a millionth of the position: a sliver far from the
+        // origin (hostile timestamps) is otherwise below f64 resolution.
+        let pad = ((hi - lo) * 0.05).max(hi.abs() * 1e-6);
         (
             (lo - pad).max(0.0),
             hi + pad,
@@ -476,12 +479,13 @@ fn pfc_chart<DB: DrawingBackend>(
         let color = Palette99::pick(row).to_rgba();
         let row = row as u32;
         chart.draw_series(p.intervals.iter().map(|&(a, b)| {
-            let x0 = ax.x(a);
-            let x1 = ax.x(b).max(x0 + min_w);
+            // plotters overflows an i32 on a coordinate far off the chart.
+            let x0r = ax.x(a).clamp(x0, x1);
+            let x1r = ax.x(b).max(x0r + min_w).clamp(x0, x1);
             Rectangle::new(
                 [
-                    (x0, SegmentValue::Exact(row)),
-                    (x1, SegmentValue::Exact(row + 1)),
+                    (x0r, SegmentValue::Exact(row)),
+                    (x1r, SegmentValue::Exact(row + 1)),
                 ],
                 color.filled(),
             )
@@ -637,9 +641,10 @@ fn draw_all(
         if times.len() >= 20 {
             let (lo, hi) = (times[times.len() / 50], times[times.len() * 95 / 100]);
             let (min, max) = (times[0], times[times.len() - 1]);
-            if hi > lo && (hi - lo) * 10 < max - min {
-                let (lo, hi) = (lo - (hi - lo) / 20, hi + (hi - lo) / 20);
-                let zax = TimeAxis::new(first, first + (hi - lo) * 2);
+            if hi > lo && (hi - lo).saturating_mul(10) < max - min {
+                let pad = (hi - lo) / 20;
+                let (lo, hi) = (lo.saturating_sub(pad), hi.saturating_add(pad));
+                let zax = TimeAxis::new(first, first.saturating_add((hi - lo).saturating_mul(2)));
                 let zoom = Tsg {
                     title: format!("{} (zoom)", t.title),
                     window: Some((lo, hi)),
