@@ -73,9 +73,9 @@ pub enum CaptureError {
         source: io::Error,
     },
     #[error(
-        "{path}: not a pcap or pcapng file (first bytes {magic}); expected a pcap, pcapng or gzip-compressed capture"
+        "{path}: not a pcap or pcapng file ({seen}); expected a pcap, pcapng or gzip-compressed capture"
     )]
-    NotACapture { path: PathBuf, magic: String },
+    NotACapture { path: PathBuf, seen: String },
     #[error("{path}: byte {offset}: {what}")]
     Corrupt {
         path: PathBuf,
@@ -490,13 +490,21 @@ impl CaptureReader {
         let magic = avail
             .get(..4)
             .map(|m| u32::from_be_bytes(m.try_into().unwrap()));
-        let not_capture = |r: &CaptureReader| CaptureError::NotACapture {
-            path: r.path.clone(),
-            magic: r.buf.as_slice()[r.start..r.end.min(r.start + 4)]
+        let not_capture = |r: &CaptureReader| {
+            let head = &r.buf.as_slice()[r.start..r.end.min(r.start + 4)];
+            let hex = head
                 .iter()
                 .map(|b| format!("{b:02x}"))
                 .collect::<Vec<_>>()
-                .join(" "),
+                .join(" ");
+            CaptureError::NotACapture {
+                path: r.path.clone(),
+                seen: match head.len() {
+                    0 => "the file is empty".to_string(),
+                    1..=3 => format!("only {} bytes: {hex}", head.len()),
+                    _ => format!("first bytes {hex}"),
+                },
+            }
         };
         match magic {
             Some(0xa1b2c3d4 | 0xd4c3b2a1 | 0xa1b23c4d | 0x4d3cb2a1) => {
@@ -1251,9 +1259,11 @@ mod tests {
     fn empty_file_is_not_a_capture() {
         let path = tmp("empty.pcap");
         std::fs::write(&path, b"").unwrap();
-        assert!(matches!(
-            CaptureReader::open(&path),
-            Err(CaptureError::NotACapture { .. })
-        ));
+        let e = CaptureReader::open(&path).err().unwrap();
+        assert!(matches!(e, CaptureError::NotACapture { .. }));
+        assert!(e.to_string().contains("(the file is empty)"), "{e}");
+        std::fs::write(&path, b"\x0a\x0d").unwrap();
+        let e = CaptureReader::open(&path).err().unwrap();
+        assert!(e.to_string().contains("(only 2 bytes: 0a 0d)"), "{e}");
     }
 }
