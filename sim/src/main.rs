@@ -265,6 +265,13 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     print_table(&table);
                 }
             }
+            if seeds.len() > 1 && rows.chunks(seeds.len()).all(run::same_outcome) {
+                eprintln!(
+                    "rocesim: note: every seed gave the same result at every grid point: nothing in \
+                     this scenario draws on the seed; random QPNs (--set host.NAME.qpn_alloc=random) \
+                     or link loss (--set link.N.loss=1e-5) make seeds differ"
+                );
+            }
             eprintln!(
                 "rocesim: {} runs in {:.1} s, wrote {}",
                 rows.len(),

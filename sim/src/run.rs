@@ -322,6 +322,24 @@ pub fn sweep(
     rows.into_iter().collect()
 }
 
+/// Whether the runs of one grid point (one per seed) came out alike in
+/// everything the sweep reports: then the seed changed nothing a capacity
+/// study looks at, and averaging over seeds is an illusion.
+pub fn same_outcome(runs: &[SweepRow]) -> bool {
+    let key = |r: &SweepRow| {
+        (
+            r.sim_time_ns,
+            r.aggregate_goodput_gbps.to_bits(),
+            r.qps_failed,
+            r.retransmitted_packets,
+            r.drops,
+            r.max_port_tx_bytes,
+            r.min_port_tx_bytes,
+        )
+    };
+    runs.windows(2).all(|w| key(&w[0]) == key(&w[1]))
+}
+
 /// Refuses an output path that exists and is not a sweep directory (a
 /// file, a device, someone's data): it would be replaced.
 pub fn check_sweep_out(out: &Path) -> Result<(), RunError> {

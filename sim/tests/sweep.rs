@@ -95,3 +95,44 @@ fn sweep_table_is_in_grid_order_whatever_the_jobs() {
         }
     }
 }
+
+/// Fixed QPNs and no loss: nothing draws on the seed, so averaging over
+/// seeds means nothing, and the sweep says so; random QPNs silence it.
+#[test]
+fn a_sweep_whose_seeds_change_nothing_says_so() {
+    let dir = tmp("sweep_same");
+    let run = |extra: &[&str], out: &str| {
+        let o = bin()
+            .arg("sweep")
+            .arg(scenario("lag_hash"))
+            .args(["--set", "workload.0.qps=2,4"])
+            .args([
+                "--set",
+                "workload.0.size=64KiB",
+                "--set",
+                "workload.0.iters=1",
+            ])
+            .args(extra)
+            .args(["--seeds", "1..4", "--jobs", "1", "--out"])
+            .arg(dir.join(out))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stderr).unwrap()
+    };
+    let fixed = run(&[], "fixed");
+    assert!(fixed.contains("every seed gave the same result"), "{fixed}");
+    let random = run(
+        &[
+            "--set",
+            "host.hostA.qpn_alloc=random",
+            "--set",
+            "host.hostB.qpn_alloc=random",
+        ],
+        "random",
+    );
+    assert!(
+        !random.contains("every seed gave the same result"),
+        "{random}"
+    );
+}
