@@ -247,12 +247,14 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     let mut table = vec![header];
                     for chunk in rows.chunks(seeds.len()) {
                         let g: Vec<f64> = chunk.iter().map(|r| r.aggregate_goodput_gbps).collect();
+                        let (mean, min, max) =
+                            run::mean_min_max(&g).expect("every grid point has its seeds");
                         let mut row: Vec<String> =
                             chunk[0].params.iter().map(|(_, v)| v.clone()).collect();
                         row.push(seeds.len().to_string());
-                        row.push(format!("{:.2}", g.iter().sum::<f64>() / g.len() as f64));
-                        row.push(format!("{:.2}", g.iter().copied().fold(f64::MAX, f64::min)));
-                        row.push(format!("{:.2}", g.iter().copied().fold(f64::MIN, f64::max)));
+                        row.push(format!("{mean:.2}"));
+                        row.push(format!("{min:.2}"));
+                        row.push(format!("{max:.2}"));
                         row.push(
                             chunk
                                 .iter()
