@@ -19,7 +19,18 @@ use rocesim::world::Progress;
 #[command(
     name = "rocesim",
     version,
-    about = "Deterministic packet-level RoCEv2 network simulator"
+    about = "Deterministic packet-level RoCEv2 network simulator",
+    after_help = "\
+Examples:
+  rocesim run scenarios/lag_hash.toml
+  rocesim run scenarios/lag_hash.toml --set host.hostA.bond.bond0.xmit_hash_policy=layer2+3
+  rocesim check scenarios/retry_exceeded.toml
+  rocesim sweep scenarios/lag_hash.toml --seeds 1..33 --set workload.0.qps=1,2,4,8,16 \\
+      --set host.hostA.qpn_alloc=random --set host.hostB.qpn_alloc=random
+
+Exit status: 0 success, 2 bad input (a scenario or --set error names the file,
+line, column and key; a flag error names the flag), 1 the outputs could not be
+written."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -70,7 +81,7 @@ enum Cmd {
         /// An axis: KEY=V1,V2,... (repeatable; the first is the plot's x axis).
         #[arg(long = "set", value_name = "KEY=V1,V2,...")]
         sets: Vec<String>,
-        /// Seeds: A..B (B excluded), A..=B, or N.
+        /// Seeds: A..B (B excluded), A..=B, or one seed N.
         #[arg(long, default_value = "1")]
         seeds: String,
         /// Parallel runs (default: number of CPUs).
@@ -170,14 +181,16 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Cmd::Check { scenario, sets } => {
             let (loaded, w) = run::check(&scenario, &sets)?;
+            let s = &loaded.scenario;
             outln!(
-                "{}: ok: scenario `{}`, seed {}, {} hosts, {} switches, {} links, {} QPs",
+                "{}: ok: scenario `{}`, seed {}, {}, {}, {}, {} ({} QPs, both ends)",
                 scenario.display(),
                 loaded.name,
                 w.seed(),
-                loaded.scenario.hosts.len(),
-                loaded.scenario.switches.len(),
-                loaded.scenario.links.len(),
+                count(s.hosts.len(), "host"),
+                count(s.switches.len(), "switch"),
+                count(s.links.len(), "link"),
+                count(w.connection_count(), "RC connection"),
                 w.qp_count()
             );
         }
@@ -283,6 +296,15 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `1 host`, `2 hosts`, `1 switch`, `3 switches`.
+fn count(n: usize, noun: &str) -> String {
+    match (n, noun.ends_with("ch")) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        (_, false) => format!("{n} {noun}s"),
+    }
 }
 
 fn print_table(rows: &[Vec<String>]) {

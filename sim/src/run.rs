@@ -202,7 +202,7 @@ pub fn parse_axis(s: &str) -> Result<Axis, RunError> {
 pub fn parse_seeds(s: &str) -> Result<Vec<u64>, RunError> {
     let bad = || {
         RunError::Usage(format!(
-            "--seeds `{s}`: expected A..B (B excluded), A..=B or N"
+            "--seeds `{s}`: expected A..B (B excluded), A..=B or one seed N"
         ))
     };
     let num = |x: &str| x.trim().parse::<u64>().map_err(|_| bad());

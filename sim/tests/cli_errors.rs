@@ -160,6 +160,13 @@ fn check_validates_without_writing() {
         .unwrap();
     assert!(o.status.success());
     assert!(!Path::new(&dir).join("runs").exists());
+    // `qps = 1`: one connection, whose two ends are the QPs a user might
+    // otherwise count as two connections.
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("2 hosts, 1 switch, 3 links, 1 RC connection (2 QPs, both ends)"),
+        "{out}"
+    );
 }
 
 #[test]

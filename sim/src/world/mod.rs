@@ -1141,4 +1141,10 @@ impl World {
     pub fn qp_count(&self) -> usize {
         self.qps.len()
     }
+
+    /// Number of RC connections: the workloads' `qps` summed, one client
+    /// QP each.
+    pub fn connection_count(&self) -> usize {
+        self.qps.iter().filter(|s| s.role == Role::Client).count()
+    }
 }
