@@ -1,9 +1,10 @@
 //! # rocesim
 //!
 //! A deterministic discrete-event simulator of RoCEv2 networks: hosts with
-//! bonded NICs, switches, lossless priorities, ECN and RC queue pairs that
-//! retransmit go-back-N. Packets carry `roce-codec` reprs; bytes exist only
-//! at capture taps, written by the codec's `emit`.
+//! bonded NICs, switches with per-priority queues, ECMP and LACP trunks, and
+//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN are
+//! not modelled yet: see the end of this page). Packets carry `roce-codec`
+//! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
 //! ```text
 //!  scenario.toml ──scenario::load──▶ Scenario ──World::build──▶ World ──run──▶ output (run dir)
