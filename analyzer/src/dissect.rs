@@ -47,7 +47,7 @@ use crate::pipeline::{self, Item};
 /// Output format of `dissect`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One JSON object per line, keys as documented in the module.
+    /// One JSON object per line, with the keys listed at the end of --help.
     Jsonl,
     /// One compact line per frame, for people.
     Text,
@@ -62,7 +62,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// UDP destination port decoded as RoCEv2 (repeatable, at most 8).
+    /// UDP destination port decoded as RoCEv2 (repeatable, at most 8). Given
+    /// ports replace 4791: add `--roce-port 4791` to keep it (analyze and plot
+    /// add theirs to 4791 instead).
     #[arg(long = "roce-port", value_name = "N", default_value = "4791")]
     pub roce_port: Vec<u16>,
     /// Threads that decode (default: one per core, up to 16): the reader and N-1

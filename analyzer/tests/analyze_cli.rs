@@ -408,3 +408,38 @@ fn a_cut_gzip_file_is_analyzed_up_to_the_cut_with_exit_3() {
     assert!(v["files"][0]["packets"].as_u64().unwrap() > 0);
     assert_eq!(v["files"][0]["cut_in_gzip"], true);
 }
+
+/// The examples in `analyze --help` and `plot --help` that use the shipped
+/// traces run as printed (from the repository root, plots into a temporary
+/// directory), and each help states the exit status.
+#[test]
+fn help_examples_on_the_shipped_traces_work() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = tmpdir("help_examples");
+    let mut ran = 0;
+    for cmd in ["analyze", "plot"] {
+        let help = run(&[cmd, "--help"]);
+        assert!(help.status.success());
+        let help = String::from_utf8(help.stdout).unwrap();
+        assert!(help.contains("Exit status: 0 ok, 2 "), "{cmd}: {help}");
+        for line in help.lines().map(str::trim) {
+            if !(line.starts_with("roce-pcap ") && line.contains("traces/")) {
+                continue;
+            }
+            let mut args: Vec<String> = line.split_whitespace().skip(1).map(String::from).collect();
+            if let Some(i) = args.iter().position(|a| a == "--out") {
+                args[i + 1] = out.join(cmd).display().to_string();
+            }
+            let o = bin().current_dir(root).args(&args).output().unwrap();
+            assert!(
+                o.status.success(),
+                "`{line}`: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            ran += 1;
+        }
+    }
+    assert_eq!(ran, 2, "one example on the traces per command");
+    assert!(out.join("plot/tsg_qp0.svg").exists());
+    let _ = std::fs::remove_dir_all(&out);
+}

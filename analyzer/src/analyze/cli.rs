@@ -8,8 +8,19 @@ use super::{AnalyzeError, AnalyzeOptions, analyze_files};
 use crate::Outcome;
 use crate::report::Format;
 
+/// `roce-pcap analyze --help`, after the flags.
+const ANALYZE_AFTER_HELP: &str = "\
+Examples (from the repository root; the first after `rocesim run scenarios/lag_hash.toml`):
+  roce-pcap analyze runs/lag_hash/hostA.eth0.pcap runs/lag_hash/hostA.eth1.pcap
+  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12
+
+Exit status: 0 ok, 2 bad input or flag (or the report could not be written),
+3 a file ends in the middle of a record (analyzed up to there; the file and
+byte offset are on stderr).";
+
 /// Arguments of `roce-pcap analyze`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = ANALYZE_AFTER_HELP)]
 pub struct Args {
     /// Captures (pcap, pcapng, optionally gzip-compressed), typically one per
     /// bond slave of one host, in the bond's enslave order (captures of both

@@ -6,8 +6,21 @@ use super::{PlotError, plot};
 use crate::Outcome;
 use crate::analyze::{AnalyzeError, AnalyzeOptions, analyze_files};
 
+/// `roce-pcap plot --help`, after the flags.
+const PLOT_AFTER_HELP: &str = "\
+Writes goodput_qps, goodput_files, tsg_qp<N> (N: the flow's number in the
+analyze table), pfc and ecn_cnp, each as .png and .svg.
+
+Example (from the repository root):
+  roce-pcap plot traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --out plots
+
+Exit status: 0 ok, 2 bad input or flag (or the plots could not be written),
+3 a file ends in the middle of a record (plotted up to there; the file and
+byte offset are on stderr).";
+
 /// Arguments of `roce-pcap plot`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = PLOT_AFTER_HELP)]
 pub struct Args {
     /// Captures (pcap, pcapng, optionally gzip-compressed), typically one per
     /// bond slave, in the bond's enslave order.
