@@ -11,6 +11,9 @@
 //! * [`psn`]: 24-bit PSN arithmetic.
 //! * [`hash`]: the RoCEv2 UDP source port, the Linux bonding transmit hash
 //!   and ECMP hashes.
+//! * [`build`]: shorthands that fill in reprs for common packets (the
+//!   simulator's taps, the trace generators, tests); the bytes still come
+//!   from `emit`.
 //!
 //! No I/O and no simulator types live here. Decoding never panics and never
 //! allocates; every error names the layer, the byte offset, and the bytes
