@@ -2,7 +2,20 @@
 //!
 //! Reads pcap/pcapng captures (plain or gzip) and turns them into decoded
 //! RoCE frames through `roce-codec`, the same codec the simulator writes its
-//! captures with.
+//! captures with; then analyzes, reports and plots them.
+//!
+//! ```text
+//!  capture ──▶ pipeline (reader + decoder threads, frame order kept) ──┬─▶ dissect: one line / JSON object per frame
+//!  (pcap, pcapng, gzip)                                                └─▶ analyze ──▶ Report ──┬─▶ report: table | json | csv
+//!                                                                                              └─▶ plot: PNG + SVG
+//! ```
+//!
+//! * [`capture`] / [`capture_writer`]: streaming pcap/pcapng reading
+//!   (Ethernet, Linux SLL and SLL2) and writing.
+//! * [`pipeline`]: decoding on several cores while keeping frame order.
+//! * [`dissect`]: `roce-pcap dissect` and its JSON keys.
+//! * [`analyze`]: per-flow sequence analysis, PFC, LAG balance, findings.
+//! * [`report`]: the exporters, one per `--format`; [`plot`]: the pictures.
 
 pub mod analyze;
 pub mod capture;
