@@ -61,7 +61,8 @@ enum Cmd {
         /// host.hostA.bond.bond0.xmit_hash_policy=layer2+3 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
-        /// What to print on stdout at the end.
+        /// What to print on stdout at the end: the summary tables (table), the
+        /// run's summary.json (json), or one row per client QP (csv).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
