@@ -443,3 +443,34 @@ fn help_examples_on_the_shipped_traces_work() {
     assert!(out.join("plot/tsg_qp0.svg").exists());
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A second plot into the same directory leaves no time-sequence graph of
+/// a flow the second analysis does not have, and touches nothing else.
+#[test]
+fn plot_into_a_used_directory_leaves_no_stale_flow() {
+    let d = tmpdir("plot_again");
+    let p = d.join("a.pcap");
+    small(&p);
+    let out = d.join("plots");
+    let o = run(&["plot", p.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("tsg_qp1.svg").exists());
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("tsg_qp0_old.png"), "mine too").unwrap();
+    // Only QP 0x100's flow this time; it keeps its number, 1, and flow 0
+    // (QP 0x45) is not in this analysis.
+    let o = run(&[
+        "plot",
+        p.to_str().unwrap(),
+        "--qp",
+        "0x100",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("tsg_qp1.svg").exists());
+    for stale in ["tsg_qp0.png", "tsg_qp0.svg"] {
+        assert!(!out.join(stale).exists(), "{stale} left behind");
+    }
+    assert!(out.join("notes.txt").exists() && out.join("tsg_qp0_old.png").exists());
+}

@@ -9,7 +9,9 @@ use crate::analyze::{AnalyzeError, AnalyzeOptions, analyze_files};
 /// `roce-pcap plot --help`, after the flags.
 const PLOT_AFTER_HELP: &str = "\
 Writes goodput_qps, goodput_files, tsg_qp<N> (N: the flow's number in the
-analyze table), pfc and ecn_cnp, each as .png and .svg.
+analyze table; also tsg_qp<N>_zoom when its traffic is a short burst in a
+long capture), pfc and ecn_cnp, each as .png and .svg, replacing those of an
+earlier plot in the same directory.
 
 Example (from the repository root):
   roce-pcap plot traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --out plots

@@ -520,10 +520,45 @@ pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, Plo
                 source,
             })?;
         }
+        remove_stale_tsgs(out, &written)?;
         Ok(written)
     });
     let _ = std::fs::remove_dir_all(&tmp);
     result
+}
+
+/// Removes the time-sequence graphs an earlier plot left in `out` for flows
+/// this analysis does not have: beside this run's `tsg_qp0..6`, an old
+/// `tsg_qp7` would read as an eighth flow. Only names this command writes
+/// (`tsg_qp<N>[_zoom].png|svg`) are touched.
+fn remove_stale_tsgs(out: &Path, written: &[String]) -> Result<(), PlotError> {
+    let io = |source| PlotError::Io {
+        path: out.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(out).map_err(io)? {
+        let name = entry.map_err(io)?.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if is_tsg_name(name) && !written.iter().any(|w| w == name) {
+            let path = out.join(name);
+            std::fs::remove_file(&path).map_err(|source| PlotError::Io { path, source })?;
+        }
+    }
+    Ok(())
+}
+
+fn is_tsg_name(name: &str) -> bool {
+    let Some(stem) = name
+        .strip_suffix(".png")
+        .or_else(|| name.strip_suffix(".svg"))
+    else {
+        return false;
+    };
+    let Some(n) = stem.strip_prefix("tsg_qp") else {
+        return false;
+    };
+    let n = n.strip_suffix("_zoom").unwrap_or(n);
+    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn draw_all(
