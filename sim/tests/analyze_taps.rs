@@ -159,3 +159,37 @@ fn responder_sees_every_psn_in_order_on_a_lossless_run() {
         assert_eq!(f.request_packets, 8 * 256);
     }
 }
+
+/// The analyzer reads the QP's `timeout` attribute back from the capture
+/// of a dead path: the retry-exhausted finding names the value the
+/// scenario set, for two settings.
+#[test]
+fn retry_exhausted_finding_names_the_scenarios_timeout() {
+    for timeout in [10u32, 12] {
+        let out = tmp(&format!("retry_timeout_{timeout}"));
+        let t = format!("workload.0.timeout={timeout}");
+        let s = run_ok(
+            &scenario("retry_exceeded"),
+            &out,
+            &[t.as_str(), "workload.0.iters=4"],
+        );
+        let client = clients(&s)[0].clone();
+        assert_eq!(client["status"], "retry_exceeded");
+        let file = s["taps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["port"] == "hostA.eth0")
+            .map(|t| out.join(t["file"].as_str().unwrap()))
+            .unwrap();
+        let a = analyze_files(&[&file], &AnalyzeOptions::default()).unwrap();
+        let f = a
+            .report
+            .findings
+            .iter()
+            .find(|f| f.rule == "retry-exhausted")
+            .expect("retry-exhausted finding");
+        let want = format!("timeout = {timeout}, 4.096 µs × 2^{timeout}");
+        assert!(f.message.contains(&want), "{}", f.message);
+    }
+}

@@ -54,6 +54,39 @@ fn us(ns: u64) -> String {
     }
 }
 
+/// How far apart the transmissions of a resent PSN were, and, when they
+/// are even and all after timeouts, the `timeout` attribute they match
+/// (IB: the local ACK timeout is 4.096 us x 2^timeout).
+fn retry_timing(run: &super::flow::RetryRun) -> String {
+    let iv = run.intervals();
+    if iv.is_empty() {
+        let gaps: Vec<String> = run.gaps.iter().map(|&g| us(g)).collect();
+        return format!("each after a silence of {}", gaps.join(", "));
+    }
+    let list: Vec<String> = iv.iter().map(|&g| us(g)).collect();
+    let mut text = format!("sent {} apart", list.join(", "));
+    let (lo, hi) = (iv.iter().min().unwrap(), iv.iter().max().unwrap());
+    let even = *hi as f64 <= *lo as f64 * 1.1;
+    if run.timeouts == run.count && iv.len() >= 2 && even {
+        let mid = (lo + hi) as f64 / 2.0;
+        if let Some(t) = (0..32u32).find(|&t| {
+            let v = 4096.0 * f64::from(1u32 << t);
+            (mid - v).abs() <= 0.1 * v
+        }) {
+            let v = (4096u64 << t) as f64;
+            let v = if v >= 1e6 {
+                format!("{:.2} ms", v / 1e6)
+            } else {
+                format!("{:.1} µs", v / 1e3)
+            };
+            text.push_str(&format!(
+                ": the local ACK timeout of a QP with timeout = {t}, 4.096 µs × 2^{t} = {v}"
+            ));
+        }
+    }
+    text
+}
+
 fn wc_status(name: &str) -> (u8, &'static str) {
     let code = match name {
         "invalid_request" => NakCode::InvalidRequest,
@@ -101,7 +134,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
         if let Some(psn) = run.psn.filter(|_| run.count >= RETRY_RUN) {
             let gaps = &run.gaps;
             let not_shrinking = gaps.windows(2).all(|w| w[1] as f64 >= 0.9 * w[0] as f64);
-            let gap_text = gaps.iter().map(|&g| us(g)).collect::<Vec<_>>().join(", ");
+            let gap_text = retry_timing(run);
             let why = match (run.timeouts, run.count - run.timeouts) {
                 (t, 0) => format!("{t} timeouts"),
                 (0, n) => format!("{n} sequence-error NAKs"),
@@ -126,7 +159,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     None,
                     run.frames.clone(),
                     format!(
-                        "{l}: PSN {} was resent {} times after {why} (gaps {gap_text}) with no ACK, {end}: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
+                        "{l}: PSN {} was resent {} times after {why} ({gap_text}) with no ACK, {end}: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
                         psn.value(),
                         run.count,
                     ),
@@ -153,7 +186,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     None,
                     run.frames.clone(),
                     format!(
-                        "{l}: PSN {} was resent {} times in a row after {why} (gaps {gap_text}) before the flow went on: the path or the responder stalled close to the retry limit.",
+                        "{l}: PSN {} was resent {} times in a row after {why} ({gap_text}) before the flow went on: the path or the responder stalled close to the retry limit.",
                         psn.value(),
                         run.count
                     ),
@@ -558,5 +591,45 @@ fn lag_findings(
                 ),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod retry_timing_tests {
+    use super::retry_timing;
+    use crate::analyze::flow::RetryRun;
+
+    fn run(first: Option<u64>, starts: &[u64], timeouts: u64) -> RetryRun {
+        RetryRun {
+            count: starts.len() as u64,
+            timeouts,
+            starts: starts.to_vec(),
+            first_sent_ts: first,
+            gaps: starts.iter().map(|_| 1_000).collect(),
+            ..RetryRun::default()
+        }
+    }
+
+    #[test]
+    fn even_timeouts_name_the_timeout_attribute() {
+        // timeout = 14: 4.096 us x 16384 = 67.108864 ms between sends.
+        let t = 67_108_864;
+        let r = run(Some(5), &[5 + t, 5 + 2 * t, 5 + 3 * t], 3);
+        assert_eq!(
+            retry_timing(&r),
+            "sent 67.1 ms, 67.1 ms, 67.1 ms apart: the local ACK timeout of a QP with timeout = 14, \
+             4.096 µs × 2^14 = 67.11 ms"
+        );
+    }
+
+    #[test]
+    fn backoff_naks_or_unknown_first_send_claim_no_attribute() {
+        let r = run(Some(0), &[4_000_000, 12_000_000, 28_000_000], 3);
+        assert_eq!(retry_timing(&r), "sent 4.0 ms, 8.0 ms, 16.0 ms apart");
+        let t = 4_194_304;
+        let r = run(Some(0), &[t, 2 * t, 3 * t], 2);
+        assert_eq!(retry_timing(&r), "sent 4.2 ms, 4.2 ms, 4.2 ms apart");
+        let r = run(None, &[t], 1);
+        assert_eq!(retry_timing(&r), "each after a silence of 1.0 µs");
     }
 }

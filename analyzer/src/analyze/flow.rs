@@ -88,12 +88,34 @@ pub(crate) struct RetryRun {
     /// (the first [`MAX_RUN_KEPT`]).
     pub frames: Vec<FrameRef>,
     pub gaps: Vec<u64>,
+    /// Time of the first frame of each resend (the first [`MAX_RUN_KEPT`]).
+    pub starts: Vec<u64>,
+    /// When the PSN was first sent, if the capture saw it.
+    pub first_sent_ts: Option<u64>,
     /// Last frame of the last resend, and its time.
     pub last: Option<FrameRef>,
     pub last_ts: u64,
 }
 
 const MAX_RUN_KEPT: usize = 64;
+
+impl RetryRun {
+    /// Time between successive transmissions of the PSN: from its first
+    /// sending (when the capture saw it) to the first resend, then resend
+    /// to resend. For timeouts this is the requester's ACK timer, the value
+    /// an engineer compares with 4.096 us x 2^timeout.
+    pub fn intervals(&self) -> Vec<u64> {
+        let mut prev = self.first_sent_ts;
+        self.starts
+            .iter()
+            .filter_map(|&t| {
+                let d = prev.map(|p| t.saturating_sub(p));
+                prev = Some(t);
+                d
+            })
+            .collect()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cause {
@@ -128,6 +150,8 @@ pub(crate) struct Episode {
     pub cause: Cause,
     /// Time since the previous request of the flow.
     pub gap_ns: u64,
+    /// When the rewound PSN was sent before this resend, if seen.
+    psn_sent_ts: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -472,7 +496,7 @@ impl Flow {
             + (self.run.frames.capacity()
                 + self.worst_retry_run.frames.capacity()
                 + self.worst_rnr_run.frames.capacity())
-                * 24
+                * 32
             + q(&self.ack_rtt)
             + q(&self.cnp_delay)
             + q(&self.message_size)
@@ -826,6 +850,9 @@ impl Flow {
         }
         let continues = self.seq.episode.as_ref().is_some_and(|e| e.next == ev.psn);
         if !continues {
+            let psn_sent_ts = self
+                .find_outstanding(ev.psn)
+                .map(|i| self.outstanding[i].ts);
             self.close_episode();
             let cause = self.seq.pending_cause.take().unwrap_or(Cause::Timeout);
             let highest = self
@@ -845,6 +872,7 @@ impl Flow {
                 bytes: 0,
                 cause,
                 gap_ns: since_last_ns,
+                psn_sent_ts,
             });
         }
         let e = self.seq.episode.as_mut().unwrap();
@@ -872,6 +900,7 @@ impl Flow {
             self.run = RetryRun {
                 psn: Some(e.rewind_psn),
                 rnr,
+                first_sent_ts: e.psn_sent_ts,
                 ..RetryRun::default()
             };
         }
@@ -883,6 +912,7 @@ impl Flow {
         if run.frames.len() < MAX_RUN_KEPT {
             run.frames.push(e.start);
             run.gaps.push(e.gap_ns);
+            run.starts.push(e.ts_ns);
         }
         run.last = Some(e.last);
         run.last_ts = e.last_ts;
