@@ -62,10 +62,9 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// UDP destination port decoded as RoCEv2 (repeatable, at most 8). Given
-    /// ports replace 4791: add `--roce-port 4791` to keep it (analyze and plot
-    /// add theirs to 4791 instead).
-    #[arg(long = "roce-port", value_name = "N", default_value = "4791")]
+    /// Another UDP destination port to decode as RoCEv2 (besides 4791);
+    /// repeatable, as in analyze and plot.
+    #[arg(long = "roce-port", value_name = "N")]
     pub roce_port: Vec<u16>,
     /// Threads that decode (default: one per core, up to 16): the reader and N-1
     /// helpers. The output is the same for any value.
@@ -92,20 +91,28 @@ record (everything before it is printed, the offset is on stderr).";
 pub enum DissectError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
-    #[error("--roce-port: at most {max} ports may be given, got {got}")]
-    TooManyPorts { max: usize, got: usize },
+    #[error("--roce-port: at most {max} ports besides 4791")]
+    TooManyPorts { max: usize },
     #[error("writing the output: {0}")]
     Output(#[from] io::Error),
 }
 
+/// The RoCEv2 ports of `--roce-port` in every subcommand: 4791 and the
+/// given ones (one meaning for one flag). `None` when there are too many.
+pub fn roce_port_set(extra: &[u16]) -> Option<PortSet> {
+    let mut ports = vec![roce_codec::hash::ROCE_V2_UDP_DPORT];
+    for &p in extra {
+        if !ports.contains(&p) {
+            ports.push(p);
+        }
+    }
+    PortSet::new(&ports)
+}
+
 /// Builds the codec options of `--roce-port`.
 pub fn parse_options(roce_ports: &[u16]) -> Result<ParseOptions, DissectError> {
-    let mut ports: Vec<u16> = roce_ports.to_vec();
-    ports.sort_unstable();
-    ports.dedup();
-    let roce_v2_ports = PortSet::new(&ports).ok_or(DissectError::TooManyPorts {
-        max: PortSet::MAX,
-        got: ports.len(),
+    let roce_v2_ports = roce_port_set(roce_ports).ok_or(DissectError::TooManyPorts {
+        max: PortSet::MAX - 1,
     })?;
     Ok(ParseOptions {
         roce_v2_ports,

@@ -175,36 +175,99 @@ fn bad_input_is_a_clear_error_with_exit_2() {
     }
 }
 
+/// One RDMA WRITE to UDP port 4791 and one to port 1000 (a lab setup with a
+/// non-standard port).
+fn two_port_capture(path: &std::path::Path) {
+    use roce_codec::*;
+    use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
+    let mut w = CaptureWriter::create(path, CaptureFormat::Pcap, 0, "x").unwrap();
+    for (i, dport) in [4791u16, 1000].into_iter().enumerate() {
+        let ib = IbRepr::new(Opcode(0x0A), 0x11, Psn::new(i as u32), 64);
+        let ip = IpRepr::V4(Ipv4Repr::udp(
+            std::net::Ipv4Addr::new(10, 0, 0, 1),
+            std::net::Ipv4Addr::new(10, 0, 0, 2),
+            26,
+            2,
+        ));
+        let mut f = FrameRepr::rocev2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], ip, 49152, ib);
+        if let NetRepr::RoceV2 { udp, .. } = &mut f.net {
+            udp.dst_port = dport;
+        }
+        w.write(1_000 * (i as u64 + 1), &f.to_vec(&[0x5a; 64]))
+            .unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// `--roce-port` adds a port to 4791, in dissect as in analyze and plot.
 #[test]
-fn roce_port_flag_moves_rocev2_detection() {
-    // The corpus frames go to 4791; with only port 1000 they are plain UDP.
-    let out = bin()
-        .args(["dissect", "--format", "jsonl", "--roce-port", "1000"])
-        .arg(corpus("usec.pcap"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let s = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(s.lines().count(), 4);
-    assert!(
-        s.lines()
-            .all(|l| l.contains(r#""kind":"other""#) && l.contains(r#""dport":4791"#))
+fn roce_port_flag_adds_a_port() {
+    let dir = std::env::temp_dir().join(format!("roce-port-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("two_ports.pcap");
+    two_port_capture(&path);
+    let kinds = |extra: &[&str]| -> Vec<String> {
+        let out = bin()
+            .args(["dissect", "--format", "jsonl"])
+            .args(extra)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                format!("{}:{}", v["dport"], v["kind"].as_str().unwrap())
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&[]), ["4791:rocev2", "1000:other"]);
+    assert_eq!(
+        kinds(&["--roce-port", "1000"]),
+        ["4791:rocev2", "1000:rocev2"]
     );
+    let analyze = |extra: &[&str]| -> u64 {
+        let out = bin()
+            .args(["analyze", "--format", "json"])
+            .args(extra)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["files"][0]["roce_packets"].as_u64().unwrap()
+    };
+    assert_eq!(analyze(&[]), 1);
+    assert_eq!(analyze(&["--roce-port", "1000"]), 2);
+    // Seven ports besides 4791 fit the codec's set of eight; eight do not.
+    let many: Vec<String> = (1..=8)
+        .flat_map(|p| ["--roce-port".to_string(), p.to_string()])
+        .collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
     let out = bin()
-        .args([
-            "dissect",
-            "--format",
-            "jsonl",
-            "--roce-port",
-            "1000",
-            "--roce-port",
-            "4791",
-        ])
-        .arg(corpus("usec.pcap"))
+        .args(["dissect"])
+        .args(&many)
+        .arg(&path)
         .output()
         .unwrap();
-    let s = String::from_utf8(out.stdout).unwrap();
-    assert!(s.lines().all(|l| l.contains(r#""kind":"rocev2""#)));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--roce-port: at most 7 ports besides 4791"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(kinds(&many[..14]).len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

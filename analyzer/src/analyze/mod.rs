@@ -183,16 +183,11 @@ pub fn analyze_files<P: AsRef<Path>>(
             });
         }
     }
-    let mut ports = vec![roce_codec::hash::ROCE_V2_UDP_DPORT];
-    for &p in &opts.roce_ports {
-        if !ports.contains(&p) {
-            ports.push(p);
-        }
-    }
-    let roce_v2_ports = PortSet::new(&ports).ok_or_else(|| AnalyzeError::Option {
-        flag: "--roce-port",
-        message: format!("at most {} ports", PortSet::MAX - 1),
-    })?;
+    let roce_v2_ports =
+        crate::dissect::roce_port_set(&opts.roce_ports).ok_or_else(|| AnalyzeError::Option {
+            flag: "--roce-port",
+            message: format!("at most {} ports besides 4791", PortSet::MAX - 1),
+        })?;
     if paths.len() > usize::from(u16::MAX) {
         return Err(AnalyzeError::Option {
             flag: "FILE",
@@ -263,7 +258,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         names: &names,
         options: report::OptionsReport {
             link_speed_gbps: opts.link_speed_gbps,
-            roce_ports: ports,
+            roce_ports: roce_v2_ports.as_slice().to_vec(),
             dup_window_ns: opts.dup_window_ns,
             pmtu: opts.pmtu,
             qp_filter: opts.qp,
