@@ -413,7 +413,7 @@ fn tshark_gap(ours: &serde_json::Map<String, Value>, key: &str) -> Option<&'stat
     let warning = ours.get("warning").and_then(Value::as_str).unwrap_or("");
     if key == "icrc"
         && (warning.contains("PadCnt exceeds the payload")
-            || warning.contains("payload present on an opcode that carries none"))
+            || warning.contains("payload or pad bytes on an opcode that carries none"))
     {
         // tshark 4.0 shows the ICRC only when exactly 4 bytes follow the
         // headers it knows plus PadCnt; an ACK with payload or with a

@@ -180,7 +180,7 @@ impl Warnings {
         ),
         (
             Self::UNEXPECTED_PAYLOAD,
-            "payload present on an opcode that carries none",
+            "payload or pad bytes on an opcode that carries none",
         ),
         (Self::GRH_NXTHDR, "GRH next header is not 0x1B"),
         (Self::UNKNOWN_MAC_CONTROL, "unknown MAC control opcode"),
