@@ -662,3 +662,41 @@ mod hostile_times {
         }
     }
 }
+
+/// A failover seen from the new slave: ten WRITE packets (PSN 0..9) sent,
+/// nothing ACKed, then after the ACK timeout the requester resends PSN 0..2;
+/// the responder, which had PSN 0..6, re-ACKs through 6 when it sees the
+/// duplicate, and the requester goes on from 7 (it does not resend what is
+/// ACKed). One timeout, one go-back-N episode of 6 packets (0, 1, 2, 7, 8,
+/// 9), as the simulator's failover scenario counts it; not a second
+/// "timeout" episode at PSN 7.
+#[test]
+fn a_resend_that_skips_what_an_ack_covered_is_one_episode() {
+    let dir = tmpdir("skip");
+    let path = dir.join("skip.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    for _ in 0..10 {
+        a.message(&mut s, T0, 100, true, 0, &[]).unwrap();
+    }
+    let mut t = T0 + 16_000_000;
+    for psn in 0..3 {
+        a.resend(&mut s, t, Psn::new(psn)).unwrap();
+        t += 1_000;
+    }
+    a.ack(&mut s, t, Psn::new(6)).unwrap();
+    t += 1_000;
+    for psn in 7..10 {
+        a.resend(&mut s, t, Psn::new(psn)).unwrap();
+        t += 1_000;
+    }
+    a.ack(&mut s, t + 5_000, Psn::new(9)).unwrap();
+    s.finish().unwrap();
+    let r = analyze(&[&path]);
+    let q = &r.qps[0];
+    assert_eq!(q.retransmitted_packets, 6);
+    assert_eq!(q.go_back_n.episodes, 1, "{:?}", q.go_back_n);
+    assert_eq!(q.go_back_n.list[0].packets, 6);
+    assert_eq!(q.go_back_n.list[0].cause, "timeout");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -193,3 +193,50 @@ fn retry_exhausted_finding_names_the_scenarios_timeout() {
         assert!(f.message.contains(&want), "{}", f.message);
     }
 }
+
+/// tcpdump on both slaves of the failover bond: the analyzer counts each
+/// QP's timeouts and retransmissions as the simulator does, and sees the
+/// QPs move from slave 0 to slave 1.
+#[test]
+fn analyzer_reads_the_failover_from_both_slaves() {
+    let out = tmp("failover_taps");
+    let s = run_ok(&scenario("failover"), &out, &[]);
+    let files: Vec<_> = ["hostA.eth0", "hostA.eth1"]
+        .iter()
+        .map(|p| {
+            let t = s["taps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["port"] == *p)
+                .unwrap_or_else(|| panic!("no tap at {p}"));
+            out.join(t["file"].as_str().unwrap())
+        })
+        .collect();
+    let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
+    let r = &a.report;
+    for c in clients(&s) {
+        let f = r
+            .qps
+            .iter()
+            .find(|f| u64::from(f.dqpn) == c["dest_qpn"].as_u64().unwrap())
+            .unwrap();
+        assert_eq!(
+            f.retransmitted_packets,
+            c["retransmitted_packets"].as_u64().unwrap()
+        );
+        assert_eq!(
+            f.go_back_n.by_cause.get("timeout").copied().unwrap_or(0),
+            c["timeouts"].as_u64().unwrap(),
+            "{:?}",
+            f.go_back_n
+        );
+        assert!(
+            r.findings
+                .iter()
+                .any(|x| x.rule == "qp-moved" && x.qp == Some(f.id)),
+            "no qp-moved finding for flow {}",
+            f.id
+        );
+    }
+}

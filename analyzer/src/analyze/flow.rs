@@ -152,6 +152,9 @@ pub(crate) struct Episode {
     pub gap_ns: u64,
     /// When the rewound PSN was sent before this resend, if seen.
     psn_sent_ts: Option<u64>,
+    /// The flow's cumulative ACK when the episode began: a later, higher
+    /// one lets the resend skip ahead.
+    ack_seen_at_start: Option<Psn>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -848,7 +851,16 @@ impl Flow {
         if let Some(i) = self.find_outstanding(ev.psn) {
             self.outstanding[i].retransmitted = true;
         }
-        let continues = self.seq.episode.as_ref().is_some_and(|e| e.next == ev.psn);
+        let acked = self.last_ack_through;
+        let continues = self.seq.episode.as_ref().is_some_and(|e| {
+            e.next == ev.psn
+                // The requester skipped what an ACK that came during the
+                // resend covered (a responder re-ACKs on the first
+                // duplicate): the same go-back-N, not a new timeout.
+                || (ev.psn.is_after(e.next)
+                    && acked.is_some_and(|a| a.next() == ev.psn)
+                    && e.ack_seen_at_start != acked)
+        });
         if !continues {
             let psn_sent_ts = self
                 .find_outstanding(ev.psn)
@@ -873,6 +885,7 @@ impl Flow {
                 cause,
                 gap_ns: since_last_ns,
                 psn_sent_ts,
+                ack_seen_at_start: acked,
             });
         }
         let e = self.seq.episode.as_mut().unwrap();
