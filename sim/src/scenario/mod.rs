@@ -490,9 +490,13 @@ fn apply_set(
                 let idx = match sel.parse::<usize>() {
                     Ok(n) if n < a.len() => n,
                     Ok(n) => {
+                        let has = match a.len() {
+                            1 => "1 entry".to_string(),
+                            k => format!("{k} entries"),
+                        };
                         return Err(format!(
-                            "`{walked}` has {} entries; index {n} is out of range",
-                            a.len()
+                            "`{walked}` has {has}; index {n} is out of range (--set changes \
+                             entries; add a table to the file to add one)"
                         ));
                     }
                     Err(_) => names.iter().position(|n| n == sel).ok_or_else(|| {
@@ -706,6 +710,12 @@ mod tests {
             "{e}"
         );
         assert!(e.msg.contains("unknown key `mtux`"), "{e}");
+        let e = load_text(BASE, &["host.a.nic.1.mtu=1500"]).err().unwrap();
+        assert!(
+            e.msg
+                .contains("`host.a.nic` has 1 entry; index 1 is out of range"),
+            "{e}"
+        );
     }
 
     #[test]
