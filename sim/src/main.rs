@@ -24,6 +24,7 @@ use rocesim::world::Progress;
 Examples:
   rocesim run scenarios/lag_hash.toml
   rocesim run scenarios/lag_hash.toml --set host.hostA.bond.bond0.xmit_hash_policy=layer2+3
+  rocesim run scenarios/lag_hash.toml --tap sw1.p3:128
   rocesim check scenarios/retry_exceeded.toml
   rocesim sweep scenarios/lag_hash.toml --seeds 1..33 --set workload.0.qps=1,2,4,8,16 \\
       --set host.hostA.qpn_alloc=random --set host.hostB.qpn_alloc=random
@@ -61,6 +62,11 @@ enum Cmd {
         /// host.hostA.bond.bond0.xmit_hash_policy=layer2+3 (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         sets: Vec<String>,
+        /// Also capture at PORT (`host.nic` or `switch.port`), as tcpdump on it
+        /// would: writes <PORT>.pcap, SNAPLEN bytes per frame (default whole
+        /// frames). Repeatable; adds to the scenario's [[tap]] tables.
+        #[arg(long = "tap", value_name = "PORT[:SNAPLEN]")]
+        taps: Vec<String>,
         /// What to print on stdout at the end: the summary tables (table), the
         /// run's summary.json (json), or one row per client QP (csv).
         #[arg(long, value_enum, default_value = "table")]
@@ -170,10 +176,17 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             seed,
             out,
             sets,
+            taps,
             format,
         } => {
             let mut bar = bar();
-            let (s, dir) = run::run(&scenario, &RunOptions { seed, out, sets }, &mut bar)?;
+            let opts = RunOptions {
+                seed,
+                out,
+                sets,
+                taps,
+            };
+            let (s, dir) = run::run(&scenario, &opts, &mut bar)?;
             if let Some(b) = bar.0 {
                 b.finish_and_clear();
             }

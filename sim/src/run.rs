@@ -12,6 +12,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::output::Summary;
+use crate::scenario::schema::{TapCfg, TapFormat};
 use crate::scenario::{self, Diagnostic};
 use crate::time::Ps;
 use crate::world::{BuildOptions, Progress, World};
@@ -34,6 +35,59 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     pub out: Option<PathBuf>,
     pub sets: Vec<String>,
+    /// `--tap PORT[:SNAPLEN]`: capture points besides the scenario's.
+    pub taps: Vec<String>,
+}
+
+/// Adds the `--tap PORT[:SNAPLEN]` capture points to a loaded scenario:
+/// tcpdump on one more port without editing the file.
+fn add_taps(loaded: &mut scenario::Loaded, taps: &[String]) -> Result<(), RunError> {
+    for t in taps {
+        let (at, snaplen) = match t.rsplit_once(':') {
+            Some((at, n)) => {
+                let n = n.parse::<u32>().map_err(|_| {
+                    RunError::Usage(format!(
+                        "--tap {t}: snaplen `{n}` is not a number of bytes (PORT[:SNAPLEN], e.g. hostA.eth0:128)"
+                    ))
+                })?;
+                (at, n)
+            }
+            None => (t.as_str(), 0),
+        };
+        loaded.scenario.taps.push(TapCfg {
+            at: at.to_string(),
+            format: TapFormat::Pcap,
+            snaplen,
+            file: None,
+        });
+    }
+    Ok(())
+}
+
+/// Builds the world; an error in a tap that `--tap` added names the flag
+/// (it has no place in the file).
+fn build_world(
+    loaded: &scenario::Loaded,
+    file_taps: usize,
+    flag_taps: &[String],
+    opts: &BuildOptions,
+) -> Result<World, RunError> {
+    World::build(&loaded.scenario, &loaded.name, opts).map_err(|e| {
+        let key = e.path.to_string();
+        let flag = key
+            .strip_prefix("tap[")
+            .and_then(|r| r.split(']').next())
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| i.checked_sub(file_taps))
+            .and_then(|i| flag_taps.get(i));
+        match flag {
+            Some(t) => RunError::Usage(match &e.hint {
+                Some(h) => format!("--tap {t}: {}\n  hint: {h}", e.msg),
+                None => format!("--tap {t}: {}", e.msg),
+            }),
+            None => loaded.locate(&e).into(),
+        }
+    })
 }
 
 /// Loads and builds a scenario without running it (`rocesim check`).
@@ -60,24 +114,25 @@ pub fn run(
     if let Some(seed) = opts.seed {
         sets.push(format!("seed={seed}"));
     }
-    let loaded = scenario::load(path, &sets)?;
+    let mut loaded = scenario::load(path, &sets)?;
+    let file_taps = loaded.scenario.taps.len();
+    add_taps(&mut loaded, &opts.taps)?;
     // Validate fully before touching the file system.
-    World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
-        .map_err(|e| loaded.locate(&e))?;
+    build_world(&loaded, file_taps, &opts.taps, &BuildOptions::default())?;
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
     check_replaceable(&out, "summary.json", "rocesim run")?;
     let s = write_dir_atomically(&out, "run", |tmp| {
-        let mut w = World::build(
-            &loaded.scenario,
-            &loaded.name,
+        let mut w = build_world(
+            &loaded,
+            file_taps,
+            &opts.taps,
             &BuildOptions {
                 tap_dir: Some(tmp.to_path_buf()),
             },
-        )
-        .map_err(|e| loaded.locate(&e))?;
+        )?;
         let start = Instant::now();
         w.run(progress);
         let wall = start.elapsed().as_secs_f64();

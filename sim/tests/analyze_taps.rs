@@ -240,3 +240,68 @@ fn analyzer_reads_the_failover_from_both_slaves() {
         );
     }
 }
+
+/// `--tap PORT[:SNAPLEN]` captures at a port the scenario does not tap:
+/// here the switch port towards hostB.eth0, whose frames are exactly what
+/// that port sent and received; errors name the flag and leave no run
+/// directory.
+#[test]
+fn tap_flag_adds_a_capture_point() {
+    let out = tmp("tap_flag");
+    let o = bin()
+        .arg("run")
+        .arg(scenario("lag_hash"))
+        .args([
+            "--set",
+            "workload.0.size=1MiB",
+            "--set",
+            "workload.0.iters=2",
+        ])
+        .args(["--tap", "sw1.p3:96", "--format", "json", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let tap = s["taps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["port"] == "sw1.p3")
+        .expect("a tap at sw1.p3");
+    let file = out.join(tap["file"].as_str().unwrap());
+    let a = analyze_files(&[&file], &AnalyzeOptions::default()).unwrap();
+    let p = port(&s, "sw1.p3");
+    assert_eq!(
+        a.report.files[0].packets,
+        p["tx_packets"].as_u64().unwrap() + p["rx_packets"].as_u64().unwrap()
+    );
+    assert!(
+        a.report.files[0].truncated_frames > 0,
+        "snaplen 96 cuts data frames"
+    );
+    for (flag, want) in [
+        ("sw1.p9", "--tap sw1.p9: no port `sw1.p9` to tap"),
+        (
+            "hostA.eth0",
+            "--tap hostA.eth0: port `hostA.eth0` already has a tap",
+        ),
+        (
+            "sw1.p3:big",
+            "--tap sw1.p3:big: snaplen `big` is not a number",
+        ),
+    ] {
+        let bad = tmp("tap_flag_bad").join("run");
+        let o = bin()
+            .arg("run")
+            .arg(scenario("lag_hash"))
+            .args(["--tap", flag, "--out"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(!bad.exists());
+    }
+}
