@@ -90,7 +90,8 @@ pub(crate) struct RetryRun {
     pub gaps: Vec<u64>,
     /// Time of the first frame of each resend (the first [`MAX_RUN_KEPT`]).
     pub starts: Vec<u64>,
-    /// When the PSN was first sent, if the capture saw it.
+    /// When the PSN was last sent before the run's first resend, if the
+    /// capture saw it.
     pub first_sent_ts: Option<u64>,
     /// Last frame of the last resend, and its time.
     pub last: Option<FrameRef>,
@@ -100,9 +101,9 @@ pub(crate) struct RetryRun {
 const MAX_RUN_KEPT: usize = 64;
 
 impl RetryRun {
-    /// Time between successive transmissions of the PSN: from its first
-    /// sending (when the capture saw it) to the first resend, then resend
-    /// to resend. For timeouts this is the requester's ACK timer, the value
+    /// Time between successive transmissions of the PSN: from the one
+    /// before the run (when the capture saw it) to the first resend, then
+    /// resend to resend. For timeouts this is the requester's ACK timer, the value
     /// an engineer compares with 4.096 us x 2^timeout.
     pub fn intervals(&self) -> Vec<u64> {
         let mut prev = self.first_sent_ts;
@@ -150,7 +151,7 @@ pub(crate) struct Episode {
     pub cause: Cause,
     /// Time since the previous request of the flow.
     pub gap_ns: u64,
-    /// When the rewound PSN was sent before this resend, if seen.
+    /// When the rewound PSN was last sent before this resend, if seen.
     psn_sent_ts: Option<u64>,
     /// The flow's cumulative ACK when the episode began: a later, higher
     /// one lets the resend skip ahead.
@@ -160,6 +161,7 @@ pub(crate) struct Episode {
 #[derive(Debug, Clone, Copy)]
 struct Sent {
     psn: Psn,
+    /// Its last transmission (the first, until it is resent).
     ts: u64,
     retransmitted: bool,
 }
@@ -848,8 +850,15 @@ impl Flow {
         self.retransmitted_packets += 1;
         self.retransmitted_bytes += u64::from(ev.wire_len);
         self.seq.retx_epoch += 1;
+        // When this PSN went out last (its first sending or an earlier
+        // resend): the timer that fired is measured from there. RTT
+        // samples skip retransmitted PSNs (Karn), so `ts` may move on.
+        let mut psn_sent_ts = None;
         if let Some(i) = self.find_outstanding(ev.psn) {
-            self.outstanding[i].retransmitted = true;
+            let s = &mut self.outstanding[i];
+            psn_sent_ts = Some(s.ts);
+            s.retransmitted = true;
+            s.ts = ev.ts_ns;
         }
         let acked = self.last_ack_through;
         let continues = self.seq.episode.as_ref().is_some_and(|e| {
@@ -862,9 +871,6 @@ impl Flow {
                     && e.ack_seen_at_start != acked)
         });
         if !continues {
-            let psn_sent_ts = self
-                .find_outstanding(ev.psn)
-                .map(|i| self.outstanding[i].ts);
             self.close_episode();
             let cause = self.seq.pending_cause.take().unwrap_or(Cause::Timeout);
             let highest = self
