@@ -700,3 +700,48 @@ fn a_resend_that_skips_what_an_ack_covered_is_one_episode() {
     assert_eq!(q.go_back_n.list[0].cause, "timeout");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// PSN 0..2 sent; after 4 ms the requester resends 0..2 and gets an ACK of
+/// PSN 0; then PSN 1 is resent three more times, 4 ms apart, and the
+/// requester gives up. The run at PSN 1 times its first interval from
+/// PSN 1's resend in the first episode (4 ms), not from its first
+/// sending (8 ms).
+#[test]
+fn a_retry_run_times_its_first_interval_from_the_last_sending() {
+    let dir = tmpdir("lastsend");
+    let path = dir.join("lastsend.pcap");
+    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    for _ in 0..3 {
+        a.message(&mut s, T0, 100, true, 0, &[]).unwrap();
+    }
+    let mut t = T0 + 4_000_000;
+    for psn in 0..3 {
+        a.resend(&mut s, t + psn * 1_000, Psn::new(psn as u32))
+            .unwrap();
+    }
+    a.ack(&mut s, t + 10_000, Psn::new(0)).unwrap();
+    for _ in 0..3 {
+        t += 4_000_000;
+        a.resend(&mut s, t, Psn::new(1)).unwrap();
+        a.resend(&mut s, t + 1_000, Psn::new(2)).unwrap();
+    }
+    // Another QP keeps the capture going past the requester's timer.
+    let mut b = RcConn::new(ep(1, 0x21), ep(3, 0x22), 0xC100, 0);
+    let y = b.message(&mut s, t + 9_000_000, 100, true, 0, &[]).unwrap();
+    b.ack(&mut s, y.end_ns + 3000, y.last).unwrap();
+    s.finish().unwrap();
+    let r = analyze(&[&path]);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule == "retry-exhausted")
+        .expect("retry-exhausted");
+    assert!(
+        f.message.contains("PSN 1 was resent 3 times")
+            && f.message.contains("(sent 4.0 ms, 4.0 ms, 4.0 ms apart"),
+        "{}",
+        f.message
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
