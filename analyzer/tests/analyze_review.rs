@@ -76,7 +76,9 @@ fn retry_exhausted_needs_a_silence_as_long_as_the_retry_timer() {
         .find(|f| f.rule == "repeated-timeouts")
         .expect("repeated-timeouts");
     assert!(
-        f.message.contains("capture ends 0.0 µs after"),
+        f.message.contains("capture ends 0.0 µs after")
+            && f.message
+                .contains("after 3 timeouts (sent 4.0 ms, 4.0 ms, 4.0 ms apart"),
         "{}",
         f.message
     );

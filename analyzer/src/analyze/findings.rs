@@ -172,7 +172,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     None,
                     run.frames.clone(),
                     format!(
-                        "{l}: PSN {} was resent {} times in a row after {why} (gaps {gap_text}) with no ACK, and the capture ends {} after the last resend, before the requester's next retry was due: capture longer to tell whether its retry count ran out (IBV_WC_RETRY_EXC_ERR, status 12).",
+                        "{l}: PSN {} was resent {} times in a row after {why} ({gap_text}) with no ACK, and the capture ends {} after the last resend, before the requester's next retry was due: capture longer to tell whether its retry count ran out (IBV_WC_RETRY_EXC_ERR, status 12).",
                         psn.value(),
                         run.count,
                         us(waited)
