@@ -142,7 +142,9 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
             };
             let (waited, final_silence) = silence(run);
             let gave_up = f.ends_in_silence(run) && not_shrinking;
-            if gave_up && (final_silence || run.count >= MAX_RETRY_CNT) {
+            let (severity, rule, message) = if gave_up
+                && (final_silence || run.count >= MAX_RETRY_CNT)
+            {
                 let end = if final_silence {
                     format!(
                         "then the requester went silent for {} until the capture ends",
@@ -152,46 +154,45 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     "as many retries as the largest retry_cnt (7) allows, and the capture ends there"
                         .to_string()
                 };
-                add(
+                (
                     Severity::Error,
                     "retry-exhausted",
-                    Some(q.id),
-                    None,
-                    run.frames.clone(),
                     format!(
                         "{l}: PSN {} was resent {} times after {why} ({gap_text}) with no ACK, {end}: the retry-exhausted signature (the work request completes with IBV_WC_RETRY_EXC_ERR, status 12, NCCL's \"transport retry counter exceeded\").",
                         psn.value(),
                         run.count,
                     ),
-                );
+                )
             } else if gave_up {
-                add(
+                (
                     Severity::Warning,
                     "repeated-timeouts",
-                    Some(q.id),
-                    None,
-                    run.frames.clone(),
                     format!(
                         "{l}: PSN {} was resent {} times in a row after {why} ({gap_text}) with no ACK, and the capture ends {} after the last resend, before the requester's next retry was due: capture longer to tell whether its retry count ran out (IBV_WC_RETRY_EXC_ERR, status 12).",
                         psn.value(),
                         run.count,
                         us(waited)
                     ),
-                );
+                )
             } else {
-                add(
+                (
                     Severity::Warning,
                     "repeated-timeouts",
-                    Some(q.id),
-                    None,
-                    run.frames.clone(),
                     format!(
                         "{l}: PSN {} was resent {} times in a row after {why} ({gap_text}) before the flow went on: the path or the responder stalled close to the retry limit.",
                         psn.value(),
                         run.count
                     ),
-                );
-            }
+                )
+            };
+            add(
+                severity,
+                rule,
+                Some(q.id),
+                None,
+                run.frames.clone(),
+                message,
+            );
         }
         let run = &f.worst_rnr_run;
         if let Some(psn) = run
