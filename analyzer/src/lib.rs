@@ -18,10 +18,13 @@
 //! * [`report`]: the exporters, one per `--format`; [`plot`]: the pictures.
 
 pub mod analyze;
-pub mod capture;
-pub mod capture_writer;
+
+// The capture I/O moved to `roce-capture`, which the simulator shares; the old
+// paths stay for the analyzer's own modules until they import it directly.
+pub use roce_capture::pipeline;
+pub use roce_capture::read as capture;
+pub use roce_capture::write as capture_writer;
 pub mod dissect;
-pub mod pipeline;
 pub mod plot;
 pub mod report;
 

@@ -639,8 +639,8 @@ impl World {
                 ));
             }
             let (fmt, ext) = match tc.format {
-                TapFormat::Pcap => (roce_pcap::capture_writer::CaptureFormat::Pcap, "pcap"),
-                TapFormat::Pcapng => (roce_pcap::capture_writer::CaptureFormat::PcapNg, "pcapng"),
+                TapFormat::Pcap => (roce_capture::write::CaptureFormat::Pcap, "pcap"),
+                TapFormat::Pcapng => (roce_capture::write::CaptureFormat::PcapNg, "pcapng"),
             };
             let file = tc
                 .file

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
+use roce_capture::write::{CaptureFormat, CaptureWriter};
 
 use crate::packet::Packet;
 use crate::time::Ps;

@@ -34,7 +34,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::thread::Scope;
 
-use crate::capture::{CaptureError, CaptureReader, FrameBatch, NextBatch};
+use crate::read::{CaptureError, CaptureReader, FrameBatch, NextBatch};
 
 type Job<'scope> = Box<dyn FnOnce() + Send + 'scope>;
 
@@ -124,7 +124,7 @@ pub enum Item<R> {
     Batch(R),
     /// The file ended cleanly.
     End,
-    /// The file ends inside the record at `offset` (see [`crate::capture::Next::Cut`]).
+    /// The file ends inside the record at `offset` (see [`crate::read::Next::Cut`]).
     Cut { offset: u64 },
 }
 
@@ -219,8 +219,8 @@ impl<'scope, 'env> Decoders<'scope, 'env> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::Next;
-    use crate::capture_writer::{CaptureFormat, CaptureWriter};
+    use crate::read::Next;
+    use crate::write::{CaptureFormat, CaptureWriter};
 
     /// Frames of different sizes (so batches end at different places) with
     /// their number in the first bytes.

@@ -1065,7 +1065,7 @@ const PCAP_STUB: [u8; 24] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture_writer::{CaptureFormat, CaptureWriter};
+    use crate::write::{CaptureFormat, CaptureWriter};
 
     fn tmp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("roce-pcap-capture-{}", std::process::id()));

@@ -1,6 +1,6 @@
 //! Writing captures: one writer for the simulator's taps, the corpus
 //! generators and the tests, so that everything the project writes is read
-//! back by the same [`crate::capture::CaptureReader`].
+//! back by the same [`crate::read::CaptureReader`].
 //!
 //! Timestamps are nanoseconds. pcap files use the nanosecond magic; pcapng
 //! files declare `if_tsresol` = 9 and name the interface after the capture
@@ -158,7 +158,7 @@ impl CaptureWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::{CaptureReader, Next};
+    use crate::read::{CaptureReader, Next};
 
     #[test]
     fn pcap_and_pcapng_read_back_with_nanosecond_times_and_snaplen() {
