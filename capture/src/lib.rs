@@ -19,7 +19,16 @@
 //! * [`read`] holds [`read::CaptureReader`], streaming with flat memory.
 //! * [`pipeline`] holds [`pipeline::with_decoders`] and [`pipeline::Ordered`].
 //! * [`write`] holds [`write::CaptureWriter`].
+//!
+//! And what both tools' reports share above the capture files:
+//!
+//! * [`figures`] holds [`figures::QpFigures`], the per-QP vocabulary that
+//!   makes a simulation and a capture comparable.
+//! * [`human`] formats bytes, durations, rates, counts and text tables the
+//!   same way in both tools.
 
+pub mod figures;
+pub mod human;
 pub mod pipeline;
 pub mod read;
 pub mod write;

@@ -1,0 +1,77 @@
+//! The per-QP figures both tools report, in one vocabulary.
+//!
+//! `rocesim` knows a connection from inside (its `summary.json` has one row
+//! per QP, both ends); `roce-pcap` knows it from the wire (its report has one
+//! row per request flow, as seen in the captures). Their JSON keeps the
+//! shapes users already script against, but each converts its rows into
+//! [`QpFigures`], so that putting a simulation beside a capture (`compare`) is
+//! a join of two lists of the same type on [`QpKey`].
+//!
+//! ```text
+//!   rocesim summary.json qps[]  ──(sim: output)──────┐
+//!   (client row + server row per connection)         ├──▶ QpFigures ──join on QpKey──▶ side by side
+//!   roce-pcap report qps[]      ──(analyzer: model)──┘
+//!   (one request flow per connection)
+//! ```
+//!
+//! Conventions, for every field:
+//! * A flow is named from its requester: `src` is the requester's address,
+//!   `dst` the responder's; `requester_qpn` sends the requests, `responder_qpn`
+//!   is the BTH DestQP of those requests (what a capture always shows).
+//! * Times are nanoseconds since the start of the run (`rocesim`) or of the
+//!   first frame of all the captures analyzed together (`roce-pcap`): the
+//!   same time base as the tools' plots. Epoch times stay in the tools' own
+//!   reports.
+//! * Bytes are IB payload bytes (no headers, no pad) unless the name says
+//!   `wire`: frame bytes as the link carries them (Ethernet header to FCS).
+//! * Rates are Gb/s (10^9 bit/s).
+//! * Counts are what the requester side of the flow experienced: `naks` the
+//!   NAKs it received, `cnps` the CNPs that reached it (about its requests).
+
+use serde::Serialize;
+
+/// What identifies one RC connection in both tools: the two addresses and
+/// the responder's QPN (the requester's QPN is not always on the wire, e.g.
+/// a capture of requests only).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct QpKey {
+    pub src: String,
+    pub dst: String,
+    pub responder_qpn: u32,
+}
+
+/// The figures of one RC connection, as both tools can state them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QpFigures {
+    pub key: QpKey,
+    /// `None` when it was never seen (a capture holding requests only).
+    pub requester_qpn: Option<u32>,
+    pub udp_sport: u16,
+    /// First and last packet of the flow (either direction), ns since the
+    /// start of the run or capture.
+    pub first_ns: Option<u64>,
+    pub last_ns: Option<u64>,
+    /// Request and READ-response payload, first transmissions and resends.
+    pub payload_bytes: u64,
+    /// Frames of the flow in both directions, and their wire bytes.
+    pub packets: u64,
+    pub wire_bytes: u64,
+    /// Payload delivered once over the flow's active span, Gb/s: `rocesim`
+    /// counts completed messages, `roce-pcap` first transmissions.
+    pub goodput_gbps: f64,
+    /// Messages completed (`rocesim`) or seen whole (`roce-pcap`).
+    pub messages: u64,
+    pub retransmitted_packets: u64,
+    /// ACK timeouts of the requester (`rocesim` counts them; `roce-pcap`
+    /// infers them from go-back-N episodes no NAK caused).
+    pub timeouts: u64,
+    /// NAKs the requester received (sequence errors and RNR).
+    pub naks: u64,
+    /// CNPs that reached the requester.
+    pub cnps: u64,
+    /// Requests that arrived (or were captured) with ECN CE.
+    pub ecn_ce_packets: u64,
+    /// The port (bond slave) that carried the requests: a port name in
+    /// `rocesim`, a capture file in `roce-pcap`.
+    pub port: Option<String>,
+}
