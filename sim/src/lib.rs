@@ -64,6 +64,7 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod time;
+pub mod topology;
 pub mod traffic;
 pub mod transport;
 pub mod units;

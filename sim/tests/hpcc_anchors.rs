@@ -1,12 +1,17 @@
 //! The reference's own files (`shared/anchors/hpcc-ns3`) through the
-//! format parsers: counts and totals. Needs the shared
+//! format parsers, the topology import and routing: counts, totals, and its FCT output's `standalone_fct` and
+//! `start_ns` columns reproduced flow by flow. Needs the shared
 //! directory (ROCESIM_CI rule: skipped with a message when absent, a
 //! failure when ROCESIM_CI=1).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rocesim::hpcc::{self, config::CcMode};
+use rocesim::hpcc::{self, config::CcMode, fct::HpccFct};
 use rocesim::time::{Ps, Rate};
+use rocesim::topology::{
+    FatTree, Framing, HostId, LinkSpec, NodeId, PerHop, Topology, ecmp_routes,
+};
 
 /// The anchors directory: `shared/` beside the checkout or any of its
 /// parents (a worktree sits one level deeper than the main checkout).
@@ -29,6 +34,10 @@ fn anchors() -> Option<PathBuf> {
         here.display()
     );
     None
+}
+
+fn topo(dir: &Path, name: &str) -> Topology {
+    Topology::from_hpcc(&hpcc::topology::read(&dir.join(name)).unwrap()).unwrap()
 }
 
 #[test]
@@ -155,4 +164,137 @@ fn every_file_parses_with_the_expected_counts() {
         seen += 1;
     }
     assert_eq!(seen, 13);
+}
+
+#[test]
+fn fat_txt_is_a_k8_fat_tree_cut_to_5_pods() {
+    let Some(dir) = anchors() else { return };
+    let imported = topo(&dir, "fat.txt");
+    let spec = |g| LinkSpec::new(Rate::gbps(g), Ps::from_us(1));
+    let generated = FatTree {
+        k: 8,
+        pods: 5,
+        hosts_per_edge: 16,
+        host_link: spec(100),
+        edge_agg: spec(400),
+        agg_core: spec(400),
+    };
+    assert_eq!(generated.oversubscription(), 1.0);
+    let generated = generated.build().unwrap();
+    // Same nodes in the same order, the same links in the same order.
+    let ends = |t: &Topology| -> Vec<_> {
+        t.links()
+            .iter()
+            .map(|l| (l.a, l.b, l.rate, l.delay))
+            .collect()
+    };
+    assert_eq!(ends(&generated), ends(&imported));
+    let tiers = |t: &Topology| -> Vec<u8> { t.nodes().iter().map(|n| n.tier).collect() };
+    assert_eq!(tiers(&generated), tiers(&imported));
+    assert_eq!(imported.node(NodeId(320)).name, "sw320");
+    assert_eq!(
+        imported.port_name(rocesim::topology::LinkId(320), NodeId(320)),
+        "sw320.p17"
+    );
+}
+
+#[test]
+fn base_rtt_and_bottleneck_of_fat_txt_pairs() {
+    let Some(dir) = anchors() else { return };
+    let t = topo(&dir, "fat.txt");
+    let r = ecmp_routes(&t).unwrap();
+    let reference = PerHop::Reference { payload: 1000 };
+    // Hosts 0..15 hang off switch 320, 0..63 are pod 0 (switches 320..323).
+    // 2 x (1 us per link) + 1000 B x 8 at 100G (80 ns) or 400G (20 ns) per link.
+    for (dst, hops, rtt_ns) in [
+        (1, 2, 2 * 2000 + 2 * 80),
+        (16, 4, 4 * 2000 + 2 * 80 + 2 * 20),
+        (64, 6, 6 * 2000 + 2 * 80 + 4 * 20),
+    ] {
+        let (a, b) = (HostId(0), HostId(dst));
+        assert_eq!(r.hop_count(&t, a, b), Some(hops));
+        assert_eq!(r.base_rtt(&t, a, b, &reference), Some(Ps::from_ns(rtt_ns)));
+        assert_eq!(r.base_rtt(&t, b, a, &reference), Some(Ps::from_ns(rtt_ns)));
+        assert_eq!(r.bottleneck_rate(&t, a, b), Some(Rate::gbps(100)));
+    }
+    // rocesim's framing, PMTU 1024 without VLAN: a 1082-byte WRITE MIDDLE
+    // frame (14 + 20 + 8 + 12 + 1024 + 4) and a 62-byte ACK, each plus FCS,
+    // preamble and gap (24): 1106 B = 88.48 ns and 86 B = 6.88 ns at 100G.
+    let framed = PerHop::Framed(Framing {
+        pmtu: 1024,
+        vlan: false,
+    });
+    assert_eq!(
+        r.base_rtt(&t, HostId(0), HostId(1), &framed),
+        Some(Ps(4_000_000 + 2 * (88_480 + 6_880)))
+    );
+    // Tables: 20 ToRs x (16 + 4), 20 aggs x (4 + 4), 16 cores x 5 entries.
+    assert_eq!(r.next_hop_entries(), 640);
+    eprintln!("fat.txt route tables: {} bytes on the heap", r.heap_bytes());
+    assert!(r.heap_bytes() < 64 * 1024, "{}", r.heap_bytes());
+}
+
+/// Every flow of a reference run, matched with its FCT line: the ideal
+/// FCT, the start time and the addresses come out exactly as the
+/// reference wrote them.
+fn reproduce(dir: &Path, topology: &str, flows: &str, fcts: &str) -> usize {
+    let t = topo(dir, topology);
+    let r = ecmp_routes(&t).unwrap();
+    let parsed = hpcc::flows::read(&dir.join(flows)).unwrap().flows;
+    let mut by_key: HashMap<(u32, u32, u64, u64), Vec<HpccFct>> = HashMap::new();
+    for f in hpcc::fct::read(&dir.join(fcts)).unwrap() {
+        by_key
+            .entry((f.src_node(), f.dst_node(), f.size, f.start_ns))
+            .or_default()
+            .push(f);
+    }
+    let mut written_start_differs = 0;
+    for f in &parsed {
+        let (src, dst) = (
+            t.host_of(NodeId(f.src)).unwrap(),
+            t.host_of(NodeId(f.dst)).unwrap(),
+        );
+        let key = (f.src, f.dst, f.size, f.reference_start_ns());
+        let fct = by_key
+            .get_mut(&key)
+            .and_then(Vec::pop)
+            .unwrap_or_else(|| panic!("{flows}:{}: no FCT line {key:?}", f.line));
+        assert_eq!((t.host_ip(src), t.host_ip(dst)), (fct.sip, fct.dip));
+        let ideal = r.reference_ideal_fct(&t, src, dst, f.size, 1000).unwrap();
+        assert_eq!(ideal, Ps::from_ns(fct.standalone_ns), "{flows}:{}", f.line);
+        written_start_differs += usize::from(f.start.as_ns() != fct.start_ns);
+    }
+    assert!(by_key.values().all(Vec::is_empty));
+    written_start_differs
+}
+
+#[test]
+fn standalone_fct_and_start_columns_reproduced_for_every_flow() {
+    let Some(dir) = anchors() else { return };
+    let off = reproduce(
+        &dir,
+        "fat.txt",
+        "ws30_10ms.txt",
+        "fct_fat_ws30_10ms_dcqcn.txt",
+    );
+    // The reference reads start times through a double: many land 1 ns early.
+    assert!(off > 1000, "{off}");
+    assert_eq!(
+        reproduce(
+            &dir,
+            "topology.txt",
+            "flow_2to1.txt",
+            "e3_dcqcn_2to1_notrace_fct.txt"
+        ),
+        0
+    );
+    assert_eq!(
+        reproduce(
+            &dir,
+            "topology.txt",
+            "flow_16to1.txt",
+            "e4_dcqcn_16to1_notrace_fct.txt"
+        ),
+        0
+    );
 }
