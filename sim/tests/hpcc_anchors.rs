@@ -1,5 +1,6 @@
 //! The reference's own files (`shared/anchors/hpcc-ns3`) through the
-//! format parsers, the topology import and routing: counts, totals, and its FCT output's `standalone_fct` and
+//! format parsers, the topology import and routing, and the traffic
+//! import: counts, totals, and its FCT output's `standalone_fct` and
 //! `start_ns` columns reproduced flow by flow. Needs the shared
 //! directory (ROCESIM_CI rule: skipped with a message when absent, a
 //! failure when ROCESIM_CI=1).
@@ -146,6 +147,16 @@ fn every_file_parses_with_the_expected_counts() {
                     (20, 120_420.75)
                 };
                 assert_eq!((c.points().len(), c.mean()), (points, mean), "{name}");
+                // The copy shipped with the scenarios is this file.
+                let shipped = Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../scenarios/cdf")
+                    .join(name.replace("_distribution", ""));
+                assert_eq!(
+                    std::fs::read(&shipped).unwrap(),
+                    std::fs::read(&p).unwrap(),
+                    "{}",
+                    shipped.display()
+                );
             }
             n if n.contains("fct") => {
                 let f = hpcc::fct::read(&p).unwrap();
@@ -296,5 +307,34 @@ fn standalone_fct_and_start_columns_reproduced_for_every_flow() {
             "e4_dcqcn_16to1_notrace_fct.txt"
         ),
         0
+    );
+}
+
+#[test]
+fn reference_flows_map_node_ids_to_host_indices() {
+    let Some(dir) = anchors() else { return };
+    // topology.txt's node 0 is the switch, so node n is host n - 1.
+    let t = topo(&dir, "topology.txt");
+    let f = hpcc::flows::read(&dir.join("flow_2to1.txt")).unwrap().flows;
+    let s = rocesim::traffic::from_hpcc(&f, &t).unwrap();
+    assert_eq!((s[0].src, s[0].dst), (HostId(1), HostId(0)));
+    assert_eq!(t.node(t.host_node(s[0].src)).name, "n2");
+    assert_eq!(t.host_ip(s[0].src), core::net::Ipv4Addr::new(11, 0, 2, 1));
+    let mut bad = f.clone();
+    bad[0].src = 0;
+    assert_eq!(
+        rocesim::traffic::from_hpcc(&bad, &t).unwrap_err().0,
+        "flow on line 2: src node 0 is a switch, not a host"
+    );
+    // Written back, the flows read the same.
+    let text = hpcc::flows::write(&rocesim::traffic::to_hpcc(&s, &t));
+    let fields = |v: &[hpcc::HpccFlow]| -> Vec<_> {
+        v.iter()
+            .map(|x| (x.src, x.dst, x.priority, x.dport, x.size, x.start))
+            .collect()
+    };
+    assert_eq!(
+        fields(&hpcc::flows::parse(&text, "back").unwrap().flows),
+        fields(&f)
     );
 }
