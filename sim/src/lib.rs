@@ -56,6 +56,7 @@
 
 pub mod engine;
 pub mod fasthash;
+pub mod hpcc;
 pub mod output;
 pub mod packet;
 pub mod plot;
@@ -63,6 +64,8 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod time;
+pub mod topology;
+pub mod traffic;
 pub mod transport;
 pub mod units;
 pub mod world;
