@@ -29,9 +29,15 @@
 //! names the knob (the scenario layer prefixes its TOML table) and the range
 //! it accepts.
 
+pub mod dcqcn;
+pub mod np;
 pub mod red;
+pub mod rp;
 
+pub use dcqcn::{DcqcnParams, HpccDcqcnConfig, RpModel};
+pub use np::{CnpKey, CnpScope, MarkedPacket, NotificationPoint};
 pub use red::{MarkPoint, RedParams, RedTable};
+pub use rp::{ReactionPoint, retime};
 
 /// A parameter outside what the model accepts.
 ///
