@@ -24,6 +24,13 @@ fn us(x: u64) -> Ps {
 }
 const NS: Ps = Ps::from_ns(1);
 
+/// A reference-preset QP at 100 Gb/s that got its first CNP at `t0`.
+fn hit_at(t0: Ps) -> ReactionPoint {
+    let mut rp = ReactionPoint::new(&reference(), Rate::gbps(100));
+    rp.on_cnp(t0);
+    rp
+}
+
 /// Plays the world: every deadline up to and including `until`.
 fn run_until(rp: &mut ReactionPoint, until: Ps) -> Vec<(Ps, u64, u64)> {
     let mut log = Vec::new();
@@ -82,8 +89,7 @@ fn reference_one_cnp_then_recovery() {
 fn reference_second_cnp_decayed_alpha_clamp_ai_hai() {
     let t0 = Ps::from_ms(1);
     let c1 = t0 + us(4) + NS;
-    let mut rp = ReactionPoint::new(&reference(), Rate::gbps(100));
-    rp.on_cnp(t0);
+    let mut rp = hit_at(t0);
     run_until(&mut rp, c1 + us(300)); // cut 50,776,684,272; FR 75,388,342,136
     // Second CNP at c1 + 400 µs = t0 + 404 µs + 1 ns. Alpha has decayed
     // over 404 ticks: (255/256)^404 ≈ 0.2058. The CNP flags tick 405:
@@ -175,10 +181,9 @@ fn clamp_target_rate_copies_rc_at_every_cut() {
 fn same_instant_order() {
     let t0 = Ps::from_ms(1);
     let c1 = t0 + us(4) + NS;
-    // A CNP exactly on an alpha tick counts in that tick: at t0+2 µs the
-    // tick gives (255/256)^2 + flag... i.e. tick 2 = (255/256)·(255/256) + 1/256.
-    let mut rp = ReactionPoint::new(&reference(), Rate::gbps(100));
-    rp.on_cnp(t0);
+    // A CNP exactly on an alpha tick counts in that tick: tick 1 gives
+    // 255/256, tick 2 (with the CNP) (255/256)·(255/256) + 1/256.
+    let mut rp = hit_at(t0);
     rp.on_cnp(t0 + us(2));
     let k = 255.0 / 256.0;
     assert_eq!(rp.alpha(t0 + us(2)), k * k + 1.0 / 256.0);
@@ -189,8 +194,7 @@ fn same_instant_order() {
     rp.on_cnp(c1 + us(4)); // the due cut runs first, consuming the older CNP
     assert_eq!(rp.cuts(), 2);
     assert_eq!(rp.next_deadline(), Some(c1 + us(8)));
-    let mut rp = ReactionPoint::new(&reference(), Rate::gbps(100));
-    rp.on_cnp(t0);
+    let mut rp = hit_at(t0);
     run_until(&mut rp, c1);
     rp.on_cnp(c1 + us(4)); // exactly a cut tick, with nothing pending
     assert_eq!(rp.next_deadline(), Some(c1 + us(8)));
@@ -199,8 +203,7 @@ fn same_instant_order() {
     // With a CNP pending there, the reference runs the timer first (it was
     // scheduled 300 µs before, the cut tick only 4 µs before): fast
     // recovery to 75,388,342,136, stage 1, so the cut clamps RT to that.
-    let mut rp = ReactionPoint::new(&reference(), Rate::gbps(100));
-    rp.on_cnp(t0);
+    let mut rp = hit_at(t0);
     run_until(&mut rp, c1);
     rp.on_cnp(c1 + us(299));
     let both = c1 + us(300);

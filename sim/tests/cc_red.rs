@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use rocesim::cc::red::{CE, NOT_ECT};
-use rocesim::cc::{MarkPoint, RedParams, RedTable};
+use rocesim::cc::{MarkPoint, ParamError, RedParams, RedTable};
 use rocesim::rng::{component_rng, unit_f64};
 use rocesim::time::Rate;
 
@@ -111,17 +111,14 @@ fn marks_at_the_rate_it_says() {
 fn validation_names_the_key() {
     let buf = 32 * 1024 * 1024;
     red100().validate(buf).unwrap();
-    let e = RedParams {
+    let kmin = RedParams {
         kmin_bytes: 2_000_000,
         ..red100()
-    }
-    .validate(buf)
-    .unwrap_err();
-    assert_eq!(e.key, "kmin_bytes");
-    assert!(
-        e.problem.contains("above kmax_bytes (1600000)"),
-        "{}",
-        e.problem
+    };
+    says(
+        &kmin.validate(buf).unwrap_err(),
+        "kmin_bytes",
+        "2000000 is above kmax_bytes (1600000)",
     );
     for bad in [1.5, -0.1, f64::NAN] {
         let e = RedParams {
@@ -130,10 +127,10 @@ fn validation_names_the_key() {
         }
         .validate(buf)
         .unwrap_err();
-        assert_eq!(e.key, "pmax");
+        says(&e, "pmax", "is outside [0, 1]");
     }
     let e = red100().validate(1_000_000).unwrap_err();
-    assert_eq!(e.key, "kmax_bytes");
+    says(&e, "kmax_bytes", "above the switch buffer (1000000 bytes)");
     assert!(e.hint.unwrap().contains("1000 bytes"));
 }
 
@@ -158,48 +155,84 @@ fn reference_maps_parse_and_fail_clearly() {
     assert!(p400.mark_non_ect);
     assert_eq!(t.params_for(Rate::gbps(25)), None);
 
-    let err = |kmin: &str, kmax: &str, pmax: &str| {
-        RedTable::from_reference_maps(kmin, kmax, pmax).unwrap_err()
-    };
+    // (KMIN_MAP, KMAX_MAP, PMAX_MAP) → the key and what it says.
     let ok = "1 100000000000 400";
-    let e = err("2 100000000000 400", ok, ok);
-    assert_eq!(e.key, "KMIN_MAP");
-    assert!(
-        e.problem
-            .contains("2 entries announced, entry 2 is missing"),
-        "{}",
-        e.problem
-    );
-    let e = err(ok, "1 100000000000 1600 7", ok);
-    assert_eq!(
-        (e.key.as_str(), e.problem.as_str()),
-        ("KMAX_MAP", "1 entries announced, `7` follows them")
-    );
-    let e = err("1 100000000000 400.5", ok, ok);
-    assert!(
-        e.problem.contains("not a non-negative whole number"),
-        "{}",
-        e.problem
-    );
-    let e = err(ok, ok, "1 100000000000 x");
-    assert_eq!(e.key, "PMAX_MAP");
-    let e = err(ok, "1 25000000000 400", ok);
-    assert_eq!(e.key, "KMAX_MAP");
-    assert!(
-        e.problem.contains("no entry for 100000000000 b/s"),
-        "{}",
-        e.problem
-    );
-    let e = err(ok, ok, "2 100000000000 0.2 25000000000 0.2");
-    assert_eq!(e.key, "KMIN_MAP");
-    assert!(
-        e.problem
-            .contains("no entry for 25000000000 b/s (PMAX_MAP has one)"),
-        "{}",
-        e.problem
-    );
-    let e = err("two", ok, ok);
-    assert!(e.hint.unwrap().contains("N rate1 value1"));
+    let cases = [
+        (
+            "2 100000000000 400",
+            ok,
+            ok,
+            "KMIN_MAP",
+            "2 entries announced, entry 2 is missing",
+        ),
+        (
+            ok,
+            "1 100000000000 1600 7",
+            ok,
+            "KMAX_MAP",
+            "1 entries announced, `7` follows them",
+        ),
+        (
+            "1 100000000000 400.5",
+            ok,
+            ok,
+            "KMIN_MAP",
+            "`400.5` is not a non-negative whole number",
+        ),
+        (
+            ok,
+            ok,
+            "1 100000000000 x",
+            "PMAX_MAP",
+            "entry 1: `x` is not a non-negative number",
+        ),
+        (
+            "1 1e11 400",
+            ok,
+            ok,
+            "KMIN_MAP",
+            "entry 1: `1e11` is not a rate in b/s",
+        ),
+        (
+            "2 1 4 1 5",
+            ok,
+            ok,
+            "KMIN_MAP",
+            "entry 2: 1 b/s appears twice",
+        ),
+        (
+            ok,
+            "1 25000000000 400",
+            ok,
+            "KMAX_MAP",
+            "no entry for 100000000000 b/s (KMIN_MAP has one)",
+        ),
+        (
+            ok,
+            ok,
+            "2 100000000000 0.2 25000000000 0.2",
+            "KMIN_MAP",
+            "no entry for 25000000000 b/s (PMAX_MAP has one)",
+        ),
+        (
+            "two",
+            ok,
+            ok,
+            "KMIN_MAP",
+            "expected the number of entries first, got `two`",
+        ),
+    ];
+    for (kmin, kmax, pmax, key, text) in cases {
+        let e = RedTable::from_reference_maps(kmin, kmax, pmax).unwrap_err();
+        says(&e, key, text);
+        assert!(e.hint.is_some(), "{key}: a hint");
+    }
+}
+
+/// The error names `key` and its problem says `text`.
+fn says(e: &ParamError, key: &str, text: &str) {
+    assert_eq!(e.key, key, "{}", e.problem);
+    assert!(e.problem.contains(text), "{}: {}", e.key, e.problem);
 }
 
 /// The anchors' configuration files, read as the reference reads them.

@@ -401,25 +401,47 @@ mod tests {
 
     #[test]
     fn validation_names_the_knob_and_its_range() {
-        let e = DcqcnParams {
-            rpg_gd: 40,
-            ..DcqcnParams::connectx()
+        let cx = DcqcnParams::connectx;
+        let reference = || DcqcnParams::hpcc_reference(&HpccDcqcnConfig::default()).unwrap();
+        let cases = [
+            (
+                DcqcnParams { rpg_gd: 40, ..cx() },
+                "rpg_gd",
+                "40 is outside 0..=31",
+            ),
+            (
+                DcqcnParams {
+                    initial_alpha_value: 1024,
+                    ..cx()
+                },
+                "initial_alpha_value",
+                "0..=1023",
+            ),
+            (
+                DcqcnParams {
+                    cnp_802p_prio: 8,
+                    ..cx()
+                },
+                "cnp_802p_prio",
+                "8 is outside 0..=7",
+            ),
+            (
+                DcqcnParams {
+                    rpg_byte_reset: 100,
+                    ..reference()
+                },
+                "rpg_byte_reset",
+                "hpcc-reference",
+            ),
+        ];
+        for (p, key, text) in cases {
+            let e = p.validate().unwrap_err();
+            assert_eq!(e.key, key);
+            assert!(e.problem.contains(text), "{}", e.problem);
         }
-        .validate()
-        .unwrap_err();
-        assert_eq!(e.key, "rpg_gd");
-        assert!(e.problem.contains("40 is outside 0..=31"), "{}", e.problem);
-        let e = DcqcnParams {
-            initial_alpha_value: 1024,
-            ..DcqcnParams::connectx()
-        }
-        .validate()
-        .unwrap_err();
-        assert_eq!(e.key, "initial_alpha_value");
-        assert!(e.problem.contains("0..=1023"), "{}", e.problem);
         let e = DcqcnParams {
             rpg_min_rate: 0,
-            ..DcqcnParams::connectx()
+            ..cx()
         }
         .validate()
         .unwrap_err();
@@ -427,21 +449,17 @@ mod tests {
             e.to_string(),
             "`rpg_min_rate`: 0 is outside 1..=1000000 (Mb/s; 0 would let a QP stop for good)"
         );
-        let mut r = DcqcnParams::hpcc_reference(&HpccDcqcnConfig::default()).unwrap();
-        r.rpg_byte_reset = 100;
-        assert_eq!(r.validate().unwrap_err().key, "rpg_byte_reset");
-        let e = DcqcnParams::hpcc_reference(&HpccDcqcnConfig {
+        let from = |c: HpccDcqcnConfig| DcqcnParams::hpcc_reference(&c).unwrap_err();
+        let e = from(HpccDcqcnConfig {
             ewma_gain: 0.3,
-            ..HpccDcqcnConfig::default()
-        })
-        .unwrap_err();
+            ..Default::default()
+        });
         assert_eq!(e.key, "ewma_gain");
         assert!(e.hint.is_some());
-        let e = DcqcnParams::hpcc_reference(&HpccDcqcnConfig {
+        let e = from(HpccDcqcnConfig {
             rp_timer_us: 0,
-            ..HpccDcqcnConfig::default()
-        })
-        .unwrap_err();
+            ..Default::default()
+        });
         assert_eq!(e.key, "rpg_time_reset");
     }
 }

@@ -179,14 +179,11 @@ pub struct DropCount {
 /// The buffer of one switch. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct Mmu {
-    buffer: u64,
+    cfg: MmuConfig,
+    /// Dynamic-threshold fraction per (port, priority).
+    alpha: Vec<[f64; PRIOS]>,
     /// buffer − reserves − headroom.
     pool: u64,
-    classes: [PrioClass; PRIOS],
-    reserve: [u64; PRIOS],
-    alpha: Vec<[f64; PRIOS]>,
-    headroom: Vec<u64>,
-    resume_offset: u64,
     shared_used: u64,
     queues: Vec<[Queue; PRIOS]>,
     used: u64,
@@ -203,16 +200,9 @@ impl Mmu {
     /// A buffer from a general configuration, which must validate.
     pub fn new(cfg: &MmuConfig) -> Result<Mmu, ParamError> {
         cfg.validate()?;
-        let n = cfg.headroom_bytes.len();
-        Ok(Mmu::build(
-            cfg.buffer_bytes,
-            cfg.buffer_bytes - cfg.reserved_total() - cfg.headroom_total(),
-            cfg.classes,
-            cfg.reserve_bytes,
-            vec![cfg.alpha; n],
-            cfg.headroom_bytes.clone(),
-            cfg.resume_offset_bytes,
-        ))
+        let pool = cfg.buffer_bytes - cfg.reserved_total() - cfg.headroom_total();
+        let alpha = vec![cfg.alpha; cfg.headroom_bytes.len()];
+        Ok(Mmu::with_pool(cfg.clone(), alpha, pool))
     }
 
     /// The HPCC reference's switch (switch-mmu.cc as third.cc configures
@@ -233,7 +223,7 @@ impl Mmu {
         ports: &[(Rate, Ps)],
         nic_rate: Rate,
     ) -> Result<Mmu, ParamError> {
-        let headroom: Vec<u64> = ports
+        let headroom_bytes: Vec<u64> = ports
             .iter()
             .map(|&(rate, delay)| {
                 let bytes = u128::from(rate.bps()) * u128::from(delay.as_ns()) / 8 / 1_000_000_000;
@@ -252,7 +242,7 @@ impl Mmu {
             })
             .collect();
         let reserved = HPCC_RESERVE_BYTES * ports.len() as u64;
-        let head: u64 = headroom.iter().sum();
+        let head: u64 = headroom_bytes.iter().sum();
         let Some(pool) = buffer_bytes.checked_sub(reserved + head) else {
             return Err(ParamError::new(
                 "buffer_bytes",
@@ -263,35 +253,23 @@ impl Mmu {
         };
         let mut classes = [PrioClass::Lossless; PRIOS];
         classes[0] = PrioClass::Bypass;
-        Ok(Mmu::build(
+        let cfg = MmuConfig {
             buffer_bytes,
-            pool,
             classes,
-            [HPCC_RESERVE_BYTES; PRIOS],
-            alpha,
-            headroom,
-            HPCC_RESUME_OFFSET_BYTES,
-        ))
+            reserve_bytes: [HPCC_RESERVE_BYTES; PRIOS],
+            alpha: [0.125; PRIOS], // unused: the reference sets alpha per port
+            headroom_bytes,
+            resume_offset_bytes: HPCC_RESUME_OFFSET_BYTES,
+        };
+        Ok(Mmu::with_pool(cfg, alpha, pool))
     }
 
-    fn build(
-        buffer: u64,
-        pool: u64,
-        classes: [PrioClass; PRIOS],
-        reserve: [u64; PRIOS],
-        alpha: Vec<[f64; PRIOS]>,
-        headroom: Vec<u64>,
-        resume_offset: u64,
-    ) -> Mmu {
-        let n = headroom.len();
+    fn with_pool(cfg: MmuConfig, alpha: Vec<[f64; PRIOS]>, pool: u64) -> Mmu {
+        let n = cfg.headroom_bytes.len();
         Mmu {
-            buffer,
-            pool,
-            classes,
-            reserve,
+            cfg,
             alpha,
-            headroom,
-            resume_offset,
+            pool,
             shared_used: 0,
             queues: vec![[Queue::default(); PRIOS]; n],
             used: 0,
@@ -302,11 +280,11 @@ impl Mmu {
 
     /// A packet of `bytes` arrived on `in_port` at priority `prio`.
     pub fn admit(&mut self, in_port: usize, prio: usize, bytes: u64) -> Admit {
-        let class = self.classes[prio];
+        let class = self.cfg.classes[prio];
         if class == PrioClass::Bypass {
             return Admit::Accept { pfc: None };
         }
-        let reserve = self.reserve[prio];
+        let reserve = self.cfg.reserve_bytes[prio];
         let thresh = self.threshold(in_port, prio);
         let free = self.pool - self.shared_used;
         let q = self.queues[in_port][prio];
@@ -318,7 +296,7 @@ impl Mmu {
             PrioClass::Lossy => over.then_some(DropReason::SharedFull),
             _ => {
                 let shared_q = q.ingress.saturating_sub(reserve);
-                let no_room = q.headroom + bytes > self.headroom[in_port];
+                let no_room = q.headroom + bytes > self.cfg.headroom_bytes[in_port];
                 (no_room && (shared_q + bytes > thresh || shared_add > free))
                     .then_some(DropReason::HeadroomFull)
             }
@@ -349,11 +327,11 @@ impl Mmu {
     /// A packet admitted earlier with (`in_port`, `prio`, `bytes`) left the
     /// switch (or was discarded after admission).
     pub fn release(&mut self, in_port: usize, prio: usize, bytes: u64) -> Option<PfcAction> {
-        let class = self.classes[prio];
+        let class = self.cfg.classes[prio];
         if class == PrioClass::Bypass {
             return None;
         }
-        let reserve = self.reserve[prio];
+        let reserve = self.cfg.reserve_bytes[prio];
         let q = &mut self.queues[in_port][prio];
         debug_assert!(
             bytes <= q.ingress + q.headroom,
@@ -374,7 +352,7 @@ impl Mmu {
     /// Re-evaluates the PFC state of a lossless (port, priority): XOFF if it
     /// is not paused and should be, XON if it is paused and may resume.
     pub fn pfc_action(&mut self, in_port: usize, prio: usize) -> Option<PfcAction> {
-        if self.classes[prio] != PrioClass::Lossless {
+        if self.cfg.classes[prio] != PrioClass::Lossless {
             return None;
         }
         match self.queues[in_port][prio].paused {
@@ -399,7 +377,9 @@ impl Mmu {
         let thresh = self.threshold(port, prio);
         let shared_q = self.shared_of(port, prio);
         let q = &mut self.queues[port][prio];
-        if q.paused && q.headroom == 0 && (shared_q == 0 || shared_q + self.resume_offset <= thresh)
+        if q.paused
+            && q.headroom == 0
+            && (shared_q == 0 || shared_q + self.cfg.resume_offset_bytes <= thresh)
         {
             q.paused = false;
             q.xon += 1;
@@ -411,7 +391,7 @@ impl Mmu {
     fn shared_of(&self, port: usize, prio: usize) -> u64 {
         self.queues[port][prio]
             .ingress
-            .saturating_sub(self.reserve[prio])
+            .saturating_sub(self.cfg.reserve_bytes[prio])
     }
 
     /// The dynamic threshold of (port, priority) now, in shared-pool bytes.
@@ -424,7 +404,7 @@ impl Mmu {
         self.queues.len()
     }
     pub fn buffer_bytes(&self) -> u64 {
-        self.buffer
+        self.cfg.buffer_bytes
     }
     /// The shared pool: buffer − reserves − headroom.
     pub fn pool_bytes(&self) -> u64 {
@@ -442,10 +422,10 @@ impl Mmu {
         self.peak
     }
     pub fn headroom_bytes(&self, port: usize) -> u64 {
-        self.headroom[port]
+        self.cfg.headroom_bytes[port]
     }
     pub fn class(&self, prio: usize) -> PrioClass {
-        self.classes[prio]
+        self.cfg.classes[prio]
     }
     pub fn occupancy(&self, port: usize, prio: usize) -> Occupancy {
         let q = self.queues[port][prio];
