@@ -91,11 +91,10 @@ impl DcqcnParams {
     /// * `rpg_byte_reset` is taken in 64-byte units (isekai), not bytes (the
     ///   mstflint help text, whose wording is inherited from 802.1Qau QCN):
     ///   32767 bytes would be an increase event every 2.6 µs at 100 Gb/s,
-    ///   far more often than the 300 µs timer, and DCQCN would barely hold a
-    ///   cut; 32767 × 64 B ≈ 2 MiB (≈ 168 µs at 100 Gb/s) makes the byte and
-    ///   time counters comparable, as the paper's design (B = 10 MB at
-    ///   40 Gb/s against T = 55 µs… 1.5 ms) intends; and 32767 = 2^15 − 1 is
-    ///   the largest 15-bit value, which a coarse unit makes useful.
+    ///   a hundred times more often than the 300 µs timer, and a cut would
+    ///   be undone within tens of µs; 32767 × 64 B ≈ 2 MiB is 168 µs at
+    ///   100 Gb/s, the timer's order of magnitude. That the default is
+    ///   2^15 − 1, a field's largest value, also suggests a coarse unit.
     /// * `min_time_between_cnps` is 2 µs (the same dump; a later vendor
     ///   table says 4, another dump 0) and paced per NIC port: the only
     ///   NVIDIA text on the scope (an mlxconfig help text) says "from the

@@ -3,7 +3,7 @@
 //! State: the current rate RC (what the QP is paced at), the target rate RT
 //! (where recovery heads), alpha (the congestion estimate, in [0, 1]), and
 //! the increase stages. Three clocks start at the first CNP (t0), as in the
-//! HPCC reference and the ConnectX firmware:
+//! HPCC reference and in the isekai model of the ConnectX firmware:
 //!
 //! ```text
 //!  time        t0    +K    +2K   +3K   +4K   +5K   +6K   +7K   +8K

@@ -132,17 +132,19 @@ impl MmuConfig {
         }
         let (r, h) = (self.reserved_total(), self.headroom_total());
         if r + h > self.buffer_bytes {
-            return Err(ParamError::new(
-                "buffer_bytes",
-                format!(
-                    "{} bytes cannot hold the reserves ({r} bytes) and the headroom ({h} bytes)",
-                    self.buffer_bytes
-                ),
-            )
-            .hint("lower reserve_bytes or headroom_bytes, or enlarge the buffer"));
+            let hint = "lower reserve_bytes or headroom_bytes, or enlarge the buffer";
+            return Err(buffer_too_small(self.buffer_bytes, r, h, hint));
         }
         Ok(())
     }
+}
+
+fn buffer_too_small(buffer: u64, reserves: u64, headroom: u64, hint: &str) -> ParamError {
+    ParamError::new(
+        "buffer_bytes",
+        format!("{buffer} bytes cannot hold the reserves ({reserves} bytes) and the headroom ({headroom} bytes)"),
+    )
+    .hint(hint)
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -244,12 +246,8 @@ impl Mmu {
         let reserved = HPCC_RESERVE_BYTES * ports.len() as u64;
         let head: u64 = headroom_bytes.iter().sum();
         let Some(pool) = buffer_bytes.checked_sub(reserved + head) else {
-            return Err(ParamError::new(
-                "buffer_bytes",
-                format!(
-                    "{buffer_bytes} bytes cannot hold the reserves ({reserved} bytes) and the headroom ({head} bytes)"
-                ),
-            ));
+            let hint = "the reference's BUFFER_SIZE is in MiB: 32 is 33,554,432 bytes";
+            return Err(buffer_too_small(buffer_bytes, reserved, head, hint));
         };
         let mut classes = [PrioClass::Lossless; PRIOS];
         classes[0] = PrioClass::Bypass;
