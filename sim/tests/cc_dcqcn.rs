@@ -9,14 +9,79 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+mod common;
+
+use common::*;
 use proptest::prelude::*;
-use rocesim::cc::{DcqcnParams, HpccDcqcnConfig, ReactionPoint, retime};
+use rocesim::cc::{CnpScope, DcqcnParams, ReactionPoint, RpModel, retime};
+use rocesim::hpcc::{HpccConfig, config};
 use rocesim::time::{Ps, Rate};
 
 const LINE: u64 = 100_000_000_000;
 
+/// The DCQCN lines of the anchors' e3_dcqcn_2to1_notrace.cfg (2:1 and
+/// 16:1 experiments; the fat-tree one has MIN_RATE 1000Mb/s).
+const E3: &str = "CC_MODE 1\n\
+                  ALPHA_RESUME_INTERVAL 1\n\
+                  RATE_DECREASE_INTERVAL 4\n\
+                  CLAMP_TARGET_RATE 0\n\
+                  RP_TIMER 300\n\
+                  EWMA_GAIN 0.00390625\n\
+                  FAST_RECOVERY_TIMES 1\n\
+                  RATE_AI 20Mb/s\n\
+                  RATE_HAI 200Mb/s\n\
+                  MIN_RATE 100Mb/s\n";
+
+fn e3() -> HpccConfig {
+    config::parse(E3, "e3.cfg").unwrap()
+}
+
 fn reference() -> DcqcnParams {
-    DcqcnParams::hpcc_reference(&HpccDcqcnConfig::default()).unwrap()
+    DcqcnParams::hpcc_reference(&e3()).unwrap()
+}
+
+#[test]
+fn reference_preset_from_the_anchor_configs() {
+    let p = reference();
+    assert_eq!(p.model, RpModel::HpccReference);
+    assert_eq!(
+        (
+            p.rpg_time_reset,
+            p.rpg_threshold,
+            p.rpg_ai_rate,
+            p.rpg_hai_rate,
+            p.rpg_min_rate
+        ),
+        (300, 1, 20, 200, 100)
+    );
+    assert_eq!(
+        (
+            p.dce_tcp_g,
+            p.dce_tcp_rtt,
+            p.rate_reduce_monitor_period,
+            p.initial_alpha_value
+        ),
+        (1020, 1, 4, 1024)
+    );
+    assert_eq!((p.min_time_between_cnps, p.cnp_scope), (0, CnpScope::Qp));
+    let dir = repo().join("../shared/anchors/hpcc-ns3");
+    if !dir.is_dir() {
+        assert!(!ci(), "ROCESIM_CI=1 but {} is missing", dir.display());
+        return;
+    }
+    for (file, min_rate) in [
+        ("e3_dcqcn_2to1_notrace.cfg", 100),
+        ("e4_dcqcn_16to1_notrace.cfg", 100),
+        ("config_fat_ws30_10ms_dcqcn.txt", 1000),
+    ] {
+        let cfg = config::read(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+        let got = DcqcnParams::hpcc_reference(&cfg).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let want = DcqcnParams {
+            rpg_min_rate: min_rate,
+            ..reference()
+        };
+        assert_eq!(got, want, "{file}");
+    }
 }
 
 fn us(x: u64) -> Ps {
@@ -157,9 +222,9 @@ fn reference_steady_marking_keeps_alpha_at_one_down_to_the_floor() {
 #[test]
 fn clamp_target_rate_copies_rc_at_every_cut() {
     let t0 = Ps::from_ms(1);
-    let clamp = DcqcnParams::hpcc_reference(&HpccDcqcnConfig {
+    let clamp = DcqcnParams::hpcc_reference(&HpccConfig {
         clamp_target_rate: true,
-        ..HpccDcqcnConfig::default()
+        ..e3()
     })
     .unwrap();
     for (params, rt_after_second) in [(clamp, 50_000_000_000), (reference(), LINE)] {

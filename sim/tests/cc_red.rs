@@ -1,12 +1,13 @@
 //! RED/ECN marking: exact probabilities, which draws it consumes, a
-//! statistical check over many draws, and the HPCC reference's
-//! KMIN_MAP/KMAX_MAP/PMAX_MAP read from the anchors' own configuration files.
+//! statistical check over many draws, and the HPCC reference's marking from
+//! its KMIN_MAP/KMAX_MAP/PMAX_MAP, including the anchors' own files.
 
 mod common;
 
 use common::*;
 use rocesim::cc::red::{CE, NOT_ECT};
-use rocesim::cc::{MarkPoint, ParamError, RedParams, RedTable};
+use rocesim::cc::{MarkPoint, ParamError, RedParams};
+use rocesim::hpcc::config;
 use rocesim::rng::{component_rng, unit_f64};
 use rocesim::time::Rate;
 
@@ -135,98 +136,24 @@ fn validation_names_the_key() {
 }
 
 #[test]
-fn reference_maps_parse_and_fail_clearly() {
-    let t = RedTable::from_reference_maps(
-        "2 100000000000 400 400000000000 1600",
-        "2 100000000000 1600 400000000000 6400",
-        "2 100000000000 0.20 400000000000 0.20",
-    )
-    .unwrap();
-    assert_eq!(
-        t.rates().collect::<Vec<_>>(),
-        vec![Rate::gbps(100), Rate::gbps(400)]
-    );
-    let p400 = t.params_for(Rate::gbps(400)).unwrap();
+fn reference_preset_from_its_maps() {
+    let text = "KMAX_MAP 2 100000000000 1600 400000000000 6400\n\
+                KMIN_MAP 2 100000000000 400 400000000000 1600\n\
+                PMAX_MAP 2 100000000000 0.20 400000000000 0.20\n";
+    let cfg = config::parse(text, "c.txt").unwrap();
+    let p400 = RedParams::hpcc_reference(&cfg, Rate::gbps(400)).unwrap();
     assert_eq!(
         (p400.kmin_bytes, p400.kmax_bytes, p400.pmax),
         (1_600_000, 6_400_000, 0.2)
     );
     assert_eq!(p400.mark_point, MarkPoint::Dequeue);
     assert!(p400.mark_non_ect);
-    assert_eq!(t.params_for(Rate::gbps(25)), None);
-
-    // (KMIN_MAP, KMAX_MAP, PMAX_MAP) → the key and what it says.
-    let ok = "1 100000000000 400";
-    let cases = [
-        (
-            "2 100000000000 400",
-            ok,
-            ok,
-            "KMIN_MAP",
-            "2 entries announced, entry 2 is missing",
-        ),
-        (
-            ok,
-            "1 100000000000 1600 7",
-            ok,
-            "KMAX_MAP",
-            "1 entries announced, `7` follows them",
-        ),
-        (
-            "1 100000000000 400.5",
-            ok,
-            ok,
-            "KMIN_MAP",
-            "`400.5` is not a non-negative whole number",
-        ),
-        (
-            ok,
-            ok,
-            "1 100000000000 x",
-            "PMAX_MAP",
-            "entry 1: `x` is not a non-negative number",
-        ),
-        (
-            "1 1e11 400",
-            ok,
-            ok,
-            "KMIN_MAP",
-            "entry 1: `1e11` is not a rate in b/s",
-        ),
-        (
-            "2 1 4 1 5",
-            ok,
-            ok,
-            "KMIN_MAP",
-            "entry 2: 1 b/s appears twice",
-        ),
-        (
-            ok,
-            "1 25000000000 400",
-            ok,
-            "KMAX_MAP",
-            "no entry for 100000000000 b/s (KMIN_MAP has one)",
-        ),
-        (
-            ok,
-            ok,
-            "2 100000000000 0.2 25000000000 0.2",
-            "KMIN_MAP",
-            "no entry for 25000000000 b/s (PMAX_MAP has one)",
-        ),
-        (
-            "two",
-            ok,
-            ok,
-            "KMIN_MAP",
-            "expected the number of entries first, got `two`",
-        ),
-    ];
-    for (kmin, kmax, pmax, key, text) in cases {
-        let e = RedTable::from_reference_maps(kmin, kmax, pmax).unwrap_err();
-        says(&e, key, text);
-        assert!(e.hint.is_some(), "{key}: a hint");
-    }
+    let e = RedParams::hpcc_reference(&cfg, Rate::gbps(25)).unwrap_err();
+    says(&e, "KMIN_MAP", "has no entry for 25000000000 b/s");
+    assert!(e.hint.unwrap().contains("every port speed"));
+    let only_kmin = config::parse("KMIN_MAP 1 25000000000 100\n", "c.txt").unwrap();
+    let e = RedParams::hpcc_reference(&only_kmin, Rate::gbps(25)).unwrap_err();
+    says(&e, "KMAX_MAP", "has no entry for 25000000000 b/s");
 }
 
 /// The error names `key` and its problem says `text`.
@@ -248,25 +175,18 @@ fn anchor_configs() {
         ("e3_dcqcn_2to1_notrace.cfg", vec![25, 50, 100]),
         ("config_fat_ws30_10ms_dcqcn.txt", vec![100, 400]),
     ] {
-        let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        let line = |key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key).map(str::to_owned))
-                .unwrap_or_else(|| panic!("{file}: no {key}"))
-        };
-        let t =
-            RedTable::from_reference_maps(&line("KMIN_MAP"), &line("KMAX_MAP"), &line("PMAX_MAP"))
-                .unwrap_or_else(|e| panic!("{file}: {e}"));
-        let got: Vec<Rate> = t.rates().collect();
-        let want: Vec<Rate> = rates.iter().map(|&g| Rate::gbps(g)).collect();
-        assert_eq!(got, want, "{file}");
+        let cfg = config::read(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+        for g in rates {
+            RedParams::hpcc_reference(&cfg, Rate::gbps(g))
+                .and_then(|p| p.validate(cfg.buffer_bytes()))
+                .unwrap_or_else(|e| panic!("{file} {g}G: {e}"));
+        }
         // README: 100G is Kmin 400 KB, Kmax 1600 KB, Pmax 0.2 in both.
-        let p = t.params_for(Rate::gbps(100)).unwrap();
+        let p = RedParams::hpcc_reference(&cfg, Rate::gbps(100)).unwrap();
         assert_eq!(
             (p.kmin_bytes, p.kmax_bytes, p.pmax),
             (400_000, 1_600_000, 0.2),
             "{file}"
         );
-        p.validate(32 * 1024 * 1024).unwrap();
     }
 }

@@ -31,6 +31,8 @@ use core::ops::RangeInclusive;
 
 use super::ParamError;
 use super::np::CnpScope;
+use crate::hpcc::HpccConfig;
+use crate::hpcc::config::CcMode;
 use crate::time::{Ps, Rate};
 
 /// Which implementation's arithmetic and increase rule the reaction point
@@ -127,42 +129,77 @@ impl DcqcnParams {
         }
     }
 
-    /// The HPCC ns-3 reference's DCQCN from its configuration values:
-    /// `ALPHA_RESUME_INTERVAL` → `dce_tcp_rtt`, `RATE_DECREASE_INTERVAL` →
-    /// `rate_reduce_monitor_period`, `RP_TIMER` → `rpg_time_reset`,
-    /// `FAST_RECOVERY_TIMES` → `rpg_threshold`, `EWMA_GAIN` (k/1024) →
-    /// `dce_tcp_g` = 1024 − k, `RATE_AI`/`RATE_HAI`/`MIN_RATE` → the `rpg_*`
-    /// rates, `CLAMP_TARGET_RATE` → `clamp_tgt_rate`. Fixed by its code: no
-    /// byte counter, alpha exactly 1.0 on the first CNP (1024), cut =
+    /// The HPCC ns-3 reference's DCQCN from its configuration
+    /// (`CC_MODE 1`): `ALPHA_RESUME_INTERVAL` → `dce_tcp_rtt`,
+    /// `RATE_DECREASE_INTERVAL` → `rate_reduce_monitor_period`, `RP_TIMER` →
+    /// `rpg_time_reset`, `FAST_RECOVERY_TIMES` → `rpg_threshold`,
+    /// `EWMA_GAIN` (k/1024) → `dce_tcp_g` = 1024 − k,
+    /// `RATE_AI`/`RATE_HAI`/`MIN_RATE` → the `rpg_*` rates,
+    /// `CLAMP_TARGET_RATE` → `clamp_tgt_rate`. Fixed by its code: no byte
+    /// counter, alpha exactly 1.0 on the first CNP (1024), cut =
     /// RC × alpha / 2 (`rpg_gd` 11, which `rpg_min_dec_fac` 50 never binds),
     /// RT copied at a cut once a timer step happened
     /// (`clamp_tgt_rate_after_time_inc`), no change of rate on the first
     /// CNP, and the receiver flags every ACK of a CE-marked packet
     /// (`min_time_between_cnps` 0, per QP). The CNP rides on the ACK, so
     /// `cnp_dscp`/`cnp_802p_prio` do not apply to it.
-    pub fn hpcc_reference(cfg: &HpccDcqcnConfig) -> Result<DcqcnParams, ParamError> {
+    ///
+    /// Errors name the configuration key: a value the knobs cannot hold
+    /// (not whole µs or Mb/s, a gain not a multiple of 1/1024), or one the
+    /// reference would leave unset.
+    pub fn hpcc_reference(cfg: &HpccConfig) -> Result<DcqcnParams, ParamError> {
+        if cfg.cc_mode != CcMode::Dcqcn {
+            return Err(
+                ParamError::new("CC_MODE", format!("is {:?}, not DCQCN", cfg.cc_mode))
+                    .hint("CC_MODE 1 is DCQCN"),
+            );
+        }
         let k = cfg.ewma_gain * 1024.0;
         if !((1.0..=1024.0).contains(&k) && k.fract() == 0.0) {
             return Err(ParamError::new(
-                "ewma_gain",
+                "EWMA_GAIN",
                 format!("{} is not a multiple of 1/1024 in (0, 1]", cfg.ewma_gain),
             )
             .hint("dce_tcp_g holds g in 1/1024 steps: 0.00390625 (1/256) is 4/1024"));
         }
+        let us = |key: &str, t: Ps| match t.as_ps() / 1_000_000 {
+            0 => Err(ParamError::new(
+                key,
+                "is 0 (unset, the reference's default)",
+            )),
+            n if t.as_ps() % 1_000_000 == 0 && n <= u64::from(u32::MAX) => Ok(n as u32),
+            _ => Err(
+                ParamError::new(key, format!("{t} is not a whole number of µs"))
+                    .hint("the ConnectX knob it becomes counts whole µs"),
+            ),
+        };
+        let mbps = |key: &str, r: Option<Rate>| match r {
+            None => {
+                Err(ParamError::new(key, "is not set").hint("the reference needs it for DCQCN"))
+            }
+            Some(r) if r.bps() % MBPS == 0 && r.bps() / MBPS <= u64::from(u32::MAX) => {
+                Ok((r.bps() / MBPS) as u32)
+            }
+            Some(r) => Err(ParamError::new(
+                key,
+                format!("{} b/s is not a whole number of Mb/s", r.bps()),
+            )
+            .hint("the ConnectX knob it becomes counts whole Mb/s")),
+        };
         let p = DcqcnParams {
             model: RpModel::HpccReference,
-            rpg_time_reset: cfg.rp_timer_us,
+            rpg_time_reset: us("RP_TIMER", cfg.rp_timer)?,
             rpg_byte_reset: 0,
             rpg_threshold: cfg.fast_recovery_times,
             rpg_max_rate: 0,
-            rpg_ai_rate: cfg.rate_ai_mbps,
-            rpg_hai_rate: cfg.rate_hai_mbps,
+            rpg_ai_rate: mbps("RATE_AI", cfg.rate_ai)?,
+            rpg_hai_rate: mbps("RATE_HAI", cfg.rate_hai)?,
             rpg_gd: 11,
             rpg_min_dec_fac: 50,
-            rpg_min_rate: cfg.min_rate_mbps,
+            rpg_min_rate: mbps("MIN_RATE", Some(cfg.min_rate))?,
             dce_tcp_g: 1024 - k as u32,
-            dce_tcp_rtt: cfg.alpha_resume_interval_us,
-            rate_reduce_monitor_period: cfg.rate_decrease_interval_us,
+            dce_tcp_rtt: us("ALPHA_RESUME_INTERVAL", cfg.alpha_resume_interval)?,
+            rate_reduce_monitor_period: us("RATE_DECREASE_INTERVAL", cfg.rate_decrease_interval)?,
             initial_alpha_value: 1024,
             clamp_tgt_rate: cfg.clamp_target_rate,
             clamp_tgt_rate_after_time_inc: true,
@@ -333,47 +370,29 @@ impl DcqcnParams {
     }
 }
 
-/// The DCQCN lines of an HPCC ns-3 configuration file (`CC_MODE 1`). The
-/// default is the anchors' 2:1 and 16:1 experiments
-/// (e3_dcqcn_2to1_notrace.cfg); the fat-tree one differs only by
-/// `MIN_RATE 1000Mb/s`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HpccDcqcnConfig {
-    pub alpha_resume_interval_us: u32,
-    pub rate_decrease_interval_us: u32,
-    pub rp_timer_us: u32,
-    pub ewma_gain: f64,
-    pub fast_recovery_times: u32,
-    pub rate_ai_mbps: u32,
-    pub rate_hai_mbps: u32,
-    pub min_rate_mbps: u32,
-    pub clamp_target_rate: bool,
-}
-
-impl Default for HpccDcqcnConfig {
-    fn default() -> Self {
-        HpccDcqcnConfig {
-            alpha_resume_interval_us: 1,
-            rate_decrease_interval_us: 4,
-            rp_timer_us: 300,
-            ewma_gain: 0.00390625,
-            fast_recovery_times: 1,
-            rate_ai_mbps: 20,
-            rate_hai_mbps: 200,
-            min_rate_mbps: 100,
-            clamp_target_rate: false,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The DCQCN lines of the anchors' e3_dcqcn_2to1_notrace.cfg.
+    pub(crate) fn e3() -> HpccConfig {
+        HpccConfig {
+            alpha_resume_interval: Ps::from_us(1),
+            rate_decrease_interval: Ps::from_us(4),
+            rp_timer: Ps::from_us(300),
+            ewma_gain: 0.00390625,
+            fast_recovery_times: 1,
+            rate_ai: Some(Rate(20_000_000)),
+            rate_hai: Some(Rate(200_000_000)),
+            min_rate: Rate(100_000_000),
+            ..HpccConfig::default()
+        }
+    }
+
     #[test]
     fn presets_validate_and_map_the_reference_config() {
         DcqcnParams::connectx().validate().unwrap();
-        let r = DcqcnParams::hpcc_reference(&HpccDcqcnConfig::default()).unwrap();
+        let r = DcqcnParams::hpcc_reference(&e3()).unwrap();
         // EWMA_GAIN 0.00390625 = 4/1024 -> dce_tcp_g 1020, g = 4/1024.
         assert_eq!(r.dce_tcp_g, 1020);
         assert_eq!(r.gain(), 1.0 / 256.0);
@@ -401,7 +420,7 @@ mod tests {
     #[test]
     fn validation_names_the_knob_and_its_range() {
         let cx = DcqcnParams::connectx;
-        let reference = || DcqcnParams::hpcc_reference(&HpccDcqcnConfig::default()).unwrap();
+        let reference = || DcqcnParams::hpcc_reference(&e3()).unwrap();
         let cases = [
             (
                 DcqcnParams { rpg_gd: 40, ..cx() },
@@ -448,17 +467,72 @@ mod tests {
             e.to_string(),
             "`rpg_min_rate`: 0 is outside 1..=1000000 (Mb/s; 0 would let a QP stop for good)"
         );
-        let from = |c: HpccDcqcnConfig| DcqcnParams::hpcc_reference(&c).unwrap_err();
-        let e = from(HpccDcqcnConfig {
-            ewma_gain: 0.3,
-            ..Default::default()
-        });
-        assert_eq!(e.key, "ewma_gain");
-        assert!(e.hint.is_some());
-        let e = from(HpccDcqcnConfig {
-            rp_timer_us: 0,
-            ..Default::default()
-        });
-        assert_eq!(e.key, "rpg_time_reset");
+    }
+
+    #[test]
+    fn reference_config_errors_name_its_key() {
+        let cases = [
+            (
+                HpccConfig {
+                    ewma_gain: 0.3,
+                    ..e3()
+                },
+                "EWMA_GAIN",
+                "not a multiple of 1/1024",
+            ),
+            (
+                HpccConfig {
+                    ewma_gain: 0.0,
+                    ..e3()
+                },
+                "EWMA_GAIN",
+                "0 is not",
+            ),
+            (
+                HpccConfig {
+                    rp_timer: Ps::ZERO,
+                    ..e3()
+                },
+                "RP_TIMER",
+                "is 0 (unset",
+            ),
+            (
+                HpccConfig {
+                    rp_timer: Ps(2_500_000),
+                    ..e3()
+                },
+                "RP_TIMER",
+                "2.500us is not a whole number of µs",
+            ),
+            (
+                HpccConfig {
+                    rate_ai: None,
+                    ..e3()
+                },
+                "RATE_AI",
+                "is not set",
+            ),
+            (
+                HpccConfig {
+                    min_rate: Rate(1_500),
+                    ..e3()
+                },
+                "MIN_RATE",
+                "1500 b/s is not a whole number of Mb/s",
+            ),
+            (
+                HpccConfig {
+                    cc_mode: CcMode::Hpcc,
+                    ..e3()
+                },
+                "CC_MODE",
+                "is Hpcc, not DCQCN",
+            ),
+        ];
+        for (cfg, key, text) in cases {
+            let e = DcqcnParams::hpcc_reference(&cfg).unwrap_err();
+            assert_eq!(e.key, key, "{}", e.problem);
+            assert!(e.problem.contains(text), "{}", e.problem);
+        }
     }
 }

@@ -34,9 +34,9 @@ pub mod np;
 pub mod red;
 pub mod rp;
 
-pub use dcqcn::{DcqcnParams, HpccDcqcnConfig, RpModel};
+pub use dcqcn::{DcqcnParams, RpModel};
 pub use np::{CnpKey, CnpScope, MarkedPacket, NotificationPoint};
-pub use red::{MarkPoint, RedParams, RedTable};
+pub use red::{MarkPoint, RedParams};
 pub use rp::{ReactionPoint, retime};
 
 /// A parameter outside what the model accepts.

@@ -24,6 +24,7 @@
 use rand_chacha::ChaCha8Rng;
 
 use super::ParamError;
+use crate::hpcc::HpccConfig;
 use crate::rng::unit_f64;
 use crate::time::Rate;
 
@@ -81,6 +82,27 @@ impl RedParams {
         Ok(())
     }
 
+    /// The HPCC reference's marking for a port of `rate`: Kmin and Kmax
+    /// from `KMIN_MAP`/`KMAX_MAP` (× 1000 bytes) and Pmax from `PMAX_MAP`,
+    /// at dequeue, whatever the ECN field. Like the reference, it needs all
+    /// three for every port speed.
+    pub fn hpcc_reference(cfg: &HpccConfig, rate: Rate) -> Result<RedParams, ParamError> {
+        let missing = |key: &str| {
+            ParamError::new(key, format!("has no entry for {} b/s", rate.bps()))
+                .hint("the reference needs KMIN_MAP, KMAX_MAP and PMAX_MAP for every port speed")
+        };
+        let kmin = cfg.kmin_map.get(rate).ok_or_else(|| missing("KMIN_MAP"))?;
+        let kmax = cfg.kmax_map.get(rate).ok_or_else(|| missing("KMAX_MAP"))?;
+        let pmax = cfg.pmax_map.get(rate).ok_or_else(|| missing("PMAX_MAP"))?;
+        Ok(RedParams {
+            kmin_bytes: u64::from(kmin) * 1000,
+            kmax_bytes: u64::from(kmax) * 1000,
+            pmax,
+            mark_point: MarkPoint::Dequeue,
+            mark_non_ect: true,
+        })
+    }
+
     /// The probability of marking a packet with `queue_bytes` queued, as
     /// the reference computes it.
     pub fn mark_probability(&self, queue_bytes: u64) -> f64 {
@@ -112,113 +134,4 @@ impl RedParams {
         }
         unit_f64(rng) < self.mark_probability(queue_bytes)
     }
-}
-
-/// Marking thresholds per link speed, as the HPCC reference's `KMIN_MAP`,
-/// `KMAX_MAP` and `PMAX_MAP` give them: `N rate1 value1 … rateN valueN`,
-/// rates in b/s, Kmin/Kmax in units of 1000 bytes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RedTable {
-    /// (rate b/s, Kmin bytes, Kmax bytes, Pmax), sorted by rate.
-    rows: Vec<(u64, u64, u64, f64)>,
-}
-
-impl RedTable {
-    /// Parses the three map lines (the values after the key). Every rate of
-    /// one map must be in the other two.
-    pub fn from_reference_maps(kmin: &str, kmax: &str, pmax: &str) -> Result<RedTable, ParamError> {
-        let kmin = parse_map("KMIN_MAP", kmin, true)?;
-        let kmax = parse_map("KMAX_MAP", kmax, true)?;
-        let pmax = parse_map("PMAX_MAP", pmax, false)?;
-        let find = |key: &str, map: &[(u64, f64)], rate: u64, from: &str| {
-            map.iter()
-                .find(|(r, _)| *r == rate)
-                .map(|&(_, v)| v)
-                .ok_or_else(|| {
-                    ParamError::new(key, format!("no entry for {rate} b/s ({from} has one)"))
-                        .hint("the reference needs Kmin, Kmax and Pmax for every link speed")
-                })
-        };
-        let mut rows = Vec::new();
-        for &(rate, lo) in &kmin {
-            let hi = find("KMAX_MAP", &kmax, rate, "KMIN_MAP")?;
-            let p = find("PMAX_MAP", &pmax, rate, "KMIN_MAP")?;
-            rows.push((rate, lo as u64 * 1000, hi as u64 * 1000, p));
-        }
-        for (key, map) in [("KMAX_MAP", &kmax), ("PMAX_MAP", &pmax)] {
-            for &(rate, _) in map.iter() {
-                find("KMIN_MAP", &kmin, rate, key)?;
-            }
-        }
-        rows.sort_by_key(|r| r.0);
-        Ok(RedTable { rows })
-    }
-
-    /// The reference's marking for a port of `rate`: at dequeue, whatever
-    /// the ECN field. `None` when the table has no row for that speed.
-    pub fn params_for(&self, rate: Rate) -> Option<RedParams> {
-        self.rows
-            .iter()
-            .find(|r| r.0 == rate.bps())
-            .map(|&(_, kmin_bytes, kmax_bytes, pmax)| RedParams {
-                kmin_bytes,
-                kmax_bytes,
-                pmax,
-                mark_point: MarkPoint::Dequeue,
-                mark_non_ect: true,
-            })
-    }
-
-    /// The link speeds the table covers, ascending.
-    pub fn rates(&self) -> impl Iterator<Item = Rate> + '_ {
-        self.rows.iter().map(|r| Rate(r.0))
-    }
-}
-
-/// `integer`: the values are whole numbers (the reference reads Kmin and
-/// Kmax into integers).
-fn parse_map(key: &str, text: &str, integer: bool) -> Result<Vec<(u64, f64)>, ParamError> {
-    let bad = |what: String| {
-        ParamError::new(key, what).hint(
-            "format: N rate1 value1 ... rateN valueN, e.g. `2 100000000000 400 400000000000 1600`",
-        )
-    };
-    let mut tokens = text.split_whitespace();
-    let n: usize = match tokens.next().map(str::parse) {
-        Some(Ok(n)) => n,
-        Some(Err(_)) | None => {
-            return Err(bad(format!(
-                "expected the number of entries first, got `{text}`"
-            )));
-        }
-    };
-    let mut out = Vec::with_capacity(n);
-    for i in 1..=n {
-        let (Some(r), Some(v)) = (tokens.next(), tokens.next()) else {
-            return Err(bad(format!("{n} entries announced, entry {i} is missing")));
-        };
-        let rate: u64 = r
-            .parse()
-            .ok()
-            .filter(|&r| r > 0)
-            .ok_or_else(|| bad(format!("entry {i}: `{r}` is not a rate in b/s")))?;
-        let value: f64 = v
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0 && (!integer || v.fract() == 0.0))
-            .ok_or_else(|| {
-                let kind = if integer { "whole number" } else { "number" };
-                bad(format!("entry {i}: `{v}` is not a non-negative {kind}"))
-            })?;
-        if out.iter().any(|&(x, _)| x == rate) {
-            return Err(bad(format!("entry {i}: {rate} b/s appears twice")));
-        }
-        out.push((rate, value));
-    }
-    if let Some(extra) = tokens.next() {
-        return Err(bad(format!(
-            "{n} entries announced, `{extra}` follows them"
-        )));
-    }
-    Ok(out)
 }
