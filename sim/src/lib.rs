@@ -54,6 +54,7 @@
 // per failed run, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod cc;
 pub mod engine;
 pub mod fasthash;
 pub mod hpcc;

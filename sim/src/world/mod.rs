@@ -22,6 +22,7 @@
 mod arp;
 mod bond;
 mod build;
+pub mod mmu;
 mod tap;
 
 use std::collections::{HashMap, VecDeque};

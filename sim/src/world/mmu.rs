@@ -1,0 +1,499 @@
+//! The switch buffer (MMU) as pure accounting: which arriving packets fit,
+//! and when to send PFC XOFF/XON upstream.
+//!
+//! Bytes are charged to the *ingress* port and priority the packet came in
+//! on, because PAUSE stops that ingress link. The buffer is partitioned:
+//!
+//! ```text
+//!  ┌────────────────────────────── buffer_bytes ───────────────────────────────┐
+//!  │ reserves           │ headroom              │ shared pool                   │
+//!  │ per (port, prio):  │ per (port, lossless   │ everyone; each queue up to    │
+//!  │ the first bytes of │ prio): what arrives   │ its dynamic threshold,        │
+//!  │ every queue always │ after XOFF while the  │ alpha × (pool − shared used)  │
+//!  │ fit                │ peer stops            │                               │
+//!  └────────────────────┴───────────────────────┴───────────────────────────────┘
+//!
+//!  one lossless queue, filling:
+//!   bytes ─▶ reserve ──full──▶ shared ──≥ threshold──▶ headroom ──full──▶ drop (lossless drop!)
+//!                                         │ XOFF (edge)               ▲
+//!                                         ▼                           │ never while the headroom
+//!            XON (edge) when headroom is empty and                    │ covers what is in flight
+//!            shared + resume offset ≤ threshold (hysteresis)
+//! ```
+//!
+//! A lossy priority uses reserve and shared pool only and tail-drops above
+//! its threshold. A bypass priority is not accounted at all (the HPCC
+//! reference's queue 0: ACKs, CNPs and PFC frames are never paused or
+//! dropped). The threshold is dynamic: the more of the pool is in use, the
+//! less each queue may take, so one congested queue cannot starve the rest
+//! (Choudhury and Hahne's dynamic threshold; the reference writes
+//! `free >> shift`, i.e. alpha = 2^−shift).
+//!
+//! The world calls [`Mmu::admit`] when a packet arrives (after choosing its
+//! priority) and [`Mmu::release`] when it leaves the egress queue, and sends
+//! the PFC frame each returns. XOFF is decided at admission and XON at
+//! release, as the reference does; [`Mmu::pfc_action`] re-evaluates both for
+//! a world that wants to act on a threshold moved by other queues.
+//! Egress queue lengths (for ECN) are the world's: see [`crate::cc::red`].
+
+use super::PRIOS;
+use crate::cc::ParamError;
+use crate::time::{Ps, Rate};
+
+/// How a priority is buffered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrioClass {
+    /// PFC-protected: paused upstream at the threshold, headroom behind it.
+    Lossless,
+    /// Tail-dropped above the dynamic threshold.
+    Lossy,
+    /// Not accounted: never paused, never dropped.
+    Bypass,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PfcAction {
+    /// Send PFC with a non-zero time for this priority: stop.
+    Xoff,
+    /// Send PFC with time 0: resume.
+    Xon,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// Lossy: the queue is over its dynamic threshold (or the pool is full).
+    SharedFull,
+    /// Lossless: over the threshold with its headroom full. The fabric's
+    /// promise is broken: headroom too small for the link, or a peer that
+    /// ignored PAUSE.
+    HeadroomFull,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admit {
+    /// Buffered; send `pfc` upstream on the ingress port if there is one.
+    Accept {
+        pfc: Option<PfcAction>,
+    },
+    Drop(DropReason),
+}
+
+/// A general buffer configuration (switch ASIC style).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MmuConfig {
+    pub buffer_bytes: u64,
+    pub classes: [PrioClass; PRIOS],
+    /// Reserved per (ingress port, priority), the same on every port.
+    pub reserve_bytes: [u64; PRIOS],
+    /// Dynamic-threshold fraction per priority (> 0; above 1 lets one queue
+    /// take more than half of what is free).
+    pub alpha: [f64; PRIOS],
+    /// Headroom per ingress port, for each of its lossless priorities.
+    pub headroom_bytes: Vec<u64>,
+    /// XON hysteresis: resume once shared use + this is at or under the
+    /// threshold.
+    pub resume_offset_bytes: u64,
+}
+
+impl MmuConfig {
+    fn accounted(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..PRIOS).filter(|&p| self.classes[p] != PrioClass::Bypass)
+    }
+    fn lossless_count(&self) -> u64 {
+        self.classes
+            .iter()
+            .filter(|&&c| c == PrioClass::Lossless)
+            .count() as u64
+    }
+    fn reserved_total(&self) -> u64 {
+        let per_port: u64 = self.accounted().map(|p| self.reserve_bytes[p]).sum();
+        per_port * self.headroom_bytes.len() as u64
+    }
+    fn headroom_total(&self) -> u64 {
+        self.headroom_bytes.iter().sum::<u64>() * self.lossless_count()
+    }
+
+    pub fn validate(&self) -> Result<(), ParamError> {
+        for p in self.accounted() {
+            let a = self.alpha[p];
+            if !(a.is_finite() && a > 0.0) {
+                return Err(ParamError::new(format!("alpha[{p}]"), format!("{a} is not above 0"))
+                    .hint("a fraction of the free shared buffer, e.g. 0.125 (the HPCC reference's shift 3)"));
+            }
+        }
+        if self.lossless_count() > 0 {
+            if let Some(i) = self.headroom_bytes.iter().position(|&h| h == 0) {
+                return Err(ParamError::new(
+                    format!("headroom_bytes[{i}]"),
+                    format!("port {i} carries lossless priorities but has no headroom"),
+                )
+                .hint("give it what arrives between XOFF and the peer stopping: see pfc_headroom_bytes"));
+            }
+        }
+        let (r, h) = (self.reserved_total(), self.headroom_total());
+        if r + h > self.buffer_bytes {
+            let hint = "lower reserve_bytes or headroom_bytes, or enlarge the buffer";
+            return Err(buffer_too_small(self.buffer_bytes, r, h, hint));
+        }
+        Ok(())
+    }
+}
+
+fn buffer_too_small(buffer: u64, reserves: u64, headroom: u64, hint: &str) -> ParamError {
+    ParamError::new(
+        "buffer_bytes",
+        format!("{buffer} bytes cannot hold the reserves ({reserves} bytes) and the headroom ({headroom} bytes)"),
+    )
+    .hint(hint)
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Queue {
+    /// Bytes in reserve and shared pool.
+    ingress: u64,
+    headroom: u64,
+    paused: bool,
+    xoff: u64,
+    xon: u64,
+    drops: u64,
+}
+
+/// What one (ingress port, priority) holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occupancy {
+    /// All its bytes: reserve + shared + headroom.
+    pub bytes: u64,
+    pub shared_bytes: u64,
+    pub headroom_bytes: u64,
+    /// XOFF sent and not yet XON.
+    pub paused: bool,
+    pub xoff_sent: u64,
+    pub xon_sent: u64,
+    pub drops: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropCount {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+/// The buffer of one switch. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Mmu {
+    cfg: MmuConfig,
+    /// Dynamic-threshold fraction per (port, priority).
+    alpha: Vec<[f64; PRIOS]>,
+    /// buffer − reserves − headroom.
+    pool: u64,
+    shared_used: u64,
+    queues: Vec<[Queue; PRIOS]>,
+    used: u64,
+    peak: u64,
+    drops: [DropCount; 2],
+}
+
+/// The HPCC reference's per-(port, queue) reserve and XON offset
+/// (switch-mmu.cc).
+pub const HPCC_RESERVE_BYTES: u64 = 4 * 1024;
+pub const HPCC_RESUME_OFFSET_BYTES: u64 = 3 * 1024;
+
+impl Mmu {
+    /// A buffer from a general configuration, which must validate.
+    pub fn new(cfg: &MmuConfig) -> Result<Mmu, ParamError> {
+        cfg.validate()?;
+        let pool = cfg.buffer_bytes - cfg.reserved_total() - cfg.headroom_total();
+        let alpha = vec![cfg.alpha; cfg.headroom_bytes.len()];
+        Ok(Mmu::with_pool(cfg.clone(), alpha, pool))
+    }
+
+    /// The HPCC reference's switch (switch-mmu.cc as third.cc configures
+    /// it), for ingress ports of `(rate, one-way link delay)`, exactly:
+    /// * priority 0 bypasses the MMU, priorities 1–7 are lossless;
+    /// * 4 KiB reserve per (port, queue), 3 KiB XON offset;
+    /// * headroom per port = 3 × rate × delay, computed as
+    ///   `rate × delay_ns / 8 / 10^9 × 3` in integers;
+    /// * threshold = (buffer − Σ headroom − Σ reserve − shared used) >>
+    ///   shift, shift 3 at `nic_rate` and one less per doubling above it
+    ///   (not below 0);
+    /// * quirk kept: the sums count one reserve and one headroom per port,
+    ///   although each of the 7 queues may use a full reserve and headroom.
+    ///
+    /// `buffer_bytes` is `BUFFER_SIZE` × 1024 × 1024.
+    pub fn hpcc_reference(
+        buffer_bytes: u64,
+        ports: &[(Rate, Ps)],
+        nic_rate: Rate,
+    ) -> Result<Mmu, ParamError> {
+        let headroom_bytes: Vec<u64> = ports
+            .iter()
+            .map(|&(rate, delay)| {
+                let bytes = u128::from(rate.bps()) * u128::from(delay.as_ns()) / 8 / 1_000_000_000;
+                bytes as u64 * 3
+            })
+            .collect();
+        let alpha = ports
+            .iter()
+            .map(|&(rate, _)| {
+                let (mut shift, mut r) = (3u32, rate.bps());
+                while r > nic_rate.bps() && shift > 0 {
+                    shift -= 1;
+                    r /= 2;
+                }
+                [1.0 / f64::from(1u32 << shift); PRIOS]
+            })
+            .collect();
+        let reserved = HPCC_RESERVE_BYTES * ports.len() as u64;
+        let head: u64 = headroom_bytes.iter().sum();
+        let Some(pool) = buffer_bytes.checked_sub(reserved + head) else {
+            let hint = "the reference's BUFFER_SIZE is in MiB: 32 is 33,554,432 bytes";
+            return Err(buffer_too_small(buffer_bytes, reserved, head, hint));
+        };
+        let mut classes = [PrioClass::Lossless; PRIOS];
+        classes[0] = PrioClass::Bypass;
+        let cfg = MmuConfig {
+            buffer_bytes,
+            classes,
+            reserve_bytes: [HPCC_RESERVE_BYTES; PRIOS],
+            alpha: [0.125; PRIOS], // unused: the reference sets alpha per port
+            headroom_bytes,
+            resume_offset_bytes: HPCC_RESUME_OFFSET_BYTES,
+        };
+        Ok(Mmu::with_pool(cfg, alpha, pool))
+    }
+
+    fn with_pool(cfg: MmuConfig, alpha: Vec<[f64; PRIOS]>, pool: u64) -> Mmu {
+        let n = cfg.headroom_bytes.len();
+        Mmu {
+            cfg,
+            alpha,
+            pool,
+            shared_used: 0,
+            queues: vec![[Queue::default(); PRIOS]; n],
+            used: 0,
+            peak: 0,
+            drops: [DropCount::default(); 2],
+        }
+    }
+
+    /// A packet of `bytes` arrived on `in_port` at priority `prio`.
+    pub fn admit(&mut self, in_port: usize, prio: usize, bytes: u64) -> Admit {
+        let class = self.cfg.classes[prio];
+        if class == PrioClass::Bypass {
+            return Admit::Accept { pfc: None };
+        }
+        let reserve = self.cfg.reserve_bytes[prio];
+        let thresh = self.threshold(in_port, prio);
+        let free = self.pool - self.shared_used;
+        let q = self.queues[in_port][prio];
+        let new = q.ingress + bytes;
+        // What this packet would add to the shared pool.
+        let shared_add = new.saturating_sub(reserve).min(bytes);
+        let over = new > reserve && (new - reserve > thresh || shared_add > free);
+        let drop = match class {
+            PrioClass::Lossy => over.then_some(DropReason::SharedFull),
+            _ => {
+                let shared_q = q.ingress.saturating_sub(reserve);
+                let no_room = q.headroom + bytes > self.cfg.headroom_bytes[in_port];
+                (no_room && (shared_q + bytes > thresh || shared_add > free))
+                    .then_some(DropReason::HeadroomFull)
+            }
+        };
+        if let Some(reason) = drop {
+            let d = &mut self.drops[reason as usize];
+            d.packets += 1;
+            d.bytes += bytes;
+            self.queues[in_port][prio].drops += 1;
+            return Admit::Drop(reason);
+        }
+        let q = &mut self.queues[in_port][prio];
+        if over {
+            q.headroom += bytes;
+        } else {
+            q.ingress = new;
+            self.shared_used += shared_add;
+        }
+        self.used += bytes;
+        self.peak = self.peak.max(self.used);
+        let pfc = match class {
+            PrioClass::Lossless => self.check_xoff(in_port, prio),
+            _ => None,
+        };
+        Admit::Accept { pfc }
+    }
+
+    /// A packet admitted earlier with (`in_port`, `prio`, `bytes`) left the
+    /// switch (or was discarded after admission).
+    pub fn release(&mut self, in_port: usize, prio: usize, bytes: u64) -> Option<PfcAction> {
+        let class = self.cfg.classes[prio];
+        if class == PrioClass::Bypass {
+            return None;
+        }
+        let reserve = self.cfg.reserve_bytes[prio];
+        let q = &mut self.queues[in_port][prio];
+        debug_assert!(
+            bytes <= q.ingress + q.headroom,
+            "releasing more than admitted"
+        );
+        let from_headroom = q.headroom.min(bytes);
+        let from_shared = (bytes - from_headroom).min(q.ingress.saturating_sub(reserve));
+        q.headroom -= from_headroom;
+        q.ingress = q.ingress.saturating_sub(bytes - from_headroom);
+        self.shared_used -= from_shared;
+        self.used = self.used.saturating_sub(bytes);
+        match class {
+            PrioClass::Lossless => self.check_xon(in_port, prio),
+            _ => None,
+        }
+    }
+
+    /// Re-evaluates the PFC state of a lossless (port, priority): XOFF if it
+    /// is not paused and should be, XON if it is paused and may resume.
+    pub fn pfc_action(&mut self, in_port: usize, prio: usize) -> Option<PfcAction> {
+        if self.cfg.classes[prio] != PrioClass::Lossless {
+            return None;
+        }
+        match self.queues[in_port][prio].paused {
+            false => self.check_xoff(in_port, prio),
+            true => self.check_xon(in_port, prio),
+        }
+    }
+
+    fn check_xoff(&mut self, port: usize, prio: usize) -> Option<PfcAction> {
+        let thresh = self.threshold(port, prio);
+        let shared_q = self.shared_of(port, prio);
+        let q = &mut self.queues[port][prio];
+        if !q.paused && (q.headroom > 0 || shared_q >= thresh) {
+            q.paused = true;
+            q.xoff += 1;
+            return Some(PfcAction::Xoff);
+        }
+        None
+    }
+
+    fn check_xon(&mut self, port: usize, prio: usize) -> Option<PfcAction> {
+        let thresh = self.threshold(port, prio);
+        let shared_q = self.shared_of(port, prio);
+        let q = &mut self.queues[port][prio];
+        if q.paused
+            && q.headroom == 0
+            && (shared_q == 0 || shared_q + self.cfg.resume_offset_bytes <= thresh)
+        {
+            q.paused = false;
+            q.xon += 1;
+            return Some(PfcAction::Xon);
+        }
+        None
+    }
+
+    fn shared_of(&self, port: usize, prio: usize) -> u64 {
+        self.queues[port][prio]
+            .ingress
+            .saturating_sub(self.cfg.reserve_bytes[prio])
+    }
+
+    /// The dynamic threshold of (port, priority) now, in shared-pool bytes.
+    /// Exact for alpha = 2^−k (the reference's `>> k`).
+    pub fn threshold(&self, port: usize, prio: usize) -> u64 {
+        ((self.pool - self.shared_used) as f64 * self.alpha[port][prio]).floor() as u64
+    }
+
+    pub fn ports(&self) -> usize {
+        self.queues.len()
+    }
+    pub fn buffer_bytes(&self) -> u64 {
+        self.cfg.buffer_bytes
+    }
+    /// The shared pool: buffer − reserves − headroom.
+    pub fn pool_bytes(&self) -> u64 {
+        self.pool
+    }
+    pub fn shared_used_bytes(&self) -> u64 {
+        self.shared_used
+    }
+    /// Bytes held now (bypass priorities excluded).
+    pub fn used_bytes(&self) -> u64 {
+        self.used
+    }
+    /// The most bytes ever held at once.
+    pub fn peak_used_bytes(&self) -> u64 {
+        self.peak
+    }
+    pub fn headroom_bytes(&self, port: usize) -> u64 {
+        self.cfg.headroom_bytes[port]
+    }
+    pub fn class(&self, prio: usize) -> PrioClass {
+        self.cfg.classes[prio]
+    }
+    pub fn occupancy(&self, port: usize, prio: usize) -> Occupancy {
+        let q = self.queues[port][prio];
+        Occupancy {
+            bytes: q.ingress + q.headroom,
+            shared_bytes: self.shared_of(port, prio),
+            headroom_bytes: q.headroom,
+            paused: q.paused,
+            xoff_sent: q.xoff,
+            xon_sent: q.xon,
+            drops: q.drops,
+        }
+    }
+    pub fn drops(&self, reason: DropReason) -> DropCount {
+        self.drops[reason as usize]
+    }
+    /// Lossless packets dropped: must stay 0 in a correctly built fabric.
+    pub fn lossless_drops(&self) -> u64 {
+        self.drops[DropReason::HeadroomFull as usize].packets
+    }
+}
+
+/// What a lossless link's headroom must absorb after the receiver decides
+/// XOFF (roce-facts §5.2), in bit times where the source gives them so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadroomInputs {
+    pub rate: Rate,
+    pub cable_m: u64,
+    /// The frame the peer is sending when the PAUSE reaches it.
+    pub mtu_sender_bytes: u64,
+    /// The frame the receiver is sending when it decides XOFF (the PAUSE
+    /// waits behind it).
+    pub mtu_receiver_bytes: u64,
+    /// PHY and MAC latency of both ends.
+    pub interface_delay_bits: u64,
+    /// The peer's time to act on a PAUSE.
+    pub peer_response_bits: u64,
+}
+
+/// A PFC frame on the wire: 64 bytes + preamble/SFD + IFG = 672 bit times.
+pub const PFC_FRAME_BITS: u64 = 672;
+/// Signal propagation in fibre or copper, per metre.
+pub const PROPAGATION_PS_PER_M: u64 = 5_000;
+/// IEEE 802.3 upper bounds quoted in roce-facts §5.2, in bit times. The
+/// 10G pause reaction (60 pause quanta × 512) is the 3840 B constant of the
+/// Mellanox shorthand.
+pub const RESPONSE_BITS_10G: u64 = 60 * 512;
+pub const RESPONSE_BITS_100G: u64 = 201_728;
+pub const RESPONSE_BITS_400G: u64 = 463_360;
+pub const INTERFACE_BITS_100G: u64 = 122_880;
+
+/// Headroom by the itemised formula: both MTUs, the PFC frame, the cable
+/// both ways, interface delays and the peer's response, rounded up.
+pub fn pfc_headroom_bytes(h: &HeadroomInputs) -> u64 {
+    let cable_bits =
+        (2 * u128::from(h.cable_m) * u128::from(PROPAGATION_PS_PER_M) * u128::from(h.rate.bps()))
+            .div_ceil(1_000_000_000_000) as u64;
+    let bits = PFC_FRAME_BITS + cable_bits + h.interface_delay_bits + h.peer_response_bits;
+    h.mtu_sender_bytes + h.mtu_receiver_bytes + bits.div_ceil(8)
+}
+
+/// The Mellanox rule of thumb: MTU_S + MTU_R + 3840 B + 130 B per 100 m per
+/// Gb/s (rounded up).
+pub fn mellanox_headroom_bytes(
+    mtu_sender: u64,
+    mtu_receiver: u64,
+    cable_m: u64,
+    rate: Rate,
+) -> u64 {
+    let cable =
+        (u128::from(cable_m) * 130 * u128::from(rate.bps())).div_ceil(100 * 1_000_000_000) as u64;
+    mtu_sender + mtu_receiver + 3840 + cable
+}
