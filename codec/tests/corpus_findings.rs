@@ -9,6 +9,23 @@ use roce_codec::*;
 
 const SRC: [u8; 6] = [2, 0, 0, 0, 0, 1];
 
+/// `ib` in an untagged RoCEv2/IPv4 frame, ECT(0) in DSCP 26 as rxe sends it.
+fn rocev2(ib: IbRepr) -> FrameRepr {
+    use core::net::Ipv4Addr;
+    let ip = Ipv4Repr::udp(
+        Ipv4Addr::new(10, 0, 0, 1),
+        Ipv4Addr::new(10, 0, 0, 2),
+        26,
+        2,
+    );
+    FrameRepr::rocev2([2; 6], [4; 6], IpRepr::V4(ip), 0xC000, ib)
+}
+
+/// An RC ACK of PSN 5 (no payload), the frame most findings start from.
+fn ack() -> IbRepr {
+    IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1)
+}
+
 #[test]
 fn zero_padded_bodies_round_trip_and_others_are_flagged() {
     for repr in [
@@ -38,20 +55,13 @@ fn zero_padded_bodies_round_trip_and_others_are_flagged() {
 
 #[test]
 fn pad_bytes_on_an_opcode_without_payload_warn() {
-    use core::net::Ipv4Addr;
-    let ip = IpRepr::V4(Ipv4Repr::udp(
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        26,
-        2,
-    ));
-    let mut ack = IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1);
-    let clean = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    let mut ib = ack();
+    let clean = rocev2(ib).to_vec(&[]);
     let f = Frame::parse(&clean, &ParseOptions::default()).unwrap();
     assert!(f.warnings.is_empty(), "{}", f.warnings);
     // PadCnt 3 and 3 pad bytes on an ACK: valid ICRC, but nothing to pad.
-    ack.bth.pad_count = 3;
-    let padded = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    ib.bth.pad_count = 3;
+    let padded = rocev2(ib).to_vec(&[]);
     assert_eq!(padded.len(), clean.len() + 3);
     let f = Frame::parse(&padded, &ParseOptions::default()).unwrap();
     assert!(f.warnings.contains(Warnings::UNEXPECTED_PAYLOAD));
@@ -100,15 +110,7 @@ fn udp_length_that_disagrees_with_ip_is_flagged_and_not_re_emitted() {
 /// on re-emit (the repr has no field for it).
 #[test]
 fn ipv4_reserved_flag_is_flagged_and_not_re_emitted() {
-    use core::net::Ipv4Addr;
-    let ip = IpRepr::V4(Ipv4Repr::udp(
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        26,
-        2,
-    ));
-    let ack = IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1);
-    let mut bytes = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    let mut bytes = rocev2(ack()).to_vec(&[]);
     bytes[20] |= 0x80;
     let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
     assert!(f.warnings.contains(Warnings::IPV4_RESERVED_FLAG));
@@ -122,15 +124,7 @@ fn ipv4_reserved_flag_is_flagged_and_not_re_emitted() {
 /// the IP length derived from UDP.
 #[test]
 fn rocev2_ip_length_beyond_udp_is_flagged_and_not_re_emitted() {
-    use core::net::Ipv4Addr;
-    let ip = IpRepr::V4(Ipv4Repr::udp(
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        26,
-        2,
-    ));
-    let ack = IbRepr::ack(0x12, Psn::new(5), Syndrome::ACK_NO_CREDITS, 1);
-    let mut bytes = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, ack).to_vec(&[]);
+    let mut bytes = rocev2(ack()).to_vec(&[]);
     bytes[16..18].copy_from_slice(&0x2854u16.to_be_bytes());
     let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
     assert!(f.warnings.contains(Warnings::UDP_LENGTH_MISMATCH));
@@ -141,15 +135,8 @@ fn rocev2_ip_length_beyond_udp_is_flagged_and_not_re_emitted() {
 /// zeros.
 #[test]
 fn non_zero_pad_bytes_are_flagged_and_not_re_emitted() {
-    use core::net::Ipv4Addr;
-    let ip = IpRepr::V4(Ipv4Repr::udp(
-        Ipv4Addr::new(10, 0, 0, 1),
-        Ipv4Addr::new(10, 0, 0, 2),
-        26,
-        2,
-    ));
     let send = IbRepr::new(Opcode(0x04), 0x12, Psn::new(5), 6);
-    let mut bytes = FrameRepr::rocev2([2; 6], [4; 6], ip, 0xC000, send).to_vec(&[9; 6]);
+    let mut bytes = rocev2(send).to_vec(&[9; 6]);
     let f = Frame::parse(&bytes, &ParseOptions::default()).unwrap();
     assert!(f.to_repr().is_some() && f.warnings.is_empty());
     let n = bytes.len();
