@@ -33,7 +33,7 @@
 //! that when a later layer stops, the frame still shows every layer above:
 //!
 //! ```text
-//!  parse_lax ── parse_eth, parse_vlans ─┬─ parse_ipv4 ─┬─ parse_udp ── parse_ib
+//!  parse_lax ── parse_eth, parse_vlans ─┬─ parse_ipv4 ─┬─ parse_ip_payload ── parse_udp ── parse_ib
 //!                                       ├─ parse_ipv6 ─┘
 //!                                       ├─ parse_rocev1 ── parse_ib
 //!                                       └─ parse_mac_control
