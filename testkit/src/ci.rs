@@ -1,5 +1,5 @@
-//! What some tests need and not every machine has: tshark, and `../shared`
-//! beside the repository (the public traces, the ns-3 anchors).
+//! What some tests need and not every machine has: tshark, and `shared/`
+//! beside the checkout (the public traces, the ns-3 anchors).
 //!
 //! The project's rule, in one place: under `ROCESIM_CI=1` something
 //! missing fails the test; elsewhere the test skips, saying on stderr what
@@ -27,16 +27,21 @@ pub fn skip<T>(missing: impl Display) -> Option<T> {
     None
 }
 
-/// `../shared/<rel>` beside the repository, if it exists (else [`skip`]).
+/// `shared/<rel>` in or beside the checkout or beside any directory above
+/// it (a git worktree sits deeper than the main checkout), if it exists
+/// (else [`skip`]).
 pub fn shared(rel: &str) -> Option<PathBuf> {
-    let p = crate::repo::root().join("../shared").join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        skip(format_args!(
-            "{} is missing (the shared data is not on this machine)",
-            p.display()
-        ))
+    let root = crate::repo::root();
+    match root
+        .ancestors()
+        .map(|a| a.join("shared").join(rel))
+        .find(|p| p.exists())
+    {
+        Some(p) => Some(p),
+        None => skip(format_args!(
+            "shared/{rel} is not beside {} or above it (the shared data is not on this machine)",
+            root.display()
+        )),
     }
 }
 
