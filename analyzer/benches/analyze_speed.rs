@@ -7,7 +7,7 @@
 //! ROCE_BENCH_MEMORY_GB=2 cargo bench -p roce-pcap --bench analyze_speed   # peak RSS on a 2 GB capture
 //! ```
 //!
-//! The capture comes from `roce_pcap::analyze::synth::bench_capture`: 8 RC
+//! The capture comes from `roce_testkit::synth::bench_capture`: 8 RC
 //! QPs writing 64 KiB messages in full-size packets, an ACK per message, a
 //! CE mark and a CNP every 50 messages and a NAK-triggered go-back-N every
 //! 200. It is written to a temporary directory and removed afterwards.
@@ -30,20 +30,12 @@
 //! (VmHWM from /proc/self/status) before and after.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use roce_pcap::analyze::synth::{BenchCapture, bench_capture};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
-        Err(_) => default,
-    }
-}
+use roce_testkit::bench::env_or;
+use roce_testkit::synth::{BenchCapture, bench_capture};
+use roce_testkit::tshark::{BTH_FIELDS, fields_discarded};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -75,37 +67,16 @@ fn analyze_with(path: &Path, threads: Option<usize>) -> (f64, usize) {
     (t.elapsed().as_secs_f64(), a.report.qps.len())
 }
 
-/// Every BTH field tshark 4.0 names (as the dissect bench extracts).
-const BTH_FIELDS: [&str; 9] = [
-    "infiniband.bth.opcode",
-    "infiniband.bth.se",
-    "infiniband.bth.m",
-    "infiniband.bth.padcnt",
-    "infiniband.bth.tver",
-    "infiniband.bth.p_key",
-    "infiniband.bth.destqp",
-    "infiniband.bth.a",
-    "infiniband.bth.psn",
-];
-
 fn tshark_once(path: &Path) -> Option<f64> {
     let t = Instant::now();
-    let status = Command::new("tshark")
-        .args(["-r"])
-        .arg(path)
-        .args(["-T", "fields"])
-        .args(BTH_FIELDS.iter().flat_map(|f| ["-e", f]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
-    status.success().then(|| t.elapsed().as_secs_f64())
+    fields_discarded(path, &BTH_FIELDS)?;
+    Some(t.elapsed().as_secs_f64())
 }
 
 fn main() {
     let dir = std::env::temp_dir().join(format!("roce-pcap-analyze-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mem_gb = env_u64("ROCE_BENCH_MEMORY_GB", 0);
+    let mem_gb = env_or("ROCE_BENCH_MEMORY_GB", 0);
     // ROCE_BENCH_FILE=path keeps the capture there (and reuses it next time).
     let keep = std::env::var_os("ROCE_BENCH_FILE").map(std::path::PathBuf::from);
     if mem_gb > 0 {
@@ -139,8 +110,8 @@ fn main() {
         std::fs::remove_dir_all(&dir).unwrap();
         return;
     }
-    let frames = env_u64("ROCE_BENCH_FRAMES", 300_000);
-    let reps = env_u64("ROCE_BENCH_REPS", 5) as usize;
+    let frames = env_or("ROCE_BENCH_FRAMES", 300_000);
+    let reps = env_or("ROCE_BENCH_REPS", 5) as usize;
     let path = keep.clone().unwrap_or_else(|| dir.join("bench.pcap"));
     let p = BenchCapture {
         frames,

@@ -7,9 +7,9 @@
 //! ROCE_BENCH_FRAMES=50000 ROCE_BENCH_REPS=3 cargo bench -p roce-pcap --bench decode
 //! ```
 //!
-//! The capture is written into a temporary directory (never committed) with
-//! the codec's builders: RDMA WRITEs of 64 KiB on 8 QPs, every packet a
-//! full path-MTU payload (FIRST with RETH, MIDDLE, LAST). Measured, each
+//! The capture is written into a temporary directory (never committed) by
+//! `roce_testkit::synth::full_size_writes`: RDMA WRITEs of 64 KiB on 8 QPs,
+//! every packet a full path-MTU payload (FIRST with RETH, MIDDLE, LAST). Measured, each
 //! `ROCE_BENCH_REPS` times (medians reported):
 //!
 //! * `decode`: what `dissect` does per frame without formatting, on the
@@ -29,65 +29,19 @@
 //! without the ICRC.
 
 use std::io;
-use std::net::Ipv4Addr;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use roce_codec::*;
 use roce_pcap::capture::{CaptureReader, FrameBatch, Next};
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
 use roce_pcap::dissect::{Dissector, Format};
 use roce_pcap::pipeline::{self, Item};
+use roce_testkit::bench::env_or;
+use roce_testkit::synth::full_size_writes;
+use roce_testkit::tshark::{self, BTH_FIELDS, fields_discarded};
 
-fn env_usize(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(v) => v
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
-        Err(_) => default,
-    }
-}
-
-/// Writes `frames` full-size RoCEv2 frames; returns the file size.
-fn generate(path: &Path, frames: usize, mtu: u32) -> io::Result<u64> {
-    let mut w = CaptureWriter::create(path, CaptureFormat::Pcap, 0, "bench")?;
-    let payload = vec![0x5Au8; mtu as usize];
-    let per_msg = (65536 / mtu) as usize;
-    let mut psn = [0u32; 8];
-    let mut t = 1_700_000_000_000_000_000u64;
-    for i in 0..frames {
-        let qp = (i / per_msg) % 8;
-        let k = i % per_msg;
-        let op = match k {
-            0 => 0x06,
-            _ if k + 1 == per_msg => 0x08,
-            _ => 0x07,
-        };
-        let mut ib = IbRepr::new(Opcode(op), 0x100 + qp as u32, Psn::new(psn[qp]), mtu);
-        if op == 0x06 {
-            ib = ib.with_reth(RethRepr {
-                va: 0x7f00_0000_0000 + (i as u64) * 4096,
-                rkey: 0x1234,
-                dma_len: 65536,
-            });
-        }
-        ib = ib.with_ack_req(op == 0x08);
-        psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
-        let ip = IpRepr::V4(Ipv4Repr::udp(
-            Ipv4Addr::new(10, 0, 0, 1 + qp as u8),
-            Ipv4Addr::new(10, 0, 1, 1),
-            26,
-            2,
-        ));
-        let sport = hash::roce_udp_sport(0, 0x100 + qp as u32, 0x200);
-        let f = FrameRepr::rocev2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], ip, sport, ib);
-        w.write(t, &f.to_vec(&payload))?;
-        t += 340; // ~100 Gb/s of 4 KiB frames
-    }
-    w.finish()?;
-    Ok(std::fs::metadata(path)?.len())
-}
+/// A way of decoding a whole file: frames, and RoCE frames with a valid ICRC.
+type Decoder = fn(&Path) -> (u64, u64);
 
 /// Read + decode + ICRC check of every frame on the pipeline; returns
 /// frames and RoCE frames with a valid ICRC.
@@ -159,32 +113,6 @@ fn dissect_jsonl(path: &Path) -> u64 {
     out.0
 }
 
-const TSHARK_FIELDS: &[&str] = &[
-    "infiniband.bth.opcode",
-    "infiniband.bth.se",
-    "infiniband.bth.m",
-    "infiniband.bth.padcnt",
-    "infiniband.bth.tver",
-    "infiniband.bth.p_key",
-    "infiniband.bth.destqp",
-    "infiniband.bth.a",
-    "infiniband.bth.psn",
-];
-
-fn tshark(path: &Path) -> Option<()> {
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-r").arg(path).args(["-T", "fields"]);
-    for f in TSHARK_FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let status = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
-    status.success().then_some(())
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -211,10 +139,10 @@ fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
     // we need to act on, but then a quick run is enough.
     let quick = !std::env::args().any(|a| a == "--bench");
-    let frames = env_usize("ROCE_BENCH_FRAMES", if quick { 2_000 } else { 300_000 });
-    let mtu = env_usize("ROCE_BENCH_MTU", 4096) as u32;
-    let reps = env_usize("ROCE_BENCH_REPS", if quick { 1 } else { 5 });
-    let tshark_reps = env_usize("ROCE_BENCH_TSHARK_REPS", if quick { 1 } else { 3 });
+    let frames = env_or("ROCE_BENCH_FRAMES", if quick { 2_000 } else { 300_000 });
+    let mtu = env_or("ROCE_BENCH_MTU", 4096) as u32;
+    let reps = env_or("ROCE_BENCH_REPS", if quick { 1 } else { 5 });
+    let tshark_reps = env_or("ROCE_BENCH_TSHARK_REPS", if quick { 1 } else { 3 });
     assert!(
         [256, 512, 1024, 2048, 4096].contains(&mtu),
         "ROCE_BENCH_MTU must be an IB path MTU"
@@ -223,7 +151,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("roce-pcap-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bench.pcap");
-    let size = generate(&path, frames, mtu).unwrap();
+    let size = full_size_writes(&path, frames, mtu).unwrap();
     let mb = size as f64 / 1e6;
     println!(
         "capture: {frames} RoCEv2 frames, IB MTU {mtu} ({} bytes each), {mb:.1} MB",
@@ -268,33 +196,29 @@ fn main() {
         });
         println!("decode without ICRC: {:.3}", median(nc));
     }
-    let have_tshark = tshark_reps > 0 && Command::new("tshark").arg("-v").output().is_ok();
+    let have_tshark = tshark_reps > 0 && tshark::installed();
     // Warm the page cache, then interleave the runs.
     let _ = decode(&path);
     let (mut dec, mut seq, mut js, mut ts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut bytes = 0;
     for i in 0..reps.max(tshark_reps) {
         if i < reps {
-            let (t, (n, good)) = time(1, || decode(&path));
-            assert_eq!(
-                (n, good),
-                (frames as u64, frames as u64),
-                "every ICRC checks"
-            );
-            dec.extend(t);
-            let (t, (n, good)) = time(1, || decode_sequential(&path));
-            assert_eq!(
-                (n, good),
-                (frames as u64, frames as u64),
-                "every ICRC checks"
-            );
-            seq.extend(t);
+            let paths: [(Decoder, _); 2] = [(decode, &mut dec), (decode_sequential, &mut seq)];
+            for (run, secs) in paths {
+                let (t, (n, good)) = time(1, || run(&path));
+                assert_eq!(
+                    (n, good),
+                    (frames as u64, frames as u64),
+                    "every ICRC checks"
+                );
+                secs.extend(t);
+            }
             let (t, b) = time(1, || dissect_jsonl(&path));
             js.extend(t);
             bytes = b;
         }
         if have_tshark && i < tshark_reps {
-            let (t, ok) = time(1, || tshark(&path));
+            let (t, ok) = time(1, || fields_discarded(&path, &BTH_FIELDS));
             assert!(ok.is_some(), "tshark failed on {}", path.display());
             ts.extend(t);
         }

@@ -2,43 +2,60 @@
 //! messages that name the file, offset and flag, output formats, atomic
 //! output files.
 
-use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use roce_codec::Psn;
 use roce_codec::wire::aeth::Syndrome;
-use roce_pcap::analyze::synth::{Endpoint, RcConn, Synth};
-use roce_pcap::capture_writer::CaptureFormat;
+use roce_testkit::cli::{TempDir, stderr, stdout, succeed};
+use roce_testkit::pcap::{Compression, gzip};
+use roce_testkit::synth::{CaptureFormat, Endpoint, RcConn, Synth, temp_captures};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
-}
+const BIN: &str = env!("CARGO_BIN_EXE_roce-pcap");
 
 fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
+    roce_testkit::cli::run(BIN, args)
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-pcap-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// `small` as `a.pcap` in a directory of its own.
+fn small_capture(tag: &str) -> (TempDir, PathBuf) {
+    let d = TempDir::new(tag);
+    let p = d.join("a.pcap");
+    small(&p);
+    (d, p)
 }
 
-fn ep(host: u8, qpn: u32) -> Endpoint {
-    Endpoint {
-        mac: [2, 0, 0, 0, 0, host],
-        ip: Ipv4Addr::new(10, 0, 0, host),
-        qpn,
-    }
+/// `roce-pcap analyze FILES... --format json EXTRA...`, which must succeed:
+/// its output and the report.
+fn analyze_json(files: &[&Path], extra: &[&str]) -> (Output, serde_json::Value) {
+    let o = succeed(
+        Command::new(BIN)
+            .arg("analyze")
+            .args(files)
+            .args(["--format", "json"])
+            .args(extra),
+    );
+    let v = serde_json::from_slice(&o.stdout).unwrap();
+    (o, v)
+}
+
+/// `roce-pcap plot FILE --out OUT EXTRA...`, which must succeed.
+fn plot(p: &Path, out: &Path, extra: &[&str]) -> Output {
+    succeed(
+        Command::new(BIN)
+            .arg("plot")
+            .arg(p)
+            .arg("--out")
+            .arg(out)
+            .args(extra),
+    )
 }
 
 /// Two QPs (0x45 and 0x100) with a few WRITEs each, one NAK episode on 0x45.
 fn small(path: &Path) {
     let mut s = Synth::create(&[(path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x44), ep(2, 0x45), 0xC001, 10);
-    let mut b = RcConn::new(ep(1, 0x99), ep(3, 0x100), 0xC002, 0);
+    let mut a = RcConn::new(Endpoint::host(1, 0x44), Endpoint::host(2, 0x45), 0xC001, 10);
+    let mut b = RcConn::new(Endpoint::host(1, 0x99), Endpoint::host(3, 0x100), 0xC002, 0);
     let mut t = 1_000_000;
     for i in 0..20 {
         let x = a.message(&mut s, t, 8192, true, 500, &[]).unwrap();
@@ -61,22 +78,10 @@ fn small(path: &Path) {
     s.finish().unwrap();
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 #[test]
 fn json_has_the_public_keys() {
-    let d = tmpdir("json");
-    let p = d.join("a.pcap");
-    small(&p);
-    let o = run(&["analyze", p.to_str().unwrap(), "--format", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_d, p) = small_capture("json");
+    let (o, v) = analyze_json(&[&p], &[]);
     for k in ["files", "qps", "pfc", "findings"] {
         assert!(v[k].is_array(), "top-level {k}");
     }
@@ -113,39 +118,20 @@ fn json_has_the_public_keys() {
     assert_eq!(q["retransmitted_packets"], 1);
     assert_eq!(q["messages"], 20);
     // Same input, same bytes.
-    let again = run(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    let (again, _) = analyze_json(&[&p], &[]);
     assert_eq!(again.stdout, o.stdout);
 }
 
 #[test]
 fn qp_filter_takes_hex_and_decimal() {
-    let d = tmpdir("qp");
-    let p = d.join("a.pcap");
-    small(&p);
+    let (_d, p) = small_capture("qp");
     for q in ["0x45", "69", "0X45"] {
-        let o = run(&[
-            "analyze",
-            p.to_str().unwrap(),
-            "--format",
-            "json",
-            "--qp",
-            q,
-        ]);
-        assert!(o.status.success());
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (_, v) = analyze_json(&[&p], &["--qp", q]);
         assert_eq!(v["qps"].as_array().unwrap().len(), 1, "--qp {q}");
         assert_eq!(v["qps"][0]["dqpn"], 0x45);
     }
     // The requester's QPN selects its flow too.
-    let o = run(&[
-        "analyze",
-        p.to_str().unwrap(),
-        "--format",
-        "json",
-        "--qp",
-        "0x99",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, v) = analyze_json(&[&p], &["--qp", "0x99"]);
     assert_eq!(v["qps"][0]["dqpn"], 0x100);
     let o = run(&["analyze", p.to_str().unwrap(), "--qp", "0xZZ"]);
     assert_eq!(o.status.code(), Some(2));
@@ -158,9 +144,7 @@ fn qp_filter_takes_hex_and_decimal() {
 
 #[test]
 fn csv_is_one_row_per_qp() {
-    let d = tmpdir("csv");
-    let p = d.join("a.pcap");
-    small(&p);
+    let (_d, p) = small_capture("csv");
     let o = run(&["analyze", p.to_str().unwrap(), "--format", "csv"]);
     assert!(o.status.success());
     let text = stdout(&o);
@@ -178,9 +162,7 @@ fn csv_is_one_row_per_qp() {
 
 #[test]
 fn table_output_and_output_file() {
-    let d = tmpdir("table");
-    let p = d.join("a.pcap");
-    small(&p);
+    let (d, p) = small_capture("table");
     let o = run(&["analyze", p.to_str().unwrap()]);
     assert!(o.status.success());
     let t = stdout(&o);
@@ -190,15 +172,13 @@ fn table_output_and_output_file() {
     );
     assert!(t.contains("host NICs usually consume PFC frames"), "{t}");
     let out = d.join("report.json");
-    let o = run(&[
-        "analyze",
-        p.to_str().unwrap(),
-        "--format",
-        "json",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success());
+    let o = succeed(
+        Command::new(BIN)
+            .arg("analyze")
+            .arg(&p)
+            .args(["--format", "json", "-o"])
+            .arg(&out),
+    );
     assert!(o.stdout.is_empty());
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(v["qps"].as_array().unwrap().len(), 2);
@@ -217,7 +197,7 @@ fn table_output_and_output_file() {
 
 #[test]
 fn not_a_capture_is_exit_2_naming_the_file() {
-    let d = tmpdir("bad");
+    let d = TempDir::new("bad");
     let good = d.join("a.pcap");
     small(&good);
     let bad = d.join("notes.txt");
@@ -243,9 +223,7 @@ fn not_a_capture_is_exit_2_naming_the_file() {
 
 #[test]
 fn a_cut_file_is_analyzed_up_to_the_cut_with_exit_3() {
-    let d = tmpdir("cut");
-    let p = d.join("a.pcap");
-    small(&p);
+    let (_d, p) = small_capture("cut");
     let bytes = std::fs::read(&p).unwrap();
     // Records: 24-byte header, then 16-byte record headers. Walk to the first
     // data record from the 30th on and cut 100 bytes into it.
@@ -281,12 +259,9 @@ fn a_cut_file_is_analyzed_up_to_the_cut_with_exit_3() {
 
 #[test]
 fn plot_writes_png_and_svg_with_text() {
-    let d = tmpdir("plot");
-    let p = d.join("a.pcap");
-    small(&p);
+    let (d, p) = small_capture("plot");
     let out = d.join("plots");
-    let o = run(&["plot", p.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = plot(&p, &out, &[]);
     let listed = stdout(&o);
     for stem in [
         "goodput_qps",
@@ -345,15 +320,8 @@ fn png_text_is_drawn_from_the_embedded_font() {
 #[test]
 fn the_same_psn_on_two_slaves_is_merged_in_time_order() {
     // Requests on slave0, ACKs on slave1: one flow, RTTs across the files.
-    let d = tmpdir("merge");
-    let p0 = d.join("s0.pcap");
-    let p1 = d.join("s1.pcapng");
-    let mut s = Synth::create(&[
-        (&p0, CaptureFormat::Pcap, 0),
-        (&p1, CaptureFormat::PcapNg, 0),
-    ])
-    .unwrap();
-    let mut a = RcConn::new(ep(1, 0x10), ep(2, 0x20), 0xC010, 0);
+    let (_dir, [p0, p1], mut s) = temp_captures("merge", ["s0.pcap", "s1.pcapng"]);
+    let mut a = RcConn::new(Endpoint::host(1, 0x10), Endpoint::host(2, 0x20), 0xC010, 0);
     a.response_file = 1;
     for i in 0..10u64 {
         let x = a
@@ -362,15 +330,7 @@ fn the_same_psn_on_two_slaves_is_merged_in_time_order() {
         a.ack(&mut s, x.end_ns + 3000 + i, x.last).unwrap();
     }
     s.finish().unwrap();
-    let o = run(&[
-        "analyze",
-        p0.to_str().unwrap(),
-        p1.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    assert!(o.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (_, v) = analyze_json(&[&p0, &p1], &[]);
     let q = &v["qps"][0];
     assert_eq!(v["qps"].as_array().unwrap().len(), 1);
     assert_eq!(
@@ -388,13 +348,8 @@ fn the_same_psn_on_two_slaves_is_merged_in_time_order() {
 
 #[test]
 fn a_cut_gzip_file_is_analyzed_up_to_the_cut_with_exit_3() {
-    use std::io::Write;
-    let d = tmpdir("cutgz");
-    let p = d.join("a.pcap");
-    small(&p);
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(&std::fs::read(&p).unwrap()).unwrap();
-    let gz = e.finish().unwrap();
+    let (d, p) = small_capture("cutgz");
+    let gz = gzip(&std::fs::read(&p).unwrap(), Compression::default());
     let cut = d.join("a.pcap.gz");
     std::fs::write(&cut, &gz[..gz.len() / 2]).unwrap();
     let o = run(&["analyze", cut.to_str().unwrap(), "--format", "json"]);
@@ -415,7 +370,7 @@ fn a_cut_gzip_file_is_analyzed_up_to_the_cut_with_exit_3() {
 #[test]
 fn help_examples_on_the_shipped_traces_work() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let out = tmpdir("help_examples");
+    let out = TempDir::new("help_examples");
     let mut ran = 0;
     for cmd in ["analyze", "plot"] {
         let help = run(&[cmd, "--help"]);
@@ -430,7 +385,11 @@ fn help_examples_on_the_shipped_traces_work() {
             if let Some(i) = args.iter().position(|a| a == "--out") {
                 args[i + 1] = out.join(cmd).display().to_string();
             }
-            let o = bin().current_dir(root).args(&args).output().unwrap();
+            let o = Command::new(BIN)
+                .current_dir(root)
+                .args(&args)
+                .output()
+                .unwrap();
             assert!(
                 o.status.success(),
                 "`{line}`: {}",
@@ -441,33 +400,21 @@ fn help_examples_on_the_shipped_traces_work() {
     }
     assert_eq!(ran, 2, "one example on the traces per command");
     assert!(out.join("plot/tsg_qp0.svg").exists());
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// A second plot into the same directory leaves no time-sequence graph of
 /// a flow the second analysis does not have, and touches nothing else.
 #[test]
 fn plot_into_a_used_directory_leaves_no_stale_flow() {
-    let d = tmpdir("plot_again");
-    let p = d.join("a.pcap");
-    small(&p);
+    let (d, p) = small_capture("plot_again");
     let out = d.join("plots");
-    let o = run(&["plot", p.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    plot(&p, &out, &[]);
     assert!(out.join("tsg_qp1.svg").exists());
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
     std::fs::write(out.join("tsg_qp0_old.png"), "mine too").unwrap();
     // Only QP 0x100's flow this time; it keeps its number, 1, and flow 0
     // (QP 0x45) is not in this analysis.
-    let o = run(&[
-        "plot",
-        p.to_str().unwrap(),
-        "--qp",
-        "0x100",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    plot(&p, &out, &["--qp", "0x100"]);
     assert!(out.join("tsg_qp1.svg").exists());
     for stale in ["tsg_qp0.png", "tsg_qp0.svg"] {
         assert!(!out.join(stale).exists(), "{stale} left behind");

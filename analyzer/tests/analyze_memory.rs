@@ -3,8 +3,9 @@
 //! capture is a bench: `ROCE_BENCH_MEMORY_GB=2 cargo bench -p roce-pcap
 //! --bench analyze_speed`, recorded in BENCHMARKS.md.)
 
-use roce_pcap::analyze::synth::{BenchCapture, bench_capture};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use roce_testkit::cli::TempDir;
+use roce_testkit::synth::{BenchCapture, bench_capture};
 
 fn state_after(frames: u64, dir: &std::path::Path) -> (usize, u64, u64) {
     let path = dir.join(format!("m{frames}.pcap"));
@@ -28,11 +29,9 @@ fn state_after(frames: u64, dir: &std::path::Path) -> (usize, u64, u64) {
 
 #[test]
 fn flow_state_does_not_grow_with_packets() {
-    let dir = std::env::temp_dir().join(format!("roce-pcap-memory-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("memory");
     let (small, p1, e1) = state_after(20_000, &dir);
     let (large, p2, e2) = state_after(200_000, &dir);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(p2 > 9 * p1, "{p1} vs {p2} packets");
     // Both runs keep more episodes than the per-flow list holds.
     assert!(e1 > 8 * 256 && e2 > 9 * e1, "{e1} vs {e2} episodes");

@@ -6,9 +6,9 @@ use std::net::Ipv4Addr;
 use proptest::prelude::*;
 use roce_codec::wire::aeth::{AethRepr, Syndrome};
 use roce_codec::*;
-use roce_pcap::analyze::synth::Synth;
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-use roce_pcap::capture_writer::CaptureFormat;
+use roce_testkit::cli::TempDir;
+use roce_testkit::synth::{CaptureFormat, Synth};
 
 /// Opcodes with their extended headers filled by `IbRepr::new`.
 const OPCODES: &[u8] = &[
@@ -67,8 +67,7 @@ proptest! {
 
     #[test]
     fn any_sequence_is_analyzed_without_panic(pkts in prop::collection::vec(pkt(), 1..200)) {
-        let dir = std::env::temp_dir().join(format!("roce-pcap-prop-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = TempDir::new("prop");
         let p0 = dir.join("a.pcap");
         let p1 = dir.join("b.pcapng");
         let mut s = Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::PcapNg, 96)]).unwrap();
@@ -128,6 +127,5 @@ proptest! {
         if pkts.len() % 16 == 0 {
             roce_pcap::plot::plot(&an, &dir.join("plots"), 2).unwrap();
         }
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,68 +3,39 @@
 //! required; elsewhere the tests skip, saying why.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::Path;
 
-use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-
-fn ci() -> bool {
-    std::env::var_os("ROCESIM_CI").is_some_and(|v| v == "1")
-}
-
-fn public(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/public")
-        .join(name);
-    if p.exists() {
-        Some(p)
-    } else if ci() {
-        panic!(
-            "{} not found, and ROCESIM_CI=1 requires the shared traces",
-            p.display()
-        );
-    } else {
-        eprintln!(
-            "skipping: {} not found (the shared traces are not on this machine)",
-            p.display()
-        );
-        None
-    }
-}
+use roce_pcap::analyze::{Analysis, AnalyzeOptions, analyze_files};
+use roce_testkit::ci::public_trace as public;
+use roce_testkit::tshark;
 
 /// tshark's field lines for the RoCE frames of `path`, or None (skip) when
 /// tshark is missing outside CI.
-fn tshark(path: &PathBuf, fields: &[&str]) -> Option<Vec<Vec<String>>> {
-    let mut cmd = Command::new("tshark");
+fn tshark_rows(path: &Path, fields: &[&str]) -> Option<Vec<Vec<String>>> {
+    tshark::tshark()?;
     // SOURCES.md: without this, the frames from UDP port 69 decode as TFTP.
-    cmd.args(["--disable-protocol", "tftp", "-r"])
-        .arg(path)
-        .args(["-Y", "infiniband", "-T", "fields", "-E", "occurrence=f"]);
-    for f in fields {
-        cmd.args(["-e", f]);
-    }
-    let out = match cmd.output() {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => panic!("tshark failed: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) if !ci() => {
-            eprintln!("skipping: tshark not runnable ({e})");
-            return None;
-        }
-        Err(e) => panic!("tshark is required under ROCESIM_CI=1: {e}"),
-    };
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| l.split('\t').map(str::to_string).collect())
-            .collect(),
-    )
+    let extra = [
+        "--disable-protocol",
+        "tftp",
+        "-Y",
+        "infiniband",
+        "-E",
+        "occurrence=f",
+    ];
+    Some(tshark::fields(path, &extra, fields))
+}
+
+/// The analysis of a public trace, or None (skip) when it is missing
+/// outside CI.
+fn analyzed(name: &str) -> Option<Analysis> {
+    let p = public(name)?;
+    Some(analyze_files(&[&p], &AnalyzeOptions::default()).unwrap())
 }
 
 #[test]
 fn roce_pcap_counts_agree_with_tshark() {
     let Some(p) = public("roce.pcap") else { return };
-    let Some(rows) = tshark(&p, &["infiniband.bth.opcode", "infiniband.bth.destqp"]) else {
+    let Some(rows) = tshark_rows(&p, &["infiniband.bth.opcode", "infiniband.bth.destqp"]) else {
         return;
     };
     let a = analyze_files(&[&p], &AnalyzeOptions::default()).unwrap();
@@ -128,10 +99,9 @@ fn roce_pcap_counts_agree_with_tshark() {
 
 #[test]
 fn dcbx_lldp_is_not_pfc() {
-    let Some(p) = public("dcb_pfc.pcap") else {
+    let Some(a) = analyzed("dcb_pfc.pcap") else {
         return;
     };
-    let a = analyze_files(&[&p], &AnalyzeOptions::default()).unwrap();
     let f = &a.report.files[0];
     assert_eq!(
         (
@@ -148,10 +118,9 @@ fn dcbx_lldp_is_not_pfc() {
 
 #[test]
 fn a_lone_read_request_is_a_flow_with_a_pending_read() {
-    let Some(p) = public("InfiniBandPacket.pcap") else {
+    let Some(a) = analyzed("InfiniBandPacket.pcap") else {
         return;
     };
-    let a = analyze_files(&[&p], &AnalyzeOptions::default()).unwrap();
     let q = &a.report.qps[0];
     assert_eq!((q.dqpn, q.sport, q.packets), (0x11, 57236, 1));
     assert_eq!(q.opcodes.get("RC_RDMA_READ_REQUEST"), Some(&1));

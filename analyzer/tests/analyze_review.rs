@@ -2,32 +2,17 @@
 //! against figures worked out by hand in the comments.
 
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use roce_codec::Psn;
 use roce_codec::wire::aeth::Syndrome;
-use roce_pcap::analyze::report::Report;
-use roce_pcap::analyze::synth::{Endpoint, RcConn, Synth};
+use roce_pcap::analyze::report::{Finding, Report};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-use roce_pcap::capture_writer::CaptureFormat;
+use roce_testkit::cli::TempDir;
+use roce_testkit::pcap::pcapng_with_raw_times;
+use roce_testkit::synth::{CaptureFormat, Endpoint, RcConn, Synth, temp_captures};
 
 const T0: u64 = 1_000_000_000;
-
-fn ep(host: u8, qpn: u32) -> Endpoint {
-    Endpoint {
-        mac: [2, 0, 0, 0, 0, host],
-        ip: Ipv4Addr::new(10, 0, 0, host),
-        qpn,
-    }
-}
-
-/// A fresh directory for one test.
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-pcap-review-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn analyze(paths: &[&Path]) -> Report {
     analyze_files(paths, &AnalyzeOptions::default())
@@ -35,8 +20,48 @@ fn analyze(paths: &[&Path]) -> Report {
         .report
 }
 
+/// The finding of `rule`, which must be there.
+fn finding<'a>(r: &'a Report, rule: &str) -> &'a Finding {
+    r.findings
+        .iter()
+        .find(|f| f.rule == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding in {:?}", rules(r)))
+}
+
 fn rules(r: &Report) -> Vec<&str> {
     r.findings.iter().map(|f| f.rule).collect()
+}
+
+/// QP 0x11 (host 1) to 0x12 (host 2), `n` WRITE_ONLYs of 100 bytes (PSN
+/// `first`..) all sent at [`T0`].
+fn writes_at_t0(s: &mut Synth, first: u32, n: usize) -> RcConn {
+    let mut a = RcConn::new(
+        Endpoint::host(1, 0x11),
+        Endpoint::host(2, 0x12),
+        0xC000,
+        first,
+    );
+    for _ in 0..n {
+        a.message(s, T0, 100, true, 0, &[]).unwrap();
+    }
+    a
+}
+
+/// Resends `psns` 1 µs apart from `t`; returns the time after the last.
+fn resend_each(a: &mut RcConn, s: &mut Synth, mut t: u64, psns: std::ops::Range<u32>) -> u64 {
+    for psn in psns {
+        a.resend(s, t, Psn::new(psn)).unwrap();
+        t += 1_000;
+    }
+    t
+}
+
+/// A WRITE_ONLY of 100 bytes, ACKed 3 µs later, from another QP of host 1
+/// at `ts`: traffic that keeps the capture going.
+fn keep_capture_going(s: &mut Synth, ts: u64) {
+    let mut b = RcConn::new(Endpoint::host(1, 0x21), Endpoint::host(3, 0x22), 0xC100, 0);
+    let y = b.message(s, ts, 100, true, 0, &[]).unwrap();
+    b.ack(s, y.end_ns + 3000, y.last).unwrap();
 }
 
 /// One WRITE_ONLY (PSN 40) resent three times, 4 ms apart, and never
@@ -46,35 +71,27 @@ fn rules(r: &Report) -> Vec<&str> {
 /// goes on for at least that long shows the silence of a given-up QP.
 fn resent_three_times(path: &Path, capture_goes_on_ns: Option<u64>) {
     let mut s = Synth::create(&[(path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 40);
-    let x = a.message(&mut s, T0, 100, true, 0, &[]).unwrap();
-    let mut t = x.end_ns;
+    let mut a = writes_at_t0(&mut s, 40, 1);
+    let mut t = T0;
     for _ in 0..3 {
         t += 4_000_000;
         a.resend(&mut s, t, Psn::new(40)).unwrap();
     }
     if let Some(after) = capture_goes_on_ns {
-        // Another QP of the host keeps the capture going.
-        let mut b = RcConn::new(ep(1, 0x21), ep(3, 0x22), 0xC100, 0);
-        let y = b.message(&mut s, t + after, 100, true, 0, &[]).unwrap();
-        b.ack(&mut s, y.end_ns + 3000, y.last).unwrap();
+        keep_capture_going(&mut s, t + after);
     }
     s.finish().unwrap();
 }
 
 #[test]
 fn retry_exhausted_needs_a_silence_as_long_as_the_retry_timer() {
-    let dir = tmpdir("silence");
+    let dir = TempDir::new("silence");
     // The capture ends with the third resend: nothing says the requester gave up.
     let cut = dir.join("cut.pcap");
     resent_three_times(&cut, None);
     let r = analyze(&[&cut]);
     assert!(!rules(&r).contains(&"retry-exhausted"), "{:?}", rules(&r));
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.rule == "repeated-timeouts")
-        .expect("repeated-timeouts");
+    let f = finding(&r, "repeated-timeouts");
     assert!(
         f.message.contains("capture ends 0.0 µs after")
             && f.message
@@ -90,14 +107,9 @@ fn retry_exhausted_needs_a_silence_as_long_as_the_retry_timer() {
     let long = dir.join("long.pcap");
     resent_three_times(&long, Some(5_000_000));
     let r = analyze(&[&long]);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.rule == "retry-exhausted")
-        .expect("retry-exhausted");
+    let f = finding(&r, "retry-exhausted");
     assert_eq!(f.qp, Some(0));
     assert!(f.message.contains("silent for 5.0 ms"), "{}", f.message);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Seven retries are as many as any retry_cnt allows (3 bits): a capture
@@ -105,38 +117,27 @@ fn retry_exhausted_needs_a_silence_as_long_as_the_retry_timer() {
 /// simulator's `retry_exceeded` scenario does.
 #[test]
 fn seven_retries_are_exhausted_even_at_the_end_of_the_capture() {
-    let dir = tmpdir("seven");
-    let path = dir.join("seven.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 40);
-    let x = a.message(&mut s, T0, 100, true, 0, &[]).unwrap();
+    let (_dir, [path], mut s) = temp_captures("seven", ["seven.pcap"]);
+    let mut a = writes_at_t0(&mut s, 40, 1);
     for k in 1..=7 {
-        a.resend(&mut s, x.end_ns + k * 4_000_000, Psn::new(40))
-            .unwrap();
+        a.resend(&mut s, T0 + k * 4_000_000, Psn::new(40)).unwrap();
     }
     s.finish().unwrap();
     let r = analyze(&[&path]);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.rule == "retry-exhausted")
-        .expect("retry-exhausted");
+    let f = finding(&r, "retry-exhausted");
     assert!(
         f.message.contains("7 times after 7 timeouts") && f.message.contains("retry_cnt (7)"),
         "{}",
         f.message
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A mirror port that copies every request 1 us later, and a real NAK
 /// episode 20 us after: the copies stay copies.
 #[test]
 fn mirror_copies_stay_copies_next_to_a_nak() {
-    let dir = tmpdir("mirrornak");
-    let path = dir.join("m.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    let (_dir, [path], mut s) = temp_captures("mirrornak", ["m.pcap"]);
+    let mut a = RcConn::new(Endpoint::host(1, 0x11), Endpoint::host(2, 0x12), 0xC000, 0);
     let sent = a.message(&mut s, T0, 2 * 4096, true, 3000, &[]).unwrap();
     a.resend(&mut s, T0 + 1000, Psn::new(0)).unwrap();
     a.resend(&mut s, T0 + 4000, Psn::new(1)).unwrap();
@@ -161,46 +162,12 @@ fn mirror_copies_stay_copies_next_to_a_nak() {
         ),
         (1, 2, 1)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A pcapng block with the given type and body, padded, in little endian.
-fn pcapng_block(kind: u32, body: &[u8]) -> Vec<u8> {
-    let mut body = body.to_vec();
-    body.resize(body.len().div_ceil(4) * 4, 0);
-    let len = (12 + body.len()) as u32;
-    let mut b = Vec::new();
-    b.extend_from_slice(&kind.to_le_bytes());
-    b.extend_from_slice(&len.to_le_bytes());
-    b.extend_from_slice(&body);
-    b.extend_from_slice(&len.to_le_bytes());
-    b
-}
-
-/// A pcapng file of Ethernet frames on one interface whose timestamps
-/// count units of 10^-`tsresol` s, each frame at the given raw time.
-fn pcapng_with_raw_times(path: &Path, tsresol: u8, frames: &[(u64, &[u8])]) {
-    let mut shb = Vec::new();
-    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
-    shb.extend_from_slice(&1u16.to_le_bytes());
-    shb.extend_from_slice(&0u16.to_le_bytes());
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    let mut idb = vec![1, 0, 0, 0, 0, 0, 0, 0];
-    // if_tsresol (option 9, length 1), then the end of options.
-    idb.extend_from_slice(&[9, 0, 1, 0, tsresol, 0, 0, 0, 0, 0, 0, 0]);
-    let mut file = pcapng_block(0x0A0D_0D0A, &shb);
-    file.extend(pcapng_block(1, &idb));
-    for (ts, data) in frames {
-        let mut epb = Vec::new();
-        epb.extend_from_slice(&0u32.to_le_bytes());
-        epb.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
-        epb.extend_from_slice(&(*ts as u32).to_le_bytes());
-        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        epb.extend_from_slice(data);
-        file.extend(pcapng_block(6, &epb));
-    }
-    std::fs::write(path, file).unwrap();
+/// A PFC frame pausing priority 3 for `quanta`.
+fn pfc_prio3(quanta: u16) -> Vec<u8> {
+    let times = [0, 0, 0, quanta, 0, 0, 0, 0];
+    roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, times).to_vec(&[])
 }
 
 /// Hostile timestamps: raw pcapng times whose nanosecond value does not
@@ -208,12 +175,11 @@ fn pcapng_with_raw_times(path: &Path, tsresol: u8, frames: &[(u64, &[u8])]) {
 /// PFC pauses that would end past it neither overflow nor panic.
 #[test]
 fn timestamps_past_the_end_of_time_saturate() {
-    let dir = tmpdir("maxts");
-    let pfc = roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
-        .to_vec(&[]);
+    let dir = TempDir::new("maxts");
+    let pfc = pfc_prio3(0xFFFF);
     // Seconds resolution: 2^64 - 256 seconds is far beyond 2^64 ns.
     let secs = dir.join("secs.pcapng");
-    pcapng_with_raw_times(&secs, 0, &[(u64::MAX - 255, &pfc), (u64::MAX, &pfc)]);
+    pcapng_with_raw_times(&secs, 0, &[(u64::MAX - 255, &pfc), (u64::MAX, &pfc)]).unwrap();
     let mut r = roce_pcap::capture::CaptureReader::open(&secs).unwrap();
     for _ in 0..2 {
         match r.next_frame().unwrap() {
@@ -223,24 +189,21 @@ fn timestamps_past_the_end_of_time_saturate() {
     }
     // Nanoseconds resolution, a pause starting 1 ns before the largest time.
     let ns = dir.join("ns.pcapng");
-    pcapng_with_raw_times(&ns, 9, &[(u64::MAX - 1, &pfc), (u64::MAX, &pfc)]);
+    pcapng_with_raw_times(&ns, 9, &[(u64::MAX - 1, &pfc), (u64::MAX, &pfc)]).unwrap();
     for p in [&secs, &ns] {
         let r = analyze(&[p]);
         assert_eq!(r.pfc.len(), 1);
         assert_eq!((r.pfc[0].xoff_frames, r.pfc[0].priority), (2, Some(3)));
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A link so slow that 65535 pause quanta would overflow the clock is a
 /// flag error, not a wrapped pause time.
 #[test]
 fn link_speed_must_be_a_real_link_speed() {
-    let dir = tmpdir("speed");
+    let dir = TempDir::new("speed");
     let path = dir.join("p.pcapng");
-    let pfc = roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])
-        .to_vec(&[]);
-    pcapng_with_raw_times(&path, 9, &[(T0, &pfc)]);
+    pcapng_with_raw_times(&path, 9, &[(T0, &pfc_prio3(0xFFFF))]).unwrap();
     for bad in [1e-9, 0.0, -1.0, f64::NAN, f64::INFINITY] {
         let opts = AnalyzeOptions {
             link_speed_gbps: bad,
@@ -256,7 +219,6 @@ fn link_speed_must_be_a_real_link_speed() {
     // 65535 quanta x 512 bit times at 10 Mb/s = 3.3553920 s.
     let r = analyze_files(&[&path], &opts).unwrap().report;
     assert_eq!(r.pfc[0].pause_ns, 3_355_392_000.0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn table(r: &Report) -> String {
@@ -275,9 +237,7 @@ fn table(r: &Report) -> String {
 #[test]
 fn the_table_shows_slow_flows_in_their_unit_and_lines_up() {
     use roce_codec::{FrameRepr, IbRepr, IpRepr, Ipv6Repr, Opcode};
-    let dir = tmpdir("table");
-    let path = dir.join("t.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [path], mut s) = temp_captures("table", ["t.pcap"]);
     let (a, b) = (
         "2001:db8:1234:5678:9abc:def0:1234:5678".parse().unwrap(),
         "2001:db8:1234:5678:9abc:def0:1234:5679".parse().unwrap(),
@@ -304,7 +264,7 @@ fn the_table_shows_slow_flows_in_their_unit_and_lines_up() {
         &FrameRepr::rocev2(ma, mb, ip(b, a), 0xC000, ack),
     )
     .unwrap();
-    let mut fast = RcConn::new(ep(1, 0x21), ep(2, 0x22), 0xC100, 0);
+    let mut fast = RcConn::new(Endpoint::host(1, 0x21), Endpoint::host(2, 0x22), 0xC100, 0);
     let x = fast.message(&mut s, T0, 64 * 4096, true, 400, &[]).unwrap();
     fast.ack(&mut s, x.end_ns + 2000, x.last).unwrap();
     s.finish().unwrap();
@@ -348,7 +308,6 @@ fn the_table_shows_slow_flows_in_their_unit_and_lines_up() {
             );
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Attribute `name` of an SVG tag, as a number.
@@ -378,10 +337,8 @@ fn svg_rightmost_data(svg: &str) -> f64 {
 /// of every line and marker.
 #[test]
 fn plots_of_a_slow_flow_use_its_unit_and_keep_legends_off_the_data() {
-    let dir = tmpdir("plot");
-    let path = dir.join("slow.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    let (dir, [path], mut s) = temp_captures("plot", ["slow.pcap"]);
+    let mut a = RcConn::new(Endpoint::host(1, 0x11), Endpoint::host(2, 0x12), 0xC000, 0);
     for i in 0..100 {
         let x = a
             .message(&mut s, T0 + i * 1_000_000, 100, false, 0, &[])
@@ -423,7 +380,6 @@ fn plots_of_a_slow_flow_use_its_unit_and_keep_legends_off_the_data() {
             "legend at {xs:?}, data reaches {right}"
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// An IPv6 RoCEv2 flow whose UDP source port is 0 (as ConnectX-4 Lx sends
@@ -433,11 +389,7 @@ fn plots_of_a_slow_flow_use_its_unit_and_keep_legends_off_the_data() {
 fn ipv6_rocev2_with_source_port_0_is_hashed_as_ipv6() {
     use roce_codec::hash::{FlowAddrs, FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_hash};
     use roce_codec::{FrameRepr, IbRepr, IpRepr, Ipv6Repr, Opcode};
-    let dir = tmpdir("v6sport0");
-    let p0 = dir.join("s0.pcap");
-    let p1 = dir.join("s1.pcap");
-    let mut s =
-        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [p0, p1], mut s) = temp_captures("v6sport0", ["s0.pcap", "s1.pcap"]);
     let (a, b): (std::net::Ipv6Addr, std::net::Ipv6Addr) =
         ("fd00::c".parse().unwrap(), "fd00::b".parse().unwrap());
     let ip = IpRepr::V6(Ipv6Repr {
@@ -478,7 +430,6 @@ fn ipv6_rocev2_with_source_port_0_is_hashed_as_ipv6() {
         m.predicted_layer2_3,
         Some(name(keys(XmitHashPolicy::Layer23)))
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A CNP from a NIC that sends them from UDP port 0 (ConnectX-4 Lx) comes
@@ -486,10 +437,8 @@ fn ipv6_rocev2_with_source_port_0_is_hashed_as_ipv6() {
 /// its responses use.
 #[test]
 fn the_response_port_is_the_responses_not_a_cnps() {
-    let dir = tmpdir("cnpport");
-    let path = dir.join("c.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
+    let (_dir, [path], mut s) = temp_captures("cnpport", ["c.pcap"]);
+    let mut a = RcConn::new(Endpoint::host(1, 0x11), Endpoint::host(2, 0x12), 0xC000, 0);
     a.response_sport = 0;
     let x = a.message(&mut s, T0, 4096, true, 0, &[0]).unwrap();
     a.cnp_to_requester(&mut s, x.end_ns + 1000).unwrap();
@@ -499,22 +448,18 @@ fn the_response_port_is_the_responses_not_a_cnps() {
     let r = analyze(&[&path]);
     let q = &r.qps[0];
     assert_eq!((q.cnps, q.acks, q.response_sport), (1, 1, Some(0xD000)));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The same capture given twice (two views of one slave): each file's PFC
 /// rows point at frames of that file.
 #[test]
 fn pfc_rows_point_into_their_own_file() {
-    let dir = tmpdir("pfcfile");
+    let dir = TempDir::new("pfcfile");
     let path = dir.join("p.pcapng");
-    let pfc = roce_codec::FrameRepr::pfc([2, 0, 0, 0, 0, 1], 0x08, [0, 0, 0, 100, 0, 0, 0, 0])
-        .to_vec(&[]);
-    pcapng_with_raw_times(&path, 9, &[(T0, &pfc)]);
+    pcapng_with_raw_times(&path, 9, &[(T0, &pfc_prio3(100))]).unwrap();
     let r = analyze(&[&path, &path]);
     let files: Vec<u16> = r.pfc.iter().map(|p| p.first_frame.file).collect();
     assert_eq!(files, [0, 1]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// PFC in a capture from 2024 (timestamps near 1.7e18 ns, which overflow
@@ -523,7 +468,7 @@ fn pfc_rows_point_into_their_own_file() {
 /// when the capture ends 10 us later. Paused time 1 us + 20.48 us.
 #[test]
 fn pfc_pauses_of_a_capture_taken_this_century() {
-    let dir = tmpdir("pfc2024");
+    let dir = TempDir::new("pfc2024");
     let path = dir.join("p.pcapng");
     let t0: u64 = 1_704_164_645_123_456_789;
     let f = |q: u16| {
@@ -545,7 +490,8 @@ fn pfc_pauses_of_a_capture_taken_this_century() {
             (t0 + 100_000, &short),
             (t0 + 110_000, &other),
         ],
-    );
+    )
+    .unwrap();
     let opts = AnalyzeOptions {
         link_speed_gbps: 25.0,
         ..AnalyzeOptions::default()
@@ -555,14 +501,13 @@ fn pfc_pauses_of_a_capture_taken_this_century() {
     assert_eq!((p.xoff_frames, p.xon_frames), (2, 1));
     assert_eq!(p.pause_ns, 1000.0 + 20_480.0);
     assert_eq!(p.longest_pause_ns, 20_480.0);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A missing file, a directory given as -o, a plot into a file: each
 /// error names the path once and says why once, with exit 2.
 #[test]
 fn errors_say_why_once() {
-    let dir = tmpdir("errors");
+    let dir = TempDir::new("errors");
     let good = dir.join("g.pcap");
     resent_three_times(&good, None);
     let missing = dir.join("missing.pcap");
@@ -590,7 +535,6 @@ fn errors_say_why_once() {
         assert_eq!(err.matches(why).count(), 1, "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 mod hostile_times {
@@ -623,14 +567,7 @@ mod hostile_times {
                 1..60,
             )
         ) {
-            let dir = tmpdir("hostile");
-            let p0 = dir.join("a.pcapng");
-            let p1 = dir.join("b.pcapng");
-            let mut s = Synth::create(&[
-                (&p0, CaptureFormat::PcapNg, 0),
-                (&p1, CaptureFormat::PcapNg, 0),
-            ])
-            .unwrap();
+            let (dir, [p0, p1], mut s) = temp_captures("hostile", ["a.pcapng", "b.pcapng"]);
             let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
             for (ts, op, psn, file, ce) in frames {
                 if op == 0xFF {
@@ -660,7 +597,6 @@ mod hostile_times {
                 f.exporter().write(&an.report, &mut Vec::new()).unwrap();
             }
             roce_pcap::plot::plot(&an, &dir.join("plots"), 2).unwrap();
-            std::fs::remove_dir_all(&dir).unwrap();
         }
     }
 }
@@ -674,24 +610,11 @@ mod hostile_times {
 /// "timeout" episode at PSN 7.
 #[test]
 fn a_resend_that_skips_what_an_ack_covered_is_one_episode() {
-    let dir = tmpdir("skip");
-    let path = dir.join("skip.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
-    for _ in 0..10 {
-        a.message(&mut s, T0, 100, true, 0, &[]).unwrap();
-    }
-    let mut t = T0 + 16_000_000;
-    for psn in 0..3 {
-        a.resend(&mut s, t, Psn::new(psn)).unwrap();
-        t += 1_000;
-    }
+    let (_dir, [path], mut s) = temp_captures("skip", ["skip.pcap"]);
+    let mut a = writes_at_t0(&mut s, 0, 10);
+    let t = resend_each(&mut a, &mut s, T0 + 16_000_000, 0..3);
     a.ack(&mut s, t, Psn::new(6)).unwrap();
-    t += 1_000;
-    for psn in 7..10 {
-        a.resend(&mut s, t, Psn::new(psn)).unwrap();
-        t += 1_000;
-    }
+    let t = resend_each(&mut a, &mut s, t + 1_000, 7..10);
     a.ack(&mut s, t + 5_000, Psn::new(9)).unwrap();
     s.finish().unwrap();
     let r = analyze(&[&path]);
@@ -700,7 +623,6 @@ fn a_resend_that_skips_what_an_ack_covered_is_one_episode() {
     assert_eq!(q.go_back_n.episodes, 1, "{:?}", q.go_back_n);
     assert_eq!(q.go_back_n.list[0].packets, 6);
     assert_eq!(q.go_back_n.list[0].cause, "timeout");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// PSN 0..2 sent; after 4 ms the requester resends 0..2 and gets an ACK of
@@ -710,18 +632,10 @@ fn a_resend_that_skips_what_an_ack_covered_is_one_episode() {
 /// sending (8 ms).
 #[test]
 fn a_retry_run_times_its_first_interval_from_the_last_sending() {
-    let dir = tmpdir("lastsend");
-    let path = dir.join("lastsend.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
-    let mut a = RcConn::new(ep(1, 0x11), ep(2, 0x12), 0xC000, 0);
-    for _ in 0..3 {
-        a.message(&mut s, T0, 100, true, 0, &[]).unwrap();
-    }
+    let (_dir, [path], mut s) = temp_captures("lastsend", ["lastsend.pcap"]);
+    let mut a = writes_at_t0(&mut s, 0, 3);
     let mut t = T0 + 4_000_000;
-    for psn in 0..3 {
-        a.resend(&mut s, t + psn * 1_000, Psn::new(psn as u32))
-            .unwrap();
-    }
+    resend_each(&mut a, &mut s, t, 0..3);
     a.ack(&mut s, t + 10_000, Psn::new(0)).unwrap();
     for _ in 0..3 {
         t += 4_000_000;
@@ -729,21 +643,14 @@ fn a_retry_run_times_its_first_interval_from_the_last_sending() {
         a.resend(&mut s, t + 1_000, Psn::new(2)).unwrap();
     }
     // Another QP keeps the capture going past the requester's timer.
-    let mut b = RcConn::new(ep(1, 0x21), ep(3, 0x22), 0xC100, 0);
-    let y = b.message(&mut s, t + 9_000_000, 100, true, 0, &[]).unwrap();
-    b.ack(&mut s, y.end_ns + 3000, y.last).unwrap();
+    keep_capture_going(&mut s, t + 9_000_000);
     s.finish().unwrap();
     let r = analyze(&[&path]);
-    let f = r
-        .findings
-        .iter()
-        .find(|f| f.rule == "retry-exhausted")
-        .expect("retry-exhausted");
+    let f = finding(&r, "retry-exhausted");
     assert!(
         f.message.contains("PSN 1 was resent 3 times")
             && f.message.contains("(sent 4.0 ms, 4.0 ms, 4.0 ms apart"),
         "{}",
         f.message
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

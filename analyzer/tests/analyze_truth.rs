@@ -18,16 +18,16 @@
 //! | PFC on slave0 | prio 3 refresh/XON/long/running pauses, prio 4, an 802.3x PAUSE |
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
 use roce_codec::Psn;
 use roce_codec::wire::aeth::{NakCode, Syndrome};
 use roce_pcap::analyze::report::{FrameRef, QpReport, Report};
-use roce_pcap::analyze::synth::{Endpoint, FileTruth, RcConn, Synth};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-use roce_pcap::capture_writer::CaptureFormat;
+use roce_testkit::cli::TempDir;
+use roce_testkit::pcap::gzip_file;
+use roce_testkit::synth::{CaptureFormat, Endpoint, FileTruth, RcConn, Synth, temp_captures};
 
 /// 2024-01-02 03:04:05 UTC: a capture of this century, whose times in
 /// picoseconds do not fit 64 bits (PFC accounting once saturated them and
@@ -57,12 +57,6 @@ fn ep(last: u8, qpn: u32) -> Endpoint {
     Endpoint { mac, ip, qpn }
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-pcap-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Frame numbers of interesting frames, as (file, frame).
 #[derive(Default)]
 struct Marks {
@@ -77,27 +71,8 @@ fn last_frame(s: &Synth, file: usize) -> (u16, u64) {
     (file as u16, s.truth[file].packets)
 }
 
-fn gzip(path: &Path) -> PathBuf {
-    let gz = path.with_extension("pcap.gz");
-    let bytes = std::fs::read(path).unwrap();
-    let mut e = flate2::write::GzEncoder::new(
-        std::fs::File::create(&gz).unwrap(),
-        flate2::Compression::default(),
-    );
-    e.write_all(&bytes).unwrap();
-    e.finish().unwrap();
-    std::fs::remove_file(path).unwrap();
-    gz
-}
-
 fn build(dir: &Path) -> (Vec<PathBuf>, Vec<FileTruth>, Marks) {
-    let p0 = dir.join("slave0.pcapng");
-    let p1 = dir.join("slave1.pcap");
-    let mut s = Synth::create(&[
-        (&p0, CaptureFormat::PcapNg, 0),
-        (&p1, CaptureFormat::Pcap, 0),
-    ])
-    .unwrap();
+    let ([p0, p1], mut s) = Synth::create_in(dir, ["slave0.pcapng", "slave1.pcap"]).unwrap();
     let mut m = Marks::default();
 
     // F0: sport 0xC000 with the MACs and IPs of roce-facts §4.2.
@@ -266,7 +241,7 @@ fn build(dir: &Path) -> (Vec<PathBuf>, Vec<FileTruth>, Marks) {
     s.pfc(0, TP + 1_000_000, sw, p3(100)).unwrap();
 
     let truth = s.finish().unwrap();
-    let p1 = gzip(&p1);
+    let p1 = gzip_file(&p1).unwrap();
     (vec![p0, p1], truth, m)
 }
 
@@ -291,7 +266,7 @@ const ACK: u64 = 14 + 20 + 8 + 12 + 4 + 4; // 62
 
 #[test]
 fn every_figure_of_the_generated_corpus() {
-    let dir = tmpdir("truth");
+    let dir = TempDir::new("truth");
     let (paths, truth, marks) = build(&dir);
     let a = analyze_files(&paths, &AnalyzeOptions::default()).unwrap();
     let r = &a.report;
@@ -670,14 +645,13 @@ fn every_figure_of_the_generated_corpus() {
             std::fs::copy(p, Path::new(&keep).join(p.file_name().unwrap())).unwrap();
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A capture cut by a 80-byte snaplen: headers only. Sizes, sequence and
 /// messages come out exact from the length fields; no ICRC can be checked.
 #[test]
 fn a_snaplen_truncated_capture_keeps_every_count() {
-    let dir = tmpdir("snaplen");
+    let dir = TempDir::new("snaplen");
     let path = dir.join("snap80.pcap");
     let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 80)]).unwrap();
     let mut c = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0);
@@ -729,7 +703,6 @@ fn a_snaplen_truncated_capture_keeps_every_count() {
             .iter()
             .any(|f| f.rule == "snaplen-truncated" && f.message.contains("21 RoCE frames"))
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `traces/analyze_slave0.pcapng` and `traces/analyze_slave1.pcap.gz` are
@@ -738,7 +711,7 @@ fn a_snaplen_truncated_capture_keeps_every_count() {
 /// `ANALYZE_REGENERATE_TRACES=1 cargo test -p roce-pcap --test analyze_truth`.
 #[test]
 fn shipped_traces_are_the_corpus() {
-    let dir = tmpdir("shipped");
+    let dir = TempDir::new("shipped");
     let (paths, _, _) = build(&dir);
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
     let shipped = ["analyze_slave0.pcapng", "analyze_slave1.pcap.gz"];
@@ -755,16 +728,13 @@ fn shipped_traces_are_the_corpus() {
             target.display()
         );
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Whole windows resent after timeouts (the shape rxe and the simulator
 /// produce), and RNR retries, each ending in silence.
 #[test]
 fn retry_runs_of_whole_windows_end_in_exhaustion() {
-    let dir = tmpdir("runs");
-    let path = dir.join("runs.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [path], mut s) = temp_captures("runs", ["runs.pcap"]);
     // A: a 3-packet WRITE (PSN 40..42) resent whole after 4 ms, 4 ms, 4 ms, 4 ms.
     let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 40);
     let sent = a.message(&mut s, T0, 3 * 4096, true, 1000, &[]).unwrap();
@@ -838,7 +808,6 @@ fn retry_runs_of_whole_windows_end_in_exhaustion() {
             .iter()
             .any(|f| f.rule == "retry-exhausted" && f.qp == Some(qb.id))
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A responder re-ACKs duplicate requests with identical ACKs, fractions of
@@ -846,9 +815,7 @@ fn retry_runs_of_whole_windows_end_in_exhaustion() {
 /// copies (the simulator's failover scenario showed this).
 #[test]
 fn identical_re_acks_are_not_mirror_copies() {
-    let dir = tmpdir("reack");
-    let path = dir.join("reack.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [path], mut s) = temp_captures("reack", ["reack.pcap"]);
     let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 100);
     let sent = a.message(&mut s, T0, 3 * 4096, true, 300, &[]).unwrap();
     a.ack(&mut s, sent.end_ns + 300, sent.last).unwrap();
@@ -876,7 +843,6 @@ fn identical_re_acks_are_not_mirror_copies() {
         (3, 3, 2, 0)
     );
     assert!(!r.findings.iter().any(|f| f.rule == "mirror-duplicates"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A resend time-stamped with (or just before) the NAK that caused it, the
@@ -884,11 +850,7 @@ fn identical_re_acks_are_not_mirror_copies() {
 /// breaks the tie), and the episode is still the NAK's.
 #[test]
 fn a_nak_tied_with_its_resend_is_still_the_cause() {
-    let dir = tmpdir("tie");
-    let p0 = dir.join("tx.pcap");
-    let p1 = dir.join("rx.pcap");
-    let mut s =
-        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [p0, p1], mut s) = temp_captures("tie", ["tx.pcap", "rx.pcap"]);
     let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0);
     a.response_file = 1;
     let sent = a.message(&mut s, T0, 4 * 4096, true, 500, &[]).unwrap();
@@ -926,7 +888,6 @@ fn a_nak_tied_with_its_resend_is_still_the_cause() {
         (fr((0, 5)), 2, 3, 2)
     );
     assert_eq!((q.retransmitted_packets, q.mirror_duplicates), (3, 0));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Sender and receiver captures given as if they were bond slaves: every
@@ -934,11 +895,7 @@ fn a_nak_tied_with_its_resend_is_still_the_cause() {
 /// but it must say so instead of blaming the bond.
 #[test]
 fn two_capture_points_of_one_path_are_called_out() {
-    let dir = tmpdir("twopoints");
-    let p0 = dir.join("sender.pcap");
-    let p1 = dir.join("receiver.pcap");
-    let mut s =
-        Synth::create(&[(&p0, CaptureFormat::Pcap, 0), (&p1, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [p0, p1], mut s) = temp_captures("twopoints", ["sender.pcap", "receiver.pcap"]);
     let mut a = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0);
     for i in 0..20u64 {
         let t = T0 + i * 100_000;
@@ -959,16 +916,13 @@ fn two_capture_points_of_one_path_are_called_out() {
         r.findings.iter().map(|f| f.rule).collect::<Vec<_>>()
     );
     assert!(!r.findings.iter().any(|f| f.rule == "qp-spread"));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// UC has no ACKs, so nothing tells its requester's QPN but the CNPs that
 /// DCQCN sends it: they still belong to the flow.
 #[test]
 fn cnps_of_a_uc_flow_belong_to_it() {
-    let dir = tmpdir("uc");
-    let path = dir.join("uc.pcap");
-    let mut s = Synth::create(&[(&path, CaptureFormat::Pcap, 0)]).unwrap();
+    let (_dir, [path], mut s) = temp_captures("uc", ["uc.pcap"]);
     let mut u = RcConn::new(ep(0x0a, 0x31), ep(0x0b, 0x32), 0xC300, 5);
     u.response_sport = 0;
     for i in 0..4u32 {
@@ -993,5 +947,4 @@ fn cnps_of_a_uc_flow_belong_to_it() {
         (q.transport, q.messages, q.cnps, q.packets),
         ("UC", 4, 1, 5)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

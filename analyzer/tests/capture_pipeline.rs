@@ -5,48 +5,24 @@
 //! file cut short is a cut file (exit 3, offset in the decompressed
 //! stream), not an I/O error.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use roce_codec::ParseOptions;
 use roce_pcap::capture::{CaptureReader, Next};
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
 use roce_pcap::dissect::{Dissector, Format};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
-}
+use roce_testkit::ci::public_trace;
+use roce_testkit::cli::TempDir;
+use roce_testkit::pcap::{Compression, gzip as gzip_with};
+use roce_testkit::repo;
+use roce_testkit::synth::{Synth, format_of};
 
 fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-/// A directory of one test's own, removed when the test ends (the captures
-/// here are tens of MB).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let d =
-            std::env::temp_dir().join(format!("roce-pcap-pipeline-{}-{test}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    roce_testkit::cli::run(env!("CARGO_BIN_EXE_roce-pcap"), args)
 }
 
 fn traces() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let dir = repo::root().join("traces");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -57,23 +33,11 @@ fn traces() -> Vec<PathBuf> {
         .collect();
     v.sort();
     assert!(v.len() >= 10, "the shipped traces are missing: {v:?}");
-    let public = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/traces/public");
-    for name in ["roce.pcap", "dcb_pfc.pcap"] {
-        let p = public.join(name);
-        if p.exists() {
-            v.push(p);
-        } else if std::env::var_os("ROCESIM_CI").is_some_and(|v| v == "1") {
-            panic!(
-                "{} not found, and ROCESIM_CI=1 requires the shared traces",
-                p.display()
-            );
-        } else {
-            eprintln!(
-                "skipping {}: the shared traces are not on this machine",
-                p.display()
-            );
-        }
-    }
+    v.extend(
+        ["roce.pcap", "dcb_pfc.pcap"]
+            .into_iter()
+            .filter_map(public_trace),
+    );
     v
 }
 
@@ -92,10 +56,12 @@ fn sequential(path: &Path, format: Format) -> (Vec<u8>, Option<u64>) {
     }
 }
 
-/// Frames of many sizes on 8 QPs: enough for many batches and buffers.
-fn big_capture(path: &Path, format: CaptureFormat, frames: u32) {
+/// `dir/name` with `frames` frames of many sizes on 8 QPs: enough for many
+/// batches and buffers.
+fn big_capture(dir: &Path, name: &str, frames: u32) -> PathBuf {
     use roce_codec::*;
-    let mut w = CaptureWriter::create(path, format, 0, "x").unwrap();
+    let path = dir.join(name);
+    let mut s = Synth::create_named(&[(&path, format_of(&path), 0, "x")]).unwrap();
     for i in 0..frames {
         let qp = i % 8;
         let len = [64u32, 256, 1024, 4096, 17][(i % 5) as usize];
@@ -112,15 +78,16 @@ fn big_capture(path: &Path, format: CaptureFormat, frames: u32) {
             let n = bytes.len();
             bytes[n - 1] ^= 1; // a bad ICRC now and then
         }
-        w.write(1_000_000 + u64::from(i) * 700, &bytes).unwrap();
+        s.record(0, 1_000_000 + u64::from(i) * 700, &f, &bytes)
+            .unwrap();
     }
-    w.finish().unwrap();
+    s.finish().unwrap();
+    path
 }
 
+/// Fast: the captures here are tens of MB.
 fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(bytes).unwrap();
-    e.finish().unwrap()
+    gzip_with(bytes, Compression::fast())
 }
 
 fn dissect(path: &Path, format: &str, threads: Option<&str>) -> Output {
@@ -133,11 +100,10 @@ fn dissect(path: &Path, format: &str, threads: Option<&str>) -> Output {
 
 #[test]
 fn dissect_prints_the_same_bytes_for_any_thread_count() {
-    let dir = Scratch::new("dissect");
+    let dir = TempDir::new("dissect");
     let mut files = traces();
-    let big = dir.path("big.pcapng");
-    big_capture(&big, CaptureFormat::PcapNg, 30_000);
-    let big_gz = dir.path("big.pcapng.gz");
+    let big = big_capture(&dir, "big.pcapng", 30_000);
+    let big_gz = dir.join("big.pcapng.gz");
     std::fs::write(&big_gz, gzip(&std::fs::read(&big).unwrap())).unwrap();
     files.extend([big, big_gz]);
     for path in &files {
@@ -164,12 +130,10 @@ fn dissect_prints_the_same_bytes_for_any_thread_count() {
 
 #[test]
 fn analyze_reports_the_same_bytes_for_any_thread_count() {
-    let dir = Scratch::new("analyze");
-    let a = dir.path("a.pcap");
-    let b = dir.path("b.pcapng");
-    big_capture(&a, CaptureFormat::Pcap, 20_000);
-    big_capture(&b, CaptureFormat::PcapNg, 7_000);
-    let b_gz = dir.path("b.pcapng.gz");
+    let dir = TempDir::new("analyze");
+    let a = big_capture(&dir, "a.pcap", 20_000);
+    let b = big_capture(&dir, "b.pcapng", 7_000);
+    let b_gz = dir.join("b.pcapng.gz");
     std::fs::write(&b_gz, gzip(&std::fs::read(&b).unwrap())).unwrap();
     let a = a.to_str().unwrap();
     let b_gz = b_gz.to_str().unwrap();
@@ -202,12 +166,11 @@ fn analyze_reports_the_same_bytes_for_any_thread_count() {
 
 #[test]
 fn a_gzip_file_cut_short_is_dissected_and_analyzed_up_to_the_cut() {
-    let dir = Scratch::new("gzcut");
-    let plain = dir.path("cut_src.pcap");
-    big_capture(&plain, CaptureFormat::Pcap, 5_000);
+    let dir = TempDir::new("gzcut");
+    let plain = big_capture(&dir, "cut_src.pcap", 5_000);
     let bytes = std::fs::read(&plain).unwrap();
     let gz = gzip(&bytes);
-    let cut = dir.path("cut.pcap.gz");
+    let cut = dir.join("cut.pcap.gz");
     std::fs::write(&cut, &gz[..gz.len() * 2 / 3]).unwrap();
 
     let (want, offset) = sequential(&cut, Format::Jsonl);
@@ -260,7 +223,7 @@ fn a_gzip_file_cut_short_is_dissected_and_analyzed_up_to_the_cut() {
 
     // A whole gzip of a capture cut mid-record is a cut file, not a cut
     // gzip stream.
-    let half = dir.path("half.pcap.gz");
+    let half = dir.join("half.pcap.gz");
     std::fs::write(&half, gzip(&bytes[..bytes.len() / 2])).unwrap();
     let o = run(&["analyze", "--format", "json", half.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(3));
@@ -277,9 +240,8 @@ fn a_gzip_file_cut_short_is_dissected_and_analyzed_up_to_the_cut() {
 
 #[test]
 fn zero_threads_is_a_flag_error() {
-    let dir = Scratch::new("zero");
-    let p = dir.path("z.pcap");
-    big_capture(&p, CaptureFormat::Pcap, 10);
+    let dir = TempDir::new("zero");
+    let p = big_capture(&dir, "z.pcap", 10);
     for cmd in ["dissect", "analyze"] {
         let o = run(&[cmd, p.to_str().unwrap(), "--threads", "0"]);
         assert_eq!(o.status.code(), Some(2), "{cmd}");

@@ -4,13 +4,15 @@
 //! `Dissector` that `roce-pcap dissect` runs. Also the CLI end to end:
 //! exit codes and messages for bad input.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use proptest::prelude::*;
 use roce_codec::{ParseOptions, arbitrary};
 use roce_pcap::capture::{LinkType, RawFrame};
 use roce_pcap::dissect::{Dissector, Format, json_line};
+use roce_testkit::cli::{TempDir, json_lines, succeed};
+use roce_testkit::repo::trace as corpus;
+use roce_testkit::synth::{CaptureFormat, Synth};
 
 fn link() -> impl Strategy<Value = LinkType> {
     prop_oneof![
@@ -103,22 +105,11 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-pcap-dissect-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
-fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../traces")
-        .join(name)
-}
-
 #[test]
 fn cut_file_prints_what_was_read_and_exits_3() {
     let bytes = std::fs::read(corpus("rc_flow.pcapng")).unwrap();
-    let p = tmp("cut.pcapng");
+    let dir = TempDir::new("cut");
+    let p = dir.join("cut.pcapng");
     std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
     let out = bin()
         .args(["dissect", "--format", "jsonl"])
@@ -137,7 +128,8 @@ fn cut_file_prints_what_was_read_and_exits_3() {
 
 #[test]
 fn bad_input_is_a_clear_error_with_exit_2() {
-    let p = tmp("notes.txt");
+    let dir = TempDir::new("bad");
+    let p = dir.join("notes.txt");
     std::fs::write(&p, b"not a capture").unwrap();
     for (args, needle) in [
         (
@@ -145,7 +137,10 @@ fn bad_input_is_a_clear_error_with_exit_2() {
             "notes.txt: not a pcap or pcapng",
         ),
         (
-            vec!["dissect".into(), tmp("missing.pcap").display().to_string()],
+            vec![
+                "dissect".into(),
+                dir.join("missing.pcap").display().to_string(),
+            ],
             "missing.pcap: cannot open",
         ),
         (
@@ -179,8 +174,7 @@ fn bad_input_is_a_clear_error_with_exit_2() {
 /// non-standard port).
 fn two_port_capture(path: &std::path::Path) {
     use roce_codec::*;
-    use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
-    let mut w = CaptureWriter::create(path, CaptureFormat::Pcap, 0, "x").unwrap();
+    let mut s = Synth::create_named(&[(path, CaptureFormat::Pcap, 0, "x")]).unwrap();
     for (i, dport) in [4791u16, 1000].into_iter().enumerate() {
         let ib = IbRepr::new(Opcode(0x0A), 0x11, Psn::new(i as u32), 64);
         let ip = IpRepr::V4(Ipv4Repr::udp(
@@ -193,38 +187,25 @@ fn two_port_capture(path: &std::path::Path) {
         if let NetRepr::RoceV2 { udp, .. } = &mut f.net {
             udp.dst_port = dport;
         }
-        w.write(1_000 * (i as u64 + 1), &f.to_vec(&[0x5a; 64]))
+        s.record(0, 1_000 * (i as u64 + 1), &f, &f.to_vec(&[0x5a; 64]))
             .unwrap();
     }
-    w.finish().unwrap();
+    s.finish().unwrap();
 }
 
 /// `--roce-port` adds a port to 4791, in dissect as in analyze and plot.
 #[test]
 fn roce_port_flag_adds_a_port() {
-    let dir = std::env::temp_dir().join(format!("roce-port-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("roce-port");
     let path = dir.join("two_ports.pcap");
     two_port_capture(&path);
+    let run = |cmd: &str, format: &str, extra: &[&str]| {
+        succeed(bin().args([cmd, "--format", format]).args(extra).arg(&path))
+    };
     let kinds = |extra: &[&str]| -> Vec<String> {
-        let out = bin()
-            .args(["dissect", "--format", "jsonl"])
-            .args(extra)
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                format!("{}:{}", v["dport"], v["kind"].as_str().unwrap())
-            })
+        json_lines(&run("dissect", "jsonl", extra).stdout)
+            .iter()
+            .map(|v| format!("{}:{}", v["dport"], v["kind"].as_str().unwrap()))
             .collect()
     };
     assert_eq!(kinds(&[]), ["4791:rocev2", "1000:other"]);
@@ -233,18 +214,8 @@ fn roce_port_flag_adds_a_port() {
         ["4791:rocev2", "1000:rocev2"]
     );
     let analyze = |extra: &[&str]| -> u64 {
-        let out = bin()
-            .args(["analyze", "--format", "json"])
-            .args(extra)
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&run("analyze", "json", extra).stdout).unwrap();
         v["files"][0]["roce_packets"].as_u64().unwrap()
     };
     assert_eq!(analyze(&[]), 1);
@@ -267,7 +238,6 @@ fn roce_port_flag_adds_a_port() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(kinds(&many[..14]).len(), 2);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

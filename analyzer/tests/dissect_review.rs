@@ -1,24 +1,19 @@
 //! `dissect` cases found in review.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../traces")
-        .join(name)
-}
+use roce_testkit::cli::succeed;
+use roce_testkit::repo::trace;
 
 /// The text line of a reserved opcode names the byte (the 11 reserved
 /// opcodes of opcodes.pcap, frames 86..96), as the JSON `opcode` does.
 #[test]
 fn text_names_reserved_opcodes_by_their_byte() {
-    let out = Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
-        .arg("dissect")
-        .arg(corpus("opcodes.pcap"))
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = succeed(
+        Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+            .arg("dissect")
+            .arg(trace("opcodes.pcap")),
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let reserved: Vec<&str> = text
         .lines()

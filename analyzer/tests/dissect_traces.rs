@@ -2,45 +2,37 @@
 //! every frame decodes to the kind it was built to be, and every complete
 //! frame re-emits byte for byte (`emit(parse(bytes)) == bytes`).
 
-#[path = "../../traces/generate.rs"]
-mod generate;
-
 use std::path::{Path, PathBuf};
 
 use roce_codec::{FrameKind, ParseOptions};
 use roce_pcap::capture::{CaptureReader, LinkType, Next};
+use roce_testkit::cli::TempDir;
+use roce_testkit::{repo, traces};
 
 fn traces_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-pcap-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    repo::root().join("traces")
 }
 
 /// Rewrites the committed corpus from the generator. Run it after changing
-/// `traces/generate.rs`, then commit the files:
+/// `testkit/src/traces.rs`, then commit the files:
 /// `cargo test -p roce-pcap --test dissect_traces -- --ignored regenerate`
 #[test]
 #[ignore = "writes into traces/"]
 fn regenerate() {
-    generate::generate(&traces_dir()).unwrap();
+    traces::generate(&traces_dir()).unwrap();
 }
 
 #[test]
 fn committed_corpus_equals_a_fresh_generation() {
-    let dir = temp_dir("corpus");
-    generate::generate(&dir).unwrap();
-    for name in generate::FILES {
+    let dir = TempDir::new("corpus");
+    traces::generate(&dir).unwrap();
+    for name in traces::FILES {
         let fresh = std::fs::read(dir.join(name)).unwrap();
         let committed = std::fs::read(traces_dir().join(name))
             .unwrap_or_else(|e| panic!("traces/{name}: {e}; run the `regenerate` test"));
         assert!(
             fresh == committed,
-            "traces/{name} differs from what traces/generate.rs writes now \
+            "traces/{name} differs from what testkit/src/traces.rs writes now \
              ({} vs {} bytes); run the `regenerate` test and commit",
             committed.len(),
             fresh.len()
@@ -50,19 +42,18 @@ fn committed_corpus_equals_a_fresh_generation() {
     let mut extra: Vec<String> = std::fs::read_dir(traces_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !generate::FILES.contains(&n.as_str()))
-        .filter(|n| n != "README.md" && n != "generate.rs")
+        .filter(|n| !traces::FILES.contains(&n.as_str()))
+        .filter(|n| n != "README.md")
         // The analyzer's ground-truth corpus, drift-checked by analyze_truth.rs.
         .filter(|n| !n.starts_with("analyze_"))
         .collect();
     extra.sort();
     assert!(extra.is_empty(), "unexpected files in traces/: {extra:?}");
-    let total: u64 = generate::FILES
+    let total: u64 = traces::FILES
         .iter()
         .map(|n| std::fs::metadata(traces_dir().join(n)).unwrap().len())
         .sum();
     assert!(total < 256 * 1024, "traces/ holds {total} bytes");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Decodes every frame of one corpus file: its kinds, and how many frames

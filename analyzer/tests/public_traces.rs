@@ -3,30 +3,11 @@
 //! byte for byte. These files have no licence to ship, so they are read in
 //! place and the tests skip (saying so) where ../shared is absent.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use roce_codec::{FrameKind, ParseOptions};
 use roce_pcap::capture::{CaptureError, CaptureReader, Next};
-
-fn public(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/public")
-        .join(name);
-    if p.exists() {
-        Some(p)
-    } else if std::env::var_os("ROCESIM_CI").is_some_and(|v| v == "1") {
-        panic!(
-            "{} not found, and ROCESIM_CI=1 requires the shared traces",
-            p.display()
-        );
-    } else {
-        eprintln!(
-            "skipping: {} not found (the shared traces are not on this machine)",
-            p.display()
-        );
-        None
-    }
-}
+use roce_testkit::ci::public_trace as public;
 
 struct Seen {
     kinds: Vec<FrameKind>,
@@ -34,7 +15,7 @@ struct Seen {
     round_trips: usize,
 }
 
-fn read_all(path: &PathBuf) -> Seen {
+fn read_all(path: &Path) -> Seen {
     let mut r = CaptureReader::open(path).unwrap();
     let opts = ParseOptions::default();
     let mut s = Seen {

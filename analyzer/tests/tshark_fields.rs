@@ -20,156 +20,40 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use roce_testkit::ci::public_trace as public;
+use roce_testkit::cli::{json_lines, succeed};
+use roce_testkit::{repo, traces, tshark};
 use serde_json::Value;
-
-fn ci() -> bool {
-    std::env::var("ROCESIM_CI").is_ok_and(|v| v == "1")
-}
-
-fn tshark() -> Option<&'static str> {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        return Some("tshark");
-    }
-    assert!(!ci(), "ROCESIM_CI=1 but tshark is not installed");
-    eprintln!("skipping: tshark is not installed");
-    None
-}
-
-fn public(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/traces/public")
-        .join(name);
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(!ci(), "ROCESIM_CI=1 but {} is missing", p.display());
-    eprintln!("skipping: {} not found", p.display());
-    None
-}
-
-fn corpus(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../traces")
-        .join(name)
-}
-
-/// The tshark fields read, in `-e` order.
-const TSHARK_FIELDS: &[&str] = &[
-    "frame.time_epoch",
-    "frame.len",
-    "frame.cap_len",
-    "vlan.id",
-    "vlan.priority",
-    "ieee8021ad.id",
-    "ieee8021ad.priority",
-    "ip.src",
-    "ip.dst",
-    "ip.dsfield.dscp",
-    "ip.dsfield.ecn",
-    "ipv6.src",
-    "ipv6.dst",
-    "ipv6.tclass.dscp",
-    "ipv6.tclass.ecn",
-    "udp.srcport",
-    "udp.dstport",
-    "infiniband.grh.sgid",
-    "infiniband.grh.dgid",
-    "infiniband.grh.tclass",
-    "infiniband.grh.paylen",
-    "infiniband.grh.nxthdr",
-    "infiniband.grh.hoplmt",
-    "infiniband.bth.opcode",
-    "infiniband.bth.se",
-    "infiniband.bth.m",
-    "infiniband.bth.padcnt",
-    "infiniband.bth.tver",
-    "infiniband.bth.p_key",
-    "infiniband.reserved",
-    "infiniband.bth.destqp",
-    "infiniband.bth.a",
-    "infiniband.bth.psn",
-    "infiniband.rdeth.eecnxt",
-    "infiniband.deth.q_key",
-    "infiniband.deth.srcqp",
-    "infiniband.reth.va",
-    "infiniband.reth.r_key",
-    "infiniband.reth.dmalen",
-    "infiniband.atomiceth.swapdt",
-    "infiniband.atomiceth.cmpdt",
-    "infiniband.aeth.syndrome",
-    "infiniband.aeth.msn",
-    "infiniband.atomicacketh.origremdt",
-    "infiniband.immdt",
-    "infiniband.ieth",
-    "infiniband.invariant.crc",
-    "macc.opcode",
-    "macc.cbfc.enbv",
-    "macc.cbfc.pause_time.c0",
-    "macc.cbfc.pause_time.c1",
-    "macc.cbfc.pause_time.c2",
-    "macc.cbfc.pause_time.c3",
-    "macc.cbfc.pause_time.c4",
-    "macc.cbfc.pause_time.c5",
-    "macc.cbfc.pause_time.c6",
-    "macc.cbfc.pause_time.c7",
-    "macc.pause_time",
-];
 
 type Fields = BTreeMap<String, String>;
 
-fn run_tshark(tshark: &str, file: &Path, extra: &[&str]) -> Vec<Fields> {
-    let mut cmd = Command::new(tshark);
-    cmd.arg("-r").arg(file).args(extra);
-    cmd.args(["-T", "fields", "-E", "occurrence=f", "-E", "separator=\t"]);
-    for f in TSHARK_FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("run tshark");
-    assert!(
-        out.status.success(),
-        "tshark failed on {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| {
-            line.split('\t')
-                .zip(TSHARK_FIELDS)
+/// tshark's decode of every frame of `file`: the fields of
+/// [`tshark::dissect_fields`] it shows, by name.
+fn run_tshark(file: &Path, extra: &[&str]) -> Vec<Fields> {
+    let names = tshark::dissect_fields();
+    let mut args = extra.to_vec();
+    args.extend(["-E", "occurrence=f", "-E", "separator=\t"]);
+    tshark::fields(file, &args, &names)
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .zip(&names)
                 .filter(|(v, _)| !v.is_empty())
-                .map(|(v, k)| (k.to_string(), v.to_string()))
+                .map(|(v, k)| (k.to_string(), v))
                 .collect()
         })
         .collect()
 }
 
 fn run_dissect(file: &Path, extra: &[&str]) -> Vec<serde_json::Map<String, Value>> {
-    let out = Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
-        .arg("dissect")
-        .arg(file)
-        .args(["--format", "jsonl"])
-        .args(extra)
-        .output()
-        .expect("run roce-pcap");
-    assert!(
-        out.status.success(),
-        "roce-pcap dissect {} failed: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
+    let out = succeed(
+        Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+            .arg("dissect")
+            .arg(file)
+            .args(["--format", "jsonl"])
+            .args(extra),
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| match serde_json::from_str(l) {
-            Ok(Value::Object(m)) => m,
-            other => panic!("not a JSON object: {l}: {other:?}"),
-        })
-        .collect()
+    json_lines(&out.stdout)
 }
 
 /// A number in tshark's notation (decimal, or 0x hex) as decimal text.
@@ -205,6 +89,49 @@ fn epoch_ns(s: &str) -> String {
     (sec.parse::<u64>().unwrap() * 1_000_000_000 + frac[..9].parse::<u64>().unwrap()).to_string()
 }
 
+/// How tshark writes a field, made canonical.
+type Conv = fn(&str) -> String;
+
+/// The keys that are one tshark field each: ours, tshark's, and how
+/// tshark writes it.
+const ONE_TO_ONE: &[(&str, &str, Conv)] = &[
+    ("ts_ns", "frame.time_epoch", epoch_ns),
+    ("len", "frame.len", num),
+    ("caplen", "frame.cap_len", num),
+    ("sport", "udp.srcport", num),
+    ("dport", "udp.dstport", num),
+    ("grh_paylen", "infiniband.grh.paylen", num),
+    ("grh_nxthdr", "infiniband.grh.nxthdr", num),
+    ("grh_hoplmt", "infiniband.grh.hoplmt", num),
+    ("opcode", "infiniband.bth.opcode", num),
+    ("se", "infiniband.bth.se", boolean),
+    ("migreq", "infiniband.bth.m", boolean),
+    ("padcnt", "infiniband.bth.padcnt", num),
+    ("tver", "infiniband.bth.tver", num),
+    ("pkey", "infiniband.bth.p_key", num),
+    ("dqpn", "infiniband.bth.destqp", num),
+    ("ackreq", "infiniband.bth.a", boolean),
+    ("psn", "infiniband.bth.psn", num),
+    ("rdeth_eecnxt", "infiniband.rdeth.eecnxt", num),
+    ("deth_qkey", "infiniband.deth.q_key", num),
+    ("deth_srcqp", "infiniband.deth.srcqp", num),
+    ("reth_dmalen", "infiniband.reth.dmalen", num),
+    ("atomic_swap_add", "infiniband.atomiceth.swapdt", num),
+    ("atomic_compare", "infiniband.atomiceth.cmpdt", num),
+    ("aeth_syndrome", "infiniband.aeth.syndrome", num),
+    ("aeth_msn", "infiniband.aeth.msn", num),
+    ("atomicack_orig", "infiniband.atomicacketh.origremdt", num),
+    ("immdt", "infiniband.immdt", bytes_num),
+    ("ieth_rkey", "infiniband.ieth", bytes_num),
+    // The ICRC as the big-endian integer of the wire bytes = their hex.
+    ("icrc", "infiniband.invariant.crc", |c| {
+        format!("{:08x}", num(c).parse::<u64>().unwrap())
+    }),
+    ("macc_opcode", "macc.opcode", num),
+    ("enable_vector", "macc.cbfc.enbv", num),
+    ("pause_time", "macc.pause_time", num),
+];
+
 /// The tshark side of every comparable key, normalised; `None` where
 /// tshark shows nothing.
 fn tshark_view(t: &Fields) -> BTreeMap<&'static str, String> {
@@ -215,56 +142,36 @@ fn tshark_view(t: &Fields) -> BTreeMap<&'static str, String> {
             v.insert(key, val);
         }
     };
-    put("ts_ns", g("frame.time_epoch").map(epoch_ns));
-    put("len", g("frame.len").map(num));
-    put("caplen", g("frame.cap_len").map(num));
+    for &(key, field, conv) in ONE_TO_ONE {
+        put(key, g(field).map(conv));
+    }
     // An 802.1ad outer tag is not `vlan` in tshark; ours is the outer tag.
     put("vlan_id", g("ieee8021ad.id").or(g("vlan.id")).map(num));
     put(
         "vlan_pcp",
         g("ieee8021ad.priority").or(g("vlan.priority")).map(num),
     );
+    // Addresses and DSCP/ECN come from IPv4, IPv6 or the GRH, whichever
+    // the frame has.
     let grh = g("infiniband.grh.sgid").is_some();
-    put(
-        "src",
-        g("ip.src")
-            .or(g("ipv6.src"))
-            .or(g("infiniband.grh.sgid"))
-            .map(str::to_string),
-    );
-    put(
-        "dst",
-        g("ip.dst")
-            .or(g("ipv6.dst"))
-            .or(g("infiniband.grh.dgid"))
-            .map(str::to_string),
-    );
+    let first = |fields: [&str; 3]| fields.into_iter().find_map(g).map(str::to_string);
+    put("src", first(["ip.src", "ipv6.src", "infiniband.grh.sgid"]));
+    put("dst", first(["ip.dst", "ipv6.dst", "infiniband.grh.dgid"]));
     let tclass = g("infiniband.grh.tclass").map(|t| num(t).parse::<u64>().unwrap());
+    let ip_or_grh = |v4: &str, v6: &str, of_tclass: fn(u64) -> u64| {
+        g(v4)
+            .or(g(v6))
+            .map(num)
+            .or_else(|| tclass.filter(|_| grh).map(|t| of_tclass(t).to_string()))
+    };
     put(
         "dscp",
-        g("ip.dsfield.dscp")
-            .or(g("ipv6.tclass.dscp"))
-            .map(num)
-            .or_else(|| tclass.filter(|_| grh).map(|t| (t >> 2).to_string())),
+        ip_or_grh("ip.dsfield.dscp", "ipv6.tclass.dscp", |t| t >> 2),
     );
     put(
         "ecn",
-        g("ip.dsfield.ecn")
-            .or(g("ipv6.tclass.ecn"))
-            .map(num)
-            .or_else(|| tclass.filter(|_| grh).map(|t| (t & 3).to_string())),
+        ip_or_grh("ip.dsfield.ecn", "ipv6.tclass.ecn", |t| t & 3),
     );
-    put("sport", g("udp.srcport").map(num));
-    put("dport", g("udp.dstport").map(num));
-    put("grh_paylen", g("infiniband.grh.paylen").map(num));
-    put("grh_nxthdr", g("infiniband.grh.nxthdr").map(num));
-    put("grh_hoplmt", g("infiniband.grh.hoplmt").map(num));
-    put("opcode", g("infiniband.bth.opcode").map(num));
-    put("se", g("infiniband.bth.se").map(boolean));
-    put("migreq", g("infiniband.bth.m").map(boolean));
-    put("padcnt", g("infiniband.bth.padcnt").map(num));
-    put("tver", g("infiniband.bth.tver").map(num));
-    put("pkey", g("infiniband.bth.p_key").map(num));
     // tshark 4.0 has no FECN/BECN fields: the first `infiniband.reserved`
     // is BTH byte 4 (FECN, BECN, resv6).
     if g("infiniband.bth.opcode").is_some() {
@@ -272,12 +179,6 @@ fn tshark_view(t: &Fields) -> BTreeMap<&'static str, String> {
         put("fecn", b4.map(|b| (b & 0x80 != 0).to_string()));
         put("becn", b4.map(|b| (b & 0x40 != 0).to_string()));
     }
-    put("dqpn", g("infiniband.bth.destqp").map(num));
-    put("ackreq", g("infiniband.bth.a").map(boolean));
-    put("psn", g("infiniband.bth.psn").map(num));
-    put("rdeth_eecnxt", g("infiniband.rdeth.eecnxt").map(num));
-    put("deth_qkey", g("infiniband.deth.q_key").map(num));
-    put("deth_srcqp", g("infiniband.deth.srcqp").map(num));
     // AtomicETH VA and R_Key use the RETH field names in tshark.
     let atomic = g("infiniband.atomiceth.swapdt").is_some();
     let (va, rkey) = if atomic {
@@ -287,35 +188,17 @@ fn tshark_view(t: &Fields) -> BTreeMap<&'static str, String> {
     };
     put(va, g("infiniband.reth.va").map(num));
     put(rkey, g("infiniband.reth.r_key").map(num));
-    put("reth_dmalen", g("infiniband.reth.dmalen").map(num));
-    put("atomic_swap_add", g("infiniband.atomiceth.swapdt").map(num));
-    put("atomic_compare", g("infiniband.atomiceth.cmpdt").map(num));
-    put("aeth_syndrome", g("infiniband.aeth.syndrome").map(num));
-    put("aeth_msn", g("infiniband.aeth.msn").map(num));
-    put(
-        "atomicack_orig",
-        g("infiniband.atomicacketh.origremdt").map(num),
-    );
-    put("immdt", g("infiniband.immdt").map(bytes_num));
-    put("ieth_rkey", g("infiniband.ieth").map(bytes_num));
-    // The ICRC as the big-endian integer of the wire bytes = their hex.
-    put(
-        "icrc",
-        g("infiniband.invariant.crc").map(|c| format!("{:08x}", num(c).parse::<u64>().unwrap())),
-    );
-    put("macc_opcode", g("macc.opcode").map(num));
-    put("enable_vector", g("macc.cbfc.enbv").map(num));
     let times: Vec<String> = (0..8)
         .filter_map(|i| g(&format!("macc.cbfc.pause_time.c{i}")).map(num))
         .collect();
     if times.len() == 8 {
         put("pause_times", Some(format!("[{}]", times.join(","))));
     }
-    put("pause_time", g("macc.pause_time").map(num));
     v
 }
 
-/// Our side of the same keys, as canonical text.
+/// Our side of the same keys, as canonical text: the header keys, the
+/// extended headers' ([`EXT_KEYS`]), the ICRC and MAC control.
 fn our_view(o: &serde_json::Map<String, Value>) -> BTreeMap<&'static str, String> {
     const KEYS: &[&str] = &[
         "ts_ns",
@@ -343,21 +226,8 @@ fn our_view(o: &serde_json::Map<String, Value>) -> BTreeMap<&'static str, String
         "dqpn",
         "ackreq",
         "psn",
-        "rdeth_eecnxt",
-        "deth_qkey",
-        "deth_srcqp",
-        "reth_va",
-        "reth_rkey",
-        "reth_dmalen",
-        "atomic_va",
-        "atomic_rkey",
-        "atomic_swap_add",
-        "atomic_compare",
-        "aeth_syndrome",
-        "aeth_msn",
-        "atomicack_orig",
-        "immdt",
-        "ieth_rkey",
+    ];
+    const AFTER_EXT: &[&str] = &[
         "icrc",
         "macc_opcode",
         "enable_vector",
@@ -365,6 +235,8 @@ fn our_view(o: &serde_json::Map<String, Value>) -> BTreeMap<&'static str, String
         "pause_time",
     ];
     KEYS.iter()
+        .chain(EXT_KEYS)
+        .chain(AFTER_EXT)
         .filter_map(|k| {
             o.get(*k).map(|v| {
                 let s = match v {
@@ -381,6 +253,7 @@ fn our_view(o: &serde_json::Map<String, Value>) -> BTreeMap<&'static str, String
         .collect()
 }
 
+/// The keys of the extended headers.
 const EXT_KEYS: &[&str] = &[
     "rdeth_eecnxt",
     "deth_qkey",
@@ -466,8 +339,8 @@ struct Tally {
     problems: Vec<String>,
 }
 
-fn compare_file(tshark: &str, file: &Path, tshark_extra: &[&str], tally: &mut Tally) -> usize {
-    let theirs = run_tshark(tshark, file, tshark_extra);
+fn compare_file(file: &Path, tshark_extra: &[&str], tally: &mut Tally) -> usize {
+    let theirs = run_tshark(file, tshark_extra);
     let ours = run_dissect(file, &[]);
     let name = file.file_name().unwrap().to_string_lossy().into_owned();
     assert_eq!(theirs.len(), ours.len(), "{name}: frame counts differ");
@@ -533,11 +406,21 @@ fn report(tally: &Tally, min_compared: usize) {
     );
 }
 
+/// Compares every frame of every file (with the tshark options given for
+/// it); the frames compared and the tally, or `None` without tshark.
+fn compare_files(files: &[(PathBuf, &[&str])]) -> Option<(usize, Tally)> {
+    tshark::tshark()?;
+    let mut tally = Tally::default();
+    let frames = files
+        .iter()
+        .map(|(file, extra)| compare_file(file, extra, &mut tally))
+        .sum();
+    Some((frames, tally))
+}
+
 #[test]
 fn public_traces_agree_with_tshark() {
-    let Some(tshark) = tshark() else { return };
-    let mut tally = Tally::default();
-    let mut frames = 0;
+    let mut files = Vec::new();
     // tshark takes UDP source port 69 for TFTP unless told otherwise.
     for (name, extra) in [
         ("roce.pcap", &["--disable-protocol", "tftp"][..]),
@@ -545,8 +428,11 @@ fn public_traces_agree_with_tshark() {
         ("dcb_pfc.pcap", &[][..]),
     ] {
         let Some(p) = public(name) else { return };
-        frames += compare_file(tshark, &p, extra, &mut tally);
+        files.push((p, extra));
     }
+    let Some((frames, tally)) = compare_files(&files) else {
+        return;
+    };
     assert_eq!(frames, 123 + 1 + 5);
     report(&tally, 2400);
     // Every BTH field of all 106 RoCE frames was compared.
@@ -557,23 +443,13 @@ fn public_traces_agree_with_tshark() {
 
 #[test]
 fn generated_corpus_agrees_with_tshark() {
-    let Some(tshark) = tshark() else { return };
-    let mut tally = Tally::default();
-    let mut frames = 0;
-    for name in [
-        "opcodes.pcap",
-        "rc_flow.pcapng",
-        "vlan_ipv6_ecn.pcapng",
-        "rocev1.pcap",
-        "pfc_pause.pcap",
-        "malformed.pcap",
-        "truncated.pcap",
-        "sll.pcap",
-        "sll2.pcap",
-        "usec.pcap",
-    ] {
-        frames += compare_file(tshark, &corpus(name), &[], &mut tally);
-    }
+    let files: Vec<_> = traces::FILES
+        .iter()
+        .map(|name| (repo::trace(name), &[][..]))
+        .collect();
+    let Some((frames, tally)) = compare_files(&files) else {
+        return;
+    };
     assert!(frames > 150, "{frames}");
     report(&tally, 3500);
     for key in [

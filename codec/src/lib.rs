@@ -5,8 +5,14 @@
 //! written by the same code.
 //!
 //! * [`frame`]: whole frames. [`Frame::parse`] / [`Frame::parse_lax`] decode
-//!   bytes; [`FrameRepr::emit`] writes them, ICRC included.
-//! * [`wire`]: one module per header (BTH, RETH, AETH, ..., GRH, PFC).
+//!   bytes; [`FrameRepr::emit`] writes them, ICRC included. One file per
+//!   layer group: Ethernet and 802.1Q tags (with MAC control dispatch), IPv4
+//!   and IPv6, UDP, the IB packet after UDP or the RoCE v1 GRH, and the
+//!   [`ParseOptions`]; `frame/mod.rs` walks them.
+//! * [`wire`]: one module per header below UDP or the GRH (BTH, RETH, AETH,
+//!   ..., GRH) and MAC control (PAUSE, PFC), smoltcp-style.
+//! * [`error`]: the [`Error`] that stops decoding (layer, offset, bytes
+//!   required and present) and the [`Warnings`] that do not.
 //! * [`icrc`]: the invariant CRC of RoCE v1 and v2.
 //! * [`psn`]: 24-bit PSN arithmetic.
 //! * [`hash`]: the RoCEv2 UDP source port, the Linux bonding transmit hash
@@ -14,6 +20,8 @@
 //! * [`build`]: shorthands that fill in reprs for common packets (the
 //!   simulator's taps, the trace generators, tests); the bytes still come
 //!   from `emit`.
+//! * `arbitrary` (feature `proptest`): proptest strategies for reprs, for
+//!   other crates' property tests.
 //!
 //! No I/O and no simulator types live here. Decoding never panics and never
 //! allocates; every error names the layer, the byte offset, and the bytes

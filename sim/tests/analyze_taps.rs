@@ -5,8 +5,12 @@
 mod common;
 
 use common::*;
-use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use roce_pcap::analyze::{Analysis, AnalyzeOptions, analyze_files};
 use serde_json::Value;
+
+fn analyze(files: &[std::path::PathBuf]) -> Analysis {
+    analyze_files(files, &AnalyzeOptions::default()).unwrap()
+}
 
 fn check(name: &str, sets: &[&str]) -> Value {
     let out = tmp(name);
@@ -18,13 +22,7 @@ fn check(name: &str, sets: &[&str]) -> Value {
     ];
     all.extend_from_slice(sets);
     let s = run_ok(&scenario("lag_hash"), &out, &all);
-    let files: Vec<_> = s["taps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| out.join(t["file"].as_str().unwrap()))
-        .collect();
-    let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
+    let a = analyze(&tap_files(&s, &out));
     let r = &a.report;
     // Per capture: every frame the port sent or received.
     for (t, f) in s["taps"].as_array().unwrap().iter().zip(&r.files) {
@@ -60,41 +58,25 @@ fn check(name: &str, sets: &[&str]) -> Value {
         assert_eq!(f.requester_qpn.map(u64::from), c["qpn"].as_u64());
         assert_eq!(u64::from(f.sport), c["udp_sport"].as_u64().unwrap());
         assert_eq!(f.src, c["src"].as_str().unwrap());
-        assert_eq!(
-            f.request_packets,
-            c["tx_packets"].as_u64().unwrap(),
-            "qp {}",
-            c["qpn"]
-        );
-        // Responses can be lost between the responder and the tap; what the
-        // tap saw is what reached the requester QP.
-        assert_eq!(
-            f.response_packets,
-            c["rx_packets"].as_u64().unwrap(),
-            "qp {}",
-            c["qpn"]
-        );
-        assert!(f.response_packets <= server["tx_packets"].as_u64().unwrap());
-        assert_eq!(
-            f.retransmitted_packets,
-            c["retransmitted_packets"].as_u64().unwrap(),
-            "qp {}",
-            c["qpn"]
-        );
         let naks: u64 = f.naks.values().sum();
-        assert_eq!(naks, c["naks_rx"].as_u64().unwrap(), "qp {}", c["qpn"]);
+        // Responses can be lost between the responder and the tap; what the
+        // tap saw is what reached the requester QP. Payload of first
+        // transmissions plus retransmitted payload is what the QP put on
+        // the wire.
+        for (ours, key) in [
+            (f.request_packets, "tx_packets"),
+            (f.response_packets, "rx_packets"),
+            (f.retransmitted_packets, "retransmitted_packets"),
+            (naks, "naks_rx"),
+            (f.acks + naks, "rx_packets"),
+            (f.messages, "msgs_completed"),
+            (f.message_bytes, "bytes_completed"),
+            (f.payload_bytes, "tx_payload_bytes"),
+        ] {
+            assert_eq!(ours, c[key].as_u64().unwrap(), "qp {}: {key}", c["qpn"]);
+        }
+        assert!(f.response_packets <= server["tx_packets"].as_u64().unwrap());
         assert!(naks <= server["naks_tx"].as_u64().unwrap());
-        assert_eq!(f.acks + naks, c["rx_packets"].as_u64().unwrap());
-        assert_eq!(f.messages, c["msgs_completed"].as_u64().unwrap());
-        assert_eq!(f.message_bytes, c["bytes_completed"].as_u64().unwrap());
-        // Payload of first transmissions plus retransmitted payload is what
-        // the QP put on the wire.
-        assert_eq!(
-            f.payload_bytes,
-            c["tx_payload_bytes"].as_u64().unwrap(),
-            "qp {}",
-            c["qpn"]
-        );
     }
     assert_eq!(r.qps.len(), clients(&s).len());
     s
@@ -129,10 +111,9 @@ fn analyzer_reproduces_counters_of_a_lossy_run() {
 #[test]
 fn responder_sees_every_psn_in_order_on_a_lossless_run() {
     // Taps on hostB's slaves: what the responder receives, merged.
-    let out = tmp("analyze_responder");
-    let s = run_ok(
-        &scenario("lag_hash"),
-        &out,
+    let (out, s) = run_scenario(
+        "lag_hash",
+        "analyze_responder",
         &[
             "workload.0.size=1MiB",
             "workload.0.iters=8",
@@ -142,13 +123,7 @@ fn responder_sees_every_psn_in_order_on_a_lossless_run() {
             "tap.1.snaplen=0",
         ],
     );
-    let files: Vec<_> = s["taps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| out.join(t["file"].as_str().unwrap()))
-        .collect();
-    let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
+    let a = analyze(&tap_files(&s, &out));
     assert_eq!(a.report.qps.len(), 8);
     for f in &a.report.qps {
         assert_eq!(f.out_of_sequence, 0, "qp {:#x}", f.dqpn);
@@ -175,14 +150,7 @@ fn retry_exhausted_finding_names_the_scenarios_timeout() {
         );
         let client = clients(&s)[0].clone();
         assert_eq!(client["status"], "retry_exceeded");
-        let file = s["taps"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["port"] == "hostA.eth0")
-            .map(|t| out.join(t["file"].as_str().unwrap()))
-            .unwrap();
-        let a = analyze_files(&[&file], &AnalyzeOptions::default()).unwrap();
+        let a = analyze(&[tap_file(&s, &out, "hostA.eth0")]);
         let f = a
             .report
             .findings
@@ -199,21 +167,8 @@ fn retry_exhausted_finding_names_the_scenarios_timeout() {
 /// QPs move from slave 0 to slave 1.
 #[test]
 fn analyzer_reads_the_failover_from_both_slaves() {
-    let out = tmp("failover_taps");
-    let s = run_ok(&scenario("failover"), &out, &[]);
-    let files: Vec<_> = ["hostA.eth0", "hostA.eth1"]
-        .iter()
-        .map(|p| {
-            let t = s["taps"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|t| t["port"] == *p)
-                .unwrap_or_else(|| panic!("no tap at {p}"));
-            out.join(t["file"].as_str().unwrap())
-        })
-        .collect();
-    let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
+    let (out, s) = run_scenario("failover", "failover_taps", &[]);
+    let a = analyze(&["hostA.eth0", "hostA.eth1"].map(|p| tap_file(&s, &out, p)));
     let r = &a.report;
     for c in clients(&s) {
         let f = r
@@ -263,14 +218,7 @@ fn tap_flag_adds_a_capture_point() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let s: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let tap = s["taps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["port"] == "sw1.p3")
-        .expect("a tap at sw1.p3");
-    let file = out.join(tap["file"].as_str().unwrap());
-    let a = analyze_files(&[&file], &AnalyzeOptions::default()).unwrap();
+    let a = analyze(&[tap_file(&s, &out, "sw1.p3")]);
     let p = port(&s, "sw1.p3");
     assert_eq!(
         a.report.files[0].packets,

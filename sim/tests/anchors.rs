@@ -10,15 +10,7 @@ use common::*;
 use std::path::PathBuf;
 
 fn anchors() -> Option<PathBuf> {
-    let d = repo().join("../shared/anchors/hpcc-ns3");
-    if d.is_dir() {
-        Some(d)
-    } else if ci() {
-        panic!("ROCESIM_CI=1 but {} is missing", d.display());
-    } else {
-        eprintln!("skipping: {} not found", d.display());
-        None
-    }
+    roce_testkit::ci::shared("anchors/hpcc-ns3")
 }
 
 fn check(name: &str, flows: &str, fct: &str) {
@@ -65,8 +57,7 @@ fn check(name: &str, flows: &str, fct: &str) {
         }
     }
     // Run it: N flows share the receiver's 100G port.
-    let out = tmp(&format!("anchor_{name}"));
-    let s = run_ok(&scenario(name), &out, &[]);
+    let (_, s) = run_scenario(name, &format!("anchor_{name}"), &[]);
     let standalone_ns: f64 = std::fs::read_to_string(dir.join(fct))
         .unwrap()
         .lines()

@@ -6,53 +6,30 @@ mod common;
 
 use common::*;
 
-const TWO_NIC_CLIENT: &str = r#"
-name = "two_nic_client"
-[[host]]
-name = "a"
-  [[host.nic]]
-  name = "a1"
-  ip = "10.0.0.1/24"
-  mtu = 4200
-  [[host.nic]]
-  name = "a2"
-  ip = "10.0.0.2/24"
-  mtu = 4200
-[[host]]
-name = "b"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.0.3/24"
-  mtu = 4200
-[[switch]]
-name = "sw"
-[[link]]
-a = "a.a1"
-b = "sw.p1"
-rate = "25G"
-[[link]]
-a = "a.a2"
-b = "sw.p2"
-rate = "25G"
-[[link]]
-a = "b.eth0"
-b = "sw.p3"
-rate = "25G"
-[[workload]]
-tool = "ib_write_bw"
-client = "a.a2"
-server = "b"
-size = "64KiB"
-iters = 4
-timeout = 4
-retry_cnt = 2
-"#;
+/// Host a with NICs a1 and a2 in one subnet, b, one switch; the QP lives
+/// on a2.
+fn two_nic_client() -> String {
+    let mut t = "name = \"two_nic_client\"\n".to_string()
+        + &host(
+            "a",
+            "",
+            &[("a1", "10.0.0.1/24"), ("a2", "10.0.0.2/24")],
+            4200,
+        )
+        + &host("b", "", &[("eth0", "10.0.0.3/24")], 4200)
+        + &switch("sw", "", &[]);
+    for (a, b) in [("a.a1", "sw.p1"), ("a.a2", "sw.p2"), ("b.eth0", "sw.p3")] {
+        t += &link_with(a, b, "25G", "");
+    }
+    t + &write_bw(
+        "a.a2",
+        "b",
+        "size = \"64KiB\"\niters = 4\ntimeout = 4\nretry_cnt = 2\n",
+    )
+}
 
 fn status(name: &str, sets: &[&str]) -> (String, serde_json::Value) {
-    let dir = tmp(name);
-    let file = dir.join("t.toml");
-    std::fs::write(&file, TWO_NIC_CLIENT).unwrap();
-    let s = run_ok(&file, &dir.join("run"), sets);
+    let (_, s) = run_text(name, &two_nic_client(), sets);
     (clients(&s)[0]["status"].as_str().unwrap().to_string(), s)
 }
 
@@ -158,15 +135,12 @@ fn pair_frames() -> String {
 /// at 0 s and 1 s are lost, the one at 2 s is answered.
 #[test]
 fn a_lost_arp_request_is_retransmitted_every_second() {
-    let dir = tmp("arp_retransmit");
-    let file = dir.join("t.toml");
-    std::fs::write(&file, pair_frames()).unwrap();
     let sets = [
         "sim.arp=frames",
         "workload.0.size=4KiB",
         "workload.0.iters=2",
     ];
-    let s = run_ok(&file, &dir.join("run"), &sets);
+    let (_, s) = run_text("arp_retransmit", &pair_frames(), &sets);
     let q = clients(&s)[0];
     assert_eq!(q["status"], "success", "{q}");
     let first = q["first_tx_ns"].as_u64().unwrap();

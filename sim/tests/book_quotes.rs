@@ -14,6 +14,7 @@
 mod common;
 
 use common::*;
+use roce_testkit::repo::book_text_blocks;
 
 /// stdout and stderr lines of one `rocesim` invocation, with the wall time
 /// (the only figure that varies) written as the book writes it.
@@ -29,31 +30,20 @@ fn lines(args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Whether a quoted block is `roce-pcap analyze` output.
+fn from_roce_pcap(block: &[String]) -> bool {
+    block.iter().any(|l| {
+        l.starts_with("LAG BALANCE") || l.starts_with("  error ") || l.starts_with("  warning ")
+    })
+}
+
 /// Lines of the ```text blocks of a chapter, leaving out the sweep table,
 /// roce-pcap's output, shell prompts and the file a `$ cat` shows.
 fn quoted(chapter: &str) -> (Vec<String>, Vec<String>) {
-    let text = std::fs::read_to_string(repo().join("book/src").join(chapter)).unwrap();
-    let mut blocks: Vec<Vec<String>> = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            inside = line == "```text";
-            if inside {
-                blocks.push(Vec::new());
-            }
-            continue;
-        }
-        if inside && !line.trim().is_empty() {
-            blocks.last_mut().unwrap().push(line.to_string());
-        }
-    }
     let mut cat = Vec::new();
     let mut keep = Vec::new();
-    for b in blocks {
-        let from_roce_pcap = b.iter().any(|l| {
-            l.starts_with("LAG BALANCE") || l.starts_with("  error ") || l.starts_with("  warning ")
-        });
-        if from_roce_pcap || b[0].starts_with("qps ") {
+    for b in book_text_blocks(chapter) {
+        if from_roce_pcap(&b) || b[0].starts_with("qps ") {
             continue;
         }
         let mut in_cat = false;
@@ -162,31 +152,11 @@ fn squeeze(line: &str) -> String {
 
 /// Lines of the case studies' ```text blocks that `roce-pcap` prints.
 fn quoted_roce_pcap(chapter: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(repo().join("book/src").join(chapter)).unwrap();
-    let mut blocks: Vec<Vec<String>> = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            inside = line == "```text";
-            if inside {
-                blocks.push(Vec::new());
-            }
-            continue;
-        }
-        if inside && !line.trim().is_empty() && line.trim() != "..." {
-            blocks.last_mut().unwrap().push(line.to_string());
-        }
-    }
-    blocks
+    book_text_blocks(chapter)
         .into_iter()
-        .filter(|b| {
-            b.iter().any(|l| {
-                l.starts_with("LAG BALANCE")
-                    || l.starts_with("  error ")
-                    || l.starts_with("  warning ")
-            })
-        })
+        .filter(|b| from_roce_pcap(b))
         .flatten()
+        .filter(|l| l.trim() != "...")
         .collect()
 }
 

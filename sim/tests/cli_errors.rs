@@ -44,6 +44,22 @@ fn fails(name: &str, text: &str, sets: &[&str]) -> String {
     err
 }
 
+/// `lag_hash` with `from` replaced by `to` once fails, naming the line
+/// of the last line of `to`.
+fn fails_at(name: &str, from: &str, to: &str) -> String {
+    let t = lag_text().replacen(from, to, 1);
+    let err = fails(name, &t, &[]);
+    at(line_of(&t, to.trim().lines().last().unwrap()), &err);
+    err
+}
+
+/// The error says every one of `parts`.
+fn says(err: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(err.contains(p), "no {p:?} in: {err}");
+    }
+}
+
 fn at(file_line: usize, err: &str) {
     assert!(
         err.contains(&format!(".toml:{file_line}:")),
@@ -53,49 +69,57 @@ fn at(file_line: usize, err: &str) {
 
 #[test]
 fn unknown_key_with_did_you_mean() {
-    let t = lag_text().replacen(
+    let err = fails_at(
+        "unknown_key",
         "  mtu = 9000              # jumbo frames: RoCE path MTU 4096",
         "  mttu = 9000",
-        1,
     );
-    let err = fails("unknown_key", &t, &[]);
-    at(line_of(&t, "mttu = 9000"), &err);
-    assert!(err.contains("key `host[0].nic[0]"), "{err}");
-    assert!(err.contains("unknown key `mttu`"), "{err}");
-    assert!(err.contains("hint: did you mean `mtu`?"), "{err}");
+    says(
+        &err,
+        &[
+            "key `host[0].nic[0]",
+            "unknown key `mttu`",
+            "hint: did you mean `mtu`?",
+        ],
+    );
 }
 
 #[test]
 fn bad_unit() {
-    let t = lag_text().replacen("rate = \"100Gbps\"", "rate = \"100GB\"", 1);
-    let err = fails("bad_unit", &t, &[]);
-    at(line_of(&t, "rate = \"100GB\""), &err);
-    assert!(err.contains("key `link[0].rate`"), "{err}");
-    assert!(err.contains("unknown rate unit `GB`"), "{err}");
+    let err = fails_at("bad_unit", "rate = \"100Gbps\"", "rate = \"100GB\"");
+    says(&err, &["key `link[0].rate`", "unknown rate unit `GB`"]);
 }
 
 #[test]
 fn dangling_reference() {
-    let t = lag_text().replacen("b = \"sw1.p1\"", "b = \"sw2.p1\"", 1);
-    let err = fails("dangling", &t, &[]);
-    at(line_of(&t, "b = \"sw2.p1\""), &err);
-    assert!(err.contains("key `link[0].b`"), "{err}");
-    assert!(err.contains("no host or switch `sw2`"), "{err}");
-    assert!(err.contains("did you mean `sw1`?"), "{err}");
-    let t = lag_text().replacen("client = \"hostA.bond0\"", "client = \"hostA.bond1\"", 1);
-    let err = fails("dangling_iface", &t, &[]);
-    at(line_of(&t, "client = \"hostA.bond1\""), &err);
+    let err = fails_at("dangling", "b = \"sw1.p1\"", "b = \"sw2.p1\"");
+    says(
+        &err,
+        &[
+            "key `link[0].b`",
+            "no host or switch `sw2`",
+            "did you mean `sw1`?",
+        ],
+    );
+    let err = fails_at(
+        "dangling_iface",
+        "client = \"hostA.bond0\"",
+        "client = \"hostA.bond1\"",
+    );
     assert!(err.contains("did you mean `bond0`?"), "{err}");
 }
 
 #[test]
 fn impossible_mtu() {
-    let t = lag_text().replacen("tx_depth = 128\n", "tx_depth = 128\nmtu = 5000\n", 1);
-    let err = fails("mtu", &t, &[]);
-    at(line_of(&t, "mtu = 5000"), &err);
-    assert!(err.contains("key `workload[0].mtu`"), "{err}");
-    assert!(err.contains("RoCE MTU 5000 is impossible"), "{err}");
-    assert!(err.contains("256, 512, 1024, 2048 or 4096"), "{err}");
+    let err = fails_at("mtu", "tx_depth = 128\n", "tx_depth = 128\nmtu = 5000\n");
+    says(
+        &err,
+        &[
+            "key `workload[0].mtu`",
+            "RoCE MTU 5000 is impossible",
+            "256, 512, 1024, 2048 or 4096",
+        ],
+    );
 }
 
 #[test]
@@ -105,8 +129,10 @@ fn roce_v1_cannot_cross_a_router() {
         .replacen("ip = \"10.0.0.2/24\"", "ip = \"10.0.1.2/24\"", 1);
     let err = fails("v1_routed", &t, &[]);
     at(line_of(&t, "server = \"hostB.bond0\""), &err);
-    assert!(err.contains("RoCE v1 frames cannot be routed"), "{err}");
-    assert!(err.contains("hint: use roce = \"v2\""), "{err}");
+    says(
+        &err,
+        &["RoCE v1 frames cannot be routed", "hint: use roce = \"v2\""],
+    );
 }
 
 #[test]
@@ -240,8 +266,10 @@ fn outputs_never_replace_a_file_or_device() {
 fn message_too_long_for_the_mtu() {
     let sets = ["workload.0.size=1GiB", "workload.0.mtu=256"];
     let err = fails("msg_too_long", &lag_text(), &sets);
-    assert!(err.contains("--set workload.0.size=1GiB"), "{err}");
-    assert!(err.contains("key `workload[0].size`"), "{err}");
+    says(
+        &err,
+        &["--set workload.0.size=1GiB", "key `workload[0].size`"],
+    );
     assert!(
         err.contains("at most 536870912 bytes at RoCE MTU 256"),
         "{err}"
@@ -262,9 +290,8 @@ fn message_too_long_for_the_mtu() {
 #[test]
 fn scenario_name_must_be_a_plain_directory_name() {
     for bad in ["../escaped", "", "a/b"] {
-        let t = lag_text().replacen("name = \"lag_hash\"", &format!("name = \"{bad}\""), 1);
-        let err = fails(&format!("name{}", bad.len()), &t, &[]);
-        at(line_of(&t, &format!("name = \"{bad}\"")), &err);
+        let name = format!("name = \"{bad}\"");
+        let err = fails_at(&format!("name{}", bad.len()), "name = \"lag_hash\"", &name);
         assert!(err.contains("key `name`") && err.contains("hint:"), "{err}");
     }
 }

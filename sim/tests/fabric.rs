@@ -6,98 +6,52 @@ mod common;
 use common::*;
 use core::net::Ipv4Addr;
 use roce_codec::hash::{EcmpHash, FiveTuple, FlowAddrs};
+use roce_testkit::tshark::{fields, tshark};
 
-const LEAF_SPINE: &str = r#"
-name = "leaf_spine"
-[[host]]
-name = "a"
-gateway = "10.0.1.254"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.1.1/24"
-  mtu = 4200
-[[host]]
-name = "b"
-gateway = "10.0.2.254"
-  [[host.nic]]
-  name = "eth0"
-  ip = "10.0.2.1/24"
-  mtu = 4200
-[[switch]]
-name = "leaf1"
-hash_seed = 7
-  [[switch.route]]
-  prefix = "10.0.2.0/24"
-  via = ["u1", "u2"]
-[[switch]]
-name = "leaf2"
-hash_seed = 7
-  [[switch.route]]
-  prefix = "10.0.1.0/24"
-  via = ["u1", "u2"]
-[[switch]]
-name = "spine1"
-  [[switch.route]]
-  prefix = "10.0.1.0/24"
-  via = ["d1"]
-  [[switch.route]]
-  prefix = "10.0.2.0/24"
-  via = ["d2"]
-[[switch]]
-name = "spine2"
-  [[switch.route]]
-  prefix = "10.0.1.0/24"
-  via = ["d1"]
-  [[switch.route]]
-  prefix = "10.0.2.0/24"
-  via = ["d2"]
-[[link]]
-a = "a.eth0"
-b = "leaf1.p1"
-rate = "100G"
-delay = "1us"
-[[link]]
-a = "b.eth0"
-b = "leaf2.p1"
-rate = "100G"
-delay = "1us"
-[[link]]
-a = "leaf1.u1"
-b = "spine1.d1"
-rate = "100G"
-delay = "1us"
-[[link]]
-a = "leaf1.u2"
-b = "spine2.d1"
-rate = "100G"
-delay = "1us"
-[[link]]
-a = "leaf2.u1"
-b = "spine1.d2"
-rate = "100G"
-delay = "1us"
-[[link]]
-a = "leaf2.u2"
-b = "spine2.d2"
-rate = "100G"
-delay = "1us"
-[[workload]]
-tool = "ib_write_bw"
-client = "a"
-server = "b"
-size = "256KiB"
-qps = 8
-iters = 4
-[[tap]]
-at = "b.eth0"
-"#;
+/// a (10.0.1.1) on leaf1, b (10.0.2.1) on leaf2, both leaves routing over
+/// spine1 and spine2 (ECMP, seed 7), 100G links of 1 us; 8 QPs from a to
+/// b with `workload` keys; a tap at b. Without `leaf1_routes` leaf1 has no
+/// route to b's subnet.
+fn leaf_spine(leaf1_routes: bool, workload: &str) -> String {
+    let uplinks: &[&str] = &["u1", "u2"];
+    let mut t = "name = \"leaf_spine\"\n".to_string()
+        + &host(
+            "a",
+            "gateway = \"10.0.1.254\"\n",
+            &[("eth0", "10.0.1.1/24")],
+            4200,
+        )
+        + &host(
+            "b",
+            "gateway = \"10.0.2.254\"\n",
+            &[("eth0", "10.0.2.1/24")],
+            4200,
+        );
+    let leaf1: &[(&str, &[&str])] = if leaf1_routes {
+        &[("10.0.2.0/24", uplinks)]
+    } else {
+        &[]
+    };
+    t += &switch("leaf1", "hash_seed = 7\n", leaf1);
+    t += &switch("leaf2", "hash_seed = 7\n", &[("10.0.1.0/24", uplinks)]);
+    for spine in ["spine1", "spine2"] {
+        let routes: &[(&str, &[&str])] = &[("10.0.1.0/24", &["d1"]), ("10.0.2.0/24", &["d2"])];
+        t += &switch(spine, "", routes);
+    }
+    t += &link("a.eth0", "leaf1.p1", "100G");
+    t += &link("b.eth0", "leaf2.p1", "100G");
+    for (leaf, d) in [("leaf1", "d1"), ("leaf2", "d2")] {
+        for (u, spine) in [("u1", "spine1"), ("u2", "spine2")] {
+            t += &link(&format!("{leaf}.{u}"), &format!("{spine}.{d}"), "100G");
+        }
+    }
+    t + &write_bw("a", "b", &format!("size = \"256KiB\"\nqps = 8\n{workload}"))
+        + "[[tap]]\nat = \"b.eth0\"\n"
+}
 
 #[test]
 fn leaf_spine_routes_and_spreads_qps_by_the_switch_hash() {
-    let dir = tmp("leaf_spine");
-    let file = dir.join("leaf_spine.toml");
-    std::fs::write(&file, LEAF_SPINE).unwrap();
-    let s = run_ok(&file, &dir.join("run"), &[]);
+    let (dir, s) = run_text("leaf_spine", &leaf_spine(true, "iters = 4\n"), &[]);
     let hash = EcmpHash::Crc32 { seed: 7 };
     let mut want = [0u64; 2];
     for q in clients(&s) {
@@ -129,62 +83,26 @@ fn leaf_spine_routes_and_spreads_qps_by_the_switch_hash() {
         .sum();
     assert_eq!(drops, 0);
     // Three routed hops: TTL 64 -> 61 at b, source MAC = leaf2's router MAC.
-    if let Some(tshark) = tshark() {
-        let o = std::process::Command::new(tshark)
-            .arg("-r")
-            .arg(dir.join("run/b.eth0.pcap"))
-            .args([
-                "-Y",
-                "ip.src == 10.0.1.1",
-                "-T",
-                "fields",
-                "-e",
-                "ip.ttl",
-                "-e",
-                "eth.src",
-                "-c",
-                "3",
-            ])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&o.stdout);
-        assert_eq!(text.lines().count(), 3, "{text}");
-        for l in text.lines() {
-            assert_eq!(l, "61\t02:5e:00:00:00:02", "{text}");
+    if tshark().is_some() {
+        let filter = ["-Y", "ip.src == 10.0.1.1", "-c", "3"];
+        let rows = fields(
+            &dir.join("run/b.eth0.pcap"),
+            &filter,
+            &["ip.ttl", "eth.src"],
+        );
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        for r in &rows {
+            assert_eq!(r.join("\t"), "61\t02:5e:00:00:00:02", "{rows:?}");
         }
     }
 }
 
 #[test]
 fn missing_route_drops_and_the_qp_fails() {
-    let dir = tmp("no_route");
-    let file = dir.join("no_route.toml");
-    let text = LEAF_SPINE
-        .replacen(
-            "  [[switch.route]]\n  prefix = \"10.0.2.0/24\"\n  via = [\"u1\", \"u2\"]\n",
-            "",
-            1,
-        )
-        .replace("iters = 4", "iters = 1\ntimeout = 1\nretry_cnt = 0");
-    std::fs::write(&file, text).unwrap();
-    let s = run_ok(&file, &dir.join("run"), &[]);
+    let workload = "iters = 1\ntimeout = 1\nretry_cnt = 0\n";
+    let (_, s) = run_text("no_route", &leaf_spine(false, workload), &[]);
     assert!(port(&s, "leaf1.p1")["drops_no_route"].as_u64().unwrap() > 0);
     assert!(clients(&s).iter().all(|q| q["status"] == "retry_exceeded"));
-}
-
-fn tshark_fields(file: &std::path::Path, fields: &[&str]) -> Vec<String> {
-    let tshark = tshark().unwrap();
-    let mut c = std::process::Command::new(tshark);
-    c.arg("-r").arg(file).args(["-T", "fields"]);
-    for f in fields {
-        c.args(["-e", f]);
-    }
-    let o = c.output().unwrap();
-    assert!(o.status.success());
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]
@@ -192,10 +110,9 @@ fn roce_v1_vlan_pcp_and_pcapng_taps() {
     if tshark().is_none() {
         return;
     }
-    let out = tmp("v1_vlan");
-    let s = run_ok(
-        &scenario("lag_hash"),
-        &out,
+    let (out, s) = run_scenario(
+        "lag_hash",
+        "v1_vlan",
         &[
             "workload.0.size=256KiB",
             "workload.0.iters=2",
@@ -215,8 +132,9 @@ fn roce_v1_vlan_pcp_and_pcapng_taps() {
     let slaves: Vec<_> = clients(&s).iter().map(|q| q["slave"].clone()).collect();
     assert!(slaves.iter().all(|x| *x == slaves[0]));
     let tap = out.join(format!("hostA.eth{}.pcapng", slaves[0]));
-    let rows = tshark_fields(
+    let rows = fields(
         &tap,
+        &[],
         &[
             "frame.interface_name",
             "vlan.etype",
@@ -227,8 +145,8 @@ fn roce_v1_vlan_pcp_and_pcapng_taps() {
         ],
     );
     assert!(!rows.is_empty());
-    for r in &rows {
-        let f: Vec<&str> = r.split('\t').collect();
+    for f in &rows {
+        let r = f.join("\t");
         assert_eq!(f[0], format!("hostA.eth{}", slaves[0]));
         assert_eq!(f[1], "0x8915", "{r}");
         assert_eq!(f[2], "100");

@@ -37,6 +37,14 @@ fn distances(t: &Topology, dst: NodeId) -> Vec<Option<u32>> {
 /// Every node's next hops toward every host are exactly its links to a
 /// neighbour one hop closer (a host counts as a neighbour only if it is
 /// the destination); paths exist exactly where distances do.
+/// The ports `node` forwards to host `host` on, by name.
+fn next_hop_ports(t: &Topology, r: &Routes, node: NodeId, host: u32) -> Vec<String> {
+    r.next_hops(node, HostId(host))
+        .iter()
+        .map(|&l| t.port_name(l, node))
+        .collect()
+}
+
 fn check_against_bfs(t: &Topology, r: &Routes) {
     for dst in 0..t.host_count() {
         let dst = HostId(dst);
@@ -121,12 +129,7 @@ fn k4_edge_switch_has_two_uplinks_toward_another_pod() {
     let t = fat_tree(4, 1, [spec(100); 3]).unwrap();
     let r = ecmp_routes(&t).unwrap();
     let edge0 = t.find("edge0").unwrap();
-    let names: Vec<String> = r
-        .next_hops(edge0, HostId(15))
-        .iter()
-        .map(|&l| t.port_name(l, edge0))
-        .collect();
-    assert_eq!(names, ["edge0.u1", "edge0.u2"]);
+    assert_eq!(next_hop_ports(&t, &r, edge0, 15), ["edge0.u1", "edge0.u2"]);
     // Oversubscribed 3:1, the same routes with 3x the hosts.
     let over = fat_tree(4, 3, [spec(100); 3]).unwrap();
     let r3 = ecmp_routes(&over).unwrap();
@@ -154,12 +157,10 @@ fn leaf_spine_uses_parallel_links() {
     // To a host of another leaf: 2 spines x 2 parallel links.
     assert_eq!(r.next_hops(leaf0, HostId(11)).len(), 4);
     // A spine reaches a leaf's host over both parallel links.
-    let names: Vec<String> = r
-        .next_hops(spine1, HostId(11))
-        .iter()
-        .map(|&l| t.port_name(l, spine1))
-        .collect();
-    assert_eq!(names, ["spine1.p7", "spine1.p8"]);
+    assert_eq!(
+        next_hop_ports(&t, &r, spine1, 11),
+        ["spine1.p7", "spine1.p8"]
+    );
     assert_eq!(r.hop_count(&t, HostId(0), HostId(2)), Some(2));
     assert_eq!(r.hop_count(&t, HostId(0), HostId(11)), Some(4));
     // 2 x 4 us + 100G (80 ns) x 2 + 400G (20 ns) x 2.

@@ -14,27 +14,10 @@ use rocesim::topology::{
     FatTree, Framing, HostId, LinkSpec, NodeId, PerHop, Topology, ecmp_routes,
 };
 
-/// The anchors directory: `shared/` beside the checkout or any of its
-/// parents (a worktree sits one level deeper than the main checkout).
+/// The anchors directory (`roce_testkit::ci::shared`: beside the checkout
+/// or above it; skipped or, under ROCESIM_CI=1, failed when absent).
 fn anchors() -> Option<PathBuf> {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if let Some(d) = here
-        .ancestors()
-        .map(|a| a.join("shared/anchors/hpcc-ns3"))
-        .find(|d| d.is_dir())
-    {
-        return Some(d);
-    }
-    assert!(
-        std::env::var("ROCESIM_CI").map_or(true, |v| v != "1"),
-        "ROCESIM_CI=1 but shared/anchors/hpcc-ns3 is not beside {}",
-        here.display()
-    );
-    eprintln!(
-        "skipping: shared/anchors/hpcc-ns3 not found above {}",
-        here.display()
-    );
-    None
+    roce_testkit::ci::shared("anchors/hpcc-ns3")
 }
 
 fn topo(dir: &Path, name: &str) -> Topology {

@@ -4,10 +4,11 @@
 mod common;
 
 use common::*;
+use std::path::{Path, PathBuf};
 
 /// Two hosts on one 100G link; 4 x 1 MiB RDMA WRITEs at RoCE MTU 4096,
 /// sampled every 10 us.
-fn pair(dir: &std::path::Path) -> std::path::PathBuf {
+fn pair(dir: &Path) -> PathBuf {
     let sc = dir.join("pair.toml");
     std::fs::write(&sc, two_hosts(4200) + &link("a.eth0", "b.eth0", "100Gbps")).unwrap();
     sc
@@ -27,14 +28,21 @@ fn sets<'a>(extra: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
+/// The pair with `extra` sets, run into `run/` of a fresh directory
+/// `name`: the directory, the scenario file and summary.json.
+fn run_pair(name: &str, extra: &[&str]) -> (PathBuf, PathBuf, serde_json::Value) {
+    let dir = tmp(name);
+    let sc = pair(&dir);
+    let s = run_ok(&sc, &dir.join("run"), &sets(extra));
+    (dir, sc, s)
+}
+
 /// A `stop_at` far beyond the end of the work does not stretch the run:
 /// the QP's ACK timer (67 ms, perftest's timeout 14) is still armed when
 /// the work ends, but a pending timer is not activity.
 #[test]
 fn stop_at_after_the_work_does_not_stretch_the_run() {
-    let dir = tmp("outputs_stop_at_idle");
-    let sc = pair(&dir);
-    let s = run_ok(&sc, &dir.join("run"), &sets(&["sim.stop_at=50ms"]));
+    let (dir, sc, s) = run_pair("outputs_stop_at_idle", &["sim.stop_at=50ms"]);
     let t = s["sim_time_ns"].as_u64().unwrap();
     // 4 MiB at 100G is ~340 us on the wire; nowhere near 50 ms.
     assert!(t < 1_000_000, "sim_time_ns {t}");
@@ -59,6 +67,17 @@ fn stop_at_after_the_work_does_not_stretch_the_run() {
     assert_eq!(clients(&s)[0]["status"], "running");
 }
 
+/// The times of `port`'s rows in a ports.csv.
+fn sample_times(csv: &Path, port: &str) -> Vec<u64> {
+    std::fs::read_to_string(csv)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(&format!(",{port},")))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect()
+}
+
 /// The time series keep their resolution whatever timer is left armed at
 /// the end: with NCCL's timeout 20 the QP's ACK timer (4.3 s) outlived a
 /// 340 us transfer, the sampler ticked on until it fired and halved its
@@ -67,17 +86,9 @@ fn stop_at_after_the_work_does_not_stretch_the_run() {
 /// are sampled on the same regular grid.
 #[test]
 fn samples_keep_their_interval_whatever_timer_is_left() {
-    let dir = tmp("outputs_sample_grid");
-    let sc = pair(&dir);
-    let s = run_ok(&sc, &dir.join("run"), &sets(&["workload.0.timeout=20"]));
+    let (dir, _, s) = run_pair("outputs_sample_grid", &["workload.0.timeout=20"]);
     let end = s["sim_time_ns"].as_u64().unwrap();
-    let csv = std::fs::read_to_string(dir.join("run/ports.csv")).unwrap();
-    let times: Vec<u64> = csv
-        .lines()
-        .skip(1)
-        .filter(|l| l.contains(",a.eth0,"))
-        .map(|l| l.split(',').next().unwrap().parse().unwrap())
-        .collect();
+    let times = sample_times(&dir.join("run/ports.csv"), "a.eth0");
     // Every 10 us from 0, then the end of the run.
     let grid: Vec<u64> = (0..).map(|k| k * 10_000).take_while(|&t| t < end).collect();
     assert_eq!(times[..times.len() - 1], grid[..], "{times:?}");
@@ -88,13 +99,7 @@ fn samples_keep_their_interval_whatever_timer_is_left() {
     // the 1000-sample budget twice).
     let s = run_ok(&scenario("retry_exceeded"), &dir.join("re"), &[]);
     let end = s["sim_time_ns"].as_u64().unwrap();
-    let csv = std::fs::read_to_string(dir.join("re/ports.csv")).unwrap();
-    let times: Vec<u64> = csv
-        .lines()
-        .skip(1)
-        .filter(|l| l.contains(",hostA.eth0,"))
-        .map(|l| l.split(',').next().unwrap().parse().unwrap())
-        .collect();
+    let times = sample_times(&dir.join("re/ports.csv"), "hostA.eth0");
     let grid: Vec<u64> = (0..).map(|k| k * 40_000).take_while(|&t| t < end).collect();
     assert_eq!(times[..times.len() - 1], grid[..]);
 }
@@ -105,9 +110,7 @@ fn samples_keep_their_interval_whatever_timer_is_left() {
 /// it is not called `tx_gbps` like the port's.
 #[test]
 fn qps_csv_rates_are_payload_rates() {
-    let dir = tmp("outputs_qps_csv");
-    let sc = pair(&dir);
-    run_ok(&sc, &dir.join("run"), &sets(&["workload.0.size=8MiB"]));
+    let (dir, _, _) = run_pair("outputs_qps_csv", &["workload.0.size=8MiB"]);
     let qps = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
     let header: Vec<&str> = qps.lines().next().unwrap().split(',').collect();
     let col = header

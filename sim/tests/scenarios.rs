@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use core::net::Ipv4Addr;
 use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_hash};
+use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
 const SHIPPED: [&str; 5] = [
@@ -43,8 +44,7 @@ const LAG_SMALL: [&str; 2] = ["workload.0.size=1MiB", "workload.0.iters=8"];
 
 #[test]
 fn lag_hash_slaves_follow_the_linux_layer34_hash() {
-    let out = tmp("lag_l34");
-    let s = run_ok(&scenario("lag_hash"), &out, &LAG_SMALL);
+    let (_, s) = run_scenario("lag_hash", "lag_l34", &LAG_SMALL);
     // hostA's bond MAC is its first slave's (auto-assigned 02:00:00:00:01:01),
     // hostB's 02:00:00:00:01:02; the codec's bond_xmit_hash is the truth.
     let (smac, dmac) = (mac("02:00:00:00:01:01"), mac("02:00:00:00:01:02"));
@@ -90,16 +90,26 @@ fn lag_hash_slaves_follow_the_linux_layer34_hash() {
     );
 }
 
-#[test]
-fn lag_hash_layer23_puts_every_qp_on_one_slave() {
-    let out = tmp("lag_l23");
-    let mut sets = LAG_SMALL.to_vec();
-    sets.push("host.hostA.bond.bond0.xmit_hash_policy=layer2+3");
-    let s = run_ok(&scenario("lag_hash"), &out, &sets);
-    let slaves: Vec<u64> = clients(&s)
+/// `lag_hash`, small, with `extra` sets, run into a fresh directory `name`.
+fn lag_small(name: &str, extra: &[&str]) -> (std::path::PathBuf, Value) {
+    let sets: Vec<&str> = LAG_SMALL.iter().chain(extra).copied().collect();
+    run_scenario("lag_hash", name, &sets)
+}
+
+/// `lag_hash`, small, with one more `set`: the summary and the bond slave
+/// of every client QP.
+fn lag_slaves(name: &str, set: &str) -> (Value, Vec<u64>) {
+    let (_, s) = lag_small(name, &[set]);
+    let slaves = clients(&s)
         .iter()
         .map(|q| q["slave"].as_u64().unwrap())
         .collect();
+    (s, slaves)
+}
+
+#[test]
+fn lag_hash_layer23_puts_every_qp_on_one_slave() {
+    let (s, slaves) = lag_slaves("lag_l23", "host.hostA.bond.bond0.xmit_hash_policy=layer2+3");
     assert!(slaves.iter().all(|&x| x == slaves[0]), "{slaves:?}");
     let keys = FlowKeys::rocev2_v4(
         mac("02:00:00:00:01:01"),
@@ -117,14 +127,7 @@ fn lag_hash_layer23_puts_every_qp_on_one_slave() {
 
 #[test]
 fn lag_hash_queue_affinity_alternates_ports() {
-    let out = tmp("lag_qa");
-    let mut sets = LAG_SMALL.to_vec();
-    sets.push("host.hostA.bond.bond0.lag=queue-affinity");
-    let s = run_ok(&scenario("lag_hash"), &out, &sets);
-    let slaves: Vec<u64> = clients(&s)
-        .iter()
-        .map(|q| q["slave"].as_u64().unwrap())
-        .collect();
+    let (_, slaves) = lag_slaves("lag_qa", "host.hostA.bond.bond0.lag=queue-affinity");
     // ucontext ctr starts at 1; each QP takes ++ctr % 2: 0, 1, 0, 1, ...
     assert_eq!(slaves, [0, 1, 0, 1, 0, 1, 0, 1]);
 }
@@ -135,17 +138,14 @@ fn lag_hash_queue_affinity_alternates_ports() {
 /// of QPs.
 #[test]
 fn queue_affinity_round_robin_is_per_process() {
-    let dir = tmp("lag_qa_two");
     let text = std::fs::read_to_string(scenario("lag_hash")).unwrap();
     let second = "\n[[workload]]\nname = \"second\"\ntool = \"ib_write_bw\"\nclient = \"hostA.bond0\"\nserver = \"hostB.bond0\"\nsize = \"64KiB\"\nqps = 2\niters = 2\n";
-    let file = dir.join("two.toml");
-    std::fs::write(&file, text + second).unwrap();
     let mut sets = LAG_SMALL.to_vec();
     sets.extend([
         "host.hostA.bond.bond0.lag=queue-affinity",
         "workload.0.qps=2",
     ]);
-    let s = run_ok(&file, &dir.join("run"), &sets);
+    let (_, s) = run_text("lag_qa_two", &(text + second), &sets);
     let slaves: Vec<(String, u64)> = clients(&s)
         .iter()
         .map(|q| {
@@ -166,8 +166,7 @@ fn queue_affinity_round_robin_is_per_process() {
 
 #[test]
 fn lossless_run_conserves_bytes_and_completes_everything() {
-    let out = tmp("conserve");
-    let s = run_ok(&scenario("lag_hash"), &out, &LAG_SMALL);
+    let (_, s) = run_scenario("lag_hash", "conserve", &LAG_SMALL);
     let ports = s["ports"].as_array().unwrap();
     let total_drops: u64 = ports.iter().map(|p| p["drops"].as_u64().unwrap()).sum();
     assert_eq!(total_drops, 0);
@@ -208,8 +207,7 @@ fn lossless_run_conserves_bytes_and_completes_everything() {
 
 #[test]
 fn retry_exceeded_ends_in_status_12_at_the_hand_computed_time() {
-    let out = tmp("retry");
-    let s = run_ok(&scenario("retry_exceeded"), &out, &[]);
+    let (_, s) = run_scenario("retry_exceeded", "retry", &[]);
     let q = clients(&s)[0];
     assert_eq!(q["status"], "retry_exceeded");
     assert_eq!(q["status_code"], 12);
@@ -246,10 +244,9 @@ fn retry_exceeded_ends_in_status_12_at_the_hand_computed_time() {
 
 #[test]
 fn retry_exceeded_is_fixed_by_arp_ignore() {
-    let out = tmp("retry_fixed");
-    let s = run_ok(
-        &scenario("retry_exceeded"),
-        &out,
+    let (_, s) = run_scenario(
+        "retry_exceeded",
+        "retry_fixed",
         &["host.hostB.arp_ignore=1"],
     );
     let q = clients(&s)[0];
@@ -262,30 +259,19 @@ fn retry_exceeded_is_fixed_by_arp_ignore() {
 
 #[test]
 fn arp_frames_show_both_answers_in_the_capture() {
-    let Some(tshark) = tshark() else { return };
+    if tshark().is_none() {
+        return;
+    }
     let out = tmp("retry_arp_capture");
     run_ok(&scenario("retry_exceeded"), &out, &["tap.1.snaplen=0"]);
-    let o = std::process::Command::new(tshark)
-        .arg("-r")
-        .arg(out.join("hostA.eth0.pcap"))
-        .args([
-            "-Y",
-            "arp",
-            "-T",
-            "fields",
-            "-e",
-            "arp.opcode",
-            "-e",
-            "arp.src.proto_ipv4",
-            "-e",
-            "arp.src.hw_mac",
-            "-e",
-            "arp.dst.proto_ipv4",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout);
-    let rows: Vec<&str> = text.lines().collect();
+    let names = [
+        "arp.opcode",
+        "arp.src.proto_ipv4",
+        "arp.src.hw_mac",
+        "arp.dst.proto_ipv4",
+    ];
+    let rows = fields(&out.join("hostA.eth0.pcap"), &["-Y", "arp"], &names);
+    let rows: Vec<String> = rows.iter().map(|r| r.join("\t")).collect();
     assert_eq!(
         rows,
         [
@@ -293,30 +279,20 @@ fn arp_frames_show_both_answers_in_the_capture() {
             "2\t10.0.0.4\t02:00:00:00:01:02\t10.0.0.1",
             "2\t10.0.0.4\t02:00:00:00:02:02\t10.0.0.1",
         ],
-        "{text}"
+        "{rows:?}"
     );
 }
 
 #[test]
 fn failover_moves_traffic_after_miimon() {
-    let out = tmp("failover");
-    let s = run_ok(&scenario("failover"), &out, &[]);
+    let (out, s) = run_scenario("failover", "failover", &[]);
     let ev = &s["bonds"][0]["events"];
+    let said = |i: usize, what: &str| ev[i]["message"].as_str().unwrap().contains(what);
     // Link down at 20 ms, polls every 10 ms from t = 0: noticed at 30 ms.
     assert_eq!(ev[0]["t_ns"], 30_000_000, "{ev}");
-    assert!(
-        ev[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("down for slave 0")
-    );
+    assert!(said(0, "down for slave 0"));
     assert_eq!(ev[1]["t_ns"], 30_000_000);
-    assert!(
-        ev[1]["message"]
-            .as_str()
-            .unwrap()
-            .contains("making slave 1 the active slave")
-    );
+    assert!(said(1, "making slave 1 the active slave"));
     // Up at 45 ms: seen at the 50 ms poll, usable two polls (updelay
     // 20 ms) later.
     assert_eq!(ev[2]["t_ns"], 70_000_000);
@@ -440,52 +416,38 @@ fn lossy_link_recovers_with_go_back_n() {
 
 #[test]
 fn tshark_reads_every_tap_without_a_malformed_frame() {
-    let Some(tshark) = tshark() else { return };
+    if tshark().is_none() {
+        return;
+    }
     for (name, sets) in [
         ("lag_hash", LAG_SMALL.to_vec()),
         ("retry_exceeded", vec![]),
         ("failover", vec!["tap.0.snaplen=0"]),
         ("ecmp", vec![]),
     ] {
-        let out = tmp(&format!("tshark_{name}"));
-        let s = run_ok(&scenario(name), &out, &sets);
-        for t in s["taps"].as_array().unwrap() {
-            let file = out.join(t["file"].as_str().unwrap());
-            let o = std::process::Command::new(tshark)
-                .arg("-r")
-                .arg(&file)
-                .args([
-                    "-T",
-                    "fields",
-                    "-e",
-                    "frame.number",
-                    "-e",
-                    "_ws.malformed",
-                    "-e",
-                    "_ws.expert.severity",
-                    "-e",
-                    "infiniband.bth.opcode",
-                    "-e",
-                    "arp.opcode",
-                ])
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "{}: {}",
-                file.display(),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            let text = String::from_utf8_lossy(&o.stdout);
-            let lines: Vec<&str> = text.lines().collect();
+        let (out, s) = run_scenario(name, &format!("tshark_{name}"), &sets);
+        let names = [
+            "frame.number",
+            "_ws.malformed",
+            "_ws.expert.severity",
+            "infiniband.bth.opcode",
+            "arp.opcode",
+        ];
+        for (t, file) in s["taps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(tap_files(&s, &out))
+        {
+            let rows = fields(&file, &[], &names);
             assert_eq!(
-                lines.len() as u64,
+                rows.len() as u64,
                 t["frames"].as_u64().unwrap(),
                 "{}",
                 file.display()
             );
-            for l in &lines {
-                let f: Vec<&str> = l.split('\t').collect();
+            for f in &rows {
+                let l = f.join("\t");
                 assert!(f[1].is_empty(), "{}: malformed frame: {l}", file.display());
                 // Expert severity 8388608 = error (4194304 = warning is
                 // tolerated for nothing either: we emit no oddities).
@@ -506,13 +468,13 @@ fn tshark_reads_every_tap_without_a_malformed_frame() {
 
 #[test]
 fn queue_affinity_with_a_flow_label_asks_the_bond_hash() {
-    let out = tmp("lag_qa_fl");
-    let mut sets = LAG_SMALL.to_vec();
-    sets.extend([
-        "host.hostA.bond.bond0.lag=queue-affinity",
-        "workload.0.flow_label=0x12345",
-    ]);
-    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let (_, s) = lag_small(
+        "lag_qa_fl",
+        &[
+            "host.hostA.bond.bond0.lag=queue-affinity",
+            "workload.0.flow_label=0x12345",
+        ],
+    );
     // perftest --flow_label gives every QP the same label, hence the same
     // UDP source port, and the core's xmit_slave lookup the same slave.
     let sport = roce_codec::hash::flow_label_to_udp_sport(0x12345);
@@ -532,15 +494,15 @@ fn queue_affinity_with_a_flow_label_asks_the_bond_hash() {
 
 #[test]
 fn lacp_bond_moves_a_dead_slaves_buckets_and_back() {
-    let out = tmp("lag_fail");
-    let mut sets = LAG_SMALL.to_vec();
-    sets.extend([
-        "link.0.event=[{at = \"2ms\", state = \"down\"}, {at = \"5ms\", state = \"up\"}]",
-        "host.hostA.bond.bond0.miimon=1ms",
-        "workload.0.size=4MiB",
-        "workload.0.timeout=10",
-    ]);
-    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let (_, s) = lag_small(
+        "lag_fail",
+        &[
+            "link.0.event=[{at = \"2ms\", state = \"down\"}, {at = \"5ms\", state = \"up\"}]",
+            "host.hostA.bond.bond0.miimon=1ms",
+            "workload.0.size=4MiB",
+            "workload.0.timeout=10",
+        ],
+    );
     let ev: Vec<(u64, String)> = s["bonds"][0]["events"]
         .as_array()
         .unwrap()
@@ -575,10 +537,10 @@ fn lacp_bond_moves_a_dead_slaves_buckets_and_back() {
 
 #[test]
 fn per_qp_rate_limit_paces_on_the_wire() {
-    let out = tmp("rate_limit");
-    let mut sets = LAG_SMALL.to_vec();
-    sets.extend(["workload.0.rate_limit=10Gbps", "workload.0.qps=4"]);
-    let s = run_ok(&scenario("lag_hash"), &out, &sets);
+    let (_, s) = lag_small(
+        "rate_limit",
+        &["workload.0.rate_limit=10Gbps", "workload.0.qps=4"],
+    );
     // A 4096-byte payload rides in 12 (BTH) + 4096 + 4 (ICRC) IB bytes plus
     // 66 wire bytes (Ethernet, IPv4, UDP, FCS, preamble, IFG): the goodput of
     // a QP paced to 10 Gb/s on the wire is 10 x 4096 / 4178 = 9.804 Gb/s

@@ -5,33 +5,32 @@ mod common;
 
 use common::*;
 
+/// `rocesim sweep scenarios/lag_hash.toml --set SET...` (more arguments
+/// to be added).
+fn sweep_lag_hash(sets: &[&str]) -> std::process::Command {
+    let mut c = bin();
+    c.arg("sweep").arg(scenario("lag_hash"));
+    for s in sets {
+        c.args(["--set", s]);
+    }
+    c
+}
+
 fn sweep(out: &std::path::Path, jobs: &str) -> std::process::Output {
-    bin()
-        .arg("sweep")
-        .arg(scenario("lag_hash"))
-        .args(["--set", "workload.0.qps=1,2,4"])
-        .args([
-            "--set",
-            "host.hostA.bond.bond0.xmit_hash_policy=layer3+4,layer2+3",
-        ])
-        .args([
-            "--set",
-            "workload.0.size=256KiB",
-            "--set",
-            "workload.0.iters=2",
-        ])
-        .args([
-            "--set",
-            "host.hostA.qpn_alloc=random",
-            "--set",
-            "host.hostB.qpn_alloc=random",
-        ])
-        .args([
-            "--seeds", "1..5", "--jobs", jobs, "--format", "csv", "--out",
-        ])
-        .arg(out)
-        .output()
-        .unwrap()
+    sweep_lag_hash(&[
+        "workload.0.qps=1,2,4",
+        "host.hostA.bond.bond0.xmit_hash_policy=layer3+4,layer2+3",
+        "workload.0.size=256KiB",
+        "workload.0.iters=2",
+        "host.hostA.qpn_alloc=random",
+        "host.hostB.qpn_alloc=random",
+    ])
+    .args([
+        "--seeds", "1..5", "--jobs", jobs, "--format", "csv", "--out",
+    ])
+    .arg(out)
+    .output()
+    .unwrap()
 }
 
 #[test]
@@ -102,21 +101,16 @@ fn sweep_table_is_in_grid_order_whatever_the_jobs() {
 fn a_sweep_whose_seeds_change_nothing_says_so() {
     let dir = tmp("sweep_same");
     let run = |extra: &[&str], out: &str| {
-        let o = bin()
-            .arg("sweep")
-            .arg(scenario("lag_hash"))
-            .args(["--set", "workload.0.qps=2,4"])
-            .args([
-                "--set",
-                "workload.0.size=64KiB",
-                "--set",
-                "workload.0.iters=1",
-            ])
-            .args(extra)
-            .args(["--seeds", "1..4", "--jobs", "1", "--out"])
-            .arg(dir.join(out))
-            .output()
-            .unwrap();
+        let o = sweep_lag_hash(&[
+            "workload.0.qps=2,4",
+            "workload.0.size=64KiB",
+            "workload.0.iters=1",
+        ])
+        .args(extra)
+        .args(["--seeds", "1..4", "--jobs", "1", "--out"])
+        .arg(dir.join(out))
+        .output()
+        .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stderr).unwrap()
     };

@@ -8,18 +8,25 @@ mod common;
 
 use std::path::Path;
 
-use common::{link, scenario, two_hosts};
+use common::{link, scenario, switch, two_hosts};
 
+use rocesim::output::Summary;
 use rocesim::scenario::load_str;
 use rocesim::world::{BuildOptions, World};
 
 fn build(text: &str) -> Result<World, String> {
-    let sets = [
-        "sim.arp=frames",
-        "sim.stop_at=50ms",
-        "workload.0.size=64KiB",
-        "workload.0.iters=4",
-    ];
+    build_with(
+        text,
+        &[
+            "sim.arp=frames",
+            "sim.stop_at=50ms",
+            "workload.0.size=64KiB",
+            "workload.0.iters=4",
+        ],
+    )
+}
+
+fn build_with(text: &str, sets: &[&str]) -> Result<World, String> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded =
         load_str(Path::new("t.toml"), text.to_string(), &sets).map_err(|e| e.to_string())?;
@@ -27,19 +34,41 @@ fn build(text: &str) -> Result<World, String> {
         .map_err(|e| loaded.locate(&e).to_string())
 }
 
-#[test]
-fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
+/// Hosts a and b (`two_hosts`), plain switches, and 100G `links`.
+fn bridged(switches: &[&str], links: &[(&str, &str)]) -> String {
     let mut t = two_hosts(1500);
-    t.push_str("[[switch]]\nname = \"s1\"\n[[switch]]\nname = \"s2\"\n[[switch]]\nname = \"s3\"\n");
-    for (a, b) in [
-        ("a.eth0", "s1.p1"),
-        ("b.eth0", "s3.p1"),
-        ("s1.x", "s2.x"),
-        ("s2.y", "s3.y"),
-        ("s3.z", "s1.z"),
-    ] {
+    for s in switches {
+        t.push_str(&switch(s, "", &[]));
+    }
+    for (a, b) in links {
         t.push_str(&link(a, b, "100Gbps"));
     }
+    t
+}
+
+/// Runs `w` to the end; its invariants hold and every client QP succeeded.
+fn run_to_success(mut w: World) -> Summary {
+    w.run(&mut ());
+    w.check_invariants().unwrap();
+    let s = w.summary(0.0);
+    for q in s.qps.iter().filter(|q| q.role == "client") {
+        assert_eq!(q.status, "success", "{q:?}");
+    }
+    s
+}
+
+#[test]
+fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
+    let t = bridged(
+        &["s1", "s2", "s3"],
+        &[
+            ("a.eth0", "s1.p1"),
+            ("b.eth0", "s3.p1"),
+            ("s1.x", "s2.x"),
+            ("s2.y", "s3.y"),
+            ("s3.z", "s1.z"),
+        ],
+    );
     let e = build(&t).err().expect("a bridging loop must be refused");
     assert!(e.contains("key `link[4]`"), "{e}");
     assert!(e.contains("bridging loop"), "{e}");
@@ -48,16 +77,15 @@ fn a_ring_of_bridges_is_refused_at_the_link_that_closes_it() {
 
 #[test]
 fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
-    let mut t = two_hosts(1500);
-    t.push_str("[[switch]]\nname = \"s1\"\n[[switch]]\nname = \"s2\"\n");
-    for (a, b) in [
-        ("a.eth0", "s1.p1"),
-        ("b.eth0", "s2.p1"),
-        ("s1.u1", "s2.u1"),
-        ("s1.u2", "s2.u2"),
-    ] {
-        t.push_str(&link(a, b, "100Gbps"));
-    }
+    let t = bridged(
+        &["s1", "s2"],
+        &[
+            ("a.eth0", "s1.p1"),
+            ("b.eth0", "s2.p1"),
+            ("s1.u1", "s2.u1"),
+            ("s1.u2", "s2.u2"),
+        ],
+    );
     let e = build(&t)
         .err()
         .expect("two plain links between two bridges loop");
@@ -82,13 +110,7 @@ fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
         "[[switch]]\nname = \"s1\"\n  [[switch.lag]]\n  name = \"po1\"\n  ports = [\"u1\", \"u2\"]\n",
         1,
     );
-    let mut w = build(&lag).unwrap();
-    w.run(&mut ());
-    w.check_invariants().unwrap();
-    let s = w.summary(0.0);
-    for q in s.qps.iter().filter(|q| q.role == "client") {
-        assert_eq!(q.status, "success", "{q:?}");
-    }
+    let s = run_to_success(build(&lag).unwrap());
     // Back across the trunk: the ARP reply once, then one ACK per 64 KiB
     // message (64 packets at RoCE MTU 1024, AckReq only on the last).
     let trunk: u64 = s
@@ -112,16 +134,8 @@ fn broadcasts_do_not_cross_routed_ports() {
          {}[[workload]]\ntool = \"ib_write_bw\"\nclient = \"hostA\"\nserver = \"hostC\"\nsize = \"64KiB\"\niters = 4\n",
         link("hostC.eth0", "leaf1.p2", "100Gbps")
     );
-    let sets = ["sim.arp=frames", "sim.stop_at=20ms", "workload.0.iters=1"].map(String::from);
-    let loaded = load_str(Path::new("t.toml"), t, &sets).unwrap();
-    let mut w = World::build(&loaded.scenario, "t", &BuildOptions::default())
-        .unwrap_or_else(|e| panic!("{}", loaded.locate(&e)));
-    w.run(&mut ());
-    w.check_invariants().unwrap();
-    let s = w.summary(0.0);
-    for q in s.qps.iter().filter(|q| q.role == "client") {
-        assert_eq!(q.status, "success", "{q:?}");
-    }
+    let sets = ["sim.arp=frames", "sim.stop_at=20ms", "workload.0.iters=1"];
+    let s = run_to_success(build_with(&t, &sets).unwrap());
     // The spines carry the routed workload only: 8 QPs x 16 x 1 MiB at
     // RoCE MTU 4096, and nothing of hostA and hostC's bridged exchange.
     let spine_rx: u64 = s

@@ -25,6 +25,25 @@ fn pair(cfg: QpConfig, a_psn: u32, b_psn: u32) -> Loopback {
     Loopback::new(a, b, Rate::gbps(100), Ps::from_ns(500), 1)
 }
 
+/// QP A talking to B, both starting at PSN 0.
+fn requester(cfg: QpConfig) -> RcQp {
+    RcQp::new(A, B, Psn::new(0), Psn::new(0), cfg)
+}
+
+/// Posts a work request, which `qp` must accept.
+fn post(qp: &mut RcQp, wr_id: u64, verb: Verb, len: u64) {
+    qp.post_send(WorkRequest::new(wr_id, verb, len)).unwrap();
+}
+
+/// The packets sent in `dir` (lost or not), in order.
+fn sent(lb: &Loopback, dir: Dir) -> Vec<IbRepr> {
+    lb.trace()
+        .iter()
+        .filter(|e| e.dir == dir)
+        .map(|e| e.pkt)
+        .collect()
+}
+
 fn completions(qp: &mut RcQp) -> Vec<Completion> {
     std::iter::from_fn(|| qp.poll_completion()).collect()
 }
@@ -47,8 +66,7 @@ fn write_10000_at_mtu_4096_is_first_middle_last() {
     // roce-facts §1.5: 4096 (+RETH) / 4096 / 1808 -> frames 4174, 4158,
     // 1870 bytes with FCS, i.e. 4170, 4154, 1866 as captured.
     let mut qp = RcQp::new(A, B, Psn::new(100), Psn::new(0), cfg());
-    qp.post_send(WorkRequest::new(7, Verb::Write, 10_000))
-        .unwrap();
+    post(&mut qp, 7, Verb::Write, 10_000);
     let pkts = drain(&mut qp, Ps::ZERO);
     assert_eq!(ops(&pkts), [0x06, 0x07, 0x08]);
     assert_eq!(psns(&pkts), [100, 101, 102]);
@@ -86,29 +104,20 @@ fn write_10000_at_mtu_4096_is_first_middle_last() {
 
 #[test]
 fn send_and_immediate_variants() {
-    let mut qp = RcQp::new(
-        A,
-        B,
-        Psn::new(0),
-        Psn::new(0),
-        QpConfig {
-            pmtu: 1024,
-            ..cfg()
-        },
-    );
+    let mut qp = requester(QpConfig {
+        pmtu: 1024,
+        ..cfg()
+    });
     // SEND with immediate of 5000 B at 1024: 4 full packets + 904.
-    qp.post_send(WorkRequest::new(0xAABB_CCDD_0000_0042, Verb::SendImm, 5000))
-        .unwrap();
+    post(&mut qp, 0xAABB_CCDD_0000_0042, Verb::SendImm, 5000);
     // 1-byte SEND: ONLY, PadCnt 3.
-    qp.post_send(WorkRequest::new(2, Verb::Send, 1)).unwrap();
+    post(&mut qp, 2, Verb::Send, 1);
     // WRITE with immediate fitting one packet: ONLY with RETH and ImmDt.
-    qp.post_send(WorkRequest::new(3, Verb::WriteImm, 1024))
-        .unwrap();
+    post(&mut qp, 3, Verb::WriteImm, 1024);
     // Zero-length WRITE: ONLY, no payload, RETH length 0, one PSN.
-    qp.post_send(WorkRequest::new(4, Verb::Write, 0)).unwrap();
+    post(&mut qp, 4, Verb::Write, 0);
     // WRITE with immediate over two packets: FIRST (RETH), LAST_IMM.
-    qp.post_send(WorkRequest::new(5, Verb::WriteImm, 1500))
-        .unwrap();
+    post(&mut qp, 5, Verb::WriteImm, 1500);
     let pkts = drain(&mut qp, Ps::ZERO);
     assert_eq!(
         ops(&pkts),
@@ -144,54 +153,32 @@ fn ack_req_on_last_packets_and_on_the_66th_non_last_packet() {
     // rxe: `noack_pkts++ > 64` -> the 66th consecutive non-last packet
     // carries AckReq, then the count restarts. 200 packets of 256 B:
     // AckReq at indices 65, 131, 197 and on the last one, 199.
-    let mut qp = RcQp::new(
-        A,
-        B,
-        Psn::new(0),
-        Psn::new(0),
-        QpConfig { pmtu: 256, ..cfg() },
-    );
-    qp.post_send(WorkRequest::new(1, Verb::Write, 200 * 256))
-        .unwrap();
+    let mut qp = requester(QpConfig { pmtu: 256, ..cfg() });
+    post(&mut qp, 1, Verb::Write, 200 * 256);
     let pkts = drain(&mut qp, Ps::ZERO);
     assert_eq!(pkts.len(), 129, "the unacked-PSN window stops at 129");
-    let mut qp = RcQp::new(
-        A,
-        B,
-        Psn::new(0),
-        Psn::new(0),
-        QpConfig {
-            pmtu: 256,
-            max_unacked_psns: 1000,
-            ..cfg()
-        },
-    );
-    qp.post_send(WorkRequest::new(1, Verb::Write, 200 * 256))
-        .unwrap();
+    let mut qp = requester(QpConfig {
+        pmtu: 256,
+        max_unacked_psns: 1000,
+        ..cfg()
+    });
+    post(&mut qp, 1, Verb::Write, 200 * 256);
     // Then 3-packet messages: only their last packets, the counter having
     // been reset by the last packet of the long message.
     for i in 0..3 {
-        qp.post_send(WorkRequest::new(2 + i, Verb::Send, 3 * 256))
-            .unwrap();
+        post(&mut qp, 2 + i, Verb::Send, 3 * 256);
     }
     let pkts = drain(&mut qp, Ps::ZERO);
     let with: Vec<usize> = (0..pkts.len()).filter(|&i| pkts[i].bth.ack_req).collect();
     assert_eq!(with, [65, 131, 197, 199, 202, 205, 208]);
 
     // ack_req_every = 0: only last packets.
-    let mut qp = RcQp::new(
-        A,
-        B,
-        Psn::new(0),
-        Psn::new(0),
-        QpConfig {
-            pmtu: 256,
-            ack_req_every: 0,
-            ..cfg()
-        },
-    );
-    qp.post_send(WorkRequest::new(1, Verb::Write, 100 * 256))
-        .unwrap();
+    let mut qp = requester(QpConfig {
+        pmtu: 256,
+        ack_req_every: 0,
+        ..cfg()
+    });
+    post(&mut qp, 1, Verb::Write, 100 * 256);
     let pkts = drain(&mut qp, Ps::ZERO);
     let with: Vec<usize> = (0..pkts.len()).filter(|&i| pkts[i].bth.ack_req).collect();
     assert_eq!(with, [99]);
@@ -203,29 +190,15 @@ fn read_reserves_psns_across_the_wrap() {
     // = 3 PSNs: 0xFFFFFE, 0xFFFFFF, 0x000000. The next request uses 1.
     let mut lb = pair(cfg(), 0xFF_FFFE, 0x00_0500);
     lb.record_trace();
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Read, 10_000))
-        .unwrap();
-    lb.a_mut()
-        .post_send(WorkRequest::new(2, Verb::Write, 100))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Read, 10_000);
+    post(lb.a_mut(), 2, Verb::Write, 100);
     assert!(lb.run_until(Ps::from_ms(1), 10_000));
-    let a_to_b: Vec<IbRepr> = lb
-        .trace()
-        .iter()
-        .filter(|e| e.dir == Dir::AtoB)
-        .map(|e| e.pkt)
-        .collect();
+    let a_to_b: Vec<IbRepr> = sent(&lb, Dir::AtoB);
     assert_eq!(ops(&a_to_b), [0x0C, 0x0A]);
     assert_eq!(psns(&a_to_b), [0xFF_FFFE, 0x00_0001]);
     assert_eq!(a_to_b[0].ext.reth.unwrap().dma_len, 10_000);
     assert!(a_to_b[0].bth.ack_req);
-    let b_to_a: Vec<IbRepr> = lb
-        .trace()
-        .iter()
-        .filter(|e| e.dir == Dir::BtoA)
-        .map(|e| e.pkt)
-        .collect();
+    let b_to_a: Vec<IbRepr> = sent(&lb, Dir::BtoA);
     // Responses FIRST (AETH), MIDDLE, LAST (AETH), then the WRITE's ACK.
     assert_eq!(ops(&b_to_a), [0x0D, 0x0E, 0x0F, 0x11]);
     assert_eq!(psns(&b_to_a), [0xFF_FFFE, 0xFF_FFFF, 0x00_0000, 0x00_0001]);
@@ -263,9 +236,7 @@ fn one_nak_per_sequence_error_episode_then_go_back_n() {
     let mut lb = pair(cfg(), 0, 0);
     lb.record_trace();
     lb.set_loss(Dir::AtoB, Loss::Indices(BTreeSet::from([2])));
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Write, 10 * 4096))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Write, 10 * 4096);
     assert!(lb.run_until(Ps::from_ms(1), 10_000));
     let tr = lb.trace();
     let sent: Vec<IbRepr> = tr
@@ -317,16 +288,9 @@ fn resend_from_the_middle_of_a_send_keeps_middle_opcodes() {
     lb.b_mut().post_recv(1);
     lb.record_trace();
     lb.set_loss(Dir::AtoB, Loss::Indices(BTreeSet::from([1])));
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Send, 4 * 4096))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Send, 4 * 4096);
     assert!(lb.run_until(Ps::from_ms(1), 10_000));
-    let sent: Vec<IbRepr> = lb
-        .trace()
-        .iter()
-        .filter(|e| e.dir == Dir::AtoB)
-        .map(|e| e.pkt)
-        .collect();
+    let sent: Vec<IbRepr> = sent(&lb, Dir::AtoB);
     assert_eq!(ops(&sent), [0x00, 0x01, 0x01, 0x02, 0x01, 0x01, 0x02]);
     assert_eq!(psns(&sent), [50, 51, 52, 53, 51, 52, 53]);
     assert_eq!(lb.b().counters().recv_wqes_consumed, 1);
@@ -350,9 +314,7 @@ fn duplicates_are_re_acked_with_epsn_minus_one() {
     );
     lb.record_trace();
     lb.set_loss(Dir::BtoA, Loss::Indices(BTreeSet::from([0])));
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Write, 3 * 4096))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Write, 3 * 4096);
     assert!(lb.run_until(Ps::from_ms(10), 10_000));
     let back: Vec<&IbRepr> = lb
         .trace()
@@ -411,9 +373,7 @@ fn silent(retry_cnt: u8, timeout: u8, wrs: u64) -> (Vec<Ps>, Vec<Completion>, Rc
     lb.record_trace();
     lb.set_loss(Dir::AtoB, Loss::All);
     for i in 0..wrs {
-        lb.a_mut()
-            .post_send(WorkRequest::new(i, Verb::Write, 100))
-            .unwrap();
+        post(lb.a_mut(), i, Verb::Write, 100);
     }
     assert!(lb.run_until(Ps::from_ms(100_000), 1_000_000), "went quiet");
     let times = lb
@@ -465,7 +425,7 @@ fn error_flushes_every_later_request_with_status_5() {
     assert_eq!(st, [(0, 12), (1, 5), (2, 5)]);
     assert!(c.iter().all(|c| c.at == Ps(8_192_000) && c.bytes == 0));
     // Posting to an Error QP completes at once with a flush; nothing is sent.
-    qp.post_send(WorkRequest::new(9, Verb::Send, 10)).unwrap();
+    post(&mut qp, 9, Verb::Send, 10);
     assert_eq!(qp.poll_completion().unwrap().status, WcStatus::WrFlushErr);
     assert_eq!(qp.next_tx(Ps::from_ms(1)), None);
     assert_eq!(qp.tx_ready_at(Ps::from_ms(1)), None);
@@ -484,9 +444,7 @@ fn timeout_zero_never_retries() {
         0,
     );
     lb.set_loss(Dir::AtoB, Loss::All);
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Write, 1))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Write, 1);
     assert!(lb.run_until(Ps::from_ms(1000), 1000));
     assert_eq!(lb.a().next_timer(), None);
     assert_eq!(lb.a().state(), QpState::Rts);
@@ -507,12 +465,8 @@ fn rnr_nak_waits_the_timer_of_its_code() {
         0,
     );
     lb.record_trace();
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Send, 100))
-        .unwrap();
-    lb.a_mut()
-        .post_send(WorkRequest::new(2, Verb::Write, 100))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Send, 100);
+    post(lb.a_mut(), 2, Verb::Write, 100);
     // Not quiet at 100 us: the RNR wait is pending.
     assert!(!lb.run_until(Ps::from_us(100), 10_000));
     assert!(lb.a().next_timer().is_some());
@@ -549,21 +503,21 @@ fn rnr_nak_waits_the_timer_of_its_code() {
 fn rnr_retry_exhaustion_is_status_13_and_7_is_infinite() {
     // rnr_retry 2, min_rnr_timer 1 (10 us), never a receive: the SEND goes
     // 3 times (first + 2 retries), the third RNR NAK fails it with 13.
-    let mut lb = pair(
-        QpConfig {
-            min_rnr_timer: 1,
-            rnr_retry: 2,
-            ..cfg()
-        },
-        0,
-        0,
-    );
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Send, 100))
-        .unwrap();
-    lb.a_mut()
-        .post_send(WorkRequest::new(2, Verb::Send, 100))
-        .unwrap();
+    // min_rnr_timer 1 (10 us) and `rnr_retry`, never a receive posted.
+    let refused = |rnr_retry| {
+        pair(
+            QpConfig {
+                min_rnr_timer: 1,
+                rnr_retry,
+                ..cfg()
+            },
+            0,
+            0,
+        )
+    };
+    let mut lb = refused(2);
+    post(lb.a_mut(), 1, Verb::Send, 100);
+    post(lb.a_mut(), 2, Verb::Send, 100);
     assert!(lb.run_until(Ps::from_ms(10), 10_000));
     let c = completions(lb.a_mut());
     assert_eq!(
@@ -574,18 +528,8 @@ fn rnr_retry_exhaustion_is_status_13_and_7_is_infinite() {
     assert_eq!(lb.b().counters().naks_tx_by_syndrome.rnr_nak, 3);
     assert_eq!(lb.a().state(), QpState::Error(WcStatus::RnrRetryExcErr));
 
-    let mut lb = pair(
-        QpConfig {
-            min_rnr_timer: 1,
-            rnr_retry: 7,
-            ..cfg()
-        },
-        0,
-        0,
-    );
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Send, 100))
-        .unwrap();
+    let mut lb = refused(7);
+    post(lb.a_mut(), 1, Verb::Send, 100);
     assert!(!lb.run_until(Ps::from_ms(10), 1_000_000));
     assert_eq!(lb.a().state(), QpState::Rts);
     // One try every ~10 us for 10 ms.
@@ -607,7 +551,7 @@ fn rnr_timer_codes_follow_the_table() {
         (25, 61_440),
     ] {
         let mut qp = RcQp::new(A, B, Psn::new(5), Psn::new(0), cfg());
-        qp.post_send(WorkRequest::new(1, Verb::Send, 8)).unwrap();
+        post(&mut qp, 1, Verb::Send, 8);
         qp.next_tx(Ps::ZERO).unwrap();
         let t0 = Ps::from_us(3);
         qp.on_receive(
@@ -634,10 +578,9 @@ fn class_c_naks_complete_with_9_10_11() {
         (NakCode::RemoteOperationalError, 11),
         (NakCode::InvalidRdRequest, 11),
     ] {
-        let mut qp = RcQp::new(A, B, Psn::new(0), Psn::new(0), cfg());
+        let mut qp = requester(cfg());
         for i in 0..3 {
-            qp.post_send(WorkRequest::new(i, Verb::Write, 4096))
-                .unwrap();
+            post(&mut qp, i, Verb::Write, 4096);
         }
         assert_eq!(drain(&mut qp, Ps::ZERO).len(), 3);
         // ACK for PSN 0, then the NAK for PSN 1: WR 0 succeeds, WR 1 fails
@@ -669,10 +612,9 @@ fn unacked_psn_window_and_tx_depth() {
         max_send_wr: 2,
         ..cfg()
     };
-    let mut qp = RcQp::new(A, B, Psn::new(0), Psn::new(0), c);
-    qp.post_send(WorkRequest::new(1, Verb::Write, 30 * 256))
-        .unwrap();
-    qp.post_send(WorkRequest::new(2, Verb::Write, 1)).unwrap();
+    let mut qp = requester(c);
+    post(&mut qp, 1, Verb::Write, 30 * 256);
+    post(&mut qp, 2, Verb::Write, 1);
     assert_eq!(
         qp.post_send(WorkRequest::new(3, Verb::Write, 1)),
         Err(PostError::QueueFull { depth: 2 })
@@ -703,9 +645,9 @@ fn max_rd_atomic_bounds_outstanding_reads() {
         max_rd_atomic: 2,
         ..cfg()
     };
-    let mut qp = RcQp::new(A, B, Psn::new(0), Psn::new(0), c);
+    let mut qp = requester(c);
     for i in 0..4 {
-        qp.post_send(WorkRequest::new(i, Verb::Read, 8192)).unwrap();
+        post(&mut qp, i, Verb::Read, 8192);
     }
     let p = drain(&mut qp, Ps::ZERO);
     assert_eq!(psns(&p), [0, 2]);
@@ -739,26 +681,14 @@ fn read_response_gap_re_requests_the_rest() {
     let mut lb = pair(c, 20, 0);
     lb.record_trace();
     lb.set_loss(Dir::BtoA, Loss::Indices(BTreeSet::from([2])));
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Read, 5 * 1024 + 100))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Read, 5 * 1024 + 100);
     assert!(lb.run_until(Ps::from_ms(1), 10_000));
-    let reqs: Vec<IbRepr> = lb
-        .trace()
-        .iter()
-        .filter(|e| e.dir == Dir::AtoB)
-        .map(|e| e.pkt)
-        .collect();
+    let reqs: Vec<IbRepr> = sent(&lb, Dir::AtoB);
     assert_eq!(psns(&reqs), [20, 22]);
     let reth = reqs[1].ext.reth.unwrap();
     assert_eq!(reth.va, c.remote_va + 2048);
     assert_eq!(reth.dma_len, 3 * 1024 + 100);
-    let resp: Vec<IbRepr> = lb
-        .trace()
-        .iter()
-        .filter(|e| e.dir == Dir::BtoA)
-        .map(|e| e.pkt)
-        .collect();
+    let resp: Vec<IbRepr> = sent(&lb, Dir::BtoA);
     // Original 20..25 (22 lost), the replay 22..25 starting with FIRST.
     assert_eq!(psns(&resp), [20, 21, 22, 23, 24, 25, 22, 23, 24, 25]);
     assert_eq!(ops(&resp[6..]), [0x0D, 0x0E, 0x0E, 0x0F]);
@@ -782,12 +712,8 @@ fn ack_past_an_incomplete_read_retries_it() {
     let mut lb = pair(cfg(), 0, 0);
     lb.record_trace();
     lb.set_loss(Dir::BtoA, Loss::Indices(BTreeSet::from([0, 1])));
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Read, 8192))
-        .unwrap();
-    lb.a_mut()
-        .post_send(WorkRequest::new(2, Verb::Write, 8))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Read, 8192);
+    post(lb.a_mut(), 2, Verb::Write, 8);
     assert!(lb.run_until(Ps::from_ms(1), 10_000));
     let a = lb.a().counters();
     assert_eq!(a.rewinds.ack_past_read, 1);
@@ -801,7 +727,7 @@ fn ack_past_an_incomplete_read_retries_it() {
 
 #[test]
 fn ce_marks_and_cnps_are_counted() {
-    let mut qp = RcQp::new(A, B, Psn::new(0), Psn::new(0), cfg());
+    let mut qp = requester(cfg());
     qp.post_recv(1);
     let w = IbRepr::new(Opcode(0x04), A, Psn::new(0), 64).with_ack_req(true);
     qp.on_receive(&w, true, Ps(100));
@@ -823,10 +749,9 @@ fn ce_marks_and_cnps_are_counted() {
 fn rate_limiter_spaces_data_packets() {
     // 10 Gb/s: a 4096-B WRITE MIDDLE is 12 + 4096 + 4 + 66 = 4178 B on the
     // wire = 33424 bits = 3342.4 ns.
-    let mut qp = RcQp::new(A, B, Psn::new(0), Psn::new(0), cfg());
+    let mut qp = requester(cfg());
     qp.set_rate_limit(Some(Rate::gbps(10)));
-    qp.post_send(WorkRequest::new(1, Verb::Write, 3 * 4096))
-        .unwrap();
+    post(&mut qp, 1, Verb::Write, 3 * 4096);
     let p0 = qp.next_tx(Ps::ZERO).unwrap();
     assert_eq!(p0.bth.opcode, Opcode(0x06));
     // FIRST: +16 B RETH -> 4194 B = 3355.2 ns.
@@ -856,9 +781,7 @@ fn a_new_gap_after_recovery_is_a_new_episode_with_its_own_nak() {
     let mut lb = pair(cfg(), 0, 0);
     lb.record_trace();
     lb.set_loss(Dir::AtoB, Loss::Indices(BTreeSet::from([2, 25])));
-    lb.a_mut()
-        .post_send(WorkRequest::new(1, Verb::Write, 40 * 4096))
-        .unwrap();
+    post(lb.a_mut(), 1, Verb::Write, 40 * 4096);
     assert!(lb.run_until(Ps::from_ms(1), 100_000));
     let lost: Vec<u32> = lb
         .trace()
@@ -902,7 +825,7 @@ fn out_of_order_opcode_is_an_invalid_request_nak() {
 #[test]
 fn seeded_random_loss_is_deterministic_and_recovers() {
     let run = |seed| {
-        let a = RcQp::new(A, B, Psn::new(0), Psn::new(0), cfg());
+        let a = requester(cfg());
         let b = RcQp::new(B, A, Psn::new(0), Psn::new(0), cfg());
         let mut lb = Loopback::new(a, b, Rate::gbps(100), Ps::from_ns(500), seed);
         lb.record_trace();
@@ -911,9 +834,7 @@ fn seeded_random_loss_is_deterministic_and_recovers() {
         lb.b_mut().post_recv(20);
         for i in 0..20 {
             let verb = [Verb::Write, Verb::Send, Verb::Read][i as usize % 3];
-            lb.a_mut()
-                .post_send(WorkRequest::new(i, verb, 30_000))
-                .unwrap();
+            post(lb.a_mut(), i, verb, 30_000);
         }
         assert!(lb.run_until(Ps::from_ms(60_000), 1_000_000));
         let c = completions(lb.a_mut());

@@ -1,6 +1,7 @@
 //! perftest-like workloads over the loopback bench, with hand-computed
 //! throughput and timing.
 
+use PerftestOp::*;
 use roce_codec::Psn;
 use rocesim::time::{Ps, Rate};
 use rocesim::transport::loopback::{Dir, Loopback};
@@ -15,6 +16,20 @@ fn bench(cfg: QpConfig) -> Loopback {
     Loopback::new(a, b, Rate::gbps(100), Ps::from_ns(500), 0)
 }
 
+/// A perftest of `op` with `-s size -n iters -t tx_depth`.
+fn perftest_spec(op: PerftestOp, size: u64, iters: u64, tx_depth: u32) -> PerftestSpec {
+    PerftestSpec {
+        size,
+        iters,
+        tx_depth,
+        ..PerftestSpec::new(op)
+    }
+}
+
+fn perftest(spec: PerftestSpec) -> Workload {
+    Workload::new(WorkloadSpec::Perftest(spec)).unwrap()
+}
+
 #[test]
 fn ib_write_bw_runs_at_line_rate_minus_headers() {
     // ib_write_bw -s 65536 -n 100 -t 16 at 100G: 16 packets per message,
@@ -23,13 +38,7 @@ fn ib_write_bw_runs_at_line_rate_minus_headers() {
     // are far more than the 1 us RTT needs). The last packet ends at
     // 100 x 66864 x 8 / 100e9 = 534.912 us, arrives 500 ns later; its ACK
     // (86 B = 6.88 ns) is back at 535.91888 us.
-    let spec = PerftestSpec {
-        size: 65536,
-        iters: 100,
-        tx_depth: 16,
-        ..PerftestSpec::new(PerftestOp::WriteBw)
-    };
-    let mut w = Workload::new(WorkloadSpec::Perftest(spec)).unwrap();
+    let mut w = perftest(perftest_spec(WriteBw, 65536, 100, 16));
     let mut lb = bench(QpConfig::default());
     assert!(lb.run_workload(&mut w, 0, Ps::from_ms(10), 1_000_000));
     let s = *w.stats(0);
@@ -47,13 +56,7 @@ fn ib_write_bw_runs_at_line_rate_minus_headers() {
 
 #[test]
 fn tx_depth_bounds_outstanding_work_requests() {
-    let spec = PerftestSpec {
-        size: 4096,
-        iters: 50,
-        tx_depth: 3,
-        ..PerftestSpec::new(PerftestOp::WriteBw)
-    };
-    let mut w = Workload::new(WorkloadSpec::Perftest(spec)).unwrap();
+    let mut w = perftest(perftest_spec(WriteBw, 4096, 50, 3));
     let mut lb = bench(QpConfig::default());
     let mut max = 0;
     for _ in 0..100_000 {
@@ -76,14 +79,10 @@ fn tx_depth_bounds_outstanding_work_requests() {
 fn ib_send_bw_server_reposts_receives() {
     // rx_depth 4 < tx_depth 16: the server must repost as receives are
     // consumed, and post exactly -n receives in all; no RNR NAK.
-    let spec = PerftestSpec {
-        size: 8192,
-        iters: 60,
-        tx_depth: 16,
+    let mut w = perftest(PerftestSpec {
         rx_depth: 4,
-        ..PerftestSpec::new(PerftestOp::SendBw)
-    };
-    let mut w = Workload::new(WorkloadSpec::Perftest(spec)).unwrap();
+        ..perftest_spec(SendBw, 8192, 60, 16)
+    });
     let mut lb = bench(QpConfig::default());
     assert!(lb.run_workload(&mut w, 0, Ps::from_ms(10), 1_000_000));
     assert_eq!(w.stats(0).completed, 60);
@@ -99,13 +98,7 @@ fn ib_send_bw_without_a_server_is_an_rnr_storm() {
     // Nobody posts receives: every SEND meets an RNR NAK; with
     // rnr_retry 1 and min_rnr_timer 1 (10 us) the first WR fails with 13
     // after 2 tries and perftest stops.
-    let spec = PerftestSpec {
-        size: 64,
-        iters: 10,
-        tx_depth: 4,
-        ..PerftestSpec::new(PerftestOp::SendBw)
-    };
-    let mut w = Workload::new(WorkloadSpec::Perftest(spec)).unwrap();
+    let mut w = perftest(perftest_spec(SendBw, 64, 10, 4));
     let cfg = QpConfig {
         rnr_retry: 1,
         min_rnr_timer: 1,
@@ -130,12 +123,11 @@ fn ib_send_bw_without_a_server_is_an_rnr_storm() {
 
 #[test]
 fn ib_read_bw_completes_reads() {
-    let spec = PerftestSpec {
+    let mut w = perftest(PerftestSpec {
         size: 1 << 20,
         iters: 8,
-        ..PerftestSpec::new(PerftestOp::ReadBw)
-    };
-    let mut w = Workload::new(WorkloadSpec::Perftest(spec)).unwrap();
+        ..PerftestSpec::new(ReadBw)
+    });
     let mut lb = bench(QpConfig {
         max_rd_atomic: 2,
         ..QpConfig::default()
@@ -154,13 +146,12 @@ fn ib_read_bw_completes_reads() {
 
 #[test]
 fn duration_mode_posts_until_d_then_drains() {
-    let spec = PerftestSpec {
+    let mut w = perftest(PerftestSpec {
         size: 4096,
         duration: Some(Ps::from_us(50)),
         tx_depth: 8,
-        ..PerftestSpec::new(PerftestOp::WriteBw)
-    };
-    let mut w = Workload::new(WorkloadSpec::Perftest(spec)).unwrap();
+        ..PerftestSpec::new(WriteBw)
+    });
     let mut lb = bench(QpConfig::default());
     lb.record_trace();
     assert!(lb.run_workload(&mut w, 0, Ps::from_ms(10), 1_000_000));

@@ -36,7 +36,6 @@ mod quantiles;
 pub mod report;
 pub mod series;
 mod source;
-pub mod synth;
 mod table;
 
 use std::path::Path;

@@ -1,16 +1,14 @@
+//! What the simulator's tests share: running `rocesim` on a scenario,
+//! reading its summary, and writing small scenarios. What the analyzer's
+//! tests share too (tshark, `../shared`, the book) is in `roce-testkit`.
+
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub use roce_testkit::repo::root as repo;
 use serde_json::Value;
-
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 pub fn scenario(name: &str) -> PathBuf {
     repo().join("scenarios").join(format!("{name}.toml"))
@@ -57,6 +55,14 @@ pub fn run_ok(scenario: &Path, out: &Path, sets: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
 }
 
+/// Runs the shipped scenario `name` with `sets` into a fresh directory
+/// `tag` (which must succeed): the directory and summary.json.
+pub fn run_scenario(name: &str, tag: &str, sets: &[&str]) -> (PathBuf, Value) {
+    let out = tmp(tag);
+    let s = run_ok(&scenario(name), &out, sets);
+    (out, s)
+}
+
 pub fn port<'a>(s: &'a Value, name: &str) -> &'a Value {
     s["ports"]
         .as_array()
@@ -75,41 +81,89 @@ pub fn clients(s: &Value) -> Vec<&Value> {
         .collect()
 }
 
-pub fn ci() -> bool {
-    std::env::var("ROCESIM_CI").is_ok_and(|v| v == "1")
+/// The files the scenario's taps wrote, in tap order.
+pub fn tap_files(s: &Value, out: &Path) -> Vec<PathBuf> {
+    s["taps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| out.join(t["file"].as_str().unwrap()))
+        .collect()
 }
 
-/// tshark's path, or None (skip) outside CI; in CI a missing tshark fails.
-pub fn tshark() -> Option<&'static str> {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if ok {
-        Some("tshark")
-    } else if ci() {
-        panic!("ROCESIM_CI=1 but tshark is not installed");
-    } else {
-        eprintln!("skipping: tshark not installed");
-        None
+/// The file of the tap at `port`.
+pub fn tap_file(s: &Value, out: &Path, port: &str) -> PathBuf {
+    let t = s["taps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["port"] == port)
+        .unwrap_or_else(|| panic!("no tap at {port}"));
+    out.join(t["file"].as_str().unwrap())
+}
+
+/// Writes `toml` as `<name>.toml` into a fresh directory `name`, runs it
+/// into `run/` there (which must succeed) and returns the directory and
+/// summary.json.
+pub fn run_text(name: &str, toml: &str, sets: &[&str]) -> (PathBuf, Value) {
+    let dir = tmp(name);
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, toml).unwrap();
+    let s = run_ok(&file, &dir.join("run"), sets);
+    (dir, s)
+}
+
+/// A `[[host]]`: `keys` (lines such as `gateway = "..."`, or ""), then its
+/// NICs `(name, address/prefix)`, all at Ethernet MTU `mtu` (0: the
+/// default).
+pub fn host(name: &str, keys: &str, nics: &[(&str, &str)], mtu: u32) -> String {
+    let mut t = format!("[[host]]\nname = \"{name}\"\n{keys}");
+    for (nic, ip) in nics {
+        t.push_str(&format!(
+            "  [[host.nic]]\n  name = \"{nic}\"\n  ip = \"{ip}\"\n"
+        ));
+        if mtu != 0 {
+            t.push_str(&format!("  mtu = {mtu}\n"));
+        }
     }
+    t
+}
+
+/// A `[[switch]]`: `keys` (or ""), then its routes `(prefix, via ports)`.
+pub fn switch(name: &str, keys: &str, routes: &[(&str, &[&str])]) -> String {
+    let mut t = format!("[[switch]]\nname = \"{name}\"\n{keys}");
+    for (prefix, via) in routes {
+        let via: Vec<String> = via.iter().map(|p| format!("\"{p}\"")).collect();
+        t.push_str(&format!(
+            "  [[switch.route]]\n  prefix = \"{prefix}\"\n  via = [{}]\n",
+            via.join(", ")
+        ));
+    }
+    t
+}
+
+/// An `ib_write_bw` from `client` to `server`, with more `keys` (or "").
+pub fn write_bw(client: &str, server: &str, keys: &str) -> String {
+    format!(
+        "[[workload]]\ntool = \"ib_write_bw\"\nclient = \"{client}\"\nserver = \"{server}\"\n{keys}"
+    )
 }
 
 /// Hosts `a` (10.0.0.1/24) and `b` (10.0.0.2/24), one NIC `eth0` each at
 /// Ethernet MTU `mtu`, and an `ib_write_bw` from a to b. Tests append
 /// their links and switches and set the rest with --set.
 pub fn two_hosts(mtu: u32) -> String {
-    let mut t = String::new();
-    for (h, ip) in [("a", "10.0.0.1/24"), ("b", "10.0.0.2/24")] {
-        t.push_str(&format!(
-            "[[host]]\nname = \"{h}\"\n  [[host.nic]]\n  name = \"eth0\"\n  ip = \"{ip}\"\n  mtu = {mtu}\n"
-        ));
-    }
-    t.push_str("[[workload]]\ntool = \"ib_write_bw\"\nclient = \"a\"\nserver = \"b\"\n");
-    t
+    host("a", "", &[("eth0", "10.0.0.1/24")], mtu)
+        + &host("b", "", &[("eth0", "10.0.0.2/24")], mtu)
+        + &write_bw("a", "b", "")
 }
 
-/// A `[[link]]` between two endpoints.
+/// A `[[link]]` between two endpoints, 1 us long.
 pub fn link(a: &str, b: &str, rate: &str) -> String {
-    format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}\"\ndelay = \"1us\"\n")
+    link_with(a, b, rate, "delay = \"1us\"\n")
+}
+
+/// A `[[link]]` with more `keys` (or "": no delay).
+pub fn link_with(a: &str, b: &str, rate: &str, keys: &str) -> String {
+    format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}\"\n{keys}")
 }

@@ -1,28 +1,38 @@
-//! Synthetic captures with exactly known contents, for the analyzer's
-//! ground-truth tests, its benchmarks, and anyone who wants a capture with
-//! a given pathology (go-back-N, RNR, CNPs, PFC, a bond failover).
+//! Synthetic captures with exactly known contents: the one generator
+//! behind the analyzer's ground-truth tests, its benchmarks, the committed
+//! corpus in `traces/` ([`crate::traces`]), and anyone who wants a capture
+//! with a given pathology (go-back-N, RNR, CNPs, PFC, a bond failover).
 //!
 //! ```text
 //!  Synth ── one CaptureWriter per file (bond slave), frames emitted by the codec
+//!    │        frame(repr)           payload a function of the PSN
+//!    │        record(repr, bytes)   the bytes of repr, payload given or broken by hand
+//!    │        raw(bytes)            any bytes, counted as frames only
 //!    └─ RcConn: one requester QP → responder QP, knows its next PSN and MSN
 //!         send / write / read / atomic  → request packets (segmented at the PMTU)
 //!         ack / nak / rnr_nak / cnp     → responses from the responder
 //!         resend(psn)                   → the byte-identical packet again
 //!  Truth: what was emitted, counted as it was emitted (packets, bytes per file)
+//!
+//!  bench_capture        RC QPs writing, with ACKs, CNPs and go-back-N (analyze bench)
+//!  full_size_writes     nothing but full-MTU WRITE packets (decode bench)
 //! ```
-//! Everything is deterministic: payload bytes are a function of the PSN.
+//! Everything is deterministic: nothing depends on the clock or a random
+//! source, so a capture is the same byte for byte on every run.
 
 use core::net::Ipv4Addr;
 use std::collections::HashMap;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+pub use roce_capture::write::CaptureFormat;
+use roce_capture::write::CaptureWriter;
+
+use crate::cli::TempDir;
 use roce_codec::wire::aeth::{AethRepr, Syndrome};
 use roce_codec::{
-    AtomicEthRepr, FrameRepr, IbRepr, IpRepr, Ipv4Repr, NetRepr, Opcode, Psn, RethRepr,
+    AtomicEthRepr, FrameRepr, IbRepr, IpRepr, Ipv4Repr, NetRepr, Opcode, Psn, RethRepr, hash,
 };
-
-use crate::capture_writer::{CaptureFormat, CaptureWriter};
 
 /// Per-file counts of what was written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -42,14 +52,40 @@ pub struct Synth {
 }
 
 impl Synth {
-    /// One writer per `(path, format, snaplen)`.
+    /// One writer per `(path, format, snaplen)`; file `i` is the pcapng
+    /// interface `bond0.slave{i}`.
     pub fn create(files: &[(&Path, CaptureFormat, u32)]) -> io::Result<Synth> {
+        let names: Vec<String> = (0..files.len())
+            .map(|i| format!("bond0.slave{i}"))
+            .collect();
+        let named: Vec<_> = files
+            .iter()
+            .zip(&names)
+            .map(|(&(p, f, snap), n)| (p, f, snap, n.as_str()))
+            .collect();
+        Synth::create_named(&named)
+    }
+
+    /// The files `names` in `dir`, each in the [`format_of`] its name, no
+    /// snaplen, interfaces named as by [`Synth::create`]; and their paths.
+    pub fn create_in<const N: usize>(
+        dir: &Path,
+        names: [&str; N],
+    ) -> io::Result<([PathBuf; N], Synth)> {
+        let paths = names.map(|name| dir.join(name));
+        let specs: Vec<_> = paths
+            .iter()
+            .map(|p| (p.as_path(), format_of(p), 0))
+            .collect();
+        let s = Synth::create(&specs)?;
+        Ok((paths, s))
+    }
+
+    /// One writer per `(path, format, snaplen, pcapng interface name)`.
+    pub fn create_named(files: &[(&Path, CaptureFormat, u32, &str)]) -> io::Result<Synth> {
         let writers = files
             .iter()
-            .enumerate()
-            .map(|(i, (p, f, snap))| {
-                CaptureWriter::create(p, *f, *snap, &format!("bond0.slave{i}"))
-            })
+            .map(|&(p, f, snap, name)| CaptureWriter::create(p, f, snap, name))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Synth {
             truth: vec![FileTruth::default(); writers.len()],
@@ -58,7 +94,8 @@ impl Synth {
         })
     }
 
-    /// Emits `repr` with a payload of its declared length into `file`.
+    /// Emits `repr` with a payload of its declared length into `file`; the
+    /// payload bytes are a function of the PSN, so a resend is the same.
     pub fn frame(&mut self, file: usize, ts_ns: u64, repr: &FrameRepr) -> io::Result<usize> {
         let len = repr.ib().map_or(0, |ib| ib.payload_len as usize);
         let seed = repr.ib().map_or(0, |ib| ib.bth.psn.value() as usize);
@@ -66,7 +103,21 @@ impl Synth {
             self.payload = (0..=255u8).cycle().take(len + 256).collect();
         }
         let bytes = repr.to_vec(&self.payload[seed % 256..seed % 256 + len]);
-        self.raw(file, ts_ns, &bytes)?;
+        self.record(file, ts_ns, repr, &bytes)?;
+        Ok(bytes.len())
+    }
+
+    /// Writes the bytes of `repr` (`repr.to_vec(payload)` for a payload of
+    /// one's own, possibly altered by hand) and counts them as the kind of
+    /// frame `repr` is.
+    pub fn record(
+        &mut self,
+        file: usize,
+        ts_ns: u64,
+        repr: &FrameRepr,
+        bytes: &[u8],
+    ) -> io::Result<()> {
+        self.raw(file, ts_ns, bytes)?;
         let t = &mut self.truth[file];
         match repr.net {
             NetRepr::RoceV2 { .. } | NetRepr::RoceV1 { .. } => {
@@ -76,7 +127,7 @@ impl Synth {
             NetRepr::MacControl(_) => t.mac_control_frames += 1,
             _ => {}
         }
-        Ok(bytes.len())
+        Ok(())
     }
 
     /// Writes bytes as they are.
@@ -116,12 +167,46 @@ impl Synth {
     }
 }
 
+/// The format a capture file's name asks for: pcapng for `.pcapng`,
+/// pcap otherwise.
+pub fn format_of(path: &Path) -> CaptureFormat {
+    match path.extension() {
+        Some(e) if e == "pcapng" => CaptureFormat::PcapNg,
+        _ => CaptureFormat::Pcap,
+    }
+}
+
+/// The common start of a test: a [`TempDir`] of its own (tagged `tag`)
+/// and [`Synth::create_in`] it. Keep the directory bound (`_dir`, not `_`)
+/// until the test is done.
+pub fn temp_captures<const N: usize>(
+    tag: &str,
+    names: [&str; N],
+) -> (TempDir, [PathBuf; N], Synth) {
+    let dir = TempDir::new(tag);
+    let (paths, s) =
+        Synth::create_in(&dir, names).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    (dir, paths, s)
+}
+
 /// One end of a connection.
 #[derive(Debug, Clone, Copy)]
 pub struct Endpoint {
     pub mac: [u8; 6],
     pub ip: Ipv4Addr,
     pub qpn: u32,
+}
+
+impl Endpoint {
+    /// QP `qpn` of host `host`: MAC `02:00:00:00:00:<host>`, IP
+    /// `10.0.0.<host>`.
+    pub fn host(host: u8, qpn: u32) -> Endpoint {
+        Endpoint {
+            mac: [2, 0, 0, 0, 0, host],
+            ip: Ipv4Addr::new(10, 0, 0, host),
+            qpn,
+        }
+    }
 }
 
 /// A request flow: requester → responder, with the files its two
@@ -142,6 +227,16 @@ pub struct RcConn {
     /// Sent request packets by PSN, for byte-identical resends.
     sent: HashMap<u32, IbRepr>,
     keep_history: bool,
+}
+
+/// One packet of a message, as `RcConn::burst` hands it out.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    first: bool,
+    last: bool,
+    psn: Psn,
+    payload: u32,
+    ecn: u8,
 }
 
 /// What a request call emitted.
@@ -180,26 +275,18 @@ impl RcConn {
         self
     }
 
+    /// `ib` from `from` to `to` over IPv4/UDP at this connection's DSCP.
+    fn rocev2(&self, from: Endpoint, to: Endpoint, sport: u16, ib: IbRepr, ecn: u8) -> FrameRepr {
+        let ip = Ipv4Repr::udp(from.ip, to.ip, self.dscp, ecn);
+        FrameRepr::rocev2(to.mac, from.mac, IpRepr::V4(ip), sport, ib)
+    }
+
     fn request_frame(&self, ib: IbRepr, ecn: u8) -> FrameRepr {
-        let ip = Ipv4Repr::udp(self.requester.ip, self.responder.ip, self.dscp, ecn);
-        FrameRepr::rocev2(
-            self.responder.mac,
-            self.requester.mac,
-            IpRepr::V4(ip),
-            self.sport,
-            ib,
-        )
+        self.rocev2(self.requester, self.responder, self.sport, ib, ecn)
     }
 
     fn response_frame(&self, ib: IbRepr, ecn: u8) -> FrameRepr {
-        let ip = Ipv4Repr::udp(self.responder.ip, self.requester.ip, self.dscp, ecn);
-        FrameRepr::rocev2(
-            self.requester.mac,
-            self.responder.mac,
-            IpRepr::V4(ip),
-            self.response_sport,
-            ib,
-        )
+        self.rocev2(self.responder, self.requester, self.response_sport, ib, ecn)
     }
 
     fn emit_request(&mut self, s: &mut Synth, ts: u64, ib: IbRepr, ecn: u8) -> io::Result<u64> {
@@ -221,13 +308,9 @@ impl RcConn {
         spacing_ns: u64,
         ce: &[u32],
     ) -> io::Result<Sent> {
-        let n = Psn::packets_for(u64::from(len), self.pmtu);
         let first = self.next_psn;
-        let mut bytes = 0;
-        let mut t = ts;
-        for i in 0..n {
-            let last = i + 1 == n;
-            let op = match (write, i == 0, last) {
+        self.burst(s, ts, first, len, spacing_ns, ce, |c, s, t, seg| {
+            let op = match (write, seg.first, seg.last) {
                 (false, true, true) => 0x04,
                 (false, true, false) => 0x00,
                 (false, false, false) => 0x01,
@@ -237,29 +320,18 @@ impl RcConn {
                 (true, false, false) => 0x07,
                 (true, false, true) => 0x08,
             };
-            let payload = if last { len - i * self.pmtu } else { self.pmtu };
-            let mut ib = IbRepr::new(Opcode(op), self.responder.qpn, self.next_psn, payload)
-                .with_ack_req(last);
-            if write && i == 0 {
+            let mut ib = IbRepr::new(Opcode(op), c.responder.qpn, seg.psn, seg.payload)
+                .with_ack_req(seg.last);
+            if write && seg.first {
                 ib = ib.with_reth(RethRepr {
                     va: 0x10_0000,
                     rkey: 0x77,
                     dma_len: len,
                 });
             }
-            let ecn = if ce.contains(&i) { 3 } else { 2 };
-            bytes += self.emit_request(s, t, ib, ecn)?;
-            self.next_psn = self.next_psn.next();
-            if !last {
-                t += spacing_ns;
-            }
-        }
-        Ok(Sent {
-            first,
-            last: first.add(n - 1),
-            packets: n,
-            end_ns: t,
-            bytes,
+            let bytes = c.emit_request(s, t, ib, seg.ecn)?;
+            c.next_psn = c.next_psn.next();
+            Ok(bytes)
         })
     }
 
@@ -296,36 +368,60 @@ impl RcConn {
         spacing_ns: u64,
         ce: &[u32],
     ) -> io::Result<Sent> {
-        let n = Psn::packets_for(u64::from(len), self.pmtu);
         self.msn = (self.msn + 1) & 0xFF_FFFF;
-        let mut t = ts;
-        let mut bytes = 0;
-        for i in 0..n {
-            let last = i + 1 == n;
-            let op = match (i == 0, last) {
+        self.burst(s, ts, psn, len, spacing_ns, ce, |c, s, t, seg| {
+            let op = match (seg.first, seg.last) {
                 (true, true) => 0x10,
                 (true, false) => 0x0D,
                 (false, false) => 0x0E,
                 (false, true) => 0x0F,
             };
-            let payload = if last { len - i * self.pmtu } else { self.pmtu };
-            let mut ib = IbRepr::new(Opcode(op), self.requester.qpn, psn.add(i), payload);
+            let mut ib = IbRepr::new(Opcode(op), c.requester.qpn, seg.psn, seg.payload);
             if ib.ext.aeth.is_some() {
                 ib = ib.with_aeth(AethRepr {
                     syndrome: Syndrome::ACK_NO_CREDITS,
-                    msn: self.msn,
+                    msn: c.msn,
                 });
             }
-            let ecn = if ce.contains(&i) { 3 } else { 2 };
-            let f = self.response_frame(ib, ecn);
-            bytes += s.frame(self.response_file, t, &f)? as u64;
+            let f = c.response_frame(ib, seg.ecn);
+            Ok(s.frame(c.response_file, t, &f)? as u64)
+        })
+    }
+
+    /// The packets of a `len`-byte message from PSN `first` on, segmented
+    /// at the PMTU, one every `spacing_ns` from `ts`, those whose index is
+    /// in `ce` CE-marked (ECT(0) otherwise); `packet` emits each and
+    /// returns its length.
+    #[allow(clippy::too_many_arguments)]
+    fn burst(
+        &mut self,
+        s: &mut Synth,
+        ts: u64,
+        first: Psn,
+        len: u32,
+        spacing_ns: u64,
+        ce: &[u32],
+        mut packet: impl FnMut(&mut Self, &mut Synth, u64, Segment) -> io::Result<u64>,
+    ) -> io::Result<Sent> {
+        let n = Psn::packets_for(u64::from(len), self.pmtu);
+        let (mut t, mut bytes) = (ts, 0);
+        for i in 0..n {
+            let last = i + 1 == n;
+            let seg = Segment {
+                first: i == 0,
+                last,
+                psn: first.add(i),
+                payload: if last { len - i * self.pmtu } else { self.pmtu },
+                ecn: if ce.contains(&i) { 3 } else { 2 },
+            };
+            bytes += packet(self, s, t, seg)?;
             if !last {
                 t += spacing_ns;
             }
         }
         Ok(Sent {
-            first: psn,
-            last: psn.add(n - 1),
+            first,
+            last: first.add(n - 1),
             packets: n,
             end_ns: t,
             bytes,
@@ -363,10 +459,7 @@ impl RcConn {
         let mut bytes = f.to_vec(&payload);
         let at = bytes.len() - 4 - 1;
         bytes[at] ^= 0x40;
-        s.raw(self.request_file, ts, &bytes)?;
-        s.truth[self.request_file].roce_packets += 1;
-        s.truth[self.request_file].roce_bytes += bytes.len() as u64;
-        Ok(())
+        s.record(self.request_file, ts, &f, &bytes)
     }
 
     /// A FETCH_ADD request.
@@ -466,11 +559,7 @@ impl Default for BenchCapture {
 /// Streams to disk: memory does not grow with `frames`.
 pub fn bench_capture(path: &Path, p: BenchCapture) -> io::Result<u64> {
     let mut s = Synth::create(&[(path, CaptureFormat::Pcap, 0)])?;
-    let a = |i: u32, host: u8| Endpoint {
-        mac: [2, 0, 0, 0, 0, host],
-        ip: Ipv4Addr::new(10, 0, 0, host),
-        qpn: 0x100 + i,
-    };
+    let a = |i: u32, host: u8| Endpoint::host(host, 0x100 + i);
     let mut conns: Vec<RcConn> = (0..p.qps)
         .map(|i| {
             let mut c =
@@ -529,4 +618,46 @@ pub fn bench_capture(path: &Path, p: BenchCapture) -> io::Result<u64> {
     }
     s.finish()?;
     Ok(written)
+}
+
+/// A capture of nothing but full-size RoCEv2 packets for the decode bench:
+/// RDMA WRITEs of 64 KiB on 8 QPs, every packet a full `mtu` payload
+/// (FIRST with RETH, MIDDLE, LAST), 340 ns apart. Returns the file size.
+pub fn full_size_writes(path: &Path, frames: usize, mtu: u32) -> io::Result<u64> {
+    let mut s = Synth::create_named(&[(path, CaptureFormat::Pcap, 0, "bench")])?;
+    let payload = vec![0x5Au8; mtu as usize];
+    let per_msg = (65536 / mtu) as usize;
+    let mut psn = [0u32; 8];
+    let mut t = 1_700_000_000_000_000_000u64;
+    for i in 0..frames {
+        let qp = (i / per_msg) % 8;
+        let k = i % per_msg;
+        let op = match k {
+            0 => 0x06,
+            _ if k + 1 == per_msg => 0x08,
+            _ => 0x07,
+        };
+        let mut ib = IbRepr::new(Opcode(op), 0x100 + qp as u32, Psn::new(psn[qp]), mtu);
+        if op == 0x06 {
+            ib = ib.with_reth(RethRepr {
+                va: 0x7f00_0000_0000 + (i as u64) * 4096,
+                rkey: 0x1234,
+                dma_len: 65536,
+            });
+        }
+        ib = ib.with_ack_req(op == 0x08);
+        psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
+        let ip = IpRepr::V4(Ipv4Repr::udp(
+            Ipv4Addr::new(10, 0, 0, 1 + qp as u8),
+            Ipv4Addr::new(10, 0, 1, 1),
+            26,
+            2,
+        ));
+        let sport = hash::roce_udp_sport(0, 0x100 + qp as u32, 0x200);
+        let f = FrameRepr::rocev2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], ip, sport, ib);
+        s.record(0, t, &f, &f.to_vec(&payload))?;
+        t += 340; // ~100 Gb/s of 4 KiB frames
+    }
+    s.finish()?;
+    Ok(std::fs::metadata(path)?.len())
 }

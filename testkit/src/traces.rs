@@ -1,31 +1,34 @@
 //! The generator of the captures in `traces/` (see `traces/README.md`).
 //!
 //! Every frame is built with the codec's builders (`roce_codec::build`) and
-//! written with `roce_pcap::capture_writer::CaptureWriter`, except the
-//! link types and timestamp resolution that writer does not produce (Linux
-//! cooked SLL/SLL2, microsecond pcap), which go through pcap-file directly.
+//! written through [`Synth`], one file each, except the link types and
+//! timestamp resolution the capture writer does not produce (Linux cooked
+//! SLL/SLL2, microsecond pcap), which go through [`crate::pcap::raw_pcap`].
 //! Malformed frames start as valid ones and get one field broken by hand.
+//!
+//! ```text
+//!  generate(dir) ── opcodes  rc_flow  vlan_ipv6_ecn  rocev1  pfc_pause  malformed  truncated
+//!               │     └──────────── Synth, frames 1 µs (+17 ns per frame) apart from T0
+//!               └── sll  sll2  usec
+//!                     └──────────── raw_pcap, frames 1 ms apart from T0
+//! ```
 //!
 //! Nothing here is random or depends on the clock, so the files are the same
 //! byte for byte on every run; `analyzer/tests/dissect_traces.rs` regenerates
 //! them into a temporary directory and compares with the committed files,
 //! and rewrites `traces/` when run as
 //! `cargo test -p roce-pcap --test dissect_traces -- --ignored regenerate`.
-//!
-//! This file is compiled as a module of that test (and of the tshark test),
-//! not as a crate of its own.
 
-#![allow(dead_code)]
-
-use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use pcap_file::pcap::{PcapHeader, PcapWriter, RawPcapPacket};
 use pcap_file::{DataLink, Endianness, TsResolution};
+use roce_capture::write::CaptureFormat;
 use roce_codec::*;
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
+
+use crate::pcap::raw_pcap;
+use crate::synth::Synth;
 
 /// The files of the corpus, in the order they are written.
 pub const FILES: &[&str] = &[
@@ -180,13 +183,27 @@ fn rocev2(ip: IpRepr, ib: IbRepr) -> FrameRepr {
     FrameRepr::rocev2(MAC_B, MAC_A, ip, sport, ib)
 }
 
+/// A frame from A to B with no tags.
+fn untagged(net: NetRepr) -> FrameRepr {
+    FrameRepr {
+        eth: EthRepr {
+            dst: MAC_B,
+            src: MAC_A,
+        },
+        vlans: Vlans::none(),
+        net,
+    }
+}
+
 fn bytes(f: &FrameRepr) -> Vec<u8> {
     f.to_vec(&PAYLOAD)
 }
 
-/// A writer that stamps frames 1 µs apart from [`T0`].
+/// One corpus file: a [`Synth`] of one file, named after it, and the clock
+/// that stamps its frames from [`T0`] on, 1 µs apart plus 17 ns per frame
+/// written (so that intervals differ).
 struct Out {
-    w: CaptureWriter,
+    s: Synth,
     t: u64,
 }
 
@@ -194,23 +211,30 @@ impl Out {
     fn create(path: &Path, format: CaptureFormat, snaplen: u32) -> io::Result<Out> {
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
         Ok(Out {
-            w: CaptureWriter::create(path, format, snaplen, name)?,
+            s: Synth::create_named(&[(path, format, snaplen, name)])?,
             t: T0,
         })
     }
 
+    fn tick(&mut self) {
+        self.t += 1_000 + self.s.truth[0].packets * 17;
+    }
+
+    /// Bytes as they are (broken by hand).
     fn put(&mut self, frame: &[u8]) -> io::Result<()> {
-        self.w.write(self.t, frame)?;
-        self.t += 1_000 + self.w.frames() * 17;
+        self.s.raw(0, self.t, frame)?;
+        self.tick();
         Ok(())
     }
 
     fn repr(&mut self, f: &FrameRepr) -> io::Result<()> {
-        self.put(&bytes(f))
+        self.s.record(0, self.t, f, &f.to_vec(&PAYLOAD))?;
+        self.tick();
+        Ok(())
     }
 
     fn finish(self) -> io::Result<()> {
-        self.w.finish()
+        self.s.finish().map(drop)
     }
 }
 
@@ -246,106 +270,77 @@ fn rc_flow(path: &Path) -> io::Result<()> {
     let mut out = Out::create(path, CaptureFormat::PcapNg, 0)?;
     let (qa, qb) = (0x11u32, 0x12u32);
     let sport = hash::roce_udp_sport(0, qa, qb);
+    // Requests from A to QP qb (with an ECN codepoint), responses back to qa.
     let fwd = |ib: IbRepr, ecn: u8| FrameRepr::rocev2(MAC_B, MAC_A, v4(26, ecn), sport, ib);
     let back = |ib: IbRepr| {
         let ip = IpRepr::V4(Ipv4Repr::udp(IP_B, IP_A, 26, 2));
         FrameRepr::rocev2(MAC_A, MAC_B, ip, sport, ib)
     };
+    let req = |op, p, len| IbRepr::new(Opcode(op), qb, Psn::new(p), len);
+    let resp = |op, p, len| IbRepr::new(Opcode(op), qa, Psn::new(p), len);
+    let nak = |p, syndrome, msn| IbRepr::ack(qa, Psn::new(p), syndrome, msn);
+    let ack = |p, msn| nak(p, Syndrome::ACK_NO_CREDITS, msn);
+    let aeth = |msn| AethRepr {
+        syndrome: Syndrome::ACK_NO_CREDITS,
+        msn,
+    };
+    let mut put = |f: FrameRepr| out.repr(&f);
+    let mut psn = 100u32;
+    // RDMA WRITE 10000 B: FIRST 4096 (+RETH), MIDDLE 4096, LAST 1808.
     let reth = RethRepr {
         va: 0x7f00_dead_0000,
         rkey: 0x1234,
         dma_len: 10000,
     };
-    let ack = |psn, msn| IbRepr::ack(qa, Psn::new(psn), Syndrome::ACK_NO_CREDITS, msn);
-    let mut psn = 100u32;
-    // RDMA WRITE 10000 B: FIRST 4096 (+RETH), MIDDLE 4096, LAST 1808.
-    out.repr(&fwd(
-        IbRepr::new(Opcode(0x06), qb, Psn::new(psn), 4096).with_reth(reth),
-        2,
-    ))?;
-    out.repr(&fwd(
-        IbRepr::new(Opcode(0x07), qb, Psn::new(psn + 1), 4096),
-        3,
-    ))?;
-    out.repr(&fwd(
-        IbRepr::new(Opcode(0x08), qb, Psn::new(psn + 2), 1808).with_ack_req(true),
-        2,
-    ))?;
+    put(fwd(req(0x06, psn, 4096).with_reth(reth), 2))?;
+    put(fwd(req(0x07, psn + 1, 4096), 3))?;
+    put(fwd(req(0x08, psn + 2, 1808).with_ack_req(true), 2))?;
     // The responder saw CE on the MIDDLE: CNP to the requester QP.
-    out.repr(&back(IbRepr::cnp(qa)))?;
-    out.repr(&back(ack(psn + 2, 1)))?;
+    put(back(IbRepr::cnp(qa)))?;
+    put(back(ack(psn + 2, 1)))?;
     psn += 3;
     // SEND with immediate, 3 packets, one lost: NAK PSN sequence error.
-    let send = |op, p, len| IbRepr::new(Opcode(op), qb, Psn::new(p), len);
-    out.repr(&fwd(send(0x00, psn, 1024), 2))?;
-    out.repr(&fwd(
-        send(0x03, psn + 2, 77)
-            .with_immdt(0xCAFE_F00D)
-            .with_ack_req(true),
-        2,
-    ))?;
-    out.repr(&back(IbRepr::ack(
-        qa,
-        Psn::new(psn + 1),
-        Syndrome::NAK_PSN_SEQUENCE_ERROR,
-        1,
-    )))?;
-    out.repr(&fwd(send(0x01, psn + 1, 1024), 2))?;
-    out.repr(&fwd(
-        send(0x03, psn + 2, 77)
-            .with_immdt(0xCAFE_F00D)
-            .with_ack_req(true),
-        2,
-    ))?;
-    out.repr(&back(ack(psn + 2, 2)))?;
+    let last = req(0x03, psn + 2, 77)
+        .with_immdt(0xCAFE_F00D)
+        .with_ack_req(true);
+    put(fwd(req(0x00, psn, 1024), 2))?;
+    put(fwd(last, 2))?;
+    put(back(nak(psn + 1, Syndrome::NAK_PSN_SEQUENCE_ERROR, 1)))?;
+    put(fwd(req(0x01, psn + 1, 1024), 2))?;
+    put(fwd(last, 2))?;
+    put(back(ack(psn + 2, 2)))?;
     psn += 3;
     // RNR NAK (timer code 14 = 1.28 ms), then the retry succeeds.
-    out.repr(&fwd(send(0x04, psn, 64).with_ack_req(true), 2))?;
-    out.repr(&back(IbRepr::ack(
-        qa,
-        Psn::new(psn),
-        Syndrome::rnr_nak(14),
-        2,
-    )))?;
-    out.repr(&fwd(send(0x04, psn, 64).with_ack_req(true), 2))?;
-    out.repr(&back(ack(psn, 3)))?;
+    put(fwd(req(0x04, psn, 64).with_ack_req(true), 2))?;
+    put(back(nak(psn, Syndrome::rnr_nak(14), 2)))?;
+    put(fwd(req(0x04, psn, 64).with_ack_req(true), 2))?;
+    put(back(ack(psn, 3)))?;
     psn += 1;
     // RDMA READ of 5000 B: one request, two responses, PSNs reserved.
-    out.repr(&fwd(
-        IbRepr::new(Opcode(0x0C), qb, Psn::new(psn), 0)
-            .with_reth(RethRepr {
-                va: 0x7f00_beef_0000,
-                rkey: 0x4321,
-                dma_len: 5000,
-            })
-            .with_ack_req(true),
-        2,
-    ))?;
-    let aeth = |msn| AethRepr {
-        syndrome: Syndrome::ACK_NO_CREDITS,
-        msn,
+    let read = RethRepr {
+        va: 0x7f00_beef_0000,
+        rkey: 0x4321,
+        dma_len: 5000,
     };
-    out.repr(&back(
-        IbRepr::new(Opcode(0x0D), qa, Psn::new(psn), 4096).with_aeth(aeth(4)),
-    ))?;
-    out.repr(&back(
-        IbRepr::new(Opcode(0x0F), qa, Psn::new(psn + 1), 904).with_aeth(aeth(4)),
-    ))?;
+    put(fwd(req(0x0C, psn, 0).with_reth(read).with_ack_req(true), 2))?;
+    put(back(resp(0x0D, psn, 4096).with_aeth(aeth(4))))?;
+    put(back(resp(0x0F, psn + 1, 904).with_aeth(aeth(4))))?;
     psn += 2;
     // FETCH_ADD and its atomic ACK.
-    out.repr(&fwd(
-        IbRepr::new(Opcode(0x14), qb, Psn::new(psn), 0)
-            .with_atomic_eth(AtomicEthRepr {
-                va: 0x7f00_0000_1000,
-                rkey: 0x55,
-                swap_add: 1,
-                compare: 0,
-            })
+    let fetch_add = AtomicEthRepr {
+        va: 0x7f00_0000_1000,
+        rkey: 0x55,
+        swap_add: 1,
+        compare: 0,
+    };
+    put(fwd(
+        req(0x14, psn, 0)
+            .with_atomic_eth(fetch_add)
             .with_ack_req(true),
         2,
     ))?;
-    out.repr(&back(
-        IbRepr::new(Opcode(0x12), qa, Psn::new(psn), 0)
+    put(back(
+        resp(0x12, psn, 0)
             .with_aeth(aeth(5))
             .with_atomic_ack_eth(41),
     ))?;
@@ -407,14 +402,7 @@ fn rocev1(path: &Path) -> io::Result<()> {
         } else {
             packet(op, seed, 50 + (seed as u32 % 4))
         };
-        let mut f = FrameRepr {
-            eth: EthRepr {
-                dst: MAC_B,
-                src: MAC_A,
-            },
-            vlans: Vlans::none(),
-            net: NetRepr::RoceV1 { grh, ib },
-        };
+        let mut f = untagged(NetRepr::RoceV1 { grh, ib });
         if op == 0x0A {
             f.vlans = Vlans::one(VlanTag::dot1q(42, 3));
         }
@@ -510,67 +498,39 @@ fn malformed(path: &Path) -> io::Result<()> {
     b[UDP + 2..UDP + 4].copy_from_slice(&5000u16.to_be_bytes());
     out.put(&b)?;
     // 12: a RoCE v1 GRH with IPVer 4.
-    let mut b = bytes(&FrameRepr {
-        eth: EthRepr {
-            dst: MAC_B,
-            src: MAC_A,
-        },
-        vlans: Vlans::none(),
-        net: NetRepr::RoceV1 {
-            grh: GrhRepr::default(),
-            ib: packet(0x04, 904, 8),
-        },
-    });
+    let mut b = bytes(&untagged(NetRepr::RoceV1 {
+        grh: GrhRepr::default(),
+        ib: packet(0x04, 904, 8),
+    }));
     b[IP] = 0x40 | (b[IP] & 0x0F);
     out.put(&b)?;
     // 13: a RoCE v1 GRH whose next header is not the IBA transport.
-    let b = bytes(&FrameRepr {
-        eth: EthRepr {
-            dst: MAC_B,
-            src: MAC_A,
+    let b = bytes(&untagged(NetRepr::RoceV1 {
+        grh: GrhRepr {
+            next_header: 0x3B,
+            ..GrhRepr::default()
         },
-        vlans: Vlans::none(),
-        net: NetRepr::RoceV1 {
-            grh: GrhRepr {
-                next_header: 0x3B,
-                ..GrhRepr::default()
-            },
-            ib: packet(0x04, 905, 8),
-        },
-    });
+        ib: packet(0x04, 905, 8),
+    }));
     out.put(&b)?;
     // 14: 10 bytes, shorter than an Ethernet header.
     out.put(&good[..10])?;
     // 15: a non-RoCE UDP datagram and a TCP segment.
-    let udp = FrameRepr {
-        eth: EthRepr {
-            dst: MAC_B,
-            src: MAC_A,
-        },
-        vlans: Vlans::none(),
-        net: NetRepr::Ip {
-            ip: IpRepr::V4(Ipv4Repr::udp(IP_A, IP_B, 0, 0)),
-            udp: Some(UdpRepr {
-                src_port: 5353,
-                dst_port: 5353,
-                checksum: 0,
-            }),
-        },
-    };
+    let udp = untagged(NetRepr::Ip {
+        ip: IpRepr::V4(Ipv4Repr::udp(IP_A, IP_B, 0, 0)),
+        udp: Some(UdpRepr {
+            src_port: 5353,
+            dst_port: 5353,
+            checksum: 0,
+        }),
+    });
     out.put(&udp.to_vec(&PAYLOAD[..30]))?;
     let mut tcp_ip = Ipv4Repr::udp(IP_A, IP_B, 0, 0);
     tcp_ip.protocol = 6;
-    let tcp = FrameRepr {
-        eth: EthRepr {
-            dst: MAC_B,
-            src: MAC_A,
-        },
-        vlans: Vlans::none(),
-        net: NetRepr::Ip {
-            ip: IpRepr::V4(tcp_ip),
-            udp: None,
-        },
-    };
+    let tcp = untagged(NetRepr::Ip {
+        ip: IpRepr::V4(tcp_ip),
+        udp: None,
+    });
     let mut seg = [0u8; 20];
     seg[12] = 0x50;
     out.put(&tcp.to_vec(&seg))?;
@@ -601,58 +561,18 @@ fn truncated(path: &Path) -> io::Result<()> {
     ip.options = Ipv4Options::new(&[1; 40]).expect("40 bytes of NOP");
     out.repr(&rocev2(IpRepr::V4(ip), packet(0x04, 1005, 8)))?;
     // RoCE v1: the BTH (54..66) is cut.
-    out.repr(&FrameRepr {
-        eth: EthRepr {
-            dst: MAC_B,
-            src: MAC_A,
-        },
-        vlans: Vlans::none(),
-        net: NetRepr::RoceV1 {
-            grh: GrhRepr::default(),
-            ib: packet(0x04, 1006, 8),
-        },
-    })?;
+    out.repr(&untagged(NetRepr::RoceV1 {
+        grh: GrhRepr::default(),
+        ib: packet(0x04, 1006, 8),
+    }))?;
     // Not cut: an ACK fits in 64 bytes.
     out.repr(&rocev2(v4(26, 2), packet(0x11, 1007, 0)))?;
     out.finish()
 }
 
-fn raw_pcap(
-    path: &Path,
-    datalink: DataLink,
-    ts_resolution: TsResolution,
-    endianness: Endianness,
-    frames: &[Vec<u8>],
-) -> io::Result<()> {
-    let err = |e: pcap_file::PcapError| io::Error::other(format!("{}: {e}", path.display()));
-    let file = BufWriter::new(File::create(path)?);
-    let header = PcapHeader {
-        version_major: 2,
-        version_minor: 4,
-        ts_correction: 0,
-        ts_accuracy: 0,
-        snaplen: 65535,
-        datalink,
-        ts_resolution,
-        endianness,
-    };
-    let mut w = PcapWriter::with_header(file, header).map_err(err)?;
-    let per_sec = match ts_resolution {
-        TsResolution::MicroSecond => 1_000,
-        TsResolution::NanoSecond => 1,
-    };
-    for (i, data) in frames.iter().enumerate() {
-        let t = T0 + i as u64 * 1_000_000;
-        w.write_raw_packet(&RawPcapPacket {
-            ts_sec: (t / 1_000_000_000) as u32,
-            ts_frac: ((t % 1_000_000_000) / per_sec) as u32,
-            incl_len: data.len() as u32,
-            orig_len: data.len() as u32,
-            data: data.as_slice().into(),
-        })
-        .map_err(err)?;
-    }
-    Ok(())
+/// Frames of a raw pcap file: 1 ms apart from [`T0`].
+fn spaced(frames: Vec<Vec<u8>>) -> Vec<(u64, Vec<u8>)> {
+    (0..).map(|i| T0 + i * 1_000_000).zip(frames).collect()
 }
 
 /// A few frames as a Linux cooked capture (`tcpdump -i any`) sees them:
@@ -692,7 +612,7 @@ fn cooked(path: &Path, datalink: DataLink) -> io::Result<()> {
         datalink,
         TsResolution::NanoSecond,
         Endianness::Little,
-        &frames,
+        &spaced(frames),
     )
 }
 
@@ -715,6 +635,6 @@ fn usec(path: &Path) -> io::Result<()> {
         DataLink::ETHERNET,
         TsResolution::MicroSecond,
         Endianness::Big,
-        &frames,
+        &spaced(frames),
     )
 }
