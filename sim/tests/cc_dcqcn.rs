@@ -9,9 +9,6 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-mod common;
-
-use common::*;
 use proptest::prelude::*;
 use rocesim::cc::{CnpScope, DcqcnParams, ReactionPoint, RpModel, retime};
 use rocesim::hpcc::{HpccConfig, config};
@@ -64,11 +61,9 @@ fn reference_preset_from_the_anchor_configs() {
         (1020, 1, 4, 1024)
     );
     assert_eq!((p.min_time_between_cnps, p.cnp_scope), (0, CnpScope::Qp));
-    let dir = repo().join("../shared/anchors/hpcc-ns3");
-    if !dir.is_dir() {
-        assert!(!ci(), "ROCESIM_CI=1 but {} is missing", dir.display());
+    let Some(dir) = roce_testkit::ci::shared("anchors/hpcc-ns3") else {
         return;
-    }
+    };
     for (file, min_rate) in [
         ("e3_dcqcn_2to1_notrace.cfg", 100),
         ("e4_dcqcn_16to1_notrace.cfg", 100),

@@ -2,9 +2,6 @@
 //! statistical check over many draws, and the HPCC reference's marking from
 //! its KMIN_MAP/KMAX_MAP/PMAX_MAP, including the anchors' own files.
 
-mod common;
-
-use common::*;
 use rocesim::cc::red::{CE, NOT_ECT};
 use rocesim::cc::{MarkPoint, ParamError, RedParams};
 use rocesim::hpcc::config;
@@ -165,12 +162,9 @@ fn says(e: &ParamError, key: &str, text: &str) {
 /// The anchors' configuration files, read as the reference reads them.
 #[test]
 fn anchor_configs() {
-    let dir = repo().join("../shared/anchors/hpcc-ns3");
-    if !dir.is_dir() {
-        assert!(!ci(), "ROCESIM_CI=1 but {} is missing", dir.display());
-        eprintln!("skipping: {} not found", dir.display());
+    let Some(dir) = roce_testkit::ci::shared("anchors/hpcc-ns3") else {
         return;
-    }
+    };
     for (file, rates) in [
         ("e3_dcqcn_2to1_notrace.cfg", vec![25, 50, 100]),
         ("config_fat_ws30_10ms_dcqcn.txt", vec![100, 400]),
