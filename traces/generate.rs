@@ -1,7 +1,7 @@
 //! The generator of the captures in `traces/` (see `traces/README.md`).
 //!
 //! Every frame is built with the codec's builders (`roce_codec::build`) and
-//! written with `roce_pcap::capture_writer::CaptureWriter`, except the
+//! written with `roce_capture::write::CaptureWriter`, except the
 //! link types and timestamp resolution that writer does not produce (Linux
 //! cooked SLL/SLL2, microsecond pcap), which go through pcap-file directly.
 //! Malformed frames start as valid ones and get one field broken by hand.
@@ -24,8 +24,8 @@ use std::path::Path;
 
 use pcap_file::pcap::{PcapHeader, PcapWriter, RawPcapPacket};
 use pcap_file::{DataLink, Endianness, TsResolution};
+use roce_capture::write::{CaptureFormat, CaptureWriter};
 use roce_codec::*;
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
 
 /// The files of the corpus, in the order they are written.
 pub const FILES: &[&str] = &[

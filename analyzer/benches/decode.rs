@@ -13,7 +13,7 @@
 //! `ROCE_BENCH_REPS` times (medians reported):
 //!
 //! * `decode`: what `dissect` does per frame without formatting, on the
-//!   same pipeline (`roce_pcap::pipeline`): a reader thread walks the
+//!   same pipeline (`roce_capture::pipeline`): a reader thread walks the
 //!   mapped file into batches, decoder threads (one per core) decode every
 //!   frame (`RawFrame::decode`) and verify every ICRC, results come back in
 //!   frame order.
@@ -34,11 +34,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use roce_capture::pipeline::{self, Item};
+use roce_capture::read::{CaptureReader, FrameBatch, Next};
+use roce_capture::write::{CaptureFormat, CaptureWriter};
 use roce_codec::*;
-use roce_pcap::capture::{CaptureReader, FrameBatch, Next};
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
 use roce_pcap::dissect::{Dissector, Format};
-use roce_pcap::pipeline::{self, Item};
 
 fn env_usize(name: &str, default: usize) -> usize {
     match std::env::var(name) {

@@ -8,7 +8,7 @@
 //!                                     └── the lines of each batch, in frame order ──▶ stdout
 //! ```
 //! Batches of frames are decoded and formatted on `--threads` threads (the
-//! reader and helpers, [`crate::pipeline`]) and written in frame order, so
+//! reader and helpers, [`roce_capture::pipeline`]) and written in frame order, so
 //! the output is the same, byte for byte, for any number of threads.
 //!
 //! The JSON keys are a public interface (scripts read them), so they are
@@ -41,8 +41,8 @@ use roce_codec::wire::mac_control::MacControlRepr;
 use roce_codec::{Frame, FrameKind, IbPacket, Net, ParseOptions, PortSet};
 
 use crate::Outcome;
-use crate::capture::{CaptureError, CaptureReader, FrameBatch, LinkType, Next, RawFrame};
-use crate::pipeline::{self, Item};
+use roce_capture::pipeline::{self, Item};
+use roce_capture::read::{CaptureError, CaptureReader, FrameBatch, LinkType, Next, RawFrame};
 
 /// Output format of `dissect`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

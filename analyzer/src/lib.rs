@@ -10,20 +10,14 @@
 //!                                                                                              └─▶ plot: PNG + SVG
 //! ```
 //!
-//! * [`capture`] / [`capture_writer`]: streaming pcap/pcapng reading
-//!   (Ethernet, Linux SLL and SLL2) and writing.
-//! * [`pipeline`]: decoding on several cores while keeping frame order.
+//! Capture files are read through `roce-capture` ([`roce_capture::read`],
+//! [`roce_capture::pipeline`]), which the simulator shares for writing them.
+//!
 //! * [`dissect`]: `roce-pcap dissect` and its JSON keys.
 //! * [`analyze`]: per-flow sequence analysis, PFC, LAG balance, findings.
 //! * [`report`]: the exporters, one per `--format`; [`plot`]: the pictures.
 
 pub mod analyze;
-
-// The capture I/O moved to `roce-capture`, which the simulator shares; the old
-// paths stay for the analyzer's own modules until they import it directly.
-pub use roce_capture::pipeline;
-pub use roce_capture::read as capture;
-pub use roce_capture::write as capture_writer;
 pub mod dissect;
 pub mod plot;
 pub mod report;

@@ -6,10 +6,10 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use roce_capture::write::CaptureFormat;
 use roce_codec::Psn;
 use roce_codec::wire::aeth::Syndrome;
 use roce_pcap::analyze::synth::{Endpoint, RcConn, Synth};
-use roce_pcap::capture_writer::CaptureFormat;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roce-pcap"))

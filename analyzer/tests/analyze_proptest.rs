@@ -4,11 +4,11 @@
 use std::net::Ipv4Addr;
 
 use proptest::prelude::*;
+use roce_capture::write::CaptureFormat;
 use roce_codec::wire::aeth::{AethRepr, Syndrome};
 use roce_codec::*;
 use roce_pcap::analyze::synth::Synth;
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-use roce_pcap::capture_writer::CaptureFormat;
 
 /// Opcodes with their extended headers filled by `IbRepr::new`.
 const OPCODES: &[u8] = &[

@@ -4,12 +4,12 @@
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
+use roce_capture::write::CaptureFormat;
 use roce_codec::Psn;
 use roce_codec::wire::aeth::Syndrome;
 use roce_pcap::analyze::report::Report;
 use roce_pcap::analyze::synth::{Endpoint, RcConn, Synth};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-use roce_pcap::capture_writer::CaptureFormat;
 
 const T0: u64 = 1_000_000_000;
 
@@ -214,10 +214,10 @@ fn timestamps_past_the_end_of_time_saturate() {
     // Seconds resolution: 2^64 - 256 seconds is far beyond 2^64 ns.
     let secs = dir.join("secs.pcapng");
     pcapng_with_raw_times(&secs, 0, &[(u64::MAX - 255, &pfc), (u64::MAX, &pfc)]);
-    let mut r = roce_pcap::capture::CaptureReader::open(&secs).unwrap();
+    let mut r = roce_capture::read::CaptureReader::open(&secs).unwrap();
     for _ in 0..2 {
         match r.next_frame().unwrap() {
-            roce_pcap::capture::Next::Frame(f) => assert_eq!(f.ts_ns, u64::MAX),
+            roce_capture::read::Next::Frame(f) => assert_eq!(f.ts_ns, u64::MAX),
             _ => panic!("expected a frame"),
         }
     }

@@ -22,12 +22,12 @@ use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 
+use roce_capture::write::CaptureFormat;
 use roce_codec::Psn;
 use roce_codec::wire::aeth::{NakCode, Syndrome};
 use roce_pcap::analyze::report::{FrameRef, QpReport, Report};
 use roce_pcap::analyze::synth::{Endpoint, FileTruth, RcConn, Synth};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
-use roce_pcap::capture_writer::CaptureFormat;
 
 /// 2024-01-02 03:04:05 UTC: a capture of this century, whose times in
 /// picoseconds do not fit 64 bits (PFC accounting once saturated them and

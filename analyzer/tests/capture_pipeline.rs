@@ -9,9 +9,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use roce_capture::read::{CaptureReader, Next};
+use roce_capture::write::{CaptureFormat, CaptureWriter};
 use roce_codec::ParseOptions;
-use roce_pcap::capture::{CaptureReader, Next};
-use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
 use roce_pcap::dissect::{Dissector, Format};
 
 fn bin() -> Command {

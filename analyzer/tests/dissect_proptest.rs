@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use proptest::prelude::*;
+use roce_capture::read::{LinkType, RawFrame};
 use roce_codec::{ParseOptions, arbitrary};
-use roce_pcap::capture::{LinkType, RawFrame};
 use roce_pcap::dissect::{Dissector, Format, json_line};
 
 fn link() -> impl Strategy<Value = LinkType> {
@@ -178,8 +178,8 @@ fn bad_input_is_a_clear_error_with_exit_2() {
 /// One RDMA WRITE to UDP port 4791 and one to port 1000 (a lab setup with a
 /// non-standard port).
 fn two_port_capture(path: &std::path::Path) {
+    use roce_capture::write::{CaptureFormat, CaptureWriter};
     use roce_codec::*;
-    use roce_pcap::capture_writer::{CaptureFormat, CaptureWriter};
     let mut w = CaptureWriter::create(path, CaptureFormat::Pcap, 0, "x").unwrap();
     for (i, dport) in [4791u16, 1000].into_iter().enumerate() {
         let ib = IbRepr::new(Opcode(0x0A), 0x11, Psn::new(i as u32), 64);

@@ -7,8 +7,8 @@ mod generate;
 
 use std::path::{Path, PathBuf};
 
+use roce_capture::read::{CaptureReader, LinkType, Next};
 use roce_codec::{FrameKind, ParseOptions};
-use roce_pcap::capture::{CaptureReader, LinkType, Next};
 
 fn traces_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../traces")

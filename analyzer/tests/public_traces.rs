@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
+use roce_capture::read::{CaptureError, CaptureReader, Next};
 use roce_codec::{FrameKind, ParseOptions};
-use roce_pcap::capture::{CaptureError, CaptureReader, Next};
 
 fn public(name: &str) -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -48,7 +48,7 @@ pub use report::Report;
 
 use roce_codec::{ParseOptions, PortSet};
 
-use crate::capture::CaptureError;
+use roce_capture::read::CaptureError;
 
 /// How to analyze.
 #[derive(Debug, Clone)]

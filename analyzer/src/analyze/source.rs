@@ -8,7 +8,7 @@
 //!                                                       flow table, PFC (calling thread) ◀────────────┘
 //! ```
 //! Each file has a reader thread that walks its records into batches
-//! ([`crate::pipeline`]); the reader, or a helper thread shared by all
+//! ([`roce_capture::pipeline`]); the reader, or a helper thread shared by all
 //! files when one is free, turns every batch into small decoded events and
 //! counters, never keeping frame bytes; each file's results come back in
 //! frame order through a bounded queue, so memory stays flat however large
@@ -25,8 +25,8 @@ use roce_codec::{MacControlRepr, ParseOptions};
 use super::event::{Decoded, RoceEvent, decode};
 use super::pfc::PfcFile;
 use super::series::Bins;
-use crate::capture::{CaptureError, CaptureReader, FrameBatch};
-use crate::pipeline::{self, Item, Ordered};
+use roce_capture::pipeline::{self, Item, Ordered};
+use roce_capture::read::{CaptureError, CaptureReader, FrameBatch};
 
 /// Batches each file may have read ahead of the merge, with one file;
 /// shared out when there are more, so that the buffers held stay few.

@@ -22,7 +22,7 @@ use roce_codec::{
     AtomicEthRepr, FrameRepr, IbRepr, IpRepr, Ipv4Repr, NetRepr, Opcode, Psn, RethRepr,
 };
 
-use crate::capture_writer::{CaptureFormat, CaptureWriter};
+use roce_capture::write::{CaptureFormat, CaptureWriter};
 
 /// Per-file counts of what was written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
