@@ -97,23 +97,12 @@ pub enum DissectError {
     Output(#[from] io::Error),
 }
 
-/// The RoCEv2 ports of `--roce-port` in every subcommand: 4791 and the
-/// given ones (one meaning for one flag). `None` when there are too many.
-pub fn roce_port_set(extra: &[u16]) -> Option<PortSet> {
-    let mut ports = vec![roce_codec::hash::ROCE_V2_UDP_DPORT];
-    for &p in extra {
-        if !ports.contains(&p) {
-            ports.push(p);
-        }
-    }
-    PortSet::new(&ports)
-}
-
 /// Builds the codec options of `--roce-port`.
 pub fn parse_options(roce_ports: &[u16]) -> Result<ParseOptions, DissectError> {
-    let roce_v2_ports = roce_port_set(roce_ports).ok_or(DissectError::TooManyPorts {
-        max: PortSet::MAX - 1,
-    })?;
+    let roce_v2_ports =
+        crate::flags::roce_port_set(roce_ports).ok_or(DissectError::TooManyPorts {
+            max: PortSet::MAX - 1,
+        })?;
     Ok(ParseOptions {
         roce_v2_ports,
         verify_icrc: true,

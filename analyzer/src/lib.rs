@@ -19,6 +19,7 @@
 
 pub mod analyze;
 pub mod dissect;
+pub mod flags;
 pub mod plot;
 pub mod report;
 

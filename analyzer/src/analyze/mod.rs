@@ -184,7 +184,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         }
     }
     let roce_v2_ports =
-        crate::dissect::roce_port_set(&opts.roce_ports).ok_or_else(|| AnalyzeError::Option {
+        crate::flags::roce_port_set(&opts.roce_ports).ok_or_else(|| AnalyzeError::Option {
             flag: "--roce-port",
             message: format!("at most {} ports besides 4791", PortSet::MAX - 1),
         })?;

@@ -4,7 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::{Exporter, bytes, duration, plural, rate};
+use roce_capture::human::{bytes, duration, plural, rate};
+
+use super::Exporter;
 use crate::analyze::Report;
 use crate::analyze::report::{FrameRef, QpReport, Severity, Summary};
 
