@@ -38,9 +38,10 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 use roce_codec::wire::mac_control::MacControlRepr;
-use roce_codec::{Frame, FrameKind, IbPacket, Net, ParseOptions, PortSet};
+use roce_codec::{Frame, FrameKind, IbPacket, Net, ParseOptions};
 
 use crate::Outcome;
+use crate::flags::{DecodeFlags, FlagError};
 use roce_capture::pipeline::{self, Item};
 use roce_capture::read::{CaptureError, CaptureReader, FrameBatch, LinkType, Next, RawFrame};
 
@@ -62,14 +63,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
-    /// Another UDP destination port to decode as RoCEv2 (besides 4791);
-    /// repeatable, as in analyze and plot.
-    #[arg(long = "roce-port", value_name = "N")]
-    pub roce_port: Vec<u16>,
-    /// Threads that decode (default: one per core, up to 16): the reader and N-1
-    /// helpers. The output is the same for any value.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: Option<u16>,
+    #[command(flatten)]
+    pub decode: DecodeFlags,
 }
 
 const KEYS_HELP: &str = "\
@@ -91,33 +86,21 @@ record (everything before it is printed, the offset is on stderr).";
 pub enum DissectError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
-    #[error("--roce-port: at most {max} ports besides 4791")]
-    TooManyPorts { max: usize },
+    #[error(transparent)]
+    Flag(#[from] FlagError),
     #[error("writing the output: {0}")]
     Output(#[from] io::Error),
 }
 
-/// Builds the codec options of `--roce-port`.
-pub fn parse_options(roce_ports: &[u16]) -> Result<ParseOptions, DissectError> {
-    let roce_v2_ports =
-        crate::flags::roce_port_set(roce_ports).ok_or(DissectError::TooManyPorts {
-            max: PortSet::MAX - 1,
-        })?;
-    Ok(ParseOptions {
-        roce_v2_ports,
-        verify_icrc: true,
-    })
-}
-
 /// Runs `roce-pcap dissect`, writing to stdout.
 pub fn run(args: &Args) -> Result<Outcome, DissectError> {
-    let opts = parse_options(&args.roce_port)?;
+    let opts = args.decode.parse_options()?;
     let mut reader = CaptureReader::open(&args.file)?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut d = Dissector::new(opts, args.format);
-    if let Some(n) = args.threads {
-        d = d.with_threads(usize::from(n));
+    if let Some(n) = args.decode.threads() {
+        d = d.with_threads(n);
     }
     let end = d.dissect_all(&mut reader, &mut out)?;
     out.flush()?;

@@ -13,6 +13,8 @@
 //! Capture files are read through `roce-capture` ([`roce_capture::read`],
 //! [`roce_capture::pipeline`]), which the simulator shares for writing them.
 //!
+//! * [`flags`]: the command-line flags the subcommands share, checked
+//!   (errors name the flag) before the library sees typed values.
 //! * [`dissect`]: `roce-pcap dissect` and its JSON keys.
 //! * [`analyze`]: per-flow sequence analysis, PFC, LAG balance, findings.
 //! * [`report`]: the exporters, one per `--format`; [`plot`]: the pictures.

@@ -31,6 +31,7 @@ pub mod cli;
 mod event;
 mod findings;
 mod flow;
+mod options;
 mod pfc;
 mod quantiles;
 pub mod report;
@@ -43,60 +44,26 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+pub use options::{AnalyzeOptions, LinkSpeed, OptionError, PathMtu};
 pub use quantiles::{Quantiles, Summary};
 pub use report::Report;
 
-use roce_codec::{ParseOptions, PortSet};
+use roce_codec::ParseOptions;
 
 use roce_capture::read::CaptureError;
 
-/// How to analyze.
-#[derive(Debug, Clone)]
-pub struct AnalyzeOptions {
-    /// Link speed for converting pause quanta to time.
-    pub link_speed_gbps: f64,
-    /// UDP destination ports decoded as RoCEv2 besides 4791.
-    pub roce_ports: Vec<u16>,
-    /// Identical frames closer than this are mirror-port copies.
-    pub dup_window_ns: u64,
-    /// The path MTU, when known; otherwise learned per flow from FIRST and
-    /// MIDDLE packets.
-    pub pmtu: Option<u32>,
-    /// Keep only flows whose responder or requester QPN is this.
-    pub qp: Option<u32>,
-    /// Collect time series for plots.
-    pub series: bool,
-    /// Show a progress bar on stderr (only when it is a terminal).
-    pub progress: bool,
-    /// Threads that decode: each file's reader thread decodes when the
-    /// `threads - 1` helper threads (shared by all files) are busy; `None`
-    /// is one per core, up to 16. The result is the same for any value.
-    pub threads: Option<usize>,
-}
-
-impl Default for AnalyzeOptions {
-    fn default() -> Self {
-        AnalyzeOptions {
-            link_speed_gbps: 100.0,
-            roce_ports: Vec::new(),
-            dup_window_ns: 10_000,
-            pmtu: None,
-            qp: None,
-            series: false,
-            progress: false,
-            threads: None,
-        }
-    }
-}
+/// The most files analyzed together: frames are numbered by (file, frame)
+/// with a 16-bit file index.
+pub const MAX_FILES: usize = u16::MAX as usize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
-    #[error("{flag}: {message}")]
-    Option { flag: &'static str, message: String },
     #[error("no input files")]
     NoInput,
+    #[error("{count} files: at most {MAX_FILES} can be analyzed together")]
+    TooManyFiles { count: usize },
 }
 
 /// Time series of one flow, for plots.
@@ -164,35 +131,8 @@ pub fn analyze_files<P: AsRef<Path>>(
     if paths.is_empty() {
         return Err(AnalyzeError::NoInput);
     }
-    // 1 Mb/s and up: below that a pause of 65535 quanta lasts longer than
-    // any clock here counts, and no RoCE link is that slow.
-    if !(opts.link_speed_gbps >= 0.001 && opts.link_speed_gbps <= 1e6) {
-        return Err(AnalyzeError::Option {
-            flag: "--link-speed",
-            message: format!(
-                "{} is not a link speed in Gb/s (0.001 to 1000000)",
-                opts.link_speed_gbps
-            ),
-        });
-    }
-    if let Some(m) = opts.pmtu {
-        if ![256, 512, 1024, 2048, 4096].contains(&m) {
-            return Err(AnalyzeError::Option {
-                flag: "--pmtu",
-                message: format!("{m} is not an IB path MTU (256, 512, 1024, 2048, 4096)"),
-            });
-        }
-    }
-    let roce_v2_ports =
-        crate::flags::roce_port_set(&opts.roce_ports).ok_or_else(|| AnalyzeError::Option {
-            flag: "--roce-port",
-            message: format!("at most {} ports besides 4791", PortSet::MAX - 1),
-        })?;
-    if paths.len() > usize::from(u16::MAX) {
-        return Err(AnalyzeError::Option {
-            flag: "FILE",
-            message: "too many files".into(),
-        });
+    if paths.len() > MAX_FILES {
+        return Err(AnalyzeError::TooManyFiles { count: paths.len() });
     }
     let names: Vec<String> = paths
         .iter()
@@ -205,19 +145,19 @@ pub fn analyze_files<P: AsRef<Path>>(
         .sum();
     let src_opts = source::SourceOptions {
         parse: ParseOptions {
-            roce_v2_ports,
+            roce_v2_ports: opts.roce_ports,
             verify_icrc: true,
         },
         series: opts.series,
         threads: opts.threads,
     };
-    let link_rate_bps = (opts.link_speed_gbps * 1e9).round() as u64;
+    let link_rate_bps = opts.link_speed.bits_per_second();
     let mut pfc: Vec<pfc::PfcFile> = (0..paths.len())
         .map(|_| pfc::PfcFile::new(link_rate_bps, opts.series))
         .collect();
     let flow_opts = flow::FlowOptions {
         dup_window_ns: opts.dup_window_ns,
-        pmtu: opts.pmtu,
+        pmtu: opts.pmtu.map(PathMtu::bytes),
         series: opts.series,
     };
     let mut table = table::Table::new(paths.len(), flow_opts);
@@ -257,10 +197,10 @@ pub fn analyze_files<P: AsRef<Path>>(
         stats: &stats,
         names: &names,
         options: report::OptionsReport {
-            link_speed_gbps: opts.link_speed_gbps,
-            roce_ports: roce_v2_ports.as_slice().to_vec(),
+            link_speed_gbps: opts.link_speed.gbps(),
+            roce_ports: opts.roce_ports.as_slice().to_vec(),
             dup_window_ns: opts.dup_window_ns,
-            pmtu: opts.pmtu,
+            pmtu: opts.pmtu.map(PathMtu::bytes),
             qp_filter: opts.qp,
         },
     });
