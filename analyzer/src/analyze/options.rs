@@ -25,8 +25,8 @@ impl LinkSpeed {
     pub const MAX_GBPS: f64 = 1e6;
 
     pub fn from_gbps(gbps: f64) -> Result<LinkSpeed, OptionError> {
-        // Written so that NaN fails too.
-        if gbps >= Self::MIN_GBPS && gbps <= Self::MAX_GBPS {
+        // NaN is in no range.
+        if (Self::MIN_GBPS..=Self::MAX_GBPS).contains(&gbps) {
             Ok(LinkSpeed(gbps))
         } else {
             Err(OptionError::LinkSpeed(gbps))
