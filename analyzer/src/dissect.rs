@@ -260,7 +260,7 @@ pub fn json_line(
     raw: &RawFrame<'_>,
     decoded: &Result<Frame<'_>, roce_codec::Error>,
 ) {
-    let mut o = Obj::new(out);
+    let mut o = JsonObject::new(out);
     o.num("frame", frame_no);
     o.num("ts_ns", raw.ts_ns);
     o.num("len", raw.wire_len as u64);
@@ -342,7 +342,7 @@ pub fn json_line(
     o.close();
 }
 
-fn ib_fields(o: &mut Obj<'_>, ib: &IbPacket<'_>) {
+fn ib_fields(o: &mut JsonObject<'_>, ib: &IbPacket<'_>) {
     let b = &ib.bth;
     o.num("opcode", b.opcode.0.into());
     o.str("opcode_name", b.opcode.name());
@@ -429,15 +429,15 @@ fn grh_paylen(raw: &RawFrame<'_>, f: &Frame<'_>) -> Option<u16> {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A JSON object being written into a byte buffer.
-struct Obj<'a> {
+struct JsonObject<'a> {
     out: &'a mut Vec<u8>,
     empty: bool,
 }
 
-impl<'a> Obj<'a> {
-    fn new(out: &'a mut Vec<u8>) -> Obj<'a> {
+impl<'a> JsonObject<'a> {
+    fn new(out: &'a mut Vec<u8>) -> JsonObject<'a> {
         out.push(b'{');
-        Obj { out, empty: true }
+        JsonObject { out, empty: true }
     }
 
     fn key(&mut self, k: &str) {

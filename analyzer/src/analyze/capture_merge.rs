@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use roce_codec::{MacControlRepr, ParseOptions};
 
-use super::event::{Decoded, RoceEvent, decode};
 use super::pfc::PfcFile;
+use super::roce_event::{Decoded, RoceEvent, decode};
 use super::series::Bins;
 use roce_capture::pipeline::{self, Item, Ordered};
 use roce_capture::read::{CaptureError, CaptureReader, FrameBatch};
@@ -94,7 +94,7 @@ struct Counters {
 
 /// One decoded frame that matters to the analysis.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Event {
+pub(crate) enum MergedEvent {
     Roce(RoceEvent),
     MacControl {
         file: u16,
@@ -105,18 +105,18 @@ pub(crate) enum Event {
     },
 }
 
-impl Event {
+impl MergedEvent {
     fn key(&self) -> (u64, u16, u64) {
         match self {
-            Event::Roce(e) => (e.ts_ns, e.file, e.frame),
-            Event::MacControl {
+            MergedEvent::Roce(e) => (e.ts_ns, e.file, e.frame),
+            MergedEvent::MacControl {
                 file, frame, ts_ns, ..
             } => (*ts_ns, *file, *frame),
         }
     }
 }
 
-pub(crate) struct SourceOptions {
+pub(crate) struct MergeOptions {
     pub parse: ParseOptions,
     pub series: bool,
     /// Decoding threads (readers and helpers); `None` is one per core.
@@ -125,7 +125,7 @@ pub(crate) struct SourceOptions {
 
 /// The decoded events and counters of one batch.
 struct DecodedBatch {
-    events: Vec<Event>,
+    events: Vec<MergedEvent>,
     counters: Counters,
     end_offset: u64,
 }
@@ -156,7 +156,7 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
                     None => c.icrc_unchecked += 1,
                     Some(true) => {}
                 }
-                Event::Roce(ev)
+                MergedEvent::Roce(ev)
             }
             Decoded::RoceUndecodable => {
                 c.roce_packets += 1;
@@ -164,7 +164,7 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
                 c.roce_undecodable += 1;
                 continue;
             }
-            Decoded::MacControl { src, ctl } => Event::MacControl {
+            Decoded::MacControl { src, ctl } => MergedEvent::MacControl {
                 file,
                 frame: frame_no,
                 ts_ns: raw.ts_ns,
@@ -183,9 +183,9 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
 }
 
 /// One file's stream of decoded batches and the batch being drained.
-struct Input {
+struct FileInput {
     batches: Ordered<DecodedBatch>,
-    batch: Vec<Event>,
+    batch: Vec<MergedEvent>,
     pos: usize,
     stats: FileStats,
     done: bool,
@@ -193,8 +193,8 @@ struct Input {
     read_bytes: u64,
 }
 
-impl Input {
-    fn head(&self) -> Option<&Event> {
+impl FileInput {
+    fn head(&self) -> Option<&MergedEvent> {
         self.batch.get(self.pos)
     }
 
@@ -214,7 +214,7 @@ impl Input {
                     // they have seen.
                     if let Some(bins) = &mut self.stats.payload_bins {
                         for e in &b.events {
-                            if let Event::Roce(ev) = e {
+                            if let MergedEvent::Roce(ev) = e {
                                 bins.add(ev.ts_ns, f64::from(ev.payload_len));
                             }
                         }
@@ -240,9 +240,9 @@ impl Input {
 /// left to the caller).
 pub(crate) fn merge(
     paths: &[&Path],
-    opts: &SourceOptions,
+    opts: &MergeOptions,
     progress: Arc<AtomicU64>,
-    mut sink: impl FnMut(&Event),
+    mut sink: impl FnMut(&MergedEvent),
     mut tick: impl FnMut(),
 ) -> Result<Vec<FileStats>, CaptureError> {
     // Open everything first: a bad file fails before any work starts.
@@ -263,7 +263,7 @@ pub(crate) fn merge(
             let batches = d.read(reader, depth, move |b: &FrameBatch| {
                 decode_batch(b, file, &parse)
             });
-            files.push(Input {
+            files.push(FileInput {
                 batches,
                 batch: Vec::new(),
                 pos: 0,

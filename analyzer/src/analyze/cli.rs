@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::{AnalyzeError, analyze_files};
 use crate::Outcome;
+use crate::export::Format;
 use crate::flags::{AnalysisFlags, FlagError};
-use crate::report::Format;
 
 /// `roce-pcap analyze --help`, after the flags.
 const ANALYZE_AFTER_HELP: &str = "\

@@ -27,8 +27,8 @@
 
 use roce_codec::wire::aeth::NakCode;
 
-use super::report::*;
-use super::table::Table;
+use super::flow_table::FlowTable;
+use super::model::*;
 use roce_capture::human::{duration_brief, plural};
 
 const RNR_STORM: u64 = 10;
@@ -91,7 +91,7 @@ fn wc_status(name: &str) -> (u8, &'static str) {
     }
 }
 
-pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
+pub(crate) fn findings(r: &Report, table: &FlowTable) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut add = |severity,
                    rule,

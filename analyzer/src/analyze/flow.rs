@@ -35,8 +35,8 @@ use std::collections::{BTreeMap, VecDeque};
 use roce_codec::wire::aeth::{NakCode, SyndromeKind};
 use roce_codec::{Operation, Psn, Transport};
 
-use super::event::RoceEvent;
 use super::quantiles::Quantiles;
+use super::roce_event::RoceEvent;
 use super::series::{Bins, Points};
 
 /// Entries kept for RTT, message and READ matching; beyond this (no ACKs
@@ -52,7 +52,7 @@ pub(crate) const MAX_EPISODES_KEPT: usize = 256;
 const MAX_MOVES_KEPT: usize = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) struct Key {
+pub(crate) struct FlowKey {
     pub src: IpAddr,
     pub dst: IpAddr,
     pub qpn: u32,
@@ -159,7 +159,7 @@ pub(crate) struct Episode {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Sent {
+struct SentRequest {
     psn: Psn,
     /// Its last transmission (the first, until it is resent).
     ts: u64,
@@ -183,24 +183,24 @@ struct OpenMessage {
     ts: u64,
     first_payload: u32,
     dma_len: Option<u32>,
-    kind: MsgKind,
+    kind: MessageKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum MsgKind {
+pub(crate) enum MessageKind {
     Send,
     Write,
     Read,
     Atomic,
 }
 
-impl MsgKind {
+impl MessageKind {
     pub fn name(self) -> &'static str {
         match self {
-            MsgKind::Send => "send",
-            MsgKind::Write => "write",
-            MsgKind::Read => "read",
-            MsgKind::Atomic => "atomic",
+            MessageKind::Send => "send",
+            MessageKind::Write => "write",
+            MessageKind::Read => "read",
+            MessageKind::Atomic => "atomic",
         }
     }
 }
@@ -257,7 +257,7 @@ impl HashFields {
 
 /// Sequence state of the request direction.
 #[derive(Debug, Clone, Default)]
-struct Seq {
+struct PsnTracker {
     started: bool,
     /// The PSN the next new request should carry.
     next: Psn,
@@ -268,9 +268,9 @@ struct Seq {
     pending_cause: Option<Cause>,
     last_request_ts: u64,
     /// Unwrapped PSN reference: (PSN, unwrapped value).
-    uw_ref: (Psn, i64),
-    uw_first: i64,
-    uw_max: i64,
+    unwrap_ref: (Psn, i64),
+    unwrapped_first: i64,
+    unwrapped_max: i64,
     first_psn: Psn,
     /// Increments on every sequence-error or RNR NAK: a frame identical to
     /// one sent before the NAK is a resend, not a mirror copy.
@@ -285,8 +285,10 @@ struct Seq {
 
 const MAX_MISSING_RANGES: usize = 64;
 
+/// The time series one flow records as the capture is read (for plots);
+/// they become a [`super::FlowSeries`] when the analysis ends.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FlowSeries {
+pub(crate) struct RecordedSeries {
     pub originals: Points,
     pub retransmissions: Points,
     pub acks: Points,
@@ -296,7 +298,7 @@ pub(crate) struct FlowSeries {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Flow {
-    pub key: Key,
+    pub key: FlowKey,
     pub transport: Transport,
     pub sport: u16,
     pub requester_qpn: Option<u32>,
@@ -316,8 +318,8 @@ pub(crate) struct Flow {
     pub last_ts: u64,
     pub opcodes: BTreeMap<u8, u64>,
     pub pmtu: Option<u32>,
-    seq: Seq,
-    outstanding: VecDeque<Sent>,
+    seq: PsnTracker,
+    outstanding: VecDeque<SentRequest>,
     pub untracked_psns: u64,
     dups: [Option<Fingerprint>; DUP_RING],
     dup_next: usize,
@@ -364,7 +366,7 @@ pub(crate) struct Flow {
     reads: VecDeque<PendingRead>,
     read_response_max: Option<Psn>,
     pub read_responses_replayed: u64,
-    pub messages: BTreeMap<MsgKind, u64>,
+    pub messages: BTreeMap<MessageKind, u64>,
     pub partial_messages: u64,
     pub message_size: Quantiles,
     pub message_bytes: u64,
@@ -377,7 +379,7 @@ pub(crate) struct Flow {
     pub response_moves_total: u64,
     pub last_request_frame: FrameRef,
     pub last_ack_through: Option<Psn>,
-    pub series: Option<Box<FlowSeries>>,
+    pub series: Option<Box<RecordedSeries>>,
 }
 
 /// Knobs the flow table passes down.
@@ -404,7 +406,7 @@ fn read_psns(dma_len: u32, pmtu: Option<u32>) -> (u32, u32) {
 impl Flow {
     pub fn new(ev: &RoceEvent, n_files: usize, opts: &FlowOptions) -> Flow {
         Flow {
-            key: Key {
+            key: FlowKey {
                 src: ev.src,
                 dst: ev.dst,
                 qpn: ev.dqpn,
@@ -427,7 +429,7 @@ impl Flow {
             last_ts: ev.ts_ns,
             opcodes: BTreeMap::new(),
             pmtu: opts.pmtu,
-            seq: Seq::default(),
+            seq: PsnTracker::default(),
             outstanding: VecDeque::new(),
             untracked_psns: 0,
             dups: [None; DUP_RING],
@@ -489,7 +491,7 @@ impl Flow {
     pub fn state_bytes(&self) -> usize {
         use std::mem::size_of;
         let q = |q: &Quantiles| q.keys() * 48;
-        self.outstanding.capacity() * size_of::<Sent>()
+        self.outstanding.capacity() * size_of::<SentRequest>()
             + self.unacked_messages.capacity() * size_of::<(Psn, u64)>()
             + self.reads.capacity() * size_of::<PendingRead>()
             + self.seq.missing.capacity() * size_of::<(Psn, u32)>()
@@ -519,23 +521,24 @@ impl Flow {
     pub fn last_psn(&self) -> Option<Psn> {
         self.seq.started.then(|| {
             self.seq
-                .uw_ref
+                .unwrap_ref
                 .0
-                .add((self.seq.uw_max - self.seq.uw_ref.1) as u32)
+                .add((self.seq.unwrapped_max - self.seq.unwrap_ref.1) as u32)
         })
     }
 
     /// PSNs between the first and the highest request PSN, both included.
     pub fn psn_span(&self) -> u64 {
         if self.seq.started {
-            (self.seq.uw_max - self.seq.uw_first + 1) as u64
+            (self.seq.unwrapped_max - self.seq.unwrapped_first + 1) as u64
         } else {
             0
         }
     }
 
     pub fn psn_wrapped(&self) -> bool {
-        self.seq.started && (self.seq.uw_first < 0 || self.seq.uw_max > i64::from(Psn::MASK))
+        self.seq.started
+            && (self.seq.unwrapped_first < 0 || self.seq.unwrapped_max > i64::from(Psn::MASK))
     }
 
     /// Episode still open at the end of the capture goes into the list.
@@ -614,8 +617,8 @@ impl Flow {
         dup
     }
 
-    fn unwrap(&self, psn: Psn) -> i64 {
-        self.seq.uw_ref.1 + i64::from(psn.distance(self.seq.uw_ref.0))
+    fn unwrapped(&self, psn: Psn) -> i64 {
+        self.seq.unwrap_ref.1 + i64::from(psn.distance(self.seq.unwrap_ref.0))
     }
 
     fn track_slave(&mut self, ev: &RoceEvent, request: bool) {
@@ -746,7 +749,7 @@ impl Flow {
                 if let Some(s) = &mut self.series {
                     s.goodput.add(ev.ts_ns, f64::from(ev.payload_len));
                 }
-                self.push_outstanding(Sent {
+                self.push_outstanding(SentRequest {
                     psn: ev.psn,
                     ts: ev.ts_ns,
                     retransmitted: false,
@@ -761,7 +764,7 @@ impl Flow {
                     }
                 }
             }
-            let uw = self.unwrap(ev.psn);
+            let uw = self.unwrapped(ev.psn);
             if let Some(s) = &mut self.series {
                 if original {
                     s.originals.push(ev.ts_ns, uw);
@@ -787,9 +790,9 @@ impl Flow {
         if !s.started {
             s.started = true;
             s.first_psn = p;
-            s.uw_ref = (p, i64::from(p.value()));
-            s.uw_first = i64::from(p.value());
-            s.uw_max = s.uw_first + i64::from(nmin) - 1;
+            s.unwrap_ref = (p, i64::from(p.value()));
+            s.unwrapped_first = i64::from(p.value());
+            s.unwrapped_max = s.unwrapped_first + i64::from(nmin) - 1;
             s.next = p.add(nmin);
             s.read_fuzz = (nmin != nmax).then_some((p, nmin, nmax));
             return true;
@@ -814,9 +817,9 @@ impl Flow {
             }
             s.missing.push_back((p.sub(gap as u32), gap as u32));
         }
-        let uw = s.uw_ref.1 + i64::from(p.distance(s.uw_ref.0));
-        s.uw_ref = (p, uw);
-        s.uw_max = s.uw_max.max(uw + i64::from(nmin) - 1);
+        let uw = s.unwrap_ref.1 + i64::from(p.distance(s.unwrap_ref.0));
+        s.unwrap_ref = (p, uw);
+        s.unwrapped_max = s.unwrapped_max.max(uw + i64::from(nmin) - 1);
         s.next = p.add(nmin);
         s.read_fuzz = (nmin != nmax).then_some((p, nmin, nmax));
         true
@@ -875,9 +878,9 @@ impl Flow {
             let cause = self.seq.pending_cause.take().unwrap_or(Cause::Timeout);
             let highest = self
                 .seq
-                .uw_ref
+                .unwrap_ref
                 .0
-                .add((self.seq.uw_max - self.seq.uw_ref.1) as u32);
+                .add((self.seq.unwrapped_max - self.seq.unwrap_ref.1) as u32);
             self.seq.episode = Some(Episode {
                 start: FrameRef::of(ev),
                 last: FrameRef::of(ev),
@@ -962,7 +965,7 @@ impl Flow {
         last == self.last_request_frame && !acked
     }
 
-    fn push_outstanding(&mut self, s: Sent) {
+    fn push_outstanding(&mut self, s: SentRequest) {
         if self.outstanding.len() >= MAX_OUTSTANDING {
             self.outstanding.pop_front();
             self.untracked_psns += 1;
@@ -1003,7 +1006,14 @@ impl Flow {
         }
     }
 
-    fn record_message(&mut self, kind: MsgKind, size: u64, start_ts: u64, last: Psn, acked: bool) {
+    fn record_message(
+        &mut self,
+        kind: MessageKind,
+        size: u64,
+        start_ts: u64,
+        last: Psn,
+        acked: bool,
+    ) {
         *self.messages.entry(kind).or_insert(0) += 1;
         self.message_size.add(size);
         self.message_bytes += size;
@@ -1037,15 +1047,15 @@ impl Flow {
             | SendLastWithInvalidate
             | SendOnly
             | SendOnlyWithImmediate
-            | SendOnlyWithInvalidate => MsgKind::Send,
+            | SendOnlyWithInvalidate => MessageKind::Send,
             RdmaWriteFirst
             | RdmaWriteMiddle
             | RdmaWriteLast
             | RdmaWriteLastWithImmediate
             | RdmaWriteOnly
-            | RdmaWriteOnlyWithImmediate => MsgKind::Write,
-            RdmaReadRequest => MsgKind::Read,
-            CompareSwap | FetchAdd | AtomicWrite => MsgKind::Atomic,
+            | RdmaWriteOnlyWithImmediate => MessageKind::Write,
+            RdmaReadRequest => MessageKind::Read,
+            CompareSwap | FetchAdd | AtomicWrite => MessageKind::Atomic,
             _ => return,
         };
         if op == RdmaReadRequest {
@@ -1064,7 +1074,7 @@ impl Flow {
         let starts = op.starts_message();
         let ends = op.ends_message();
         if first_sighting && starts && ends && !self.is_new_message(p) {
-            let size = if kind == MsgKind::Atomic && op != AtomicWrite {
+            let size = if kind == MessageKind::Atomic && op != AtomicWrite {
                 8
             } else {
                 u64::from(ev.payload_len)
@@ -1077,7 +1087,7 @@ impl Flow {
         }
         match (starts, ends) {
             (true, true) => {
-                let size = if kind == MsgKind::Atomic && op != AtomicWrite {
+                let size = if kind == MessageKind::Atomic && op != AtomicWrite {
                     8
                 } else {
                     u64::from(ev.payload_len)
@@ -1102,7 +1112,7 @@ impl Flow {
                 match self.open.take() {
                     Some(o) if p.distance(o.first) >= 0 => {
                         let size = match o.dma_len {
-                            Some(d) if o.kind == MsgKind::Write => u64::from(d),
+                            Some(d) if o.kind == MessageKind::Write => u64::from(d),
                             _ => {
                                 p.distance(o.first) as u64 * u64::from(o.first_payload)
                                     + u64::from(ev.payload_len)
@@ -1246,7 +1256,7 @@ impl Flow {
 
     fn series_ack(&mut self, ev: &RoceEvent, nak: bool) {
         if self.seq.started {
-            let uw = self.unwrap(ev.psn);
+            let uw = self.unwrapped(ev.psn);
             if let Some(s) = &mut self.series {
                 if nak {
                     s.naks.push(ev.ts_ns, uw);
@@ -1280,10 +1290,13 @@ impl Flow {
                 let n = (last.distance(r.psn) + 1) as u32;
                 self.seq.read_fuzz = None;
                 self.seq.next = r.psn.add(n);
-                self.seq.uw_max = self.seq.uw_max.max(self.unwrap(r.psn) + i64::from(n) - 1);
+                self.seq.unwrapped_max = self
+                    .seq
+                    .unwrapped_max
+                    .max(self.unwrapped(r.psn) + i64::from(n) - 1);
             }
         }
-        *self.messages.entry(MsgKind::Read).or_insert(0) += 1;
+        *self.messages.entry(MessageKind::Read).or_insert(0) += 1;
         self.message_size.add(u64::from(r.dma_len));
         self.message_bytes += u64::from(r.dma_len);
         self.message_latency.add(ts.saturating_sub(r.ts));

@@ -21,14 +21,14 @@ use core::net::IpAddr;
 
 use roce_codec::{Operation, Transport};
 
-use super::event::RoceEvent;
-use super::flow::{FileUse, Flow, FlowOptions, FrameRef, Key};
+use super::flow::{FileUse, Flow, FlowKey, FlowOptions, FrameRef};
+use super::roce_event::RoceEvent;
 use super::series::Bins;
 
 /// Responses, NAKs and CNPs whose request flow was never seen.
 #[derive(Debug, Clone)]
 pub(crate) struct ResponseOnly {
-    pub key: Key,
+    pub key: FlowKey,
     pub sport: u16,
     pub first_frame: FrameRef,
     pub packets: u64,
@@ -40,13 +40,13 @@ pub(crate) struct ResponseOnly {
     pub files: Vec<FileUse>,
 }
 
-pub(crate) struct Table {
+pub(crate) struct FlowTable {
     pub flows: Vec<Flow>,
-    by_request: HashMap<Key, usize>,
-    by_response: HashMap<Key, usize>,
+    by_request: HashMap<FlowKey, usize>,
+    by_response: HashMap<FlowKey, usize>,
     by_pair: HashMap<(IpAddr, IpAddr), Vec<usize>>,
     pub response_only: Vec<ResponseOnly>,
-    by_response_only: HashMap<Key, usize>,
+    by_response_only: HashMap<FlowKey, usize>,
     n_files: usize,
     pub opts: FlowOptions,
     pub ce_bins: Option<Bins>,
@@ -55,13 +55,13 @@ pub(crate) struct Table {
     pub last_ts: Option<u64>,
     /// The last request and response keys looked up: consecutive packets
     /// mostly belong to the same flow, and a compare is cheaper than a hash.
-    last_request: Option<(Key, usize)>,
-    last_response: Option<(Key, usize)>,
+    last_request: Option<(FlowKey, usize)>,
+    last_response: Option<(FlowKey, usize)>,
 }
 
-impl Table {
-    pub fn new(n_files: usize, opts: FlowOptions) -> Table {
-        Table {
+impl FlowTable {
+    pub fn new(n_files: usize, opts: FlowOptions) -> FlowTable {
+        FlowTable {
             flows: Vec::new(),
             by_request: HashMap::new(),
             by_response: HashMap::new(),
@@ -99,8 +99,8 @@ impl Table {
         }
     }
 
-    fn key(ev: &RoceEvent) -> Key {
-        Key {
+    fn key(ev: &RoceEvent) -> FlowKey {
+        FlowKey {
             src: ev.src,
             dst: ev.dst,
             qpn: ev.dqpn,

@@ -7,12 +7,28 @@
 //!
 //! ```text
 //!  slave0.pcap ─┐  reader + decoder threads ┌─ flow table ── Flow (per requester → responder QP)
-//!  slave1.pcap ─┼─ decode → RoceEvent ─merge─┤                 sequence, messages, ACK RTT, CNPs
+//!  slave1.pcap ─┼─ decode → RoceEvent ─merge─┤                 sequence, messages, ACKs/NAKs, slaves, CNPs
 //!  ...          ┘  PFC + file counters       └─ response-only records
 //!                         │                                 │
-//!                         └──────────── build ──────────────┴──▶ Report { files, qps, pfc, lag, findings }
-//!                                                                  └─▶ table | json | csv | plots
+//!                         └────────── report builder ───────┴──▶ Report { files, qps, pfc, lag, findings }
+//!                                                                  └─▶ export: table | json | csv; plots
 //! ```
+//!
+//! The files, in the order a frame meets them:
+//!
+//! | file | holds |
+//! |---|---|
+//! | `options.rs` | [`AnalyzeOptions`] and its typed values ([`LinkSpeed`], [`PathMtu`]) |
+//! | `capture_merge.rs` | reading the captures on the decoder threads, merged into one stream by time |
+//! | `roce_event.rs` | the small summary of one RoCE frame that crosses from a decoder to the merge |
+//! | `flow_table.rs` | the flow table: every event to its request flow, responses paired with requests |
+//! | `flow/` | one flow's state: PSN sequence, message assembly, ACK/NAK handling, mirror copies, bond slaves |
+//! | `pfc.rs` | PFC and PAUSE accounting per file, sender and priority |
+//! | `quantiles.rs`, `series.rs` | bounded percentiles, and time series for plots |
+//! | `report_builder.rs` | the finished flow table and file counters into a [`Report`] |
+//! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
+//! | `findings.rs` | rules over the finished report, one sentence each |
+//! | `cli.rs` | the `analyze` subcommand |
 //!
 //! Memory grows with the number of flows, never with the number of
 //! packets: every per-flow queue, list and percentile set is capped (the
@@ -26,27 +42,32 @@
 //! }
 //! ```
 
-mod build;
+mod capture_merge;
 pub mod cli;
-mod event;
 mod findings;
 mod flow;
+mod flow_table;
+pub mod model;
 mod options;
 mod pfc;
 mod quantiles;
-pub mod report;
+mod report_builder;
+mod roce_event;
 pub mod series;
-mod source;
 pub mod synth;
-mod table;
+
+/// The model's old path (`analyze::report`), kept while tests and scripts
+/// written against it move to [`model`].
+#[doc(hidden)]
+pub use self::model as report;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+pub use model::Report;
 pub use options::{AnalyzeOptions, LinkSpeed, OptionError, PathMtu};
 pub use quantiles::{Quantiles, Summary};
-pub use report::Report;
 
 use roce_codec::ParseOptions;
 
@@ -143,7 +164,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let src_opts = source::SourceOptions {
+    let src_opts = capture_merge::MergeOptions {
         parse: ParseOptions {
             roce_v2_ports: opts.roce_ports,
             verify_icrc: true,
@@ -160,17 +181,17 @@ pub fn analyze_files<P: AsRef<Path>>(
         pmtu: opts.pmtu.map(PathMtu::bytes),
         series: opts.series,
     };
-    let mut table = table::Table::new(paths.len(), flow_opts);
+    let mut table = flow_table::FlowTable::new(paths.len(), flow_opts);
     let path_refs: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = progress_bar(opts.progress, total_bytes);
-    let mut stats = source::merge(
+    let mut stats = capture_merge::merge(
         &path_refs,
         &src_opts,
         Arc::clone(&progress),
         |ev| match ev {
-            source::Event::Roce(e) => table.event(e),
-            source::Event::MacControl {
+            capture_merge::MergedEvent::Roce(e) => table.event(e),
+            capture_merge::MergedEvent::MacControl {
                 file,
                 frame,
                 ts_ns,
@@ -192,11 +213,11 @@ pub fn analyze_files<P: AsRef<Path>>(
         st.pfc = p;
     }
     table.finish();
-    let mut report = build::build(build::BuildInput {
+    let mut report = report_builder::build_report(report_builder::ReportInputs {
         table: &table,
         stats: &stats,
         names: &names,
-        options: report::OptionsReport {
+        options: model::OptionsReport {
             link_speed_gbps: opts.link_speed.gbps(),
             roce_ports: opts.roce_ports.as_slice().to_vec(),
             dup_window_ns: opts.dup_window_ns,
@@ -265,8 +286,8 @@ fn progress_bar(wanted: bool, total: u64) -> Option<indicatif::ProgressBar> {
 }
 
 fn collect_series(
-    table: &mut table::Table,
-    stats: Vec<source::FileStats>,
+    table: &mut flow_table::FlowTable,
+    stats: Vec<capture_merge::FileStats>,
     names: &[String],
     report: &Report,
 ) -> SeriesSet {
@@ -297,7 +318,7 @@ fn collect_series(
         for ((src, prio), p) in st.pfc.prios {
             pauses.push(PauseSeries {
                 file: name.clone(),
-                src_mac: build::mac(src),
+                src_mac: report_builder::mac_text(src),
                 priority: (prio != pfc::PAUSE_8023X).then_some(prio),
                 intervals: p.intervals.map(|i| i.iv).unwrap_or_default(),
             });

@@ -2,7 +2,7 @@
 //! interface of `roce-pcap analyze` and what the table, CSV and plot
 //! exporters read.
 //!
-//! Key names fixed by the issue (keep them): top level `files`, `qps`,
+//! FlowKey names fixed by the issue (keep them): top level `files`, `qps`,
 //! `pfc`, `findings`; per QP `src`, `dst`, `dqpn`, `sport`, `files`,
 //! `packets`, `bytes`, `payload_bytes`, `goodput_gbps`,
 //! `retransmitted_packets`, `out_of_sequence`, `naks`, `cnps`,

@@ -7,13 +7,13 @@ use core::net::IpAddr;
 use roce_codec::hash::{FlowAddrs, FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_hash};
 use roce_codec::{Opcode, Psn};
 
+use super::capture_merge::FileStats;
 use super::flow::{Flow, HashFields};
+use super::flow_table::FlowTable;
+use super::model::*;
 use super::pfc::PAUSE_8023X;
-use super::report::*;
-use super::source::FileStats;
-use super::table::Table;
 
-pub(crate) fn mac(m: [u8; 6]) -> String {
+pub(crate) fn mac_text(m: [u8; 6]) -> String {
     m.iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
@@ -166,20 +166,20 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
     }
 }
 
-pub(crate) struct BuildInput<'a> {
-    pub table: &'a Table,
+pub(crate) struct ReportInputs<'a> {
+    pub table: &'a FlowTable,
     pub stats: &'a [FileStats],
     pub names: &'a [String],
     pub options: OptionsReport,
 }
 
-pub(crate) fn build(inp: BuildInput<'_>) -> Report {
-    let BuildInput {
+pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
+    let ReportInputs {
         table,
         stats,
         names,
         options,
-    } = inp;
+    } = inputs;
     let n_files = stats.len();
     let files: Vec<FileReport> = stats
         .iter()
@@ -244,7 +244,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
             let pause_ns = st.paused_ps as f64 / 1000.0;
             pfc.push(PfcReport {
                 file: name.clone(),
-                src_mac: mac(src),
+                src_mac: mac_text(src),
                 priority: (prio != PAUSE_8023X).then_some(prio),
                 kind: if prio == PAUSE_8023X { "802.3x" } else { "pfc" },
                 xoff_frames: st.xoff,

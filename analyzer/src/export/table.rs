@@ -8,7 +8,7 @@ use roce_capture::human::{bytes, duration, plural, rate};
 
 use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::report::{FrameRef, QpReport, Severity, Summary};
+use crate::analyze::model::{FrameRef, QpReport, Severity, Summary};
 
 pub struct TableExporter;
 
@@ -21,7 +21,7 @@ fn frame(r: &Report, f: FrameRef) -> String {
     format!("{name}#{}", f.frame)
 }
 
-fn q3(s: &Summary) -> String {
+fn p50_p99_max(s: &Summary) -> String {
     match (s.p50, s.p99, s.max) {
         (Some(a), Some(b), Some(c)) => format!("{}/{}/{}", duration(a), duration(b), duration(c)),
         _ => "-".into(),
@@ -100,7 +100,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         },
         f.message_size.p50.map_or("-".into(), bytes),
         f.message_size.max.map_or("-".into(), bytes),
-        q3(&f.message_latency_ns)
+        p50_p99_max(&f.message_latency_ns)
     )?;
     writeln!(
         out,
@@ -190,7 +190,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         } else {
             String::new()
         },
-        q3(&f.ack_rtt_ns),
+        p50_p99_max(&f.ack_rtt_ns),
         plural(f.ack_rtt_ns.samples, "sample")
     )?;
     writeln!(
@@ -199,7 +199,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         f.ecn_ce_packets,
         100.0 * f.ecn_ce_fraction,
         plural(f.cnps, "CNP"),
-        q3(&f.cnp_delay_ns),
+        p50_p99_max(&f.cnp_delay_ns),
         f.icrc_errors,
         if f.icrc_unchecked > 0 {
             format!(" ({} not checkable: snaplen)", f.icrc_unchecked)
