@@ -20,6 +20,32 @@
 //! | [`analyze`] | per-flow sequence analysis, PFC, LAG balance, findings; the [`analyze::model`] of a report |
 //! | [`export`] | the exporters of a report, one trait and one file per `--format` |
 //! | [`plot`] | the pictures of an analysis |
+//!
+//! ## One vocabulary with rocesim
+//!
+//! The report's rows keep their JSON shape (`qps[]`, epoch times, `naks` by
+//! syndrome), and [`analyze::Report::qp_figures`] states each request flow
+//! in the per-QP vocabulary `rocesim` reports in too,
+//! [`roce_capture::figures::QpFigures`]: times in ns since the first frame
+//! of all the captures analyzed together, counts from the requester's side.
+//! What each figure is in `roce-pcap`:
+//!
+//! | figure | from the flow's report row ([`analyze::model::QpReport`]) |
+//! |---|---|
+//! | `key` | `src`, `dst` and `dqpn` (the responder's QPN, the DestQP of the requests) |
+//! | `requester_qpn` | `requester_qpn`, learned from the responses (`None` without any) |
+//! | `udp_sport` | `sport`, the requests' UDP source port |
+//! | `first_ns`, `last_ns` | `first_ts_ns`, `last_ts_ns` less the first frame of all the captures analyzed (`capture.first_ts_ns`) |
+//! | `payload_bytes` | `payload_bytes`: requests and READ responses, resends included |
+//! | `packets`, `wire_bytes` | `packets`, `bytes`: both directions, CNPs included, mirror copies not |
+//! | `goodput_gbps` | `goodput_gbps`: first transmissions over the flow's first to last frame |
+//! | `messages` | `messages`: seen from their first packet to their last (READs: to the last response) |
+//! | `retransmitted_packets` | `retransmitted_packets`: requests at or before the highest PSN seen |
+//! | `timeouts` | go-back-N episodes with cause `timeout` (no NAK came before the resend) |
+//! | `naks` | every NAK of the flow, all syndromes (`naks` summed) |
+//! | `cnps` | the CNPs to the requester (not those to the responder about marked READ responses) |
+//! | `ecn_ce_packets` | the CE-marked requests (not responses) |
+//! | `port` | the capture file that carried most of the requests (`lag.qp_map[].request_file`) |
 
 pub mod analyze;
 pub mod dissect;

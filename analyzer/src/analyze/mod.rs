@@ -50,6 +50,7 @@ mod flow_table;
 pub mod model;
 mod options;
 mod pfc;
+mod qp_figures;
 mod quantiles;
 mod report_builder;
 mod roce_event;

@@ -197,6 +197,13 @@ pub struct QpReport {
     pub read_responses_replayed: u64,
     /// Requests not tracked for RTT because no ACK came for very long.
     pub untracked_psns: u64,
+    /// Of `ecn_ce_packets`, the requests; and of `cnps`, those that reached
+    /// the requester: what [`Report::qp_figures`] reports, kept out of the
+    /// JSON, whose keys are fixed.
+    #[serde(skip)]
+    pub ecn_ce_requests: u64,
+    #[serde(skip)]
+    pub cnps_to_requester: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -163,6 +163,8 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
         icrc_unchecked: f.icrc_unchecked,
         read_responses_replayed: f.read_responses_replayed,
         untracked_psns: f.untracked_psns,
+        ecn_ce_requests: f.ecn_ce_requests,
+        cnps_to_requester: f.cnps_to_requester,
     }
 }
 

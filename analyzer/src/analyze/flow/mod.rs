@@ -138,7 +138,11 @@ pub(crate) struct Flow {
     pub rnr_frames: Vec<FrameRef>,
     pub ack_rtt: Quantiles,
     pub ecn_ce_packets: u64,
+    /// Of `ecn_ce_packets`, the requests.
+    pub ecn_ce_requests: u64,
     pub cnps: u64,
+    /// Of `cnps`, those to the requester (about marked requests).
+    pub cnps_to_requester: u64,
     pub cnp_delay: Quantiles,
     pub cnps_without_ce: u64,
     ce_pending_requests: Option<u64>,
@@ -230,7 +234,9 @@ impl Flow {
             rnr_frames: Vec::new(),
             ack_rtt: Quantiles::default(),
             ecn_ce_packets: 0,
+            ecn_ce_requests: 0,
             cnps: 0,
+            cnps_to_requester: 0,
             cnp_delay: Quantiles::default(),
             cnps_without_ce: 0,
             ce_pending_requests: None,
@@ -382,6 +388,9 @@ impl Flow {
         if ev.ce() && ce.is_none() {
             *ce = Some(ev.ts_ns);
         }
+        if ev.ce() && request {
+            self.ecn_ce_requests += 1;
+        }
         if ev.icrc_valid == Some(false) {
             self.icrc_errors += 1;
             if self.icrc_frames.len() < 16 {
@@ -421,6 +430,9 @@ impl Flow {
         self.account(ev, !toward_requester);
         self.track_slave(ev, !toward_requester);
         self.cnps += 1;
+        if toward_requester {
+            self.cnps_to_requester += 1;
+        }
         let pending = if toward_requester {
             self.ce_pending_requests.take()
         } else {
