@@ -15,7 +15,9 @@ use std::path::PathBuf;
 
 use roce_codec::{ParseOptions, PortSet};
 
-use crate::analyze::{AnalyzeOptions, LinkSpeed, MAX_FILES, PathMtu};
+use crate::analyze::{
+    Analysis, AnalyzeError, AnalyzeOptions, LinkSpeed, MAX_FILES, PathMtu, analyze_files,
+};
 
 /// A flag whose value cannot be used; shown as `--flag: why`.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +104,26 @@ pub struct AnalysisFlags {
     pub pmtu: Option<u32>,
 }
 
+/// Why the analysis a subcommand asked for did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisFailed {
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    #[error(transparent)]
+    Analyze(#[from] AnalyzeError),
+}
+
 impl AnalysisFlags {
+    /// Analyzes the files with the options these flags ask for, with time
+    /// series when `series` (for plots).
+    pub fn analyze(&self, series: bool) -> Result<Analysis, AnalysisFailed> {
+        let opts = AnalyzeOptions {
+            series,
+            ..self.options()?
+        };
+        Ok(analyze_files(&self.files, &opts)?)
+    }
+
     /// The options these flags ask for (with a progress bar on a terminal),
     /// or the first flag that is wrong.
     pub fn options(&self) -> Result<AnalyzeOptions, FlagError> {
@@ -134,6 +155,17 @@ impl AnalysisFlags {
             threads: self.decode.threads(),
         })
     }
+}
+
+/// The end of `--help` of the subcommands that analyze: `text` (what they
+/// write, examples), then their exit status; `output` is what they write,
+/// `done` what they did with a file that ends mid-record.
+pub fn after_help(text: &str, output: &str, done: &str) -> String {
+    format!(
+        "{text}\n\nExit status: 0 ok, 2 bad input or flag (or the {output} could not be written),\n\
+         3 a file ends in the middle of a record ({done} up to there; the file and\n\
+         byte offset are on stderr)."
+    )
 }
 
 /// A QPN as people write it: hex with `0x` or decimal, at most 24 bits.

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use roce_codec::{MacControlRepr, ParseOptions};
 
+use super::model::FileReport;
 use super::pfc::PfcFile;
 use super::roce_event::{Decoded, RoceEvent, decode};
 use super::series::Bins;
@@ -35,61 +36,32 @@ const DEPTH: usize = 8;
 /// What the decoders learned about one file.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FileStats {
-    pub packets: u64,
-    pub bytes: u64,
-    pub roce_packets: u64,
-    pub roce_bytes: u64,
-    pub roce_payload_bytes: u64,
-    pub roce_undecodable: u64,
-    /// Frames cut by the snaplen (captured < wire length).
-    pub truncated: u64,
-    pub icrc_errors: u64,
-    pub icrc_unchecked: u64,
-    pub first_ts: Option<u64>,
-    pub last_ts: Option<u64>,
-    /// The file ends inside the record that starts here (an offset in the
-    /// decompressed stream for a gzip file).
-    pub cut_at: Option<u64>,
-    /// The file is gzip-compressed and its compressed stream ends early.
-    pub gzip_cut: bool,
+    /// The file's row of the report as far as the decoders fill it: the
+    /// frame counts, first and last times, where the file is cut. The
+    /// report builder names it and adds the MAC-control counts and the
+    /// duration.
+    pub row: FileReport,
     /// Filled on the merging thread, which sees MAC control frames in order.
     pub pfc: PfcFile,
     /// RoCE payload bytes over time (plots only).
     pub payload_bins: Option<Bins>,
 }
 
-impl FileStats {
-    /// Adds the counters of one batch (sums, minimum and maximum: the
-    /// result does not depend on the order batches are added in).
-    fn absorb(&mut self, c: &Counters) {
-        self.packets += c.packets;
-        self.bytes += c.bytes;
-        self.roce_packets += c.roce_packets;
-        self.roce_bytes += c.roce_bytes;
-        self.roce_payload_bytes += c.roce_payload_bytes;
-        self.roce_undecodable += c.roce_undecodable;
-        self.truncated += c.truncated;
-        self.icrc_errors += c.icrc_errors;
-        self.icrc_unchecked += c.icrc_unchecked;
-        self.first_ts = self.first_ts.into_iter().chain(c.first_ts).min();
-        self.last_ts = self.last_ts.into_iter().chain(c.last_ts).max();
-    }
-}
-
-/// What one batch adds to its file's statistics.
-#[derive(Debug, Clone, Default)]
-struct Counters {
-    packets: u64,
-    bytes: u64,
-    roce_packets: u64,
-    roce_bytes: u64,
-    roce_payload_bytes: u64,
-    roce_undecodable: u64,
-    truncated: u64,
-    icrc_errors: u64,
-    icrc_unchecked: u64,
-    first_ts: Option<u64>,
-    last_ts: Option<u64>,
+/// Adds what one batch counted (in a [`FileReport`] of its own) to its
+/// file's row: sums, minimum and maximum, so the result does not depend on
+/// the order batches are added in.
+fn absorb(row: &mut FileReport, batch: &FileReport) {
+    row.packets += batch.packets;
+    row.bytes += batch.bytes;
+    row.roce_packets += batch.roce_packets;
+    row.roce_bytes += batch.roce_bytes;
+    row.roce_payload_bytes += batch.roce_payload_bytes;
+    row.roce_undecodable += batch.roce_undecodable;
+    row.truncated_frames += batch.truncated_frames;
+    row.icrc_errors += batch.icrc_errors;
+    row.icrc_unchecked += batch.icrc_unchecked;
+    row.first_ts_ns = row.first_ts_ns.into_iter().chain(batch.first_ts_ns).min();
+    row.last_ts_ns = row.last_ts_ns.into_iter().chain(batch.last_ts_ns).max();
 }
 
 /// One decoded frame that matters to the analysis.
@@ -126,22 +98,22 @@ pub(crate) struct MergeOptions {
 /// The decoded events and counters of one batch.
 struct DecodedBatch {
     events: Vec<MergedEvent>,
-    counters: Counters,
+    counts: FileReport,
     end_offset: u64,
 }
 
 /// Decodes one batch of `file` (runs on a decoder thread).
 fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch {
-    let mut c = Counters::default();
+    let mut c = FileReport::default();
     let mut events = Vec::with_capacity(b.len());
     for (i, raw) in b.iter().enumerate() {
         let frame_no = b.first_number() + i as u64;
         c.packets += 1;
         c.bytes += raw.wire_len as u64;
-        c.first_ts = Some(c.first_ts.map_or(raw.ts_ns, |t| t.min(raw.ts_ns)));
-        c.last_ts = Some(c.last_ts.map_or(raw.ts_ns, |t| t.max(raw.ts_ns)));
+        c.first_ts_ns = Some(c.first_ts_ns.map_or(raw.ts_ns, |t| t.min(raw.ts_ns)));
+        c.last_ts_ns = Some(c.last_ts_ns.map_or(raw.ts_ns, |t| t.max(raw.ts_ns)));
         if raw.data.len() < raw.wire_len {
-            c.truncated += 1;
+            c.truncated_frames += 1;
         }
         let Ok(frame) = raw.decode(parse) else {
             continue;
@@ -177,7 +149,7 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
     }
     DecodedBatch {
         events,
-        counters: c,
+        counts: c,
         end_offset: b.end_offset(),
     }
 }
@@ -209,7 +181,7 @@ impl FileInput {
         while self.pos >= self.batch.len() && !self.done {
             match self.batches.recv()? {
                 Item::Batch(b) => {
-                    self.stats.absorb(&b.counters);
+                    absorb(&mut self.stats.row, &b.counts);
                     // Bins fill in frame order, as they coarsen by what
                     // they have seen.
                     if let Some(bins) = &mut self.stats.payload_bins {
@@ -226,7 +198,7 @@ impl FileInput {
                 }
                 Item::End => self.done = true,
                 Item::Cut { offset } => {
-                    self.stats.cut_at = Some(offset);
+                    self.stats.row.cut_at_offset = Some(offset);
                     self.done = true;
                 }
             }
@@ -302,7 +274,7 @@ pub(crate) fn merge(
         Ok::<_, CaptureError>(files.into_iter().map(|f| f.stats).collect::<Vec<_>>())
     })?;
     for (st, r) in stats.iter_mut().zip(&readers) {
-        st.gzip_cut = st.cut_at.is_some() && r.gzip_truncated();
+        st.row.cut_in_gzip = st.row.cut_at_offset.is_some() && r.gzip_truncated();
     }
     Ok(stats)
 }

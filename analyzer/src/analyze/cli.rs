@@ -4,24 +4,19 @@
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{AnalyzeError, analyze_files};
 use crate::Outcome;
 use crate::export::Format;
-use crate::flags::{AnalysisFlags, FlagError};
+use crate::flags::{AnalysisFailed, AnalysisFlags, after_help};
 
-/// `roce-pcap analyze --help`, after the flags.
-const ANALYZE_AFTER_HELP: &str = "\
+/// `roce-pcap analyze --help`, after the flags and before the exit status.
+const ANALYZE_EXAMPLES: &str = "\
 Examples (from the repository root; the first after `rocesim run scenarios/lag_hash.toml`):
   roce-pcap analyze runs/lag_hash/hostA.eth0.pcap runs/lag_hash/hostA.eth1.pcap
-  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12
-
-Exit status: 0 ok, 2 bad input or flag (or the report could not be written),
-3 a file ends in the middle of a record (analyzed up to there; the file and
-byte offset are on stderr).";
+  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12";
 
 /// Arguments of `roce-pcap analyze`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = ANALYZE_AFTER_HELP)]
+#[command(after_help = after_help(ANALYZE_EXAMPLES, "report", "analyzed"))]
 pub struct Args {
     #[command(flatten)]
     pub analysis: AnalysisFlags,
@@ -33,13 +28,11 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
-/// Errors of the command: a flag, the analysis, or writing the output.
+/// Errors of the command: the analysis (or a flag), or writing the output.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error(transparent)]
-    Flag(#[from] FlagError),
-    #[error(transparent)]
-    Analyze(#[from] AnalyzeError),
+    Analysis(#[from] AnalysisFailed),
     #[error("writing {what}")]
     Output {
         what: String,
@@ -91,8 +84,7 @@ pub(crate) fn write_atomically(
 }
 
 pub fn run(args: &Args) -> Result<Outcome, CliError> {
-    let opts = args.analysis.options()?;
-    let analysis = analyze_files(&args.analysis.files, &opts)?;
+    let analysis = args.analysis.analyze(false)?;
     let exporter = args.format.exporter();
     match &args.output {
         Some(path) => {

@@ -383,7 +383,7 @@ pub(crate) fn findings(r: &Report, table: &FlowTable) -> Vec<Finding> {
             ),
         );
     }
-    for (i, f) in r.files.iter().enumerate() {
+    for f in &r.files {
         if f.packets > 0 && f.mac_control_frames == 0 {
             add(
                 Severity::Info,
@@ -441,7 +441,6 @@ pub(crate) fn findings(r: &Report, table: &FlowTable) -> Vec<Finding> {
                 ),
             );
         }
-        let _ = i;
     }
     lag_findings(r, &mut add);
     for ro in &r.response_only {
@@ -452,14 +451,12 @@ pub(crate) fn findings(r: &Report, table: &FlowTable) -> Vec<Finding> {
             None,
             vec![ro.first_frame],
             format!(
-                "{} -> {} QP {:#x}: {} ({}, {}, {}) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
+                "{} -> {} QP {:#x}: {} ({}) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
                 ro.src,
                 ro.dst,
                 ro.requester_qpn,
                 plural(ro.packets, "response"),
-                plural(ro.acks, "ACK"),
-                plural(ro.naks, "NAK"),
-                plural(ro.cnps, "CNP")
+                ro.acks_naks_cnps()
             ),
         );
     }

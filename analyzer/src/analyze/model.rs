@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use roce_capture::human::plural;
 use serde::Serialize;
 
 pub use super::flow::FrameRef;
@@ -47,7 +48,7 @@ pub struct CaptureSpan {
     pub duration_ns: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FileReport {
     pub file: String,
     pub packets: u64,
@@ -220,6 +221,19 @@ pub struct ResponseOnlyReport {
     pub naks: u64,
     pub cnps: u64,
     pub read_responses: u64,
+}
+
+impl ResponseOnlyReport {
+    /// What the responses were, as tables and findings say it:
+    /// `3 ACKs, 1 NAK, 0 CNPs`.
+    pub fn acks_naks_cnps(&self) -> String {
+        format!(
+            "{}, {}, {}",
+            plural(self.acks, "ACK"),
+            plural(self.naks, "NAK"),
+            plural(self.cnps, "CNP")
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

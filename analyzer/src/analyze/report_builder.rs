@@ -188,26 +188,14 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
         .zip(names)
         .map(|(s, name)| FileReport {
             file: name.clone(),
-            packets: s.packets,
-            bytes: s.bytes,
-            roce_packets: s.roce_packets,
-            roce_bytes: s.roce_bytes,
-            roce_payload_bytes: s.roce_payload_bytes,
-            roce_undecodable: s.roce_undecodable,
-            truncated_frames: s.truncated,
-            icrc_errors: s.icrc_errors,
-            icrc_unchecked: s.icrc_unchecked,
             mac_control_frames: s.pfc.mac_control_frames,
             pfc_frames: s.pfc.pfc_frames,
             pause_frames: s.pfc.pause_frames,
-            first_ts_ns: s.first_ts,
-            last_ts_ns: s.last_ts,
-            duration_ns: match (s.first_ts, s.last_ts) {
+            duration_ns: match (s.row.first_ts_ns, s.row.last_ts_ns) {
                 (Some(a), Some(b)) => b - a,
                 _ => 0,
             },
-            cut_at_offset: s.cut_at,
-            cut_in_gzip: s.gzip_cut,
+            ..s.row.clone()
         })
         .collect();
     let qps: Vec<QpReport> = table
@@ -220,10 +208,6 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
         .response_only
         .iter()
         .map(|r| ResponseOnlyReport {
-            src: r.key.src.to_string(),
-            dst: r.key.dst.to_string(),
-            requester_qpn: r.key.qpn,
-            sport: r.sport,
             files: r
                 .files
                 .iter()
@@ -231,13 +215,7 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
                 .filter(|(_, u)| u.response_packets > 0)
                 .map(|(i, _)| names[i].clone())
                 .collect(),
-            first_frame: r.first_frame,
-            packets: r.packets,
-            bytes: r.bytes,
-            acks: r.acks,
-            naks: r.naks,
-            cnps: r.cnps,
-            read_responses: r.read_responses,
+            ..r.row.clone()
         })
         .collect();
     let mut pfc = Vec::new();
@@ -265,25 +243,25 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
             });
         }
     }
-    let total_roce: u64 = stats.iter().map(|s| s.roce_bytes).sum();
+    let total_roce: u64 = stats.iter().map(|s| s.row.roce_bytes).sum();
     let lag_files: Vec<LagFile> = stats
         .iter()
         .zip(names)
         .map(|(s, name)| LagFile {
             file: name.clone(),
-            roce_packets: s.roce_packets,
-            roce_bytes: s.roce_bytes,
-            packets: s.packets,
-            bytes: s.bytes,
+            roce_packets: s.row.roce_packets,
+            roce_bytes: s.row.roce_bytes,
+            packets: s.row.packets,
+            bytes: s.row.bytes,
             share_of_roce_bytes: if total_roce > 0 {
-                s.roce_bytes as f64 / total_roce as f64
+                s.row.roce_bytes as f64 / total_roce as f64
             } else {
                 0.0
             },
         })
         .collect();
     let imbalance = (n_files >= 2 && total_roce > 0).then(|| {
-        let max = stats.iter().map(|s| s.roce_bytes).max().unwrap_or(0) as f64;
+        let max = stats.iter().map(|s| s.row.roce_bytes).max().unwrap_or(0) as f64;
         max / (total_roce as f64 / n_files as f64)
     });
     let name_of = |i: Option<usize>| i.map(|i| names[i].clone());
@@ -338,8 +316,8 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
                LAG is steered by the NIC (queue affinity or its own hash), which may differ",
     };
     let capture = CaptureSpan {
-        first_ts_ns: stats.iter().filter_map(|s| s.first_ts).min(),
-        last_ts_ns: stats.iter().filter_map(|s| s.last_ts).max(),
+        first_ts_ns: stats.iter().filter_map(|s| s.row.first_ts_ns).min(),
+        last_ts_ns: stats.iter().filter_map(|s| s.row.last_ts_ns).max(),
         duration_ns: 0,
     };
     let capture = CaptureSpan {

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use roce_capture::read::RawFrame;
 use roce_codec::wire::mac_control::MacControlRepr;
-use roce_codec::{Frame, IbPacket, Net};
+use roce_codec::{Frame, IbPacket, Net, UdpRepr};
 
 use super::headless_kind;
 
@@ -40,14 +40,7 @@ pub fn text_line(
     }
     match &f.net {
         Net::RoceV2 { ip, udp, .. } => {
-            let _ = write!(
-                out,
-                "{}:{} > {}:{}",
-                Bracket(ip.src()),
-                udp.src_port,
-                Bracket(ip.dst()),
-                udp.dst_port
-            );
+            udp_endpoints(out, ip.src(), ip.dst(), udp);
             ecn_text(out, ip.ecn());
         }
         Net::RoceV1 { grh, .. } => {
@@ -62,14 +55,8 @@ pub fn text_line(
         Net::Ip { ip, udp, .. } => {
             match udp {
                 Some(u) => {
-                    let _ = write!(
-                        out,
-                        "{}:{} > {}:{} udp",
-                        Bracket(ip.src()),
-                        u.src_port,
-                        Bracket(ip.dst()),
-                        u.dst_port
-                    );
+                    udp_endpoints(out, ip.src(), ip.dst(), u);
+                    out.push_str(" udp");
                 }
                 None => {
                     let _ = write!(out, "{} > {} proto {}", ip.src(), ip.dst(), ip.protocol());
@@ -191,6 +178,18 @@ fn ib_text(out: &mut String, ib: &IbPacket<'_>) {
     if ib.icrc_valid == Some(false) {
         out.push_str(" BAD-ICRC");
     }
+}
+
+/// `src:sport > dst:dport`, an IPv6 address in brackets.
+fn udp_endpoints(out: &mut String, src: IpAddr, dst: IpAddr, udp: &UdpRepr) {
+    let _ = write!(
+        out,
+        "{}:{} > {}:{}",
+        Bracket(src),
+        udp.src_port,
+        Bracket(dst),
+        udp.dst_port
+    );
 }
 
 /// Shows IPv6 addresses in brackets before a port.

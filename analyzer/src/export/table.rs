@@ -325,15 +325,13 @@ impl Exporter for TableExporter {
             for ro in &r.response_only {
                 writeln!(
                     out,
-                    "  {} -> {} QP {:#x} sport {}: {} ({}, {}, {}, {}) in {}",
+                    "  {} -> {} QP {:#x} sport {}: {} ({}, {}) in {}",
                     ro.src,
                     ro.dst,
                     ro.requester_qpn,
                     ro.sport,
                     plural(ro.packets, "packet"),
-                    plural(ro.acks, "ACK"),
-                    plural(ro.naks, "NAK"),
-                    plural(ro.cnps, "CNP"),
+                    ro.acks_naks_cnps(),
                     plural(ro.read_responses, "READ response"),
                     ro.files.join(", ")
                 )?;

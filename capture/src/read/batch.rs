@@ -12,7 +12,7 @@ use super::{LinkType, RawFrame};
 pub(super) const BATCH_FRAMES: usize = 8192;
 pub(super) const BATCH_BYTES: u64 = 4 << 20;
 
-/// Where one frame of a [`FrameBatch`] sits in the batch's buffer.
+/// Where one frame sits in a reader's buffer (or a batch's).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Slot {
     pub(super) ts_ns: u64,
@@ -21,6 +21,20 @@ pub(super) struct Slot {
     pub(super) data_at: usize,
     pub(super) data_len: usize,
     pub(super) link: LinkType,
+}
+
+impl Slot {
+    /// The frame, in the bytes the slot points into.
+    #[inline]
+    pub(super) fn frame<'a>(&self, buf: &'a [u8]) -> RawFrame<'a> {
+        RawFrame {
+            ts_ns: self.ts_ns,
+            wire_len: self.wire_len,
+            data: &buf[self.data_at..self.data_at + self.data_len],
+            link: self.link,
+            offset: self.offset,
+        }
+    }
 }
 
 /// Consecutive frames of one capture with the buffer (or mapped window)
@@ -62,14 +76,7 @@ impl FrameBatch {
 
     /// The `i`-th frame of the batch.
     pub fn get(&self, i: usize) -> RawFrame<'_> {
-        let s = &self.slots[i];
-        RawFrame {
-            ts_ns: s.ts_ns,
-            wire_len: s.wire_len,
-            data: &self.buf.as_slice()[s.data_at..s.data_at + s.data_len],
-            link: s.link,
-            offset: s.offset,
-        }
+        self.slots[i].frame(self.buf.as_slice())
     }
 
     /// The frames in capture order. Handing out a frame asks the CPU to

@@ -341,6 +341,24 @@ impl CaptureReader {
         self.pos += n as u64;
     }
 
+    /// Moves past the frame record at the reader's position; says where
+    /// its frame is in the buffer and in the file.
+    #[inline]
+    fn consume(&mut self, r: &Record) -> Slot {
+        let slot = Slot {
+            ts_ns: r.ts_ns,
+            offset: self.pos,
+            wire_len: r.wire_len,
+            data_at: self.start + r.data_at,
+            data_len: r.data_len,
+            link: r.link,
+        };
+        self.advance(r.record_len);
+        self.frames += 1;
+        self.first_ts.get_or_insert(r.ts_ns);
+        slot
+    }
+
     /// The next frame, the clean end of the file, or the offset at which the
     /// file was cut mid-record.
     pub fn next_frame(&mut self) -> Result<Next<'_>, CaptureError> {
@@ -350,26 +368,9 @@ impl CaptureReader {
         loop {
             let have = self.end - self.start;
             match self.step()? {
-                Step::Frame {
-                    data_at,
-                    data_len,
-                    record_len,
-                    ts_ns,
-                    wire_len,
-                    link,
-                } => {
-                    let offset = self.pos;
-                    let s = self.start + data_at;
-                    self.advance(record_len);
-                    self.frames += 1;
-                    self.first_ts.get_or_insert(ts_ns);
-                    return Ok(Next::Frame(RawFrame {
-                        ts_ns,
-                        wire_len,
-                        data: &self.buf.as_slice()[s..s + data_len],
-                        link,
-                        offset,
-                    }));
+                Step::Frame(record) => {
+                    let slot = self.consume(&record);
+                    return Ok(Next::Frame(slot.frame(self.buf.as_slice())));
                 }
                 Step::Skip(n) => self.advance(n),
                 Step::Need(need) => {
@@ -429,30 +430,13 @@ impl CaptureReader {
                 Err(e) => return Err(e),
             };
             match step {
-                Step::Frame {
-                    data_at,
-                    data_len,
-                    record_len,
-                    ts_ns,
-                    wire_len,
-                    link,
-                } => {
+                Step::Frame(record) => {
                     if slots.capacity() == 0 {
                         // Roughly the records left in this buffer.
-                        let guess = (have / record_len.max(64)).clamp(1, BATCH_FRAMES);
+                        let guess = (have / record.record_len.max(64)).clamp(1, BATCH_FRAMES);
                         slots.reserve_exact(guess);
                     }
-                    slots.push(Slot {
-                        ts_ns,
-                        offset: self.pos,
-                        wire_len,
-                        data_at: self.start + data_at,
-                        data_len,
-                        link,
-                    });
-                    self.advance(record_len);
-                    self.frames += 1;
-                    self.first_ts.get_or_insert(ts_ns);
+                    slots.push(self.consume(&record));
                 }
                 Step::Skip(n) => self.advance(n),
                 // What the buffer held is handed out before reading more,
@@ -492,17 +476,23 @@ impl CaptureReader {
     }
 }
 
+/// What a record walker found at the reader's position.
 enum Step {
-    Frame {
-        data_at: usize,
-        data_len: usize,
-        record_len: usize,
-        ts_ns: u64,
-        wire_len: usize,
-        link: LinkType,
-    },
+    Frame(Record),
+    /// A block that holds no frame, of this many bytes.
     Skip(usize),
+    /// This many bytes are needed to see the whole record.
     Need(usize),
+}
+
+/// A frame's record, relative to the reader's position.
+struct Record {
+    data_at: usize,
+    data_len: usize,
+    record_len: usize,
+    ts_ns: u64,
+    wire_len: usize,
+    link: LinkType,
 }
 
 /// Where the record being walked starts, for the errors about it.

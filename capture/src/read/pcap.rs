@@ -8,7 +8,7 @@
 use pcap_file::pcap::PcapParser;
 use pcap_file::{Endianness, PcapError};
 
-use super::{CaptureError, LinkType, MAX_RECORD, RecordAt, Step};
+use super::{CaptureError, LinkType, MAX_RECORD, Record, RecordAt, Step};
 
 /// Looks at the record at the start of `buf` without consuming it.
 #[inline]
@@ -50,12 +50,12 @@ pub(super) fn step(
             if nanos { "nanosecond" } else { "microsecond" }
         )));
     }
-    Ok(Step::Frame {
+    Ok(Step::Frame(Record {
         data_at: 16,
         data_len: incl,
         record_len: 16 + incl,
         ts_ns: u64::from(raw.ts_sec) * 1_000_000_000 + frac_ns,
         wire_len: (raw.orig_len as usize).max(incl),
         link,
-    })
+    }))
 }

@@ -15,7 +15,7 @@ use pcap_file::pcapng::blocks::interface_description::{
 };
 use pcap_file::{Endianness, PcapError};
 
-use super::{CaptureError, LinkType, MAX_RECORD, RecordAt, Step};
+use super::{CaptureError, LinkType, MAX_RECORD, Record, RecordAt, Step};
 
 /// Per-interface facts of a pcapng section.
 #[derive(Debug, Clone, Copy)]
@@ -115,7 +115,7 @@ pub(super) fn step(
                         "packet block names interface {interface_id}, which was never described"
                     ))
                 })?;
-            Ok(Step::Frame {
+            Ok(Step::Frame(Record {
                 data_at: 8 + 20,
                 data_len: caplen,
                 record_len,
@@ -129,7 +129,7 @@ pub(super) fn step(
                 .unwrap_or(u64::MAX),
                 wire_len: orig.max(caplen),
                 link: interface.link(at)?,
-            })
+            }))
         }
         // Simple packet block: interface 0, no timestamp.
         0x0000_0003 => {
@@ -141,14 +141,14 @@ pub(super) fn step(
             let interface = interfaces.first().copied().ok_or_else(|| {
                 at.corrupt("simple packet block before any interface description".into())
             })?;
-            Ok(Step::Frame {
+            Ok(Step::Frame(Record {
                 data_at: 12,
                 data_len: caplen,
                 record_len,
                 ts_ns: 0,
                 wire_len: orig,
                 link: interface.link(at)?,
-            })
+            }))
         }
         _ => Ok(Step::Skip(record_len)),
     }
