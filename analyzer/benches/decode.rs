@@ -13,7 +13,7 @@
 //! `ROCE_BENCH_REPS` times (medians reported):
 //!
 //! * `decode`: what `dissect` does per frame without formatting, on the
-//!   same pipeline (`roce_pcap::pipeline`): a reader thread walks the
+//!   same pipeline (`roce_capture::pipeline`): a reader thread walks the
 //!   mapped file into batches, decoder threads (one per core) decode every
 //!   frame (`RawFrame::decode`) and verify every ICRC, results come back in
 //!   frame order.
@@ -32,10 +32,10 @@ use std::io;
 use std::path::Path;
 use std::time::Instant;
 
+use roce_capture::pipeline::{self, Item};
+use roce_capture::read::{CaptureReader, FrameBatch, Next};
 use roce_codec::*;
-use roce_pcap::capture::{CaptureReader, FrameBatch, Next};
 use roce_pcap::dissect::{Dissector, Format};
-use roce_pcap::pipeline::{self, Item};
 use roce_testkit::bench::env_or;
 use roce_testkit::synth::full_size_writes;
 use roce_testkit::tshark::{self, BTH_FIELDS, fields_discarded};

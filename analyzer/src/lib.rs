@@ -6,27 +6,57 @@
 //!
 //! ```text
 //!  capture ──▶ pipeline (reader + decoder threads, frame order kept) ──┬─▶ dissect: one line / JSON object per frame
-//!  (pcap, pcapng, gzip)                                                └─▶ analyze ──▶ Report ──┬─▶ report: table | json | csv
+//!  (pcap, pcapng, gzip)                                                └─▶ analyze ──▶ Report ──┬─▶ export: table | json | csv
 //!                                                                                              └─▶ plot: PNG + SVG
 //! ```
 //!
-//! * [`capture`] / [`capture_writer`]: streaming pcap/pcapng reading
-//!   (Ethernet, Linux SLL and SLL2) and writing.
-//! * [`pipeline`]: decoding on several cores while keeping frame order.
-//! * [`dissect`]: `roce-pcap dissect` and its JSON keys.
-//! * [`analyze`]: per-flow sequence analysis, PFC, LAG balance, findings.
-//! * [`report`]: the exporters, one per `--format`; [`plot`]: the pictures.
+//! Capture files are read through `roce-capture` ([`roce_capture::read`],
+//! [`roce_capture::pipeline`]), which the simulator shares for writing them.
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`flags`] | the command-line flags the subcommands share, checked (errors name the flag) before the library sees typed values |
+//! | [`dissect`] | `roce-pcap dissect`: the driver, its CLI, the text line and the JSON keys of a frame |
+//! | [`analyze`] | per-flow sequence analysis, PFC, LAG balance, findings; the [`analyze::model`] of a report |
+//! | [`export`] | the exporters of a report, one trait and one file per `--format` |
+//! | [`plot`] | the pictures of an analysis |
+//!
+//! ## One vocabulary with rocesim
+//!
+//! The report's rows keep their JSON shape (`qps[]`, epoch times, `naks` by
+//! syndrome), and [`analyze::Report::qp_figures`] states each request flow
+//! in the per-QP vocabulary `rocesim` reports in too,
+//! [`roce_capture::figures::QpFigures`]: times in ns since the first frame
+//! of all the captures analyzed together, counts from the requester's side.
+//! What each figure is in `roce-pcap`:
+//!
+//! | figure | from the flow's report row ([`analyze::model::QpReport`]) |
+//! |---|---|
+//! | `key` | `src`, `dst` and `dqpn` (the responder's QPN, the DestQP of the requests) |
+//! | `requester_qpn` | `requester_qpn`, learned from the responses (`None` without any) |
+//! | `udp_sport` | `sport`, the requests' UDP source port |
+//! | `first_ns`, `last_ns` | `first_ts_ns`, `last_ts_ns` less the first frame of all the captures analyzed (`capture.first_ts_ns`) |
+//! | `payload_bytes` | `payload_bytes`: requests and READ responses, resends included |
+//! | `packets`, `wire_bytes` | `packets`, `bytes`: both directions, CNPs included, mirror copies not |
+//! | `goodput_gbps` | `goodput_gbps`: first transmissions over the flow's first to last frame |
+//! | `messages` | `messages`: seen from their first packet to their last (READs: to the last response) |
+//! | `retransmitted_packets` | `retransmitted_packets`: requests at or before the highest PSN seen |
+//! | `timeouts` | go-back-N episodes with cause `timeout` (no NAK came before the resend) |
+//! | `naks` | every NAK of the flow, all syndromes (`naks` summed) |
+//! | `cnps` | the CNPs to the requester (not those to the responder about marked READ responses) |
+//! | `ecn_ce_packets` | the CE-marked requests (not responses) |
+//! | `port` | the capture file that carried most of the requests (`lag.qp_map[].request_file`) |
 
 pub mod analyze;
-
-// The capture I/O moved to `roce-capture`, which the simulator shares; the old
-// paths stay for the analyzer's own modules until they import it directly.
-pub use roce_capture::pipeline;
-pub use roce_capture::read as capture;
-pub use roce_capture::write as capture_writer;
 pub mod dissect;
+pub mod export;
+pub mod flags;
 pub mod plot;
-pub mod report;
+
+/// The exporters' old path (`report::Format`), kept while tests written
+/// against it move to [`export`].
+#[doc(hidden)]
+pub use self::export as report;
 
 /// How a command that produced its output ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use roce_codec::Psn;
 use roce_codec::wire::aeth::Syndrome;
 use roce_pcap::analyze::report::{Finding, Report};
-use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use roce_pcap::analyze::{AnalyzeOptions, LinkSpeed, analyze_files};
 use roce_testkit::cli::TempDir;
 use roce_testkit::pcap::pcapng_with_raw_times;
 use roce_testkit::synth::{CaptureFormat, Endpoint, RcConn, Synth, temp_captures};
@@ -180,10 +180,10 @@ fn timestamps_past_the_end_of_time_saturate() {
     // Seconds resolution: 2^64 - 256 seconds is far beyond 2^64 ns.
     let secs = dir.join("secs.pcapng");
     pcapng_with_raw_times(&secs, 0, &[(u64::MAX - 255, &pfc), (u64::MAX, &pfc)]).unwrap();
-    let mut r = roce_pcap::capture::CaptureReader::open(&secs).unwrap();
+    let mut r = roce_capture::read::CaptureReader::open(&secs).unwrap();
     for _ in 0..2 {
         match r.next_frame().unwrap() {
-            roce_pcap::capture::Next::Frame(f) => assert_eq!(f.ts_ns, u64::MAX),
+            roce_capture::read::Next::Frame(f) => assert_eq!(f.ts_ns, u64::MAX),
             _ => panic!("expected a frame"),
         }
     }
@@ -197,23 +197,19 @@ fn timestamps_past_the_end_of_time_saturate() {
     }
 }
 
-/// A link so slow that 65535 pause quanta would overflow the clock is a
-/// flag error, not a wrapped pause time.
+/// A link so slow that 65535 pause quanta would overflow the clock is not
+/// a link speed (`--link-speed` says so: flags::tests), not a wrapped
+/// pause time.
 #[test]
 fn link_speed_must_be_a_real_link_speed() {
     let dir = TempDir::new("speed");
     let path = dir.join("p.pcapng");
     pcapng_with_raw_times(&path, 9, &[(T0, &pfc_prio3(0xFFFF))]).unwrap();
     for bad in [1e-9, 0.0, -1.0, f64::NAN, f64::INFINITY] {
-        let opts = AnalyzeOptions {
-            link_speed_gbps: bad,
-            ..AnalyzeOptions::default()
-        };
-        let e = analyze_files(&[&path], &opts).unwrap_err().to_string();
-        assert!(e.starts_with("--link-speed: "), "{e}");
+        assert!(LinkSpeed::from_gbps(bad).is_err(), "{bad}");
     }
     let opts = AnalyzeOptions {
-        link_speed_gbps: 0.01,
+        link_speed: LinkSpeed::from_gbps(0.01).unwrap(),
         ..AnalyzeOptions::default()
     };
     // 65535 quanta x 512 bit times at 10 Mb/s = 3.3553920 s.
@@ -493,7 +489,7 @@ fn pfc_pauses_of_a_capture_taken_this_century() {
     )
     .unwrap();
     let opts = AnalyzeOptions {
-        link_speed_gbps: 25.0,
+        link_speed: LinkSpeed::from_gbps(25.0).unwrap(),
         ..AnalyzeOptions::default()
     };
     let r = analyze_files(&[&path], &opts).unwrap().report;

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use roce_capture::read::{CaptureReader, Next};
 use roce_codec::ParseOptions;
-use roce_pcap::capture::{CaptureReader, Next};
 use roce_pcap::dissect::{Dissector, Format};
 use roce_testkit::ci::public_trace;
 use roce_testkit::cli::TempDir;

@@ -7,8 +7,8 @@
 use std::process::Command;
 
 use proptest::prelude::*;
+use roce_capture::read::{LinkType, RawFrame};
 use roce_codec::{ParseOptions, arbitrary};
-use roce_pcap::capture::{LinkType, RawFrame};
 use roce_pcap::dissect::{Dissector, Format, json_line};
 use roce_testkit::cli::{TempDir, json_lines, succeed};
 use roce_testkit::repo::trace as corpus;

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use roce_capture::read::{CaptureReader, LinkType, Next};
 use roce_codec::{FrameKind, ParseOptions};
-use roce_pcap::capture::{CaptureReader, LinkType, Next};
 use roce_testkit::cli::TempDir;
 use roce_testkit::{repo, traces};
 

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use roce_capture::read::{CaptureError, CaptureReader, Next};
 use roce_codec::{FrameKind, ParseOptions};
-use roce_pcap::capture::{CaptureError, CaptureReader, Next};
 use roce_testkit::ci::public_trace as public;
 
 struct Seen {

@@ -26,7 +26,8 @@
 //!   `wire`: frame bytes as the link carries them (Ethernet header to FCS).
 //! * Rates are Gb/s (10^9 bit/s).
 //! * Counts are what the requester side of the flow experienced: `naks` the
-//!   NAKs it received, `cnps` the CNPs that reached it (about its requests).
+//!   NAKs it received (all syndromes), `cnps` the CNPs that reached it (about
+//!   its requests), `ecn_ce_packets` its requests that carried CE.
 
 use serde::Serialize;
 
@@ -59,19 +60,22 @@ pub struct QpFigures {
     /// Payload delivered once over the flow's active span, Gb/s: `rocesim`
     /// counts completed messages, `roce-pcap` first transmissions.
     pub goodput_gbps: f64,
-    /// Messages completed (`rocesim`) or seen whole (`roce-pcap`).
+    /// Messages completed (`rocesim`), or seen from their first packet to
+    /// their last (`roce-pcap`; a READ to its last response).
     pub messages: u64,
     pub retransmitted_packets: u64,
     /// ACK timeouts of the requester (`rocesim` counts them; `roce-pcap`
     /// infers them from go-back-N episodes no NAK caused).
     pub timeouts: u64,
-    /// NAKs the requester received (sequence errors and RNR).
+    /// NAKs the requester received, every syndrome: PSN sequence errors,
+    /// RNR NAKs and the error NAKs (invalid request, remote access or
+    /// operational error).
     pub naks: u64,
     /// CNPs that reached the requester.
     pub cnps: u64,
     /// Requests that arrived (or were captured) with ECN CE.
     pub ecn_ce_packets: u64,
     /// The port (bond slave) that carried the requests: a port name in
-    /// `rocesim`, a capture file in `roce-pcap`.
+    /// `rocesim`, the capture file that carried most of them in `roce-pcap`.
     pub port: Option<String>,
 }

@@ -31,6 +31,19 @@ pub fn duration(ns: u64) -> String {
     }
 }
 
+/// A duration in a sentence: fewer digits than [`duration`], and never
+/// below microseconds: `0.8 µs`, `512.0 µs`, `67.1 ms`, `1.25 s`.
+pub fn duration_brief(ns: u64) -> String {
+    let n = ns as f64;
+    if n >= 1e9 {
+        format!("{:.2} s", n / 1e9)
+    } else if n >= 1e6 {
+        format!("{:.1} ms", n / 1e6)
+    } else {
+        format!("{:.1} µs", n / 1e3)
+    }
+}
+
 /// A rate given in Gb/s, in the unit that shows its digits: a slow flow
 /// reads `12.3 Mb/s`, not `0.000 Gb/s`.
 pub fn rate(gbps: f64) -> String {
@@ -114,6 +127,10 @@ mod tests {
         assert_eq!(duration(4_096), "4.10 µs");
         assert_eq!(duration(4_194_304), "4.194 ms");
         assert_eq!(duration(1_000_000_000), "1.000 s");
+        assert_eq!(duration_brief(750), "0.8 µs");
+        assert_eq!(duration_brief(512_000), "512.0 µs");
+        assert_eq!(duration_brief(67_108_864), "67.1 ms");
+        assert_eq!(duration_brief(1_250_000_000), "1.25 s");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Capture files in and out, for both tools: `roce-pcap` reads real and
 //! simulated captures through [`read`] and [`pipeline`]; `rocesim`'s taps
-//! write theirs through [`write`]. Frames become `roce-codec` values here,
+//! write theirs through [`write`](mod@write). Frames become `roce-codec` values here,
 //! so everything above this crate sees decoded frames, never file formats.
 //!
 //! ```text
@@ -18,7 +18,7 @@
 //!
 //! * [`read`] holds [`read::CaptureReader`], streaming with flat memory.
 //! * [`pipeline`] holds [`pipeline::with_decoders`] and [`pipeline::Ordered`].
-//! * [`write`] holds [`write::CaptureWriter`].
+//! * [`write`](mod@write) holds [`write::CaptureWriter`].
 //!
 //! And what both tools' reports share above the capture files:
 //!

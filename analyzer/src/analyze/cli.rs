@@ -4,100 +4,41 @@
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{AnalyzeError, AnalyzeOptions, analyze_files};
 use crate::Outcome;
-use crate::report::Format;
+use crate::export::Format;
+use crate::flags::{AnalysisFailed, AnalysisFlags, after_help};
 
-/// `roce-pcap analyze --help`, after the flags.
-const ANALYZE_AFTER_HELP: &str = "\
+/// `roce-pcap analyze --help`, after the flags and before the exit status.
+const ANALYZE_EXAMPLES: &str = "\
 Examples (from the repository root; the first after `rocesim run scenarios/lag_hash.toml`):
   roce-pcap analyze runs/lag_hash/hostA.eth0.pcap runs/lag_hash/hostA.eth1.pcap
-  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12
-
-Exit status: 0 ok, 2 bad input or flag (or the report could not be written),
-3 a file ends in the middle of a record (analyzed up to there; the file and
-byte offset are on stderr).";
+  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12";
 
 /// Arguments of `roce-pcap analyze`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = ANALYZE_AFTER_HELP)]
+#[command(after_help = after_help(ANALYZE_EXAMPLES, "report", "analyzed"))]
 pub struct Args {
-    /// Captures (pcap, pcapng, optionally gzip-compressed), typically one per
-    /// bond slave of one host, in the bond's enslave order (captures of both
-    /// ends of a path would show every frame twice).
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub analysis: AnalysisFlags,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Only flows whose responder or requester QPN is this (hex 0x45 or decimal).
-    #[arg(long, value_name = "QPN", value_parser = parse_qpn)]
-    pub qp: Option<u32>,
-    /// Link speed in Gb/s, to turn pause quanta into time.
-    #[arg(long, value_name = "GBPS", default_value_t = 100.0)]
-    pub link_speed: f64,
-    /// Another UDP destination port to decode as RoCEv2 (besides 4791); repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    pub roce_port: Vec<u16>,
-    /// Identical frames closer than this (µs) are mirror-port copies.
-    #[arg(long, value_name = "US", default_value_t = 10.0)]
-    pub dup_window_us: f64,
-    /// Path MTU (256..4096); learned from the traffic when not given.
-    #[arg(long, value_name = "BYTES")]
-    pub pmtu: Option<u32>,
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Threads that decode (default: one per core, up to 16): each file's reader, and
-    /// N-1 helpers shared by all files. The report is the same for any value.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub threads: Option<u16>,
 }
 
-pub(crate) fn parse_qpn(s: &str) -> Result<u32, String> {
-    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => u32::from_str_radix(hex, 16),
-        None => s.parse(),
-    }
-    .map_err(|e| format!("'{s}' is not a QPN (hex 0x45 or decimal 69): {e}"))?;
-    if v > 0xFF_FFFF {
-        return Err(format!("'{s}' is more than 24 bits"));
-    }
-    Ok(v)
-}
-
-/// Errors of the command: analysis or writing the output.
+/// Errors of the command: the analysis (or a flag), or writing the output.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error(transparent)]
-    Analyze(#[from] AnalyzeError),
+    Analysis(#[from] AnalysisFailed),
     #[error("writing {what}")]
     Output {
         what: String,
         #[source]
         source: io::Error,
     },
-}
-
-impl Args {
-    pub fn options(&self) -> Result<AnalyzeOptions, AnalyzeError> {
-        if !(self.dup_window_us >= 0.0 && self.dup_window_us.is_finite()) {
-            return Err(AnalyzeError::Option {
-                flag: "--dup-window-us",
-                message: format!("{} is not a duration in µs", self.dup_window_us),
-            });
-        }
-        Ok(AnalyzeOptions {
-            link_speed_gbps: self.link_speed,
-            roce_ports: self.roce_port.clone(),
-            dup_window_ns: (self.dup_window_us * 1000.0).round() as u64,
-            pmtu: self.pmtu,
-            qp: self.qp,
-            series: false,
-            progress: true,
-            threads: self.threads.map(usize::from),
-        })
-    }
 }
 
 /// Writes through `f` to `path` via a temporary file in the same
@@ -143,8 +84,7 @@ pub(crate) fn write_atomically(
 }
 
 pub fn run(args: &Args) -> Result<Outcome, CliError> {
-    let opts = args.options()?;
-    let analysis = analyze_files(&args.files, &opts)?;
+    let analysis = args.analysis.analyze(false)?;
     let exporter = args.format.exporter();
     match &args.output {
         Some(path) => {

@@ -27,9 +27,9 @@
 
 use roce_codec::wire::aeth::NakCode;
 
-use super::report::*;
-use super::table::Table;
-use crate::report::plural;
+use super::flow_table::FlowTable;
+use super::model::*;
+use roce_capture::human::{duration_brief, plural};
 
 const RNR_STORM: u64 = 10;
 const RETRY_RUN: u64 = 3;
@@ -44,26 +44,16 @@ fn label(q: &QpReport) -> String {
     }
 }
 
-fn us(ns: u64) -> String {
-    if ns >= 1_000_000_000 {
-        format!("{:.2} s", ns as f64 / 1e9)
-    } else if ns >= 1_000_000 {
-        format!("{:.1} ms", ns as f64 / 1e6)
-    } else {
-        format!("{:.1} µs", ns as f64 / 1e3)
-    }
-}
-
 /// How far apart the transmissions of a resent PSN were, and, when they
 /// are even and all after timeouts, the `timeout` attribute they match
 /// (IB: the local ACK timeout is 4.096 us x 2^timeout).
 fn retry_timing(run: &super::flow::RetryRun) -> String {
     let iv = run.intervals();
     if iv.is_empty() {
-        let gaps: Vec<String> = run.gaps.iter().map(|&g| us(g)).collect();
+        let gaps: Vec<String> = run.gaps.iter().map(|&g| duration_brief(g)).collect();
         return format!("each after a silence of {}", gaps.join(", "));
     }
-    let list: Vec<String> = iv.iter().map(|&g| us(g)).collect();
+    let list: Vec<String> = iv.iter().map(|&g| duration_brief(g)).collect();
     let mut text = format!("sent {} apart", list.join(", "));
     let (lo, hi) = (iv.iter().min().unwrap(), iv.iter().max().unwrap());
     let even = *hi as f64 <= *lo as f64 * 1.1;
@@ -101,7 +91,7 @@ fn wc_status(name: &str) -> (u8, &'static str) {
     }
 }
 
-pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
+pub(crate) fn findings(r: &Report, table: &FlowTable) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut add = |severity,
                    rule,
@@ -148,7 +138,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 let end = if final_silence {
                     format!(
                         "then the requester went silent for {} until the capture ends",
-                        us(waited)
+                        duration_brief(waited)
                     )
                 } else {
                     "as many retries as the largest retry_cnt (7) allows, and the capture ends there"
@@ -171,7 +161,7 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                         "{l}: PSN {} was resent {} times in a row after {why} ({gap_text}) with no ACK, and the capture ends {} after the last resend, before the requester's next retry was due: capture longer to tell whether its retry count ran out (IBV_WC_RETRY_EXC_ERR, status 12).",
                         psn.value(),
                         run.count,
-                        us(waited)
+                        duration_brief(waited)
                     ),
                 )
             } else {
@@ -332,14 +322,18 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                     } else {
                         format!("{} frames were", q.mirror_duplicates)
                     },
-                    us(r.options.dup_window_ns)
+                    duration_brief(r.options.dup_window_ns)
                 ),
             );
         }
         if q.ecn_ce_packets > 0 || q.cnps > 0 {
             let delay = match (q.cnp_delay_ns.p50, q.cnp_delay_ns.max) {
                 (Some(p50), Some(max)) => {
-                    format!(", first CE mark to its CNP p50 {} max {}", us(p50), us(max))
+                    format!(
+                        ", first CE mark to its CNP p50 {} max {}",
+                        duration_brief(p50),
+                        duration_brief(max)
+                    )
                 }
                 _ => String::new(),
             };
@@ -384,12 +378,12 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 100.0 * p.paused_fraction,
                 p.xoff_frames,
                 p.xon_frames,
-                us(p.pause_ns as u64),
-                us(p.longest_pause_ns as u64)
+                duration_brief(p.pause_ns as u64),
+                duration_brief(p.longest_pause_ns as u64)
             ),
         );
     }
-    for (i, f) in r.files.iter().enumerate() {
+    for f in &r.files {
         if f.packets > 0 && f.mac_control_frames == 0 {
             add(
                 Severity::Info,
@@ -447,7 +441,6 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
                 ),
             );
         }
-        let _ = i;
     }
     lag_findings(r, &mut add);
     for ro in &r.response_only {
@@ -458,14 +451,12 @@ pub(crate) fn findings(r: &Report, table: &Table) -> Vec<Finding> {
             None,
             vec![ro.first_frame],
             format!(
-                "{} -> {} QP {:#x}: {} ({}, {}, {}) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
+                "{} -> {} QP {:#x}: {} ({}) whose requests are not in these files: capture the other bond slave too, or the capture started after the requests.",
                 ro.src,
                 ro.dst,
                 ro.requester_qpn,
                 plural(ro.packets, "response"),
-                plural(ro.acks, "ACK"),
-                plural(ro.naks, "NAK"),
-                plural(ro.cnps, "CNP")
+                ro.acks_naks_cnps()
             ),
         );
     }

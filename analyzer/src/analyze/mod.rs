@@ -7,12 +7,28 @@
 //!
 //! ```text
 //!  slave0.pcap ─┐  reader + decoder threads ┌─ flow table ── Flow (per requester → responder QP)
-//!  slave1.pcap ─┼─ decode → RoceEvent ─merge─┤                 sequence, messages, ACK RTT, CNPs
+//!  slave1.pcap ─┼─ decode → RoceEvent ─merge─┤                 sequence, messages, ACKs/NAKs, slaves, CNPs
 //!  ...          ┘  PFC + file counters       └─ response-only records
 //!                         │                                 │
-//!                         └──────────── build ──────────────┴──▶ Report { files, qps, pfc, lag, findings }
-//!                                                                  └─▶ table | json | csv | plots
+//!                         └────────── report builder ───────┴──▶ Report { files, qps, pfc, lag, findings }
+//!                                                                  └─▶ export: table | json | csv; plots
 //! ```
+//!
+//! The files, in the order a frame meets them:
+//!
+//! | file | holds |
+//! |---|---|
+//! | `options.rs` | [`AnalyzeOptions`] and its typed values ([`LinkSpeed`], [`PathMtu`]) |
+//! | `capture_merge.rs` | reading the captures on the decoder threads, merged into one stream by time |
+//! | `roce_event.rs` | the small summary of one RoCE frame that crosses from a decoder to the merge |
+//! | `flow_table.rs` | the flow table: every event to its request flow, responses paired with requests |
+//! | `flow/` | one flow's state: PSN sequence, message assembly, ACK/NAK handling, mirror copies, bond slaves |
+//! | `pfc.rs` | PFC and PAUSE accounting per file, sender and priority |
+//! | `quantiles.rs`, `series.rs` | bounded percentiles, and time series for plots |
+//! | `report_builder.rs` | the finished flow table and file counters into a [`Report`] |
+//! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
+//! | `findings.rs` | rules over the finished report, one sentence each |
+//! | `cli.rs` | the `analyze` subcommand |
 //!
 //! Memory grows with the number of flows, never with the number of
 //! packets: every per-flow queue, list and percentile set is capped (the
@@ -26,76 +42,48 @@
 //! }
 //! ```
 
-mod build;
+mod capture_merge;
 pub mod cli;
-mod event;
 mod findings;
 mod flow;
+mod flow_table;
+pub mod model;
+mod options;
 mod pfc;
+mod qp_figures;
 mod quantiles;
-pub mod report;
+mod report_builder;
+mod roce_event;
 pub mod series;
-mod source;
-mod table;
+/// The model's old path (`analyze::report`), kept while tests and scripts
+/// written against it move to [`model`].
+#[doc(hidden)]
+pub use self::model as report;
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+pub use model::Report;
+pub use options::{AnalyzeOptions, LinkSpeed, OptionError, PathMtu};
 pub use quantiles::{Quantiles, Summary};
-pub use report::Report;
 
-use roce_codec::{ParseOptions, PortSet};
+use roce_codec::ParseOptions;
 
-use crate::capture::CaptureError;
+use roce_capture::read::CaptureError;
 
-/// How to analyze.
-#[derive(Debug, Clone)]
-pub struct AnalyzeOptions {
-    /// Link speed for converting pause quanta to time.
-    pub link_speed_gbps: f64,
-    /// UDP destination ports decoded as RoCEv2 besides 4791.
-    pub roce_ports: Vec<u16>,
-    /// Identical frames closer than this are mirror-port copies.
-    pub dup_window_ns: u64,
-    /// The path MTU, when known; otherwise learned per flow from FIRST and
-    /// MIDDLE packets.
-    pub pmtu: Option<u32>,
-    /// Keep only flows whose responder or requester QPN is this.
-    pub qp: Option<u32>,
-    /// Collect time series for plots.
-    pub series: bool,
-    /// Show a progress bar on stderr (only when it is a terminal).
-    pub progress: bool,
-    /// Threads that decode: each file's reader thread decodes when the
-    /// `threads - 1` helper threads (shared by all files) are busy; `None`
-    /// is one per core, up to 16. The result is the same for any value.
-    pub threads: Option<usize>,
-}
-
-impl Default for AnalyzeOptions {
-    fn default() -> Self {
-        AnalyzeOptions {
-            link_speed_gbps: 100.0,
-            roce_ports: Vec::new(),
-            dup_window_ns: 10_000,
-            pmtu: None,
-            qp: None,
-            series: false,
-            progress: false,
-            threads: None,
-        }
-    }
-}
+/// The most files analyzed together: frames are numbered by (file, frame)
+/// with a 16-bit file index.
+pub const MAX_FILES: usize = u16::MAX as usize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     #[error(transparent)]
     Capture(#[from] CaptureError),
-    #[error("{flag}: {message}")]
-    Option { flag: &'static str, message: String },
     #[error("no input files")]
     NoInput,
+    #[error("{count} files: at most {MAX_FILES} can be analyzed together")]
+    TooManyFiles { count: usize },
 }
 
 /// Time series of one flow, for plots.
@@ -163,35 +151,8 @@ pub fn analyze_files<P: AsRef<Path>>(
     if paths.is_empty() {
         return Err(AnalyzeError::NoInput);
     }
-    // 1 Mb/s and up: below that a pause of 65535 quanta lasts longer than
-    // any clock here counts, and no RoCE link is that slow.
-    if !(opts.link_speed_gbps >= 0.001 && opts.link_speed_gbps <= 1e6) {
-        return Err(AnalyzeError::Option {
-            flag: "--link-speed",
-            message: format!(
-                "{} is not a link speed in Gb/s (0.001 to 1000000)",
-                opts.link_speed_gbps
-            ),
-        });
-    }
-    if let Some(m) = opts.pmtu {
-        if ![256, 512, 1024, 2048, 4096].contains(&m) {
-            return Err(AnalyzeError::Option {
-                flag: "--pmtu",
-                message: format!("{m} is not an IB path MTU (256, 512, 1024, 2048, 4096)"),
-            });
-        }
-    }
-    let roce_v2_ports =
-        crate::dissect::roce_port_set(&opts.roce_ports).ok_or_else(|| AnalyzeError::Option {
-            flag: "--roce-port",
-            message: format!("at most {} ports besides 4791", PortSet::MAX - 1),
-        })?;
-    if paths.len() > usize::from(u16::MAX) {
-        return Err(AnalyzeError::Option {
-            flag: "FILE",
-            message: "too many files".into(),
-        });
+    if paths.len() > MAX_FILES {
+        return Err(AnalyzeError::TooManyFiles { count: paths.len() });
     }
     let names: Vec<String> = paths
         .iter()
@@ -202,34 +163,34 @@ pub fn analyze_files<P: AsRef<Path>>(
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let src_opts = source::SourceOptions {
+    let src_opts = capture_merge::MergeOptions {
         parse: ParseOptions {
-            roce_v2_ports,
+            roce_v2_ports: opts.roce_ports,
             verify_icrc: true,
         },
         series: opts.series,
         threads: opts.threads,
     };
-    let link_rate_bps = (opts.link_speed_gbps * 1e9).round() as u64;
+    let link_rate_bps = opts.link_speed.bits_per_second();
     let mut pfc: Vec<pfc::PfcFile> = (0..paths.len())
         .map(|_| pfc::PfcFile::new(link_rate_bps, opts.series))
         .collect();
     let flow_opts = flow::FlowOptions {
         dup_window_ns: opts.dup_window_ns,
-        pmtu: opts.pmtu,
+        pmtu: opts.pmtu.map(PathMtu::bytes),
         series: opts.series,
     };
-    let mut table = table::Table::new(paths.len(), flow_opts);
+    let mut table = flow_table::FlowTable::new(paths.len(), flow_opts);
     let path_refs: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = progress_bar(opts.progress, total_bytes);
-    let mut stats = source::merge(
+    let mut stats = capture_merge::merge(
         &path_refs,
         &src_opts,
         Arc::clone(&progress),
         |ev| match ev {
-            source::Event::Roce(e) => table.event(e),
-            source::Event::MacControl {
+            capture_merge::MergedEvent::Roce(e) => table.event(e),
+            capture_merge::MergedEvent::MacControl {
                 file,
                 frame,
                 ts_ns,
@@ -251,15 +212,15 @@ pub fn analyze_files<P: AsRef<Path>>(
         st.pfc = p;
     }
     table.finish();
-    let mut report = build::build(build::BuildInput {
+    let mut report = report_builder::build_report(report_builder::ReportInputs {
         table: &table,
         stats: &stats,
         names: &names,
-        options: report::OptionsReport {
-            link_speed_gbps: opts.link_speed_gbps,
-            roce_ports: roce_v2_ports.as_slice().to_vec(),
+        options: model::OptionsReport {
+            link_speed_gbps: opts.link_speed.gbps(),
+            roce_ports: opts.roce_ports.as_slice().to_vec(),
             dup_window_ns: opts.dup_window_ns,
-            pmtu: opts.pmtu,
+            pmtu: opts.pmtu.map(PathMtu::bytes),
             qp_filter: opts.qp,
         },
     });
@@ -324,8 +285,8 @@ fn progress_bar(wanted: bool, total: u64) -> Option<indicatif::ProgressBar> {
 }
 
 fn collect_series(
-    table: &mut table::Table,
-    stats: Vec<source::FileStats>,
+    table: &mut flow_table::FlowTable,
+    stats: Vec<capture_merge::FileStats>,
     names: &[String],
     report: &Report,
 ) -> SeriesSet {
@@ -356,7 +317,7 @@ fn collect_series(
         for ((src, prio), p) in st.pfc.prios {
             pauses.push(PauseSeries {
                 file: name.clone(),
-                src_mac: build::mac(src),
+                src_mac: report_builder::mac_text(src),
                 priority: (prio != pfc::PAUSE_8023X).then_some(prio),
                 intervals: p.intervals.map(|i| i.iv).unwrap_or_default(),
             });

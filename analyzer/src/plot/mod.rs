@@ -333,7 +333,7 @@ fn line_chart<DB: DrawingBackend>(
     draw_legend(&legend_area, &legend)
 }
 
-struct Tsg<'a> {
+struct TimeSequenceGraph<'a> {
     title: String,
     /// Only points in [from, to] (ns since the epoch), for a zoomed view.
     window: Option<(u64, u64)>,
@@ -347,7 +347,7 @@ struct Tsg<'a> {
 fn tsg_chart<'a, DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     ax: &TimeAxis,
-    t: &Tsg<'a>,
+    t: &TimeSequenceGraph<'a>,
 ) -> DrawResult<DB> {
     root.fill(&WHITE)?;
     let inside = |p: &&(u64, i64)| t.window.is_none_or(|(a, b)| p.0 >= a && p.0 <= b);
@@ -649,7 +649,7 @@ fn draw_all(
             .iter()
             .find(|q| q.id == f.qp)
             .expect("series of a reported flow");
-        let t = Tsg {
+        let t = TimeSequenceGraph {
             title: format!(
                 "#{} {}  ({} retransmitted, {} go-back-N)",
                 f.qp, f.label, q.retransmitted_packets, q.go_back_n.episodes
@@ -680,7 +680,7 @@ fn draw_all(
                 let pad = (hi - lo) / 20;
                 let (lo, hi) = (lo.saturating_sub(pad), hi.saturating_add(pad));
                 let zax = TimeAxis::new(first, first.saturating_add((hi - lo).saturating_mul(2)));
-                let zoom = Tsg {
+                let zoom = TimeSequenceGraph {
                     title: format!("{} (zoom)", t.title),
                     window: Some((lo, hi)),
                     ..t

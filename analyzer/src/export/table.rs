@@ -4,9 +4,11 @@
 
 use std::io::{self, Write};
 
-use super::{Exporter, bytes, duration, plural, rate};
+use roce_capture::human::{bytes, duration, plural, rate};
+
+use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::report::{FrameRef, QpReport, Severity, Summary};
+use crate::analyze::model::{FrameRef, QpReport, Severity, Summary};
 
 pub struct TableExporter;
 
@@ -19,7 +21,7 @@ fn frame(r: &Report, f: FrameRef) -> String {
     format!("{name}#{}", f.frame)
 }
 
-fn q3(s: &Summary) -> String {
+fn p50_p99_max(s: &Summary) -> String {
     match (s.p50, s.p99, s.max) {
         (Some(a), Some(b), Some(c)) => format!("{}/{}/{}", duration(a), duration(b), duration(c)),
         _ => "-".into(),
@@ -98,7 +100,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         },
         f.message_size.p50.map_or("-".into(), bytes),
         f.message_size.max.map_or("-".into(), bytes),
-        q3(&f.message_latency_ns)
+        p50_p99_max(&f.message_latency_ns)
     )?;
     writeln!(
         out,
@@ -188,7 +190,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         } else {
             String::new()
         },
-        q3(&f.ack_rtt_ns),
+        p50_p99_max(&f.ack_rtt_ns),
         plural(f.ack_rtt_ns.samples, "sample")
     )?;
     writeln!(
@@ -197,7 +199,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         f.ecn_ce_packets,
         100.0 * f.ecn_ce_fraction,
         plural(f.cnps, "CNP"),
-        q3(&f.cnp_delay_ns),
+        p50_p99_max(&f.cnp_delay_ns),
         f.icrc_errors,
         if f.icrc_unchecked > 0 {
             format!(" ({} not checkable: snaplen)", f.icrc_unchecked)
@@ -323,15 +325,13 @@ impl Exporter for TableExporter {
             for ro in &r.response_only {
                 writeln!(
                     out,
-                    "  {} -> {} QP {:#x} sport {}: {} ({}, {}, {}, {}) in {}",
+                    "  {} -> {} QP {:#x} sport {}: {} ({}, {}) in {}",
                     ro.src,
                     ro.dst,
                     ro.requester_qpn,
                     ro.sport,
                     plural(ro.packets, "packet"),
-                    plural(ro.acks, "ACK"),
-                    plural(ro.naks, "NAK"),
-                    plural(ro.cnps, "CNP"),
+                    ro.acks_naks_cnps(),
                     plural(ro.read_responses, "READ response"),
                     ro.files.join(", ")
                 )?;

@@ -21,32 +21,27 @@ use core::net::IpAddr;
 
 use roce_codec::{Operation, Transport};
 
-use super::event::RoceEvent;
-use super::flow::{FileUse, Flow, FlowOptions, FrameRef, Key};
+use super::flow::{FileUse, Flow, FlowKey, FlowOptions, FrameRef};
+use super::model::ResponseOnlyReport;
+use super::roce_event::RoceEvent;
 use super::series::Bins;
 
 /// Responses, NAKs and CNPs whose request flow was never seen.
 #[derive(Debug, Clone)]
 pub(crate) struct ResponseOnly {
-    pub key: Key,
-    pub sport: u16,
-    pub first_frame: FrameRef,
-    pub packets: u64,
-    pub bytes: u64,
-    pub acks: u64,
-    pub naks: u64,
-    pub cnps: u64,
-    pub read_responses: u64,
+    /// The report row, counted as the responses come; its `files` are
+    /// named from `files` when the report is built.
+    pub row: ResponseOnlyReport,
     pub files: Vec<FileUse>,
 }
 
-pub(crate) struct Table {
+pub(crate) struct FlowTable {
     pub flows: Vec<Flow>,
-    by_request: HashMap<Key, usize>,
-    by_response: HashMap<Key, usize>,
+    by_request: HashMap<FlowKey, usize>,
+    by_response: HashMap<FlowKey, usize>,
     by_pair: HashMap<(IpAddr, IpAddr), Vec<usize>>,
     pub response_only: Vec<ResponseOnly>,
-    by_response_only: HashMap<Key, usize>,
+    by_response_only: HashMap<FlowKey, usize>,
     n_files: usize,
     pub opts: FlowOptions,
     pub ce_bins: Option<Bins>,
@@ -55,13 +50,13 @@ pub(crate) struct Table {
     pub last_ts: Option<u64>,
     /// The last request and response keys looked up: consecutive packets
     /// mostly belong to the same flow, and a compare is cheaper than a hash.
-    last_request: Option<(Key, usize)>,
-    last_response: Option<(Key, usize)>,
+    last_request: Option<(FlowKey, usize)>,
+    last_response: Option<(FlowKey, usize)>,
 }
 
-impl Table {
-    pub fn new(n_files: usize, opts: FlowOptions) -> Table {
-        Table {
+impl FlowTable {
+    pub fn new(n_files: usize, opts: FlowOptions) -> FlowTable {
+        FlowTable {
             flows: Vec::new(),
             by_request: HashMap::new(),
             by_response: HashMap::new(),
@@ -99,8 +94,8 @@ impl Table {
         }
     }
 
-    fn key(ev: &RoceEvent) -> Key {
-        Key {
+    fn key(ev: &RoceEvent) -> FlowKey {
+        FlowKey {
             src: ev.src,
             dst: ev.dst,
             qpn: ev.dqpn,
@@ -228,34 +223,39 @@ impl Table {
         let n_files = self.n_files;
         let i = *self.by_response_only.entry(key).or_insert_with(|| {
             self.response_only.push(ResponseOnly {
-                key,
-                sport: ev.sport,
-                first_frame: FrameRef::of(ev),
-                packets: 0,
-                bytes: 0,
-                acks: 0,
-                naks: 0,
-                cnps: 0,
-                read_responses: 0,
+                row: ResponseOnlyReport {
+                    src: key.src.to_string(),
+                    dst: key.dst.to_string(),
+                    requester_qpn: key.qpn,
+                    sport: ev.sport,
+                    files: Vec::new(),
+                    first_frame: FrameRef::of(ev),
+                    packets: 0,
+                    bytes: 0,
+                    acks: 0,
+                    naks: 0,
+                    cnps: 0,
+                    read_responses: 0,
+                },
                 files: vec![FileUse::default(); n_files],
             });
             self.response_only.len() - 1
         });
         let r = &mut self.response_only[i];
-        r.packets += 1;
-        r.bytes += u64::from(ev.wire_len);
+        r.row.packets += 1;
+        r.row.bytes += u64::from(ev.wire_len);
         r.files[ev.file as usize].response_packets += 1;
         r.files[ev.file as usize].bytes += u64::from(ev.wire_len);
         match ev.opcode.operation() {
-            Some(Operation::Cnp) => r.cnps += 1,
+            Some(Operation::Cnp) => r.row.cnps += 1,
             Some(Operation::Acknowledge | Operation::AtomicAcknowledge) => {
                 if ev.aeth.is_some_and(|a| a.syndrome.is_ack()) {
-                    r.acks += 1;
+                    r.row.acks += 1;
                 } else {
-                    r.naks += 1;
+                    r.row.naks += 1;
                 }
             }
-            _ => r.read_responses += 1,
+            _ => r.row.read_responses += 1,
         }
     }
 

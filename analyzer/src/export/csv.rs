@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::report::Summary;
+use crate::analyze::model::Summary;
 
 pub struct CsvExporter;
 
@@ -59,7 +59,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn q(s: &Summary) -> [String; 3] {
+fn summary_cells(s: &Summary) -> [String; 3] {
     [opt(s.p50), opt(s.p99), opt(s.max)]
 }
 
@@ -81,8 +81,8 @@ impl Exporter for CsvExporter {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(";");
-            let [rtt50, rtt99, rttmax] = q(&f.ack_rtt_ns);
-            let [lat50, lat99, _] = q(&f.message_latency_ns);
+            let [rtt50, rtt99, rttmax] = summary_cells(&f.ack_rtt_ns);
+            let [lat50, lat99, _] = summary_cells(&f.message_latency_ns);
             let row = [
                 f.id.to_string(),
                 f.src.clone(),

@@ -7,13 +7,13 @@ use core::net::IpAddr;
 use roce_codec::hash::{FlowAddrs, FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_hash};
 use roce_codec::{Opcode, Psn};
 
+use super::capture_merge::FileStats;
 use super::flow::{Flow, HashFields};
+use super::flow_table::FlowTable;
+use super::model::*;
 use super::pfc::PAUSE_8023X;
-use super::report::*;
-use super::source::FileStats;
-use super::table::Table;
 
-pub(crate) fn mac(m: [u8; 6]) -> String {
+pub(crate) fn mac_text(m: [u8; 6]) -> String {
     m.iter()
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
@@ -163,49 +163,39 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
         icrc_unchecked: f.icrc_unchecked,
         read_responses_replayed: f.read_responses_replayed,
         untracked_psns: f.untracked_psns,
+        ecn_ce_requests: f.ecn_ce_requests,
+        cnps_to_requester: f.cnps_to_requester,
     }
 }
 
-pub(crate) struct BuildInput<'a> {
-    pub table: &'a Table,
+pub(crate) struct ReportInputs<'a> {
+    pub table: &'a FlowTable,
     pub stats: &'a [FileStats],
     pub names: &'a [String],
     pub options: OptionsReport,
 }
 
-pub(crate) fn build(inp: BuildInput<'_>) -> Report {
-    let BuildInput {
+pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
+    let ReportInputs {
         table,
         stats,
         names,
         options,
-    } = inp;
+    } = inputs;
     let n_files = stats.len();
     let files: Vec<FileReport> = stats
         .iter()
         .zip(names)
         .map(|(s, name)| FileReport {
             file: name.clone(),
-            packets: s.packets,
-            bytes: s.bytes,
-            roce_packets: s.roce_packets,
-            roce_bytes: s.roce_bytes,
-            roce_payload_bytes: s.roce_payload_bytes,
-            roce_undecodable: s.roce_undecodable,
-            truncated_frames: s.truncated,
-            icrc_errors: s.icrc_errors,
-            icrc_unchecked: s.icrc_unchecked,
             mac_control_frames: s.pfc.mac_control_frames,
             pfc_frames: s.pfc.pfc_frames,
             pause_frames: s.pfc.pause_frames,
-            first_ts_ns: s.first_ts,
-            last_ts_ns: s.last_ts,
-            duration_ns: match (s.first_ts, s.last_ts) {
+            duration_ns: match (s.row.first_ts_ns, s.row.last_ts_ns) {
                 (Some(a), Some(b)) => b - a,
                 _ => 0,
             },
-            cut_at_offset: s.cut_at,
-            cut_in_gzip: s.gzip_cut,
+            ..s.row.clone()
         })
         .collect();
     let qps: Vec<QpReport> = table
@@ -218,10 +208,6 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
         .response_only
         .iter()
         .map(|r| ResponseOnlyReport {
-            src: r.key.src.to_string(),
-            dst: r.key.dst.to_string(),
-            requester_qpn: r.key.qpn,
-            sport: r.sport,
             files: r
                 .files
                 .iter()
@@ -229,13 +215,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
                 .filter(|(_, u)| u.response_packets > 0)
                 .map(|(i, _)| names[i].clone())
                 .collect(),
-            first_frame: r.first_frame,
-            packets: r.packets,
-            bytes: r.bytes,
-            acks: r.acks,
-            naks: r.naks,
-            cnps: r.cnps,
-            read_responses: r.read_responses,
+            ..r.row.clone()
         })
         .collect();
     let mut pfc = Vec::new();
@@ -244,7 +224,7 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
             let pause_ns = st.paused_ps as f64 / 1000.0;
             pfc.push(PfcReport {
                 file: name.clone(),
-                src_mac: mac(src),
+                src_mac: mac_text(src),
                 priority: (prio != PAUSE_8023X).then_some(prio),
                 kind: if prio == PAUSE_8023X { "802.3x" } else { "pfc" },
                 xoff_frames: st.xoff,
@@ -263,25 +243,25 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
             });
         }
     }
-    let total_roce: u64 = stats.iter().map(|s| s.roce_bytes).sum();
+    let total_roce: u64 = stats.iter().map(|s| s.row.roce_bytes).sum();
     let lag_files: Vec<LagFile> = stats
         .iter()
         .zip(names)
         .map(|(s, name)| LagFile {
             file: name.clone(),
-            roce_packets: s.roce_packets,
-            roce_bytes: s.roce_bytes,
-            packets: s.packets,
-            bytes: s.bytes,
+            roce_packets: s.row.roce_packets,
+            roce_bytes: s.row.roce_bytes,
+            packets: s.row.packets,
+            bytes: s.row.bytes,
             share_of_roce_bytes: if total_roce > 0 {
-                s.roce_bytes as f64 / total_roce as f64
+                s.row.roce_bytes as f64 / total_roce as f64
             } else {
                 0.0
             },
         })
         .collect();
     let imbalance = (n_files >= 2 && total_roce > 0).then(|| {
-        let max = stats.iter().map(|s| s.roce_bytes).max().unwrap_or(0) as f64;
+        let max = stats.iter().map(|s| s.row.roce_bytes).max().unwrap_or(0) as f64;
         max / (total_roce as f64 / n_files as f64)
     });
     let name_of = |i: Option<usize>| i.map(|i| names[i].clone());
@@ -336,8 +316,8 @@ pub(crate) fn build(inp: BuildInput<'_>) -> Report {
                LAG is steered by the NIC (queue affinity or its own hash), which may differ",
     };
     let capture = CaptureSpan {
-        first_ts_ns: stats.iter().filter_map(|s| s.first_ts).min(),
-        last_ts_ns: stats.iter().filter_map(|s| s.last_ts).max(),
+        first_ts_ns: stats.iter().filter_map(|s| s.row.first_ts_ns).min(),
+        last_ts_ns: stats.iter().filter_map(|s| s.row.last_ts_ns).max(),
         duration_ns: 0,
     };
     let capture = CaptureSpan {

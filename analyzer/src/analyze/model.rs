@@ -2,7 +2,7 @@
 //! interface of `roce-pcap analyze` and what the table, CSV and plot
 //! exporters read.
 //!
-//! Key names fixed by the issue (keep them): top level `files`, `qps`,
+//! FlowKey names fixed by the issue (keep them): top level `files`, `qps`,
 //! `pfc`, `findings`; per QP `src`, `dst`, `dqpn`, `sport`, `files`,
 //! `packets`, `bytes`, `payload_bytes`, `goodput_gbps`,
 //! `retransmitted_packets`, `out_of_sequence`, `naks`, `cnps`,
@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use roce_capture::human::plural;
 use serde::Serialize;
 
 pub use super::flow::FrameRef;
@@ -47,7 +48,7 @@ pub struct CaptureSpan {
     pub duration_ns: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FileReport {
     pub file: String,
     pub packets: u64,
@@ -197,6 +198,13 @@ pub struct QpReport {
     pub read_responses_replayed: u64,
     /// Requests not tracked for RTT because no ACK came for very long.
     pub untracked_psns: u64,
+    /// Of `ecn_ce_packets`, the requests; and of `cnps`, those that reached
+    /// the requester: what [`Report::qp_figures`] reports, kept out of the
+    /// JSON, whose keys are fixed.
+    #[serde(skip)]
+    pub ecn_ce_requests: u64,
+    #[serde(skip)]
+    pub cnps_to_requester: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -213,6 +221,19 @@ pub struct ResponseOnlyReport {
     pub naks: u64,
     pub cnps: u64,
     pub read_responses: u64,
+}
+
+impl ResponseOnlyReport {
+    /// What the responses were, as tables and findings say it:
+    /// `3 ACKs, 1 NAK, 0 CNPs`.
+    pub fn acks_naks_cnps(&self) -> String {
+        format!(
+            "{}, {}, {}",
+            plural(self.acks, "ACK"),
+            plural(self.naks, "NAK"),
+            plural(self.cnps, "CNP")
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

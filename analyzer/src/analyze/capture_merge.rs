@@ -8,7 +8,7 @@
 //!                                                       flow table, PFC (calling thread) ◀────────────┘
 //! ```
 //! Each file has a reader thread that walks its records into batches
-//! ([`crate::pipeline`]); the reader, or a helper thread shared by all
+//! ([`roce_capture::pipeline`]); the reader, or a helper thread shared by all
 //! files when one is free, turns every batch into small decoded events and
 //! counters, never keeping frame bytes; each file's results come back in
 //! frame order through a bounded queue, so memory stays flat however large
@@ -22,11 +22,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use roce_codec::{MacControlRepr, ParseOptions};
 
-use super::event::{Decoded, RoceEvent, decode};
+use super::model::FileReport;
 use super::pfc::PfcFile;
+use super::roce_event::{Decoded, RoceEvent, decode};
 use super::series::Bins;
-use crate::capture::{CaptureError, CaptureReader, FrameBatch};
-use crate::pipeline::{self, Item, Ordered};
+use roce_capture::pipeline::{self, Item, Ordered};
+use roce_capture::read::{CaptureError, CaptureReader, FrameBatch};
 
 /// Batches each file may have read ahead of the merge, with one file;
 /// shared out when there are more, so that the buffers held stay few.
@@ -35,66 +36,37 @@ const DEPTH: usize = 8;
 /// What the decoders learned about one file.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FileStats {
-    pub packets: u64,
-    pub bytes: u64,
-    pub roce_packets: u64,
-    pub roce_bytes: u64,
-    pub roce_payload_bytes: u64,
-    pub roce_undecodable: u64,
-    /// Frames cut by the snaplen (captured < wire length).
-    pub truncated: u64,
-    pub icrc_errors: u64,
-    pub icrc_unchecked: u64,
-    pub first_ts: Option<u64>,
-    pub last_ts: Option<u64>,
-    /// The file ends inside the record that starts here (an offset in the
-    /// decompressed stream for a gzip file).
-    pub cut_at: Option<u64>,
-    /// The file is gzip-compressed and its compressed stream ends early.
-    pub gzip_cut: bool,
+    /// The file's row of the report as far as the decoders fill it: the
+    /// frame counts, first and last times, where the file is cut. The
+    /// report builder names it and adds the MAC-control counts and the
+    /// duration.
+    pub row: FileReport,
     /// Filled on the merging thread, which sees MAC control frames in order.
     pub pfc: PfcFile,
     /// RoCE payload bytes over time (plots only).
     pub payload_bins: Option<Bins>,
 }
 
-impl FileStats {
-    /// Adds the counters of one batch (sums, minimum and maximum: the
-    /// result does not depend on the order batches are added in).
-    fn absorb(&mut self, c: &Counters) {
-        self.packets += c.packets;
-        self.bytes += c.bytes;
-        self.roce_packets += c.roce_packets;
-        self.roce_bytes += c.roce_bytes;
-        self.roce_payload_bytes += c.roce_payload_bytes;
-        self.roce_undecodable += c.roce_undecodable;
-        self.truncated += c.truncated;
-        self.icrc_errors += c.icrc_errors;
-        self.icrc_unchecked += c.icrc_unchecked;
-        self.first_ts = self.first_ts.into_iter().chain(c.first_ts).min();
-        self.last_ts = self.last_ts.into_iter().chain(c.last_ts).max();
-    }
-}
-
-/// What one batch adds to its file's statistics.
-#[derive(Debug, Clone, Default)]
-struct Counters {
-    packets: u64,
-    bytes: u64,
-    roce_packets: u64,
-    roce_bytes: u64,
-    roce_payload_bytes: u64,
-    roce_undecodable: u64,
-    truncated: u64,
-    icrc_errors: u64,
-    icrc_unchecked: u64,
-    first_ts: Option<u64>,
-    last_ts: Option<u64>,
+/// Adds what one batch counted (in a [`FileReport`] of its own) to its
+/// file's row: sums, minimum and maximum, so the result does not depend on
+/// the order batches are added in.
+fn absorb(row: &mut FileReport, batch: &FileReport) {
+    row.packets += batch.packets;
+    row.bytes += batch.bytes;
+    row.roce_packets += batch.roce_packets;
+    row.roce_bytes += batch.roce_bytes;
+    row.roce_payload_bytes += batch.roce_payload_bytes;
+    row.roce_undecodable += batch.roce_undecodable;
+    row.truncated_frames += batch.truncated_frames;
+    row.icrc_errors += batch.icrc_errors;
+    row.icrc_unchecked += batch.icrc_unchecked;
+    row.first_ts_ns = row.first_ts_ns.into_iter().chain(batch.first_ts_ns).min();
+    row.last_ts_ns = row.last_ts_ns.into_iter().chain(batch.last_ts_ns).max();
 }
 
 /// One decoded frame that matters to the analysis.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Event {
+pub(crate) enum MergedEvent {
     Roce(RoceEvent),
     MacControl {
         file: u16,
@@ -105,18 +77,18 @@ pub(crate) enum Event {
     },
 }
 
-impl Event {
+impl MergedEvent {
     fn key(&self) -> (u64, u16, u64) {
         match self {
-            Event::Roce(e) => (e.ts_ns, e.file, e.frame),
-            Event::MacControl {
+            MergedEvent::Roce(e) => (e.ts_ns, e.file, e.frame),
+            MergedEvent::MacControl {
                 file, frame, ts_ns, ..
             } => (*ts_ns, *file, *frame),
         }
     }
 }
 
-pub(crate) struct SourceOptions {
+pub(crate) struct MergeOptions {
     pub parse: ParseOptions,
     pub series: bool,
     /// Decoding threads (readers and helpers); `None` is one per core.
@@ -125,23 +97,23 @@ pub(crate) struct SourceOptions {
 
 /// The decoded events and counters of one batch.
 struct DecodedBatch {
-    events: Vec<Event>,
-    counters: Counters,
+    events: Vec<MergedEvent>,
+    counts: FileReport,
     end_offset: u64,
 }
 
 /// Decodes one batch of `file` (runs on a decoder thread).
 fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch {
-    let mut c = Counters::default();
+    let mut c = FileReport::default();
     let mut events = Vec::with_capacity(b.len());
     for (i, raw) in b.iter().enumerate() {
         let frame_no = b.first_number() + i as u64;
         c.packets += 1;
         c.bytes += raw.wire_len as u64;
-        c.first_ts = Some(c.first_ts.map_or(raw.ts_ns, |t| t.min(raw.ts_ns)));
-        c.last_ts = Some(c.last_ts.map_or(raw.ts_ns, |t| t.max(raw.ts_ns)));
+        c.first_ts_ns = Some(c.first_ts_ns.map_or(raw.ts_ns, |t| t.min(raw.ts_ns)));
+        c.last_ts_ns = Some(c.last_ts_ns.map_or(raw.ts_ns, |t| t.max(raw.ts_ns)));
         if raw.data.len() < raw.wire_len {
-            c.truncated += 1;
+            c.truncated_frames += 1;
         }
         let Ok(frame) = raw.decode(parse) else {
             continue;
@@ -156,7 +128,7 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
                     None => c.icrc_unchecked += 1,
                     Some(true) => {}
                 }
-                Event::Roce(ev)
+                MergedEvent::Roce(ev)
             }
             Decoded::RoceUndecodable => {
                 c.roce_packets += 1;
@@ -164,7 +136,7 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
                 c.roce_undecodable += 1;
                 continue;
             }
-            Decoded::MacControl { src, ctl } => Event::MacControl {
+            Decoded::MacControl { src, ctl } => MergedEvent::MacControl {
                 file,
                 frame: frame_no,
                 ts_ns: raw.ts_ns,
@@ -177,15 +149,15 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
     }
     DecodedBatch {
         events,
-        counters: c,
+        counts: c,
         end_offset: b.end_offset(),
     }
 }
 
 /// One file's stream of decoded batches and the batch being drained.
-struct Input {
+struct FileInput {
     batches: Ordered<DecodedBatch>,
-    batch: Vec<Event>,
+    batch: Vec<MergedEvent>,
     pos: usize,
     stats: FileStats,
     done: bool,
@@ -193,8 +165,8 @@ struct Input {
     read_bytes: u64,
 }
 
-impl Input {
-    fn head(&self) -> Option<&Event> {
+impl FileInput {
+    fn head(&self) -> Option<&MergedEvent> {
         self.batch.get(self.pos)
     }
 
@@ -209,12 +181,12 @@ impl Input {
         while self.pos >= self.batch.len() && !self.done {
             match self.batches.recv()? {
                 Item::Batch(b) => {
-                    self.stats.absorb(&b.counters);
+                    absorb(&mut self.stats.row, &b.counts);
                     // Bins fill in frame order, as they coarsen by what
                     // they have seen.
                     if let Some(bins) = &mut self.stats.payload_bins {
                         for e in &b.events {
-                            if let Event::Roce(ev) = e {
+                            if let MergedEvent::Roce(ev) = e {
                                 bins.add(ev.ts_ns, f64::from(ev.payload_len));
                             }
                         }
@@ -226,7 +198,7 @@ impl Input {
                 }
                 Item::End => self.done = true,
                 Item::Cut { offset } => {
-                    self.stats.cut_at = Some(offset);
+                    self.stats.row.cut_at_offset = Some(offset);
                     self.done = true;
                 }
             }
@@ -240,9 +212,9 @@ impl Input {
 /// left to the caller).
 pub(crate) fn merge(
     paths: &[&Path],
-    opts: &SourceOptions,
+    opts: &MergeOptions,
     progress: Arc<AtomicU64>,
-    mut sink: impl FnMut(&Event),
+    mut sink: impl FnMut(&MergedEvent),
     mut tick: impl FnMut(),
 ) -> Result<Vec<FileStats>, CaptureError> {
     // Open everything first: a bad file fails before any work starts.
@@ -263,7 +235,7 @@ pub(crate) fn merge(
             let batches = d.read(reader, depth, move |b: &FrameBatch| {
                 decode_batch(b, file, &parse)
             });
-            files.push(Input {
+            files.push(FileInput {
                 batches,
                 batch: Vec::new(),
                 pos: 0,
@@ -302,7 +274,7 @@ pub(crate) fn merge(
         Ok::<_, CaptureError>(files.into_iter().map(|f| f.stats).collect::<Vec<_>>())
     })?;
     for (st, r) in stats.iter_mut().zip(&readers) {
-        st.gzip_cut = st.cut_at.is_some() && r.gzip_truncated();
+        st.row.cut_in_gzip = st.row.cut_at_offset.is_some() && r.gzip_truncated();
     }
     Ok(stats)
 }

@@ -1,0 +1,258 @@
+//! The command-line flags the subcommands share, as clap structs that each
+//! subcommand flattens into its own, and what they mean. A flag's value is
+//! checked here, and an error names the flag; the library
+//! ([`AnalyzeOptions`], [`crate::dissect::Dissector`]) takes typed values
+//! that are valid by construction.
+//!
+//! ```text
+//!  dissect  FILE  DecodeFlags (--roce-port, --threads)           --format
+//!  analyze  AnalysisFlags (FILE..., --qp, --link-speed,           --format, -o
+//!           --dup-window-us, --pmtu, DecodeFlags)
+//!  plot     AnalysisFlags                                         --out, --max-qps
+//! ```
+
+use std::path::PathBuf;
+
+use roce_codec::{ParseOptions, PortSet};
+
+use crate::analyze::{
+    Analysis, AnalyzeError, AnalyzeOptions, LinkSpeed, MAX_FILES, PathMtu, analyze_files,
+};
+
+/// A flag whose value cannot be used; shown as `--flag: why`.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag}: {message}")]
+pub struct FlagError {
+    pub flag: &'static str,
+    pub message: String,
+}
+
+impl FlagError {
+    fn new(flag: &'static str, message: impl ToString) -> FlagError {
+        FlagError {
+            flag,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// How frames are decoded, in every subcommand.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DecodeFlags {
+    /// Another UDP destination port to decode as RoCEv2 (besides 4791); repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    pub roce_port: Vec<u16>,
+    /// Threads that decode (default: one per core, up to 16): each file's reader, and
+    /// N-1 helpers shared by all files. The output is the same for any value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+}
+
+impl DecodeFlags {
+    /// The RoCEv2 ports: 4791 and those of `--roce-port` (one meaning for
+    /// one flag in every subcommand).
+    pub fn roce_ports(&self) -> Result<PortSet, FlagError> {
+        let mut ports = vec![roce_codec::hash::ROCE_V2_UDP_DPORT];
+        for &p in &self.roce_port {
+            if !ports.contains(&p) {
+                ports.push(p);
+            }
+        }
+        PortSet::new(&ports).ok_or_else(|| {
+            FlagError::new(
+                "--roce-port",
+                format!("at most {} ports besides 4791", PortSet::MAX - 1),
+            )
+        })
+    }
+
+    /// The codec options: the RoCEv2 ports, every ICRC checked.
+    pub fn parse_options(&self) -> Result<ParseOptions, FlagError> {
+        Ok(ParseOptions {
+            roce_v2_ports: self.roce_ports()?,
+            verify_icrc: true,
+        })
+    }
+
+    /// `--threads`, when given.
+    pub fn threads(&self) -> Option<usize> {
+        self.threads.map(usize::from)
+    }
+}
+
+/// What to analyze and how, in `analyze` and `plot`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AnalysisFlags {
+    /// Captures (pcap, pcapng, optionally gzip-compressed), typically one per
+    /// bond slave of one host, in the bond's enslave order (captures of both
+    /// ends of a path would show every frame twice).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Only flows whose responder or requester QPN is this (hex 0x45 or decimal).
+    #[arg(long, value_name = "QPN", value_parser = parse_qpn)]
+    pub qp: Option<u32>,
+    /// Link speed in Gb/s, to turn pause quanta into time.
+    #[arg(long, value_name = "GBPS", default_value_t = 100.0)]
+    pub link_speed: f64,
+    #[command(flatten)]
+    pub decode: DecodeFlags,
+    /// Identical frames closer than this (µs) are mirror-port copies.
+    #[arg(long, value_name = "US", default_value_t = 10.0)]
+    pub dup_window_us: f64,
+    /// Path MTU (256..4096); learned from the traffic when not given.
+    #[arg(long, value_name = "BYTES")]
+    pub pmtu: Option<u32>,
+}
+
+/// Why the analysis a subcommand asked for did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisFailed {
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    #[error(transparent)]
+    Analyze(#[from] AnalyzeError),
+}
+
+impl AnalysisFlags {
+    /// Analyzes the files with the options these flags ask for, with time
+    /// series when `series` (for plots).
+    pub fn analyze(&self, series: bool) -> Result<Analysis, AnalysisFailed> {
+        let opts = AnalyzeOptions {
+            series,
+            ..self.options()?
+        };
+        Ok(analyze_files(&self.files, &opts)?)
+    }
+
+    /// The options these flags ask for (with a progress bar on a terminal),
+    /// or the first flag that is wrong.
+    pub fn options(&self) -> Result<AnalyzeOptions, FlagError> {
+        if !(self.dup_window_us >= 0.0 && self.dup_window_us.is_finite()) {
+            return Err(FlagError::new(
+                "--dup-window-us",
+                format!("{} is not a duration in µs", self.dup_window_us),
+            ));
+        }
+        let link_speed =
+            LinkSpeed::from_gbps(self.link_speed).map_err(|e| FlagError::new("--link-speed", e))?;
+        let pmtu = self
+            .pmtu
+            .map(PathMtu::new)
+            .transpose()
+            .map_err(|e| FlagError::new("--pmtu", e))?;
+        let roce_ports = self.decode.roce_ports()?;
+        if self.files.len() > MAX_FILES {
+            return Err(FlagError::new("FILE", "too many files"));
+        }
+        Ok(AnalyzeOptions {
+            link_speed,
+            roce_ports,
+            dup_window_ns: (self.dup_window_us * 1000.0).round() as u64,
+            pmtu,
+            qp: self.qp,
+            series: false,
+            progress: true,
+            threads: self.decode.threads(),
+        })
+    }
+}
+
+/// The end of `--help` of the subcommands that analyze: `text` (what they
+/// write, examples), then their exit status; `output` is what they write,
+/// `done` what they did with a file that ends mid-record.
+pub fn after_help(text: &str, output: &str, done: &str) -> String {
+    format!(
+        "{text}\n\nExit status: 0 ok, 2 bad input or flag (or the {output} could not be written),\n\
+         3 a file ends in the middle of a record ({done} up to there; the file and\n\
+         byte offset are on stderr)."
+    )
+}
+
+/// A QPN as people write it: hex with `0x` or decimal, at most 24 bits.
+pub fn parse_qpn(s: &str) -> Result<u32, String> {
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => s.parse(),
+    }
+    .map_err(|e| format!("'{s}' is not a QPN (hex 0x45 or decimal 69): {e}"))?;
+    if v > 0xFF_FFFF {
+        return Err(format!("'{s}' is more than 24 bits"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags() -> AnalysisFlags {
+        AnalysisFlags {
+            files: vec!["a.pcap".into()],
+            qp: None,
+            link_speed: 100.0,
+            decode: DecodeFlags {
+                roce_port: Vec::new(),
+                threads: None,
+            },
+            dup_window_us: 10.0,
+            pmtu: None,
+        }
+    }
+
+    #[test]
+    fn each_bad_value_names_its_flag() {
+        for bad in [1e-9, 0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = AnalysisFlags {
+                link_speed: bad,
+                ..flags()
+            }
+            .options()
+            .unwrap_err()
+            .to_string();
+            assert!(e.starts_with("--link-speed: "), "{e}");
+        }
+        let e = AnalysisFlags {
+            pmtu: Some(1500),
+            ..flags()
+        };
+        assert_eq!(
+            e.options().unwrap_err().to_string(),
+            "--pmtu: 1500 is not an IB path MTU (256, 512, 1024, 2048, 4096)"
+        );
+        let e = AnalysisFlags {
+            dup_window_us: -1.0,
+            ..flags()
+        };
+        assert_eq!(
+            e.options().unwrap_err().to_string(),
+            "--dup-window-us: -1 is not a duration in µs"
+        );
+        let mut e = flags();
+        e.decode.roce_port = (1..=8).collect();
+        assert_eq!(
+            e.options().unwrap_err().to_string(),
+            "--roce-port: at most 7 ports besides 4791"
+        );
+    }
+
+    #[test]
+    fn good_values_become_typed_options() {
+        let mut f = flags();
+        f.decode.roce_port = vec![1000, 4791, 1000];
+        f.pmtu = Some(1024);
+        f.dup_window_us = 2.5;
+        let o = f.options().unwrap();
+        assert_eq!(o.roce_ports.as_slice(), [4791, 1000]);
+        assert_eq!(o.pmtu.map(PathMtu::bytes), Some(1024));
+        assert_eq!(o.dup_window_ns, 2_500);
+        assert_eq!(o.link_speed.gbps(), 100.0);
+    }
+
+    #[test]
+    fn qpns_are_hex_or_decimal_and_24_bits() {
+        assert_eq!(parse_qpn("0x45"), Ok(0x45));
+        assert_eq!(parse_qpn("69"), Ok(69));
+        assert!(parse_qpn("0x1000000").unwrap_err().contains("24 bits"));
+        assert!(parse_qpn("q").is_err());
+    }
+}
