@@ -300,6 +300,7 @@ impl PacketPool {
         PacketPool::default()
     }
 
+    #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.live += 1;
         self.peak = self.peak.max(self.live);
@@ -312,14 +313,17 @@ impl PacketPool {
         }
     }
 
+    #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id.0 as usize]
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
     }
 
+    #[inline]
     pub fn free(&mut self, id: PacketId) {
         debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
         self.live -= 1;

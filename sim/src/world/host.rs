@@ -20,13 +20,11 @@
 //! packets addressed to a GID it owns, whatever the kernel's weak-host IP
 //! stack would accept.
 
-use std::collections::VecDeque;
-
 use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
-use super::port::{DropReason, PRIOS};
+use super::port::{DropReason, PrioQueues, highest};
 use crate::engine::Event;
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
@@ -41,7 +39,7 @@ pub(crate) struct Nic {
     /// Index in its bond's slave list.
     pub(super) slave: Option<u32>,
     /// QPs that may have something to send, per priority.
-    active: [VecDeque<u32>; PRIOS],
+    active: PrioQueues<u32>,
 }
 
 impl Nic {
@@ -52,7 +50,7 @@ impl Nic {
             port: u32::MAX,
             iface: u32::MAX,
             slave: None,
-            active: Default::default(),
+            active: PrioQueues::default(),
         }
     }
     pub(super) fn port(&self) -> u32 {
@@ -243,44 +241,44 @@ impl World {
     /// inside one priority.
     pub(super) fn pump_host(&mut self, port: u32, host: u32, nic: u32) {
         let now = self.now();
-        for prio in (0..PRIOS).rev() {
-            if self.ports[port as usize].is_paused(prio) {
-                continue;
-            }
+        loop {
+            let p = &self.ports[port as usize];
+            let active = self.hosts[host as usize].nics[nic as usize].active.mask();
+            let Some(prio) = highest((p.queued() | active) & !p.paused()) else {
+                return;
+            };
             // Frames the host's kernel queued (ARP, at priority 0) go
             // before the QPs of their priority, after higher ones.
             if let Some(q) = self.ports[port as usize].pop(prio) {
-                self.transmit(port, q.id);
-                return;
+                return self.transmit(port, q.id);
             }
-            while let Some(q) =
-                self.hosts[host as usize].nics[nic as usize].active[prio].pop_front()
+            while let Some(q) = self.hosts[host as usize].nics[nic as usize]
+                .active
+                .pop(prio)
             {
                 let slot = &mut self.qps[q as usize];
                 if slot.port != port || usize::from(slot.prio) != prio {
                     // Moved to another slave; it was re-queued there.
                     continue;
                 }
-                match slot.qp.next_tx(now) {
-                    Some(ib) => {
-                        self.hosts[host as usize].nics[nic as usize].active[prio].push_back(q);
-                        let id = self.make_packet(q, ib);
-                        self.transmit(port, id);
-                        self.after_qp_change(q);
-                        return;
+                let Some(ib) = slot.qp.next_tx(now) else {
+                    slot.active = false;
+                    if let Some(t) = slot.qp.tx_ready_at(now) {
+                        debug_assert!(
+                            t > now,
+                            "QP {q}: tx_ready_at {t} <= now {now} but next_tx gave nothing"
+                        );
+                        slot.wake_at_least(Ps(now.0 + 1).max(t), q, &mut self.sched);
                     }
-                    None => {
-                        slot.active = false;
-                        if let Some(t) = slot.qp.tx_ready_at(now) {
-                            debug_assert!(
-                                t > now,
-                                "QP {q}: tx_ready_at {t} <= now {now} but next_tx gave nothing"
-                            );
-                            slot.wake_at_least(Ps(now.0 + 1).max(t), q, &mut self.sched);
-                        }
-                        self.rearm_timer(q);
-                    }
-                }
+                    self.rearm_timer(q);
+                    continue;
+                };
+                self.hosts[host as usize].nics[nic as usize]
+                    .active
+                    .push(prio, q);
+                let id = self.make_packet(q, ib);
+                self.transmit(port, id);
+                return self.after_qp_change(q);
             }
         }
     }
@@ -293,7 +291,9 @@ impl World {
             s.active = true;
             let prio = usize::from(s.prio);
             if let super::Owner::Host { host, nic } = self.ports[port as usize].owner() {
-                self.hosts[host as usize].nics[nic as usize].active[prio].push_back(q);
+                self.hosts[host as usize].nics[nic as usize]
+                    .active
+                    .push(prio, q);
             }
         }
         if !self.ports[port as usize].busy() {

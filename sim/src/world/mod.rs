@@ -27,8 +27,8 @@
 //! of the scenario and the seed. Every component's randomness comes from
 //! its own stream ([`crate::rng`]).
 //!
-//! Hooks for PFC, ECN and DCQCN are in place: every port asks
-//! [`Port::is_paused`](port) per priority before sending; switches account
+//! Hooks for PFC, ECN and DCQCN are in place: every port skips the
+//! priorities its pause state marks (`Port::paused`); switches account
 //! buffer per (ingress port, priority); QPs have a rate limiter seam
 //! through `tx_ready_at` (a [`Event::QpWake`] is scheduled for the time it
 //! returns).

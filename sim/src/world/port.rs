@@ -17,9 +17,10 @@
 //! from its queue pairs at the moment the port is free (`world::host`), so
 //! a NIC never holds more than the frame on the wire.
 //!
-//! PFC hook: [`Port::is_paused`] is asked before a priority may send; the
-//! per-priority pause state it reads is set by nothing yet (no PAUSE frames
-//! are modelled), so no priority is ever paused today.
+//! PFC hook: a port sends no frame of a priority whose bit is set in
+//! [`Port::paused`], the per-priority pause state PFC frames will set; it is
+//! set by nothing yet (no PAUSE frames are modelled), so no priority is ever
+//! paused today.
 
 use std::collections::VecDeque;
 
@@ -86,6 +87,64 @@ impl PortCounters {
     }
 }
 
+/// One FIFO per priority, and a bit per priority that has something.
+pub(crate) struct PrioQueues<T> {
+    fifos: [VecDeque<T>; PRIOS],
+    nonempty: u8,
+}
+
+impl<T> Default for PrioQueues<T> {
+    fn default() -> Self {
+        PrioQueues {
+            fifos: Default::default(),
+            nonempty: 0,
+        }
+    }
+}
+
+impl<T> PrioQueues<T> {
+    #[inline]
+    pub(crate) fn push(&mut self, prio: usize, x: T) {
+        self.fifos[prio].push_back(x);
+        self.nonempty |= 1 << prio;
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self, prio: usize) -> Option<T> {
+        let x = self.fifos[prio].pop_front()?;
+        if self.fifos[prio].is_empty() {
+            self.nonempty &= !(1 << prio);
+        }
+        Some(x)
+    }
+
+    /// Bit `p` set: priority `p` has an entry.
+    #[inline]
+    pub(crate) fn mask(&self) -> u8 {
+        self.nonempty
+    }
+
+    fn len(&self) -> usize {
+        self.fifos.iter().map(VecDeque::len).sum()
+    }
+
+    /// Takes everything, priority 0 first, each in FIFO order.
+    fn drain(&mut self) -> Vec<(usize, T)> {
+        self.nonempty = 0;
+        let mut out = Vec::new();
+        for (prio, f) in self.fifos.iter_mut().enumerate() {
+            out.extend(f.drain(..).map(|x| (prio, x)));
+        }
+        out
+    }
+}
+
+/// The highest priority whose bit is set in `mask`.
+#[inline]
+pub(crate) fn highest(mask: u8) -> Option<usize> {
+    (mask != 0).then(|| 7 - mask.leading_zeros() as usize)
+}
+
 /// A frame in an egress queue, with its length for the byte accounting.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Queued {
@@ -103,7 +162,7 @@ pub(crate) struct Port {
     extra_delay: Ps,
     busy: bool,
     carrier: bool,
-    queues: [VecDeque<Queued>; PRIOS],
+    queues: PrioQueues<Queued>,
     queued_bytes: [u64; PRIOS],
     /// PFC: bit `p` set = the peer paused priority `p`. Nothing sets it
     /// yet; see the module docs.
@@ -123,7 +182,7 @@ impl Port {
             extra_delay,
             busy: false,
             carrier: true,
-            queues: Default::default(),
+            queues: PrioQueues::default(),
             queued_bytes: [0; PRIOS],
             paused: 0,
             counters: PortCounters::default(),
@@ -208,42 +267,47 @@ impl Port {
 
     // ----- egress queues ------------------------------------------------
 
-    /// Whether the peer paused priority `prio` (PFC); never, so far.
-    pub(crate) fn is_paused(&self, prio: usize) -> bool {
-        self.paused & (1 << prio) != 0
+    /// Bit `p` set: the peer paused priority `p` (PFC); none, so far.
+    #[inline]
+    pub(crate) fn paused(&self) -> u8 {
+        self.paused
     }
 
+    /// Bit `p` set: priority `p` has a frame queued.
+    #[inline]
+    pub(crate) fn queued(&self) -> u8 {
+        self.queues.mask()
+    }
+
+    #[inline]
     pub(crate) fn push(&mut self, prio: usize, id: PacketId, len: u32) {
         self.queued_bytes[prio] += u64::from(len);
-        self.queues[prio].push_back(Queued { id, len });
+        self.queues.push(prio, Queued { id, len });
     }
 
     /// The oldest frame of priority `prio`, unless that priority is paused.
+    #[inline]
     pub(crate) fn pop(&mut self, prio: usize) -> Option<Queued> {
-        if self.is_paused(prio) {
+        if self.paused & (1 << prio) != 0 {
             return None;
         }
-        let q = self.queues[prio].pop_front()?;
+        let q = self.queues.pop(prio)?;
         self.queued_bytes[prio] -= u64::from(q.len);
         Some(q)
     }
 
     /// Strict priority: the oldest frame of the highest priority that has
     /// one and is not paused.
+    #[inline]
     pub(crate) fn pop_strict(&mut self) -> Option<(usize, Queued)> {
-        (0..PRIOS)
-            .rev()
-            .find_map(|prio| self.pop(prio).map(|q| (prio, q)))
+        let prio = highest(self.queues.mask() & !self.paused)?;
+        self.pop(prio).map(|q| (prio, q))
     }
 
     /// Empties every queue (the link died), paused or not.
     pub(crate) fn drain(&mut self) -> Vec<(usize, Queued)> {
-        let mut out = Vec::new();
-        for prio in 0..PRIOS {
-            self.queued_bytes[prio] = 0;
-            out.extend(self.queues[prio].drain(..).map(|q| (prio, q)));
-        }
-        out
+        self.queued_bytes = [0; PRIOS];
+        self.queues.drain()
     }
 
     /// Bytes waiting in all queues.
@@ -253,7 +317,7 @@ impl Port {
 
     /// Frames waiting in all queues.
     pub(crate) fn queued_frames(&self) -> usize {
-        self.queues.iter().map(VecDeque::len).sum()
+        self.queues.len()
     }
 }
 
@@ -311,6 +375,42 @@ mod tests {
             "priority 3 first, each priority in arrival order"
         );
         assert_eq!((p.queued_bytes(), p.queued_frames()), (0, 0));
+    }
+
+    #[test]
+    fn highest_priority_of_a_mask() {
+        assert_eq!(highest(0), None);
+        assert_eq!(highest(0b0000_0001), Some(0));
+        assert_eq!(highest(0b0001_0100), Some(4));
+        assert_eq!(highest(0b1000_0001), Some(7));
+        let mut q: PrioQueues<u32> = PrioQueues::default();
+        q.push(2, 20);
+        q.push(5, 50);
+        q.push(2, 21);
+        assert_eq!(q.mask(), 0b0010_0100);
+        assert_eq!(q.pop(2), Some(20));
+        assert_eq!(q.mask(), 0b0010_0100, "priority 2 still holds 21");
+        assert_eq!(q.pop(2), Some(21));
+        assert_eq!((q.mask(), q.pop(2)), (0b0010_0000, None));
+    }
+
+    #[test]
+    fn a_paused_priority_waits_and_lower_ones_go() {
+        let id = ids(2);
+        let mut p = port();
+        p.push(5, id[0], 100);
+        p.push(1, id[1], 100);
+        p.paused = 1 << 5;
+        assert_eq!(
+            p.pop_strict().map(|(prio, q)| (prio, q.id)),
+            Some((1, id[1]))
+        );
+        assert!(p.pop_strict().is_none(), "priority 5 is paused");
+        p.paused = 0;
+        assert_eq!(
+            p.pop_strict().map(|(prio, q)| (prio, q.id)),
+            Some((5, id[0]))
+        );
     }
 
     #[test]

@@ -256,6 +256,7 @@ impl Switch {
         }
     }
 
+    #[inline]
     fn group_alive(&self, g: u32) -> bool {
         self.groups[g as usize]
             .members
@@ -265,6 +266,7 @@ impl Switch {
 
     /// L2 learning on a bridged port; a MAC seen on a new port moves there
     /// (station move, as after a bond failover).
+    #[inline]
     pub(crate) fn learn(&mut self, in_local: u32, src: [u8; 6]) {
         let g = self.group_of[in_local as usize];
         if !self.routed[g as usize] && self.fdb.get(&src) != Some(&g) {
@@ -273,6 +275,7 @@ impl Switch {
     }
 
     /// The priority (egress queue) the switch's trust mode gives a packet.
+    #[inline]
     pub(crate) fn classify(&self, pkt: &Packet) -> u8 {
         match (self.trust, pkt.l3) {
             (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
@@ -283,6 +286,7 @@ impl Switch {
 
     /// Where a packet that came in on local port `in_local` goes: a pure
     /// function of the switch's tables and the packet.
+    #[inline]
     pub(crate) fn forward(&self, in_local: u32, pkt: &Packet) -> Forward {
         let in_group = self.group_of[in_local as usize];
         let to_us = pkt.eth.dst == self.mac;
@@ -348,6 +352,7 @@ impl Switch {
     /// A member of group `g` by the 5-tuple hash over the members whose
     /// link is up (the first member when none is: the frame is then lost
     /// at its egress port).
+    #[inline]
     fn pick_member(&self, g: u32, tuple: &FiveTuple) -> Option<u32> {
         let members = &self.groups[g as usize].members;
         if members.len() == 1 {
