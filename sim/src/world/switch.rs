@@ -574,44 +574,38 @@ mod tests {
         }
     }
 
+    /// Where host A's packet to `dst` with UDP source port 0xC000 + `i`
+    /// goes, addressed to the switch (routed).
+    fn routed_from_a(s: &Switch, dst: [u8; 4], i: u16) -> Forward {
+        s.forward(0, &pkt(A, SW, dst, 0xC000 + i))
+    }
+
+    fn hop(out: u32, mac: [u8; 6]) -> Forward {
+        Forward::Port {
+            out,
+            routed_to: Some(mac),
+        }
+    }
+
     #[test]
     fn routes_longest_prefix_then_ecmp_over_live_next_hops() {
         let mut s = leaf();
         // /25 wins over /24: only spine 1.
-        for sport in 0..32 {
-            assert_eq!(
-                s.forward(0, &pkt(A, SW, [10, 0, 1, 200], 0xC000 + sport)),
-                Forward::Port {
-                    out: 4,
-                    routed_to: Some(SPINE1)
-                }
-            );
+        for i in 0..32 {
+            assert_eq!(routed_from_a(&s, [10, 0, 1, 200], i), hop(4, SPINE1));
         }
         // /24: both spines by hash, then the survivor.
         let outs: Vec<Forward> = (0..32)
-            .map(|sport| s.forward(0, &pkt(A, SW, [10, 0, 1, 7], 0xC000 + sport)))
+            .map(|i| routed_from_a(&s, [10, 0, 1, 7], i))
             .collect();
-        assert!(
-            outs.iter()
-                .any(|f| matches!(f, Forward::Port { out: 5, .. }))
-        );
-        assert!(
-            outs.iter()
-                .any(|f| matches!(f, Forward::Port { out: 4, .. }))
-        );
+        assert!(outs.contains(&hop(4, SPINE1)) && outs.contains(&hop(5, SPINE2)));
         s.set_port_up(4, false);
-        for sport in 0..32 {
-            assert_eq!(
-                s.forward(0, &pkt(A, SW, [10, 0, 1, 7], 0xC000 + sport)),
-                Forward::Port {
-                    out: 5,
-                    routed_to: Some(SPINE2)
-                }
-            );
+        for i in 0..32 {
+            assert_eq!(routed_from_a(&s, [10, 0, 1, 7], i), hop(5, SPINE2));
         }
         // With no live next hop the /25 has no route.
         assert_eq!(
-            s.forward(0, &pkt(A, SW, [10, 0, 1, 200], 0xC000)),
+            routed_from_a(&s, [10, 0, 1, 200], 0),
             Forward::Drop(DropReason::NoRoute)
         );
     }
@@ -621,10 +615,7 @@ mod tests {
         let s = leaf();
         assert_eq!(
             s.forward(4, &pkt(SPINE1, SW, [10, 0, 0, 2], 0xC000)),
-            Forward::Port {
-                out: 1,
-                routed_to: Some(B)
-            }
+            hop(1, B)
         );
         let mut p = pkt(SPINE1, SW, [10, 0, 0, 2], 0xC000);
         if let L3::V2 { ttl, .. } = &mut p.l3 {
