@@ -1,0 +1,114 @@
+//! The summary in the shared vocabulary (`Summary::qp_figures`, one
+//! `QpFigures` per connection) against what the captures at the
+//! requester's ports show, read independently by roce-pcap: the two tools
+//! must state the same connection the same way.
+
+mod common;
+
+use common::*;
+use roce_capture::figures::QpFigures;
+use roce_pcap::analyze::report::QpReport;
+use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use rocesim::run::{self, RunOptions, Summary};
+
+/// Runs lag_hash with whole frames captured at both of hostA's bond
+/// slaves (every frame of every connection passes one of them) and
+/// analyzes the captures.
+fn run_and_read(name: &str, sets: &[&str]) -> (Summary, Vec<QpReport>) {
+    let mut all = vec![
+        "workload.0.size=1MiB",
+        "workload.0.iters=8",
+        "tap.0.snaplen=0",
+        "tap.1.snaplen=0",
+    ];
+    all.extend_from_slice(sets);
+    let opts = RunOptions {
+        out: Some(tmp(name)),
+        sets: all.iter().map(|s| s.to_string()).collect(),
+        ..RunOptions::default()
+    };
+    let (s, dir) = run::run(&scenario("lag_hash"), &opts, &mut ()).unwrap();
+    let files: Vec<_> = s.taps.iter().map(|t| dir.join(&t.file)).collect();
+    let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
+    (s, a.report.qps)
+}
+
+/// The capture's flow of connection `f`, and the port whose capture saw
+/// its first frame.
+fn flow<'a>(s: &Summary, flows: &'a [QpReport], f: &QpFigures) -> (&'a QpReport, String) {
+    let r = flows
+        .iter()
+        .find(|r| r.dqpn == f.key.responder_qpn && r.src == f.key.src)
+        .unwrap_or_else(|| panic!("no flow for {:?}", f.key));
+    let port = s.taps[usize::from(r.first_frame.file)].port.clone();
+    (r, port)
+}
+
+/// What holds whatever the network did: names, numbers, the first packet
+/// and where it left, retransmissions and NAKs at the requester.
+fn check_requester_side(f: &QpFigures, r: &QpReport, first_port: &str) {
+    assert_eq!(f.key.dst, r.dst);
+    assert_eq!(f.requester_qpn, r.requester_qpn);
+    assert_eq!(f.udp_sport, r.sport);
+    assert_eq!(f.first_ns, Some(r.first_ts_ns), "{:?}", f.key);
+    assert_eq!(f.port.as_deref(), Some(first_port), "{:?}", f.key);
+    assert_eq!(
+        f.retransmitted_packets, r.retransmitted_packets,
+        "{:?}",
+        f.key
+    );
+    assert_eq!(f.naks, r.naks.values().sum::<u64>(), "{:?}", f.key);
+    assert_eq!((f.cnps, f.ecn_ce_packets), (r.cnps, r.ecn_ce_packets));
+}
+
+#[test]
+fn figures_of_a_clean_run_are_what_the_captures_show() {
+    let (s, flows) = run_and_read("figures_clean", &[]);
+    let figs = s.qp_figures();
+    assert_eq!(figs.len(), 8);
+    assert_eq!(flows.len(), 8);
+    for f in &figs {
+        let (r, first_port) = flow(&s, &flows, f);
+        check_requester_side(f, r, &first_port);
+        // Nothing lost: every frame either end sent passed a tap, and the
+        // last one is the ACK that completed the last message.
+        assert_eq!(f.last_ns, Some(r.last_ts_ns), "{:?}", f.key);
+        assert_eq!(f.packets, r.packets, "{:?}", f.key);
+        assert_eq!(f.wire_bytes, r.bytes, "{:?}", f.key);
+        assert_eq!(f.payload_bytes, r.payload_bytes, "{:?}", f.key);
+        assert_eq!(f.payload_bytes, 8 << 20, "8 x 1 MiB, no resends");
+        assert_eq!(f.messages, r.messages);
+        assert_eq!(f.messages, 8);
+        assert_eq!((f.retransmitted_packets, f.timeouts, f.naks), (0, 0, 0));
+        assert!(f.goodput_gbps > 0.0);
+    }
+}
+
+#[test]
+fn figures_of_a_lossy_run_agree_on_the_requester_side() {
+    let (s, flows) = run_and_read(
+        "figures_lossy",
+        &[
+            "link.2.loss=0.002",
+            "link.3.loss=0.002",
+            "workload.0.timeout=8",
+        ],
+    );
+    let figs = s.qp_figures();
+    let retx: u64 = figs.iter().map(|f| f.retransmitted_packets).sum();
+    let naks: u64 = figs.iter().map(|f| f.naks).sum();
+    assert!(
+        retx > 0 && naks > 0,
+        "the loss must cost resends and NAKs for this test to mean anything"
+    );
+    for f in &figs {
+        let (r, first_port) = flow(&s, &flows, f);
+        check_requester_side(f, r, &first_port);
+        // Frames lost behind the switch never reached hostA's taps, but
+        // both ends counted them as sent.
+        assert!(f.packets >= r.packets, "{:?}", f.key);
+        assert!(f.wire_bytes >= r.bytes, "{:?}", f.key);
+        // The last completion comes with (or before) the last frame seen.
+        assert!(f.last_ns.unwrap() <= r.last_ts_ns, "{:?}", f.key);
+    }
+}
