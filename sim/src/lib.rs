@@ -6,17 +6,59 @@
 //! not modelled yet: see the end of this page). Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
+//! ## Crate map
+//!
 //! ```text
-//!  scenario.toml ──scenario::load──▶ Scenario ──World::build──▶ World ──run──▶ output (run dir)
-//!                   (spans, --set)             (validation,        (engine:     summary.json, CSV,
-//!                                               ARP, QPNs)          events)     plots, pcaps
+//!   main.rs (binary: flags, exit codes, progress bar)
+//!      │
+//!   run/        run directory, sweeps, summary.json, CSV, plots, printed tables, QpFigures
+//!      │        reads the world only through world::view
+//!   world/      the network: components in arenas, one scheduler, event dispatch;
+//!      │        build/ turns a Scenario into a World
+//!   transport/  RC queue pairs and workloads, sans-I/O (no clock, no network)
+//!      │
+//!   engine  packet  time  units  rng  fasthash      scenario/ (TOML, --set, errors at their key)
+//!
+//!   each module uses only the ones below it; scenario is read by world and run
+//! ```
+//!
+//! One event's way through the world (`world::World::run` pops the earliest
+//! event, equal times in insertion order, and hands it to the component it
+//! names):
+//!
+//! ```text
+//!   Drive/QpTimer/QpWake ─▶ world/qp.rs ─▶ RcQp ─▶ NIC active list (host.rs)
+//!   TxDone ─▶ port free ─▶ pump: host.rs (kernel frames, then QPs by strict priority)
+//!                              switch.rs (egress queues, strict priority)
+//!         ─▶ port.rs start_tx ─▶ link.rs carry ─▶ Arrive at the peer port
+//!   Arrive ─▶ host.rs: MAC, GID, QPN ─▶ RcQp::on_receive ─▶ workload ─▶ QP re-armed
+//!          ─▶ switch.rs: learn, classify, forward (pure) ─▶ MMU ─▶ egress queue ─▶ pump
+//!   Link / Miimon ─▶ carrier at both ends, bond failover, QPs moved to the new slave
+//!   ArpStart / ArpRetry ─▶ arp.rs: ARP on the wire before a workload starts
+//!   Sample ─▶ sample.rs: the time series
 //! ```
 //!
 //! * [`engine`]: the event queue (integer picoseconds, insertion order for ties).
-//! * [`world`]: ports, links, NICs, bonds, switches, taps, and the dispatch.
-//! * [`transport`]: RC queue pairs and workloads (sans-I/O).
-//! * [`scenario`]: loading and error reporting; [`run`]: the run directory
-//!   lifecycle and sweeps.
+//! * [`packet`]: a frame in flight as codec values, and the packet pool.
+//! * [`transport`]: RC queue pairs ([`transport::RcQp`]) and perftest-like
+//!   workloads.
+//! * [`world`]: ports, links, hosts and NICs, bonds, switches, taps, the
+//!   sampler, read-only views, and construction from a scenario.
+//! * [`scenario`]: loading, `--set`, and error reports at their key.
+//! * [`run`]: the run directory lifecycle and sweeps; what they write
+//!   ([`run::Summary`], CSV, plots) and what `rocesim` prints.
+//!
+//! ## One vocabulary with roce-pcap
+//! `summary.json` describes every QP from inside, both ends of each
+//! connection. [`run::Summary::qp_figures`] states each connection as
+//! `roce-pcap` states a flow it finds in captures, in the shared type
+//! [`roce_capture::figures::QpFigures`]: named from the requester (its
+//! address, the responder's address and QPN), times in nanoseconds since
+//! the run started (the captures' timestamps), payload and frames of both
+//! directions, and the retransmissions, timeouts and NAKs the requester
+//! saw, with the port that carried its first request. A simulation and a
+//! capture of the same traffic are then compared field by field
+//! (`sim/tests/figures.rs` does it on `scenarios/lag_hash.toml`).
 //!
 //! ## What is modelled, and how
 //! * Time is integer picoseconds. A frame occupies its port for
@@ -27,7 +69,8 @@
 //!   never queues more than the frame on the wire; a QP's `tx_ready_at` is
 //!   the rate-limiter seam. Switch ports queue per priority (strict
 //!   priority); the switch buffer is shared, tail-dropping, and accounted
-//!   per (ingress port, priority) for PFC.
+//!   per (ingress port, priority) for PFC. A port skips the priorities its
+//!   pause state marks, which nothing sets yet.
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
