@@ -252,11 +252,10 @@ impl World {
         }
         self.pool.free(id);
         match op {
-            1 => {
-                if h.arp_answers(iface, tpa, spa) {
-                    self.hosts[host as usize].neigh.insert(spa, sha);
-                    self.send_arp(host, iface, 2, sha, tpa, sha, spa);
-                }
+            // A request this interface answers: learn the asker, reply.
+            1 if h.arp_answers(iface, tpa, spa) => {
+                self.hosts[host as usize].neigh.insert(spa, sha);
+                self.send_arp(host, iface, 2, sha, tpa, sha, spa);
             }
             2 => {
                 let Some(i) = self
