@@ -15,16 +15,16 @@ use rocesim::run::{self, RunOptions, Summary};
 /// slaves (every frame of every connection passes one of them) and
 /// analyzes the captures.
 fn run_and_read(name: &str, sets: &[&str]) -> (Summary, Vec<QpReport>) {
+    // Sixteen 512 KiB WRITEs per QP, whole frames at both taps.
     let mut all = vec![
-        "workload.0.size=1MiB",
-        "workload.0.iters=8",
-        "tap.0.snaplen=0",
-        "tap.1.snaplen=0",
+        "workload.0.size=512KiB".to_string(),
+        "workload.0.iters=16".into(),
     ];
-    all.extend_from_slice(sets);
+    all.extend((0..2).map(|t| format!("tap.{t}.snaplen=0")));
+    all.extend(sets.iter().map(|s| s.to_string()));
     let opts = RunOptions {
         out: Some(tmp(name)),
-        sets: all.iter().map(|s| s.to_string()).collect(),
+        sets: all,
         ..RunOptions::default()
     };
     let (s, dir) = run::run(&scenario("lag_hash"), &opts, &mut ()).unwrap();
@@ -76,9 +76,9 @@ fn figures_of_a_clean_run_are_what_the_captures_show() {
         assert_eq!(f.packets, r.packets, "{:?}", f.key);
         assert_eq!(f.wire_bytes, r.bytes, "{:?}", f.key);
         assert_eq!(f.payload_bytes, r.payload_bytes, "{:?}", f.key);
-        assert_eq!(f.payload_bytes, 8 << 20, "8 x 1 MiB, no resends");
+        assert_eq!(f.payload_bytes, 8 << 20, "16 x 512 KiB, no resends");
         assert_eq!(f.messages, r.messages);
-        assert_eq!(f.messages, 8);
+        assert_eq!(f.messages, 16);
         assert_eq!((f.retransmitted_packets, f.timeouts, f.naks), (0, 0, 0));
         assert!(f.goodput_gbps > 0.0);
     }
