@@ -2,8 +2,8 @@
 //!
 //! A deterministic discrete-event simulator of RoCEv2 networks: hosts with
 //! bonded NICs, switches with per-priority queues, ECMP and LACP trunks, and
-//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN are
-//! not modelled yet: see the end of this page). Packets carry `roce-codec`
+//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN run
+//! in no simulation yet: see the end of this page). Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
 //! ## Crate map
@@ -14,12 +14,16 @@
 //!   run/        run directory, sweeps, summary.json, CSV, plots, printed tables, QpFigures
 //!      │        reads the world only through world::view
 //!   world/      the network: components in arenas, one scheduler, event dispatch;
-//!      │        build/ turns a Scenario into a World
-//!   transport/  RC queue pairs and workloads, sans-I/O (no clock, no network)
-//!      │
-//!   engine  packet  time  units  rng  fasthash      scenario/ (TOML, --set, errors at their key)
+//!      │        build/ turns a Scenario into a World; mmu.rs the PFC buffer (not wired in yet)
+//!      ├──────────────────────┐
+//!   transport/  RC QPs and    cc/  DCQCN reaction and notification points, RED marking
+//!      │        workloads      │   (pure algorithms: told the time, say what to do)
+//!      │        (sans-I/O)     │
+//!   engine  packet  time  units  rng  fasthash     scenario/  (TOML, --set, errors at their key)
+//!                                                  topology/, traffic/, hpcc/  (fabrics, flows,
+//!                                                  the ns-3 reference's files: inputs, no simulation)
 //!
-//!   each module uses only the ones below it; scenario is read by world and run
+//!   each module uses only the ones below it (or beside it, in the last row)
 //! ```
 //!
 //! One event's way through the world (`world::World::run` pops the earliest
@@ -32,7 +36,7 @@
 //!                              switch.rs (egress queues, strict priority)
 //!         ─▶ port.rs start_tx ─▶ link.rs carry ─▶ Arrive at the peer port
 //!   Arrive ─▶ host.rs: MAC, GID, QPN ─▶ RcQp::on_receive ─▶ workload ─▶ QP re-armed
-//!          ─▶ switch.rs: learn, classify, forward (pure) ─▶ MMU ─▶ egress queue ─▶ pump
+//!          ─▶ switch.rs: learn, classify, forward (pure) ─▶ buffer ─▶ egress queue ─▶ pump
 //!   Link / Miimon ─▶ carrier at both ends, bond failover, QPs moved to the new slave
 //!   ArpStart / ArpRetry ─▶ arp.rs: ARP on the wire before a workload starts
 //!   Sample ─▶ sample.rs: the time series
@@ -47,6 +51,9 @@
 //! * [`scenario`]: loading, `--set`, and error reports at their key.
 //! * [`run`]: the run directory lifecycle and sweeps; what they write
 //!   ([`run::Summary`], CSV, plots) and what `rocesim` prints.
+//! * [`cc`]: congestion control (DCQCN, RED) as pure algorithms.
+//! * [`topology`], [`traffic`], [`hpcc`]: fabrics and flows to simulate,
+//!   generated or read from the HPCC ns-3 reference's files.
 //!
 //! ## One vocabulary with roce-pcap
 //! `summary.json` describes every QP from inside, both ends of each
@@ -86,8 +93,9 @@
 //!   frames addressed to the switch and is never flooded to. No spanning
 //!   tree runs, so a bridging loop (a cycle of links between switch ports
 //!   that are not routed, a LAG counting once) is refused at load.
-//! * Not modelled yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (the hooks
-//!   are in place), IPv6, LACP negotiation (802.3ad behaves as balance-xor
+//! * Not simulated yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (their
+//!   algorithms are in [`cc`] and [`world::mmu`], the world's hooks are in
+//!   place, the two are not joined), IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe
 //!   limits of the hosts, VLAN-aware bridging (a VLAN id is a tag carrying
 //!   the priority; a bridged workload must stay within one VLAN), spanning

@@ -4,7 +4,7 @@
 //! ```text
 //!   RcQp ──next_tx──▶ NIC (host.rs) ──▶ Port (port.rs) ──▶ Link (link.rs) ──▶ Port ──▶ Switch (switch.rs)
 //!     ▲               strict priority,   serialize,         delay, loss,                 learn, classify,
-//!     │               RR over QPs        egress queues      up/down                      forward (pure), MMU
+//!     │               RR over QPs        egress queues      up/down                      forward (pure), buffer
 //!     │                                                                                     │
 //!   on_receive ◀── host receive (MAC, GID, QPN) ◀── Port ◀── Link ◀── Port (egress queues) ◀─┘
 //! ```
@@ -15,7 +15,8 @@
 //! | `link.rs` | the link | delay, loss (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
-//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, the MMU |
+//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, its shared buffer |
+//! | [`mmu`] | the full switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting, not wired in yet |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
 //! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |

@@ -1,7 +1,7 @@
 //! A switch: learning bridge and router in one, with a shared buffer.
 //!
 //! ```text
-//!  Arrive ─▶ learn (bridged ports) ─▶ classify (DSCP / PCP) ─▶ forward (pure) ──▶ Port(member) ─▶ MMU admits? ─▶ egress queue
+//!  Arrive ─▶ learn (bridged ports) ─▶ classify (DSCP / PCP) ─▶ forward (pure) ──▶ Port(member) ─▶ buffer admits? ─▶ egress queue
 //!                                                             │                 Flood(members) ─▶ one copy each ─┘
 //!                                                             │                 Filtered (destination behind the ingress port)
 //!                                                             └─ FDB, neighbours, routes + ECMP, LAG hash   Drop(reason)
@@ -19,9 +19,12 @@
 //! it takes only frames addressed to the switch, learns nothing, and is
 //! never flooded to.
 //!
-//! The [`Mmu`] accounts the shared buffer per (ingress port, priority), the
-//! counters PFC's XOFF/XON thresholds will read; today it only tail-drops
-//! when the whole buffer is full.
+//! The [`SharedBuffer`] is the switch buffer the world runs with today: one
+//! pool that tail-drops when full, accounted per (ingress port, priority),
+//! the counters PFC's XOFF/XON thresholds read. [`super::mmu`] holds the
+//! full MMU (reserves, headroom, dynamic thresholds, PFC edges) that takes
+//! its place where `enqueue` admits and `release_buffer` releases once PFC
+//! is wired in.
 
 use std::collections::HashMap;
 
@@ -73,7 +76,7 @@ pub(crate) enum Forward {
 
 /// The shared packet buffer, accounted per (ingress port, priority).
 #[derive(Debug, Clone)]
-pub(crate) struct Mmu {
+pub(crate) struct SharedBuffer {
     buffer: u64,
     used: u64,
     peak_used: u64,
@@ -82,9 +85,9 @@ pub(crate) struct Mmu {
     ingress: Vec<[u64; PRIOS]>,
 }
 
-impl Mmu {
-    fn new(buffer: u64) -> Mmu {
-        Mmu {
+impl SharedBuffer {
+    fn new(buffer: u64) -> SharedBuffer {
+        SharedBuffer {
             buffer,
             used: 0,
             peak_used: 0,
@@ -117,7 +120,7 @@ impl Mmu {
         }
     }
 
-    pub(crate) fn buffer(&self) -> u64 {
+    pub(crate) fn size(&self) -> u64 {
         self.buffer
     }
 
@@ -144,7 +147,7 @@ pub(crate) struct Switch {
     routes: Vec<(IpNet, Vec<NextHop>)>,
     hash: EcmpHash,
     trust: Trust,
-    mmu: Mmu,
+    buffer: SharedBuffer,
 }
 
 impl Switch {
@@ -168,7 +171,7 @@ impl Switch {
             routes: Vec::new(),
             hash,
             trust,
-            mmu: Mmu::new(buffer),
+            buffer: SharedBuffer::new(buffer),
         }
     }
 
@@ -178,7 +181,7 @@ impl Switch {
     pub(crate) fn add_port(&mut self, port: u32) -> u32 {
         self.ports.push(port);
         self.port_up.push(true);
-        self.mmu.ingress.push([0; PRIOS]);
+        self.buffer.ingress.push([0; PRIOS]);
         (self.ports.len() - 1) as u32
     }
 
@@ -237,8 +240,8 @@ impl Switch {
             .copied()
             .unwrap_or(false)
     }
-    pub(crate) fn mmu(&self) -> &Mmu {
-        &self.mmu
+    pub(crate) fn buffer(&self) -> &SharedBuffer {
+        &self.buffer
     }
 
     // ----- behaviour ----------------------------------------------------
@@ -414,7 +417,7 @@ impl World {
         let p = &mut self.ports[out as usize];
         let refused = if !p.carrier() {
             Some(DropReason::LinkDown)
-        } else if !s.mmu.has_room(len) {
+        } else if !s.buffer.has_room(len) {
             Some(DropReason::Buffer)
         } else {
             None
@@ -423,7 +426,7 @@ impl World {
             return self.drop_frame(out, id, why);
         }
         pkt.ingress = in_local;
-        s.mmu.admit(in_local, prio, len);
+        s.buffer.admit(in_local, prio, len);
         p.push(prio, id, len);
         if !p.busy() {
             self.pump(out);
@@ -442,7 +445,9 @@ impl World {
     pub(super) fn release_buffer(&mut self, port: u32, prio: usize, id: PacketId, len: u32) {
         if let super::Owner::Switch { sw, .. } = self.ports[port as usize].owner() {
             let ingress = self.pool.get(id).ingress;
-            self.switches[sw as usize].mmu.release(ingress, prio, len);
+            self.switches[sw as usize]
+                .buffer
+                .release(ingress, prio, len);
         }
     }
 }
@@ -658,8 +663,8 @@ mod tests {
     }
 
     #[test]
-    fn mmu_accounts_per_ingress_and_priority() {
-        let mut m = Mmu::new(1000);
+    fn the_buffer_accounts_per_ingress_and_priority() {
+        let mut m = SharedBuffer::new(1000);
         m.ingress = vec![[0; PRIOS]; 2];
         assert!(m.has_room(1000) && !m.has_room(1001));
         m.admit(0, 3, 600);

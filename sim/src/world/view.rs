@@ -156,10 +156,10 @@ impl<'a> SwitchView<'a> {
         self.switch.name()
     }
     pub fn buffer_bytes(&self) -> u64 {
-        self.switch.mmu().buffer()
+        self.switch.buffer().size()
     }
     pub fn peak_buffer_bytes(&self) -> u64 {
-        self.switch.mmu().peak_used()
+        self.switch.buffer().peak_used()
     }
 }
 
