@@ -67,6 +67,7 @@ impl Link {
     /// A frame of `len` bytes leaves a port whose carrier is `carrier`.
     /// The loss draw is made only for a frame that could arrive, so a dead
     /// link does not advance the link's random stream.
+    #[inline]
     pub(crate) fn carry(&mut self, len: u32, carrier: bool) -> Carry {
         let len = u64::from(len);
         self.sent_bytes += len;

@@ -193,13 +193,16 @@ impl Port {
     pub(crate) fn name(&self) -> &str {
         &self.name
     }
+    #[inline]
     pub(crate) fn owner(&self) -> Owner {
         self.owner
     }
+    #[inline]
     pub(crate) fn link(&self) -> u32 {
         self.link
     }
     /// The port at the other end of the link.
+    #[inline]
     pub(crate) fn peer(&self) -> u32 {
         self.peer
     }
@@ -209,12 +212,14 @@ impl Port {
     pub(crate) fn rate(&self) -> Rate {
         self.rate
     }
+    #[inline]
     pub(crate) fn extra_delay(&self) -> Ps {
         self.extra_delay
     }
     pub(crate) fn counters(&self) -> &PortCounters {
         &self.counters
     }
+    #[inline]
     pub(crate) fn tap(&self) -> Option<u32> {
         self.tap
     }
@@ -228,6 +233,7 @@ impl Port {
     // ----- carrier and serialization ------------------------------------
 
     /// Whether the link's carrier is up at this end.
+    #[inline]
     pub(crate) fn carrier(&self) -> bool {
         self.carrier
     }
@@ -237,12 +243,14 @@ impl Port {
 
     /// A frame is on the wire: the port can start another one only after
     /// `TxDone`.
+    #[inline]
     pub(crate) fn busy(&self) -> bool {
         self.busy
     }
 
     /// Starts serializing a frame of `len` bytes (as captured, no FCS):
     /// counts it and returns its wire time.
+    #[inline]
     pub(crate) fn start_tx(&mut self, len: u32) -> Ps {
         self.busy = true;
         self.counters.tx_bytes += u64::from(len);
@@ -251,16 +259,19 @@ impl Port {
     }
 
     /// The last bit of the frame left.
+    #[inline]
     pub(crate) fn tx_done(&mut self) {
         self.busy = false;
     }
 
     /// Counts a frame that arrived whole.
+    #[inline]
     pub(crate) fn count_rx(&mut self, len: u32) {
         self.counters.rx_bytes += u64::from(len);
         self.counters.rx_packets += 1;
     }
 
+    #[inline]
     pub(crate) fn count_drop(&mut self, why: DropReason) {
         self.counters.count_drop(why);
     }

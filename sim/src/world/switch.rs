@@ -353,27 +353,28 @@ impl Switch {
     }
 
     /// A member of group `g` by the 5-tuple hash over the members whose
-    /// link is up (the first member when none is: the frame is then lost
-    /// at its egress port).
+    /// link is up (the first 64 of them; the first member when none is:
+    /// the frame is then lost at its egress port).
     #[inline]
     fn pick_member(&self, g: u32, tuple: &FiveTuple) -> Option<u32> {
         let members = &self.groups[g as usize].members;
         if members.len() == 1 {
             return Some(members[0]);
         }
-        let mut up = [0u32; 64];
-        let mut n = 0;
-        for &m in members.iter() {
-            if self.port_up[m as usize] && n < up.len() {
-                up[n] = m;
-                n += 1;
-            }
-        }
+        // Counted then indexed, as for routes: no buffer per packet.
+        let up = || {
+            members
+                .iter()
+                .copied()
+                .filter(|&m| self.port_up[m as usize])
+                .take(64)
+        };
+        let n = up().count();
         if n == 0 {
             return Some(members[0]);
         }
         let i = self.hash.select(tuple, n)?;
-        Some(up[i])
+        up().nth(i)
     }
 }
 
