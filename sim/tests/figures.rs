@@ -7,14 +7,14 @@ mod common;
 
 use common::*;
 use roce_capture::figures::QpFigures;
-use roce_pcap::analyze::report::QpReport;
-use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use roce_pcap::analyze::model::QpReport;
+use roce_pcap::analyze::{AnalyzeOptions, Report, analyze_files};
 use rocesim::run::{self, RunOptions, Summary};
 
 /// Runs lag_hash with whole frames captured at both of hostA's bond
 /// slaves (every frame of every connection passes one of them) and
 /// analyzes the captures.
-fn run_and_read(name: &str, sets: &[&str]) -> (Summary, Vec<QpReport>) {
+fn run_and_read(name: &str, sets: &[&str]) -> (Summary, Report) {
     // Sixteen 512 KiB WRITEs per QP, whole frames at both taps.
     let mut all = vec![
         "workload.0.size=512KiB".to_string(),
@@ -30,7 +30,7 @@ fn run_and_read(name: &str, sets: &[&str]) -> (Summary, Vec<QpReport>) {
     let (s, dir) = run::run(&scenario("lag_hash"), &opts, &mut ()).unwrap();
     let files: Vec<_> = s.taps.iter().map(|t| dir.join(&t.file)).collect();
     let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
-    (s, a.report.qps)
+    (s, a.report)
 }
 
 /// The capture's flow of connection `f`, and the port whose capture saw
@@ -58,17 +58,21 @@ fn check_requester_side(f: &QpFigures, r: &QpReport, first_port: &str) {
         f.key
     );
     assert_eq!(f.naks, r.naks.values().sum::<u64>(), "{:?}", f.key);
-    assert_eq!((f.cnps, f.ecn_ce_packets), (r.cnps, r.ecn_ce_packets));
+    assert_eq!(
+        (f.cnps, f.ecn_ce_packets),
+        (r.cnps_to_requester, r.ecn_ce_requests)
+    );
 }
 
 #[test]
 fn figures_of_a_clean_run_are_what_the_captures_show() {
-    let (s, flows) = run_and_read("figures_clean", &[]);
+    let (s, report) = run_and_read("figures_clean", &[]);
+    let flows = &report.qps;
     let figs = s.qp_figures();
     assert_eq!(figs.len(), 8);
     assert_eq!(flows.len(), 8);
     for f in &figs {
-        let (r, first_port) = flow(&s, &flows, f);
+        let (r, first_port) = flow(&s, flows, f);
         check_requester_side(f, r, &first_port);
         // Nothing lost: every frame either end sent passed a tap, and the
         // last one is the ACK that completed the last message.
@@ -86,7 +90,7 @@ fn figures_of_a_clean_run_are_what_the_captures_show() {
 
 #[test]
 fn figures_of_a_lossy_run_agree_on_the_requester_side() {
-    let (s, flows) = run_and_read(
+    let (s, report) = run_and_read(
         "figures_lossy",
         &[
             "link.2.loss=0.002",
@@ -94,6 +98,7 @@ fn figures_of_a_lossy_run_agree_on_the_requester_side() {
             "workload.0.timeout=8",
         ],
     );
+    let flows = &report.qps;
     let figs = s.qp_figures();
     let retx: u64 = figs.iter().map(|f| f.retransmitted_packets).sum();
     let naks: u64 = figs.iter().map(|f| f.naks).sum();
@@ -102,7 +107,7 @@ fn figures_of_a_lossy_run_agree_on_the_requester_side() {
         "the loss must cost resends and NAKs for this test to mean anything"
     );
     for f in &figs {
-        let (r, first_port) = flow(&s, &flows, f);
+        let (r, first_port) = flow(&s, flows, f);
         check_requester_side(f, r, &first_port);
         // Frames lost behind the switch never reached hostA's taps, but
         // both ends counted them as sent.
@@ -110,5 +115,44 @@ fn figures_of_a_lossy_run_agree_on_the_requester_side() {
         assert!(f.wire_bytes >= r.bytes, "{:?}", f.key);
         // The last completion comes with (or before) the last frame seen.
         assert!(f.last_ns.unwrap() <= r.last_ts_ns, "{:?}", f.key);
+    }
+}
+
+/// What `compare` will do: both tools' figures, joined on the key, agree
+/// field by field once both count time from the first frame.
+#[test]
+fn the_simulation_and_its_captures_state_each_connection_alike() {
+    let (s, report) = run_and_read("figures_joined", &[]);
+    let ours = s.qp_figures();
+    let theirs = report.qp_figures();
+    assert_eq!(ours.len(), theirs.len());
+    let origin = ours.iter().filter_map(|f| f.first_ns).min().unwrap();
+    for f in &ours {
+        let t = theirs
+            .iter()
+            .find(|t| t.key == f.key)
+            .unwrap_or_else(|| panic!("roce-pcap has no {:?}", f.key));
+        let since_first = |ns: Option<u64>| ns.map(|n| n - origin);
+        assert_eq!(since_first(f.first_ns), t.first_ns, "{:?}", f.key);
+        assert_eq!(since_first(f.last_ns), t.last_ns, "{:?}", f.key);
+        let counts = |x: &QpFigures| {
+            (
+                x.requester_qpn,
+                x.udp_sport,
+                x.payload_bytes,
+                x.packets,
+                x.wire_bytes,
+                x.messages,
+                x.retransmitted_packets,
+                x.naks,
+                x.cnps,
+                x.ecn_ce_packets,
+            )
+        };
+        assert_eq!(counts(f), counts(t), "{:?}", f.key);
+        // roce-pcap names the capture that carried the requests.
+        let file = t.port.as_deref().unwrap();
+        let tap = s.taps.iter().find(|tap| file.ends_with(&tap.file)).unwrap();
+        assert_eq!(f.port.as_deref(), Some(tap.port.as_str()), "{:?}", f.key);
     }
 }
