@@ -8,9 +8,9 @@
 //! a join of two lists of the same type on [`QpKey`].
 //!
 //! ```text
-//!   rocesim summary.json qps[]  ──(sim: output)──────┐
-//!   (client row + server row per connection)         ├──▶ QpFigures ──join on QpKey──▶ side by side
-//!   roce-pcap report qps[]      ──(analyzer: model)──┘
+//!   rocesim summary.json qps[]  ──(Summary::qp_figures)──┐
+//!   (client row + server row per connection)             ├──▶ QpFigures ──join on QpKey──▶ side by side
+//!   roce-pcap report qps[]      ──(analyzer: model)──────┘
 //!   (one request flow per connection)
 //! ```
 //!
@@ -23,7 +23,8 @@
 //!   same time base as the tools' plots. Epoch times stay in the tools' own
 //!   reports.
 //! * Bytes are IB payload bytes (no headers, no pad) unless the name says
-//!   `wire`: frame bytes as the link carries them (Ethernet header to FCS).
+//!   `wire`: frame bytes from the Ethernet header up to the FCS, which
+//!   captures do not hold (the length a capture records as on the wire).
 //! * Rates are Gb/s (10^9 bit/s).
 //! * Counts are what the requester side of the flow experienced: `naks` the
 //!   NAKs it received (all syndromes), `cnps` the CNPs that reached it (about
@@ -49,12 +50,17 @@ pub struct QpFigures {
     pub requester_qpn: Option<u32>,
     pub udp_sport: u16,
     /// First and last packet of the flow (either direction), ns since the
-    /// start of the run or capture.
+    /// start of the run or capture. `rocesim` gives the requester's first
+    /// packet and its last completion, which in a flow that ends cleanly
+    /// is the arrival of the last response; a QP that failed completes at
+    /// its error, after its last packet.
     pub first_ns: Option<u64>,
     pub last_ns: Option<u64>,
     /// Request and READ-response payload, first transmissions and resends.
     pub payload_bytes: u64,
-    /// Frames of the flow in both directions, and their wire bytes.
+    /// Frames of the flow in both directions, and their wire bytes:
+    /// `rocesim` counts what both ends sent (frames lost on the way
+    /// included), `roce-pcap` what the captures saw.
     pub packets: u64,
     pub wire_bytes: u64,
     /// Payload delivered once over the flow's active span, Gb/s: `rocesim`
@@ -75,7 +81,8 @@ pub struct QpFigures {
     pub cnps: u64,
     /// Requests that arrived (or were captured) with ECN CE.
     pub ecn_ce_packets: u64,
-    /// The port (bond slave) that carried the requests: a port name in
-    /// `rocesim`, the capture file that carried most of them in `roce-pcap`.
+    /// The port (bond slave) that carried the requests: in `rocesim` the
+    /// port of the first request (a bond failover can move later ones), in
+    /// `roce-pcap` the capture file that carried most of them.
     pub port: Option<String>,
 }

@@ -2,21 +2,70 @@
 //!
 //! A deterministic discrete-event simulator of RoCEv2 networks: hosts with
 //! bonded NICs, switches with per-priority queues, ECMP and LACP trunks, and
-//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN are
-//! not modelled yet: see the end of this page). Packets carry `roce-codec`
+//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN run
+//! in no simulation yet: see the end of this page). Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
+//! ## Crate map
+//!
 //! ```text
-//!  scenario.toml ──scenario::load──▶ Scenario ──World::build──▶ World ──run──▶ output (run dir)
-//!                   (spans, --set)             (validation,        (engine:     summary.json, CSV,
-//!                                               ARP, QPNs)          events)     plots, pcaps
+//!   main.rs (binary: flags, exit codes, progress bar)
+//!      │
+//!   run/        run directory, sweeps, summary.json, CSV, plots, printed tables, QpFigures
+//!      │        reads the world only through world::view
+//!   world/      the network: components in arenas, one scheduler, event dispatch;
+//!      │        build/ turns a Scenario into a World; mmu.rs the PFC buffer (not wired in yet)
+//!      ├──────────────────────┐
+//!   transport/  RC QPs and    cc/  DCQCN reaction and notification points, RED marking
+//!      │        workloads      │   (pure algorithms: told the time, say what to do)
+//!      │        (sans-I/O)     │
+//!   engine  packet  time  units  rng  fasthash     scenario/  (TOML, --set, errors at their key)
+//!                                                  topology/, traffic/, hpcc/  (fabrics, flows,
+//!                                                  the ns-3 reference's files: inputs, no simulation)
+//!
+//!   each module uses only the ones below it (or beside it, in the last row)
+//! ```
+//!
+//! One event's way through the world (`world::World::run` pops the earliest
+//! event, equal times in insertion order, and hands it to the component it
+//! names):
+//!
+//! ```text
+//!   Drive/QpTimer/QpWake ─▶ world/qp.rs ─▶ RcQp ─▶ NIC active list (host.rs)
+//!   TxDone ─▶ port free ─▶ pump: host.rs (kernel frames, then QPs by strict priority)
+//!                              switch.rs (egress queues, strict priority)
+//!         ─▶ port.rs start_tx ─▶ link.rs carry ─▶ Arrive at the peer port
+//!   Arrive ─▶ host.rs: MAC, GID, QPN ─▶ RcQp::on_receive ─▶ workload ─▶ QP re-armed
+//!          ─▶ switch.rs: learn, classify, forward (pure) ─▶ buffer ─▶ egress queue ─▶ pump
+//!   Link / Miimon ─▶ carrier at both ends, bond failover, QPs moved to the new slave
+//!   ArpStart / ArpRetry ─▶ arp.rs: ARP on the wire before a workload starts
+//!   Sample ─▶ sample.rs: the time series
 //! ```
 //!
 //! * [`engine`]: the event queue (integer picoseconds, insertion order for ties).
-//! * [`world`]: ports, links, NICs, bonds, switches, taps, and the dispatch.
-//! * [`transport`]: RC queue pairs and workloads (sans-I/O).
-//! * [`scenario`]: loading and error reporting; [`run`]: the run directory
-//!   lifecycle and sweeps.
+//! * [`packet`]: a frame in flight as codec values, and the packet pool.
+//! * [`transport`]: RC queue pairs ([`transport::RcQp`]) and perftest-like
+//!   workloads.
+//! * [`world`]: ports, links, hosts and NICs, bonds, switches, taps, the
+//!   sampler, read-only views, and construction from a scenario.
+//! * [`scenario`]: loading, `--set`, and error reports at their key.
+//! * [`run`]: the run directory lifecycle and sweeps; what they write
+//!   ([`run::Summary`], CSV, plots) and what `rocesim` prints.
+//! * [`cc`]: congestion control (DCQCN, RED) as pure algorithms.
+//! * [`topology`], [`traffic`], [`hpcc`]: fabrics and flows to simulate,
+//!   generated or read from the HPCC ns-3 reference's files.
+//!
+//! ## One vocabulary with roce-pcap
+//! `summary.json` describes every QP from inside, both ends of each
+//! connection. [`run::Summary::qp_figures`] states each connection as
+//! `roce-pcap` states a flow it finds in captures, in the shared type
+//! [`roce_capture::figures::QpFigures`]: named from the requester (its
+//! address, the responder's address and QPN), times in nanoseconds since
+//! the run started (the captures' timestamps), payload and frames of both
+//! directions, and the retransmissions, timeouts and NAKs the requester
+//! saw, with the port that carried its first request. A simulation and a
+//! capture of the same traffic are then compared field by field
+//! (`sim/tests/figures.rs` does it on `scenarios/lag_hash.toml`).
 //!
 //! ## What is modelled, and how
 //! * Time is integer picoseconds. A frame occupies its port for
@@ -27,7 +76,8 @@
 //!   never queues more than the frame on the wire; a QP's `tx_ready_at` is
 //!   the rate-limiter seam. Switch ports queue per priority (strict
 //!   priority); the switch buffer is shared, tail-dropping, and accounted
-//!   per (ingress port, priority) for PFC.
+//!   per (ingress port, priority) for PFC. A port skips the priorities its
+//!   pause state marks, which nothing sets yet.
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
@@ -43,8 +93,9 @@
 //!   frames addressed to the switch and is never flooded to. No spanning
 //!   tree runs, so a bridging loop (a cycle of links between switch ports
 //!   that are not routed, a LAG counting once) is refused at load.
-//! * Not modelled yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (the hooks
-//!   are in place), IPv6, LACP negotiation (802.3ad behaves as balance-xor
+//! * Not simulated yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (their
+//!   algorithms are in [`cc`] and [`world::mmu`], the world's hooks are in
+//!   place, the two are not joined), IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe
 //!   limits of the hosts, VLAN-aware bridging (a VLAN id is a tag carrying
 //!   the priority; a bridged workload must stay within one VLAN), spanning
@@ -58,9 +109,7 @@ pub mod cc;
 pub mod engine;
 pub mod fasthash;
 pub mod hpcc;
-pub mod output;
 pub mod packet;
-pub mod plot;
 pub mod rng;
 pub mod run;
 pub mod scenario;

@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rocesim::output::Summary;
-use rocesim::run::{self, RunError, RunOptions};
+use rocesim::run::{self, RunError, RunOptions, Summary, table};
 use rocesim::time::Ps;
 use rocesim::world::Progress;
 
@@ -196,16 +195,16 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         Cmd::Check { scenario, sets } => {
             let (loaded, w) = run::check(&scenario, &sets)?;
             let s = &loaded.scenario;
-            outln!(
-                "{}: ok: scenario `{}`, seed {}, {}, {}, {}, {} ({} QPs, both ends)",
-                scenario.display(),
-                loaded.name,
-                w.seed(),
-                count(s.hosts.len(), "host"),
-                count(s.switches.len(), "switch"),
-                count(s.links.len(), "link"),
-                count(w.connection_count(), "RC connection"),
-                w.qp_count()
+            out!(
+                "{}",
+                table::check_line(
+                    &scenario.display().to_string(),
+                    &loaded.name,
+                    &w,
+                    s.hosts.len(),
+                    s.switches.len(),
+                    s.links.len()
+                )
             );
         }
         Cmd::Sweep {
@@ -259,40 +258,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             match format {
                 Format::Json => outln!("{}", std::fs::read_to_string(out.join("sweep.json"))?),
                 Format::Csv => out!("{}", std::fs::read_to_string(out.join("sweep.csv"))?),
-                Format::Table => {
-                    let mut header: Vec<String> = axes
-                        .iter()
-                        .map(|a| a.key.rsplit('.').next().unwrap_or(&a.key).to_string())
-                        .collect();
-                    header.extend([
-                        "seeds".into(),
-                        "goodput Gb/s mean".into(),
-                        "min".into(),
-                        "max".into(),
-                        "failed QPs".into(),
-                    ]);
-                    let mut table = vec![header];
-                    for chunk in rows.chunks(seeds.len()) {
-                        let g: Vec<f64> = chunk.iter().map(|r| r.aggregate_goodput_gbps).collect();
-                        let (mean, min, max) =
-                            run::mean_min_max(&g).expect("every grid point has its seeds");
-                        let mut row: Vec<String> =
-                            chunk[0].params.iter().map(|(_, v)| v.clone()).collect();
-                        row.push(seeds.len().to_string());
-                        row.push(format!("{mean:.2}"));
-                        row.push(format!("{min:.2}"));
-                        row.push(format!("{max:.2}"));
-                        row.push(
-                            chunk
-                                .iter()
-                                .map(|r| r.qps_failed)
-                                .sum::<usize>()
-                                .to_string(),
-                        );
-                        table.push(row);
-                    }
-                    print_table(&table);
-                }
+                Format::Table => out!("{}", table::sweep_table(&axes, &rows, seeds.len())),
             }
             if seeds.len() > 1 && rows.chunks(seeds.len()).all(run::same_outcome) {
                 eprintln!(
@@ -312,164 +278,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `1 host`, `2 hosts`, `1 switch`, `3 switches`.
-fn count(n: usize, noun: &str) -> String {
-    match (n, noun.ends_with("ch")) {
-        (1, _) => format!("1 {noun}"),
-        (_, true) => format!("{n} {noun}es"),
-        (_, false) => format!("{n} {noun}s"),
-    }
-}
-
-fn print_table(rows: &[Vec<String>]) {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (i, r) in rows.iter().enumerate() {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:>w$}", w = widths[c]))
-            .collect();
-        outln!("{}", line.join("  ").trim_end());
-        if i == 0 {
-            outln!(
-                "{}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            );
-        }
-    }
-}
-
 fn print_summary(s: &Summary, format: Format) {
-    match format {
-        Format::Json => outln!("{}", serde_json::to_string_pretty(s).unwrap()),
-        Format::Csv => {
-            outln!(
-                "host,qpn,dest_qpn,src,dst,udp_sport,port,slave,tx_bytes,goodput_gbps,retransmitted_packets,timeouts,naks_rx,status"
-            );
-            for q in s.qps.iter().filter(|q| q.role == "client") {
-                outln!(
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                    q.host,
-                    q.qpn,
-                    q.dest_qpn,
-                    q.src,
-                    q.dst,
-                    q.udp_sport,
-                    q.port.as_deref().unwrap_or(""),
-                    q.slave.map_or(String::new(), |x| x.to_string()),
-                    q.tx_bytes,
-                    q.goodput_gbps,
-                    q.retransmitted_packets,
-                    q.timeouts,
-                    q.naks_rx,
-                    q.status
-                );
-            }
-        }
-        Format::Table => {
-            outln!(
-                "scenario {} (seed {}): {:.3} ms simulated, {} events, {:.2} s wall",
-                s.scenario,
-                s.seed,
-                s.sim_time_ns as f64 / 1e6,
-                s.events,
-                s.wall_s
-            );
-            outln!();
-            let mut t = vec![vec![
-                "port".to_string(),
-                "tx bytes".into(),
-                "tx Gb/s".into(),
-                "rx bytes".into(),
-                "drops".into(),
-            ]];
-            for p in s.ports.iter().filter(|p| p.tx_bytes > 0 || p.rx_bytes > 0) {
-                t.push(vec![
-                    p.name.clone(),
-                    p.tx_bytes.to_string(),
-                    format!("{:.2}", p.tx_gbps),
-                    p.rx_bytes.to_string(),
-                    p.drops.to_string(),
-                ]);
-            }
-            print_table(&t);
-            outln!();
-            let mut t = vec![vec![
-                "host".to_string(),
-                "qpn".into(),
-                "dest".into(),
-                "sport".into(),
-                "port".into(),
-                "slave".into(),
-                "goodput Gb/s".into(),
-                "retx".into(),
-                "timeouts".into(),
-                "naks".into(),
-                "status".into(),
-            ]];
-            for q in s.qps.iter().filter(|q| q.role == "client") {
-                t.push(vec![
-                    q.host.clone(),
-                    format!("{:#x}", q.qpn),
-                    format!("{:#x}", q.dest_qpn),
-                    format!("{:#06x}", q.udp_sport),
-                    q.port.clone().unwrap_or_else(|| "-".into()),
-                    q.slave.map_or("-".into(), |x| x.to_string()),
-                    format!("{:.2}", q.goodput_gbps),
-                    q.retransmitted_packets.to_string(),
-                    q.timeouts.to_string(),
-                    q.naks_rx.to_string(),
-                    if q.status_code != 0 {
-                        format!("{} ({})", q.status, q.status_code)
-                    } else {
-                        q.status.to_string()
-                    },
-                ]);
-            }
-            print_table(&t);
-            for b in &s.bonds {
-                let total: u64 = b.slave_tx_bytes.iter().sum();
-                outln!();
-                if b.mode == "active-backup" {
-                    outln!("{} ({}): bytes sent per slave", b.name, b.mode);
-                } else {
-                    outln!(
-                        "{} ({}, {}): bytes sent per slave",
-                        b.name,
-                        b.mode,
-                        b.xmit_hash_policy
-                    );
-                }
-                for (i, (name, bytes)) in b.slaves.iter().zip(&b.slave_tx_bytes).enumerate() {
-                    let share = if total > 0 {
-                        *bytes as f64 * 100.0 / total as f64
-                    } else {
-                        0.0
-                    };
-                    outln!("  slave {i} {name}: {bytes} B ({share:.1}%)");
-                }
-                for e in &b.events {
-                    outln!("  at {:.3} ms: {}", e.t_ns as f64 / 1e6, e.message);
-                }
-            }
-            outln!();
-            outln!("aggregate goodput: {:.2} Gb/s", s.aggregate_goodput_gbps);
-            outln!(
-                "  (all client QPs' payload over the workload's span; a QP's goodput is over its own span)"
-            );
-        }
-    }
+    let text = match format {
+        Format::Json => table::summary_json(s),
+        Format::Csv => table::summary_csv(s),
+        Format::Table => table::summary_table(s),
+    };
+    out!("{text}");
 }

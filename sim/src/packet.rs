@@ -53,6 +53,27 @@ pub enum L3 {
     },
 }
 
+impl L3 {
+    /// The source address (RoCE v1: the address the GID maps; ARP: the
+    /// sender's).
+    pub fn src_ip(&self) -> Ipv4Addr {
+        match *self {
+            L3::V2 { src, .. } => src,
+            L3::V1 { sgid, .. } => sgid,
+            L3::Arp { spa, .. } => spa,
+        }
+    }
+
+    /// The destination address (ARP: the target's).
+    pub fn dst_ip(&self) -> Ipv4Addr {
+        match *self {
+            L3::V2 { dst, .. } => dst,
+            L3::V1 { dgid, .. } => dgid,
+            L3::Arp { tpa, .. } => tpa,
+        }
+    }
+}
+
 /// EtherType of ARP.
 pub const ETHERTYPE_ARP: u16 = 0x0806;
 /// ARP body (28 bytes) plus padding to the 60-byte minimum frame.
@@ -99,25 +120,26 @@ impl Packet {
     }
 
     pub fn dst_ip(&self) -> Ipv4Addr {
-        match self.l3 {
-            L3::V2 { dst, .. } => dst,
-            L3::V1 { dgid, .. } => dgid,
-            L3::Arp { tpa, .. } => tpa,
-        }
+        self.l3.dst_ip()
     }
 
     pub fn src_ip(&self) -> Ipv4Addr {
-        match self.l3 {
-            L3::V2 { src, .. } => src,
-            L3::V1 { sgid, .. } => sgid,
-            L3::Arp { spa, .. } => spa,
-        }
+        self.l3.src_ip()
     }
 
     pub fn dscp(&self) -> Option<u8> {
         match self.l3 {
             L3::V2 { dscp, .. } => Some(dscp),
             L3::V1 { .. } | L3::Arp { .. } => None,
+        }
+    }
+
+    /// A router forwarded it: its MACs, and one hop less to live.
+    pub fn route_hop(&mut self, src: [u8; 6], dst: [u8; 6]) {
+        self.eth.src = src;
+        self.eth.dst = dst;
+        if let L3::V2 { ttl, .. } = &mut self.l3 {
+            *ttl -= 1;
         }
     }
 
@@ -278,6 +300,7 @@ impl PacketPool {
         PacketPool::default()
     }
 
+    #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
         self.live += 1;
         self.peak = self.peak.max(self.live);
@@ -290,14 +313,17 @@ impl PacketPool {
         }
     }
 
+    #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id.0 as usize]
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
     }
 
+    #[inline]
     pub fn free(&mut self, id: PacketId) {
         debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
         self.live -= 1;

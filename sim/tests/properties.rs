@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use rocesim::world::{BuildOptions, World};
+use rocesim::run::Summary;
+use rocesim::world::{BuildOptions, QpStatus, World};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -108,13 +109,13 @@ fn toml(c: &Case) -> String {
     t
 }
 
-fn run(text: &str) -> (World, rocesim::output::Summary) {
+fn run(text: &str) -> (World, Summary) {
     let loaded = rocesim::scenario::load_str(Path::new("prop.toml"), text.to_string(), &[])
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
     let mut w = World::build(&loaded.scenario, "prop", &BuildOptions::default())
         .unwrap_or_else(|e| panic!("{}\n{text}", loaded.locate(&e)));
     w.run(&mut ());
-    let s = w.summary(0.0);
+    let s = Summary::of(&w, 0.0);
     (w, s)
 }
 
@@ -126,16 +127,16 @@ proptest! {
         let text = toml(&c);
         let (w, s) = run(&text);
         w.check_invariants().map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        let clients: Vec<_> = s.qps.iter().filter(|q| q.role == "client").collect();
+        let clients: Vec<_> = s.clients().collect();
         prop_assert_eq!(clients.len() as u32, c.qps);
-        let lossless = c.loss == 0.0 && s.ports.iter().all(|p| p.drops == 0);
+        let lossless = c.loss == 0.0 && s.ports.iter().all(|p| p.counters.drops == 0);
         for q in &clients {
-            prop_assert!(q.status != "running", "{:?}\n{}", q, text);
+            prop_assert!(q.status != QpStatus::Running, "{:?}\n{}", q, text);
             if lossless {
-                prop_assert_eq!(q.status, "success", "{}", text);
+                prop_assert_eq!(q.status, QpStatus::Success, "{}", text);
                 prop_assert_eq!(q.retransmitted_packets, 0);
             }
-            if q.status == "success" {
+            if q.status == QpStatus::Success {
                 prop_assert_eq!(q.bytes_completed, u64::from(c.size) * u64::from(c.iters), "{}", text);
             }
         }

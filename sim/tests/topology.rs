@@ -10,9 +10,9 @@ use std::path::Path;
 
 use common::{link, scenario, switch, two_hosts};
 
-use rocesim::output::Summary;
+use rocesim::run::Summary;
 use rocesim::scenario::load_str;
-use rocesim::world::{BuildOptions, World};
+use rocesim::world::{BuildOptions, QpStatus, World};
 
 fn build(text: &str) -> Result<World, String> {
     build_with(
@@ -50,9 +50,9 @@ fn bridged(switches: &[&str], links: &[(&str, &str)]) -> String {
 fn run_to_success(mut w: World) -> Summary {
     w.run(&mut ());
     w.check_invariants().unwrap();
-    let s = w.summary(0.0);
-    for q in s.qps.iter().filter(|q| q.role == "client") {
-        assert_eq!(q.status, "success", "{q:?}");
+    let s = Summary::of(&w, 0.0);
+    for q in s.clients() {
+        assert_eq!(q.status, QpStatus::Success, "{q:?}");
     }
     s
 }
@@ -117,7 +117,7 @@ fn parallel_links_bridge_only_as_a_lag_on_both_ends() {
         .ports
         .iter()
         .filter(|p| p.name.starts_with("s2.u"))
-        .map(|p| p.tx_packets)
+        .map(|p| p.counters.tx_packets)
         .sum();
     assert_eq!(trunk, 1 + 4, "ARP reply and ACKs: {:?}", s.ports);
 }
@@ -142,7 +142,7 @@ fn broadcasts_do_not_cross_routed_ports() {
         .ports
         .iter()
         .filter(|p| p.name.starts_with("spine") && p.name.ends_with("d1"))
-        .map(|p| p.rx_packets)
+        .map(|p| p.counters.rx_packets)
         .sum();
     assert_eq!(spine_rx, 8 * 256, "{:?}", s.ports);
 }

@@ -190,39 +190,24 @@ impl Loaded {
         msg: String,
         hint: Option<String>,
     ) -> Diagnostic {
-        let file = self.path.display().to_string();
+        let mut d = Diagnostic {
+            file: self.path.display().to_string(),
+            line: 0,
+            col: 0,
+            key,
+            msg,
+            hint,
+            from_set: None,
+        };
         match span {
-            Some(s) if s.start >= SET_BASE => Diagnostic {
-                file,
-                line: 0,
-                col: 0,
-                key,
-                msg,
-                hint,
-                from_set: self.sets.get((s.start - SET_BASE) / SET_STRIDE).cloned(),
-            },
-            Some(s) => {
-                let (line, col) = line_col(&self.text, s.start);
-                Diagnostic {
-                    file,
-                    line,
-                    col,
-                    key,
-                    msg,
-                    hint,
-                    from_set: None,
-                }
+            // A value a --set gave: the error names the flag.
+            Some(s) if s.start >= SET_BASE => {
+                d.from_set = self.sets.get((s.start - SET_BASE) / SET_STRIDE).cloned();
             }
-            None => Diagnostic {
-                file,
-                line: 0,
-                col: 0,
-                key,
-                msg,
-                hint,
-                from_set: None,
-            },
+            Some(s) => (d.line, d.col) = line_col(&self.text, s.start),
+            None => {}
         }
+        d
     }
 }
 

@@ -22,10 +22,15 @@
 
 use core::net::Ipv4Addr;
 
+use roce_codec::IbRepr;
 use roce_codec::frame::{EthRepr, VlanTag};
 use roce_codec::hash::bond_xmit_hash;
 
-use super::*;
+use super::port::DropReason;
+use super::{IfaceKind, Role, World};
+use crate::engine::Event;
+use crate::packet::{L3, Packet, PacketId};
+use crate::time::Ps;
 
 const BROADCAST: [u8; 6] = [0xff; 6];
 /// The kernel's neighbour `retrans_time`: 1 s between ARP probes.
@@ -40,6 +45,14 @@ pub(crate) struct PendingArp {
     sender_ip: Ipv4Addr,
     /// Connections waiting for the answer.
     waiters: Vec<u32>,
+}
+
+/// The connection setups of the workloads and the ARP requests they wait
+/// for.
+#[derive(Default)]
+pub(crate) struct ConnSetup {
+    pub(super) conns: Vec<Conn>,
+    pending: Vec<PendingArp>,
 }
 
 /// One workload's connection setup.
@@ -63,7 +76,7 @@ impl World {
     pub(crate) fn conn_step(&mut self, c: u32) {
         let now = self.now();
         for side in [Role::Client, Role::Server] {
-            let conn = &self.conns[c as usize];
+            let conn = &self.setup.conns[c as usize];
             let (known, (host, iface), dst, router) = match side {
                 Role::Client => (
                     conn.client_dmac,
@@ -81,17 +94,18 @@ impl World {
             if known.is_some() {
                 continue;
             }
-            let Ok((egress, next_hop, sender_ip)) = self.route(host, iface, dst) else {
+            let Ok(route) = self.hosts[host as usize].route(iface, dst) else {
                 return;
             };
+            let next_hop = route.next_hop;
             let mac = if next_hop != dst {
                 router
             } else {
-                self.neigh[host as usize].get(&next_hop).copied()
+                self.hosts[host as usize].neigh.get(&next_hop).copied()
             };
             match mac {
                 Some(m) => {
-                    let conn = &mut self.conns[c as usize];
+                    let conn = &mut self.setup.conns[c as usize];
                     match side {
                         Role::Client => conn.client_dmac = Some(m),
                         Role::Server => conn.server_dmac = Some(m),
@@ -99,6 +113,7 @@ impl World {
                 }
                 None => {
                     if let Some(p) = self
+                        .setup
                         .pending
                         .iter_mut()
                         .find(|p| p.host == host && p.next_hop == next_hop)
@@ -107,11 +122,11 @@ impl World {
                             p.waiters.push(c);
                         }
                     } else {
-                        self.pending.push(PendingArp {
+                        self.setup.pending.push(PendingArp {
                             host,
                             next_hop,
-                            egress: egress as u32,
-                            sender_ip,
+                            egress: route.egress,
+                            sender_ip: route.sender_ip,
                             waiters: vec![c],
                         });
                         self.solicit(host, next_hop);
@@ -120,7 +135,7 @@ impl World {
                 }
             }
         }
-        let conn = &mut self.conns[c as usize];
+        let conn = &mut self.setup.conns[c as usize];
         if conn.started {
             return;
         }
@@ -134,8 +149,7 @@ impl World {
         }
         let clients = conn.clients.clone();
         for q in clients {
-            self.qps[q as usize].drive_at = Some(now);
-            self.sched.at(now, Event::Drive { qp: q });
+            self.drive_at(q, now);
         }
     }
 
@@ -143,6 +157,7 @@ impl World {
     /// its retransmission.
     fn solicit(&mut self, host: u32, next_hop: Ipv4Addr) {
         let Some(p) = self
+            .setup
             .pending
             .iter()
             .find(|p| p.host == host && p.next_hop == next_hop)
@@ -159,6 +174,7 @@ impl World {
     /// still unanswered. Returns whether it did.
     pub(crate) fn arp_retry(&mut self, host: u32, next_hop: Ipv4Addr) -> bool {
         let waiting = self
+            .setup
             .pending
             .iter()
             .any(|p| p.host == host && p.next_hop == next_hop);
@@ -197,8 +213,8 @@ impl World {
             ib: IbRepr::default(),
             prio: 0,
             frame_len: 0,
-            src_qp: NONE,
-            ingress: NONE,
+            src_qp: u32::MAX,
+            ingress: u32::MAX,
             born: now,
         };
         pkt.frame_len = Packet::compute_frame_len(pkt.vlan.is_some(), &pkt.l3, &pkt.ib);
@@ -206,17 +222,16 @@ impl World {
             IfaceKind::Nic(n) => h.nics[n as usize].port,
             IfaceKind::Bond(b) => {
                 // Kernel traffic goes through the bond driver itself.
-                let bond = &self.bonds[b as usize].2;
+                let bond = &self.bonds[b as usize].bond;
                 let hash = bond_xmit_hash(bond.policy.codec(), &pkt.flow_keys());
                 bond.slaves[bond.kernel_slave(hash)].port
             }
         };
-        let len = u64::from(pkt.frame_len);
+        let len = pkt.frame_len;
         let id = self.pool.alloc(pkt);
         let p = &mut self.ports[port as usize];
-        p.queues[0].push_back(id);
-        p.qbytes[0] += len;
-        if !p.busy {
+        p.push(0, id, len);
+        if !p.busy() {
             self.pump(port);
         }
     }
@@ -233,27 +248,18 @@ impl World {
         let h = &self.hosts[host as usize];
         let r = &h.ifaces[iface as usize];
         if pkt.eth.dst != BROADCAST && pkt.eth.dst != r.mac {
-            self.drop_not_ours(port, id);
-            return;
+            return self.drop_frame(port, id, DropReason::NotOurs);
         }
         self.pool.free(id);
         match op {
-            1 => {
-                let local = h.ifaces.iter().any(|f| f.ip.is_some_and(|n| n.addr == tpa));
-                let Some(rnet) = r.ip else { return };
-                let replies = local
-                    && match h.arp_ignore {
-                        0 => true,
-                        1 => rnet.addr == tpa,
-                        _ => rnet.addr == tpa && rnet.contains(spa),
-                    };
-                if replies {
-                    self.neigh[host as usize].insert(spa, sha);
-                    self.send_arp(host, iface, 2, sha, tpa, sha, spa);
-                }
+            // A request this interface answers: learn the asker, reply.
+            1 if h.arp_answers(iface, tpa, spa) => {
+                self.hosts[host as usize].neigh.insert(spa, sha);
+                self.send_arp(host, iface, 2, sha, tpa, sha, spa);
             }
             2 => {
                 let Some(i) = self
+                    .setup
                     .pending
                     .iter()
                     .position(|p| p.host == host && p.next_hop == spa)
@@ -261,8 +267,8 @@ impl World {
                     // Not asked for, or a later answer inside locktime.
                     return;
                 };
-                let waiters = self.pending.swap_remove(i).waiters;
-                self.neigh[host as usize].insert(spa, sha);
+                let waiters = self.setup.pending.swap_remove(i).waiters;
+                self.hosts[host as usize].neigh.insert(spa, sha);
                 for c in waiters {
                     self.conn_step(c);
                 }

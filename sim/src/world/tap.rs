@@ -14,11 +14,11 @@ use crate::time::Ps;
 static ZEROS: [u8; 4096] = [0; 4096];
 
 pub(crate) struct Tap {
-    pub(crate) port: u32,
-    pub(crate) file_name: String,
+    pub(super) port: u32,
+    pub(super) file_name: String,
     writer: Option<CaptureWriter>,
     buf: Vec<u8>,
-    pub(crate) frames: u64,
+    pub(super) frames: u64,
     error: Option<String>,
 }
 

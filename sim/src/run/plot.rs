@@ -9,8 +9,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
+use super::csv::with_previous;
 use crate::time::Ps;
-use crate::world::World;
+use crate::world::{QpView, Role, World};
 
 static FONT: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -177,8 +178,9 @@ fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Series of per-interval rates from samples stored in blocks of `n` (one
-/// entry per component per sample time), in one pass.
+/// Per-interval rates (Gb/s against time in `unit` seconds) of the
+/// samples' `bytes`, one series per component, from samples stored in
+/// blocks of `n` (one entry per component per sample time), in one pass.
 fn rates<S>(
     samples: &[S],
     n: usize,
@@ -190,8 +192,8 @@ fn rates<S>(
     if n == 0 {
         return out;
     }
-    for k in n..samples.len() {
-        let (s, prev) = (&samples[k], &samples[k - n]);
+    for (k, (s, prev)) in with_previous(samples, n).enumerate() {
+        let Some(prev) = prev else { continue };
         let dt = (t(s) - t(prev)).as_secs_f64();
         if dt > 0.0 {
             out[k % n].push((
@@ -207,72 +209,60 @@ fn rates<S>(
 /// CSV has them all).
 const MAX_QP_LINES: usize = 32;
 
-/// Throughput per host NIC port (per bond slave) and per client QP.
+/// Throughput per host NIC port (per bond slave) and per client QP:
+/// `ports.png/svg` and `qps.png/svg`.
 pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
-    let unit = time_unit(w.sim_time());
-    let mut port_rates = rates(
-        &w.port_samples,
-        w.ports.len(),
-        unit.1,
+    let (unit_name, unit) = time_unit(w.sim_time());
+    let x_label = format!("time ({unit_name})");
+    let port_rates = rates(
+        w.port_samples(),
+        w.ports().len(),
+        unit,
         |s| s.t,
         |s| s.tx_bytes,
     );
-    let mut port_series = Vec::new();
-    for (p, pts) in port_rates.iter_mut().enumerate() {
-        if crate::output::is_host_port(w, p as u32) && w.ports[p].c.tx_bytes > 0 {
-            let c = port_series.len();
-            port_series.push(Series::new(w.ports[p].name.clone(), std::mem::take(pts), c));
-        }
-    }
-    line_plot(
-        dir,
-        "ports",
-        "Transmit throughput per host port",
-        &format!("time ({})", unit.0),
-        "Gb/s",
-        &port_series,
-    )?;
-    let mut qp_rates = rates(
-        &w.qp_samples,
-        w.qps.len(),
-        unit.1,
+    let port_series: Vec<Series> = w
+        .ports()
+        .zip(port_rates)
+        .filter(|(p, _)| p.is_host_port() && p.counters().tx_bytes > 0)
+        .enumerate()
+        .map(|(c, (p, pts))| Series::new(p.name(), pts, c))
+        .collect();
+    let title = "Transmit throughput per host port";
+    line_plot(dir, "ports", title, &x_label, "Gb/s", &port_series)?;
+
+    let qp_rates = rates(
+        w.qp_samples(),
+        w.qp_count(),
+        unit,
         |s| s.t,
         |s| s.tx_payload,
     );
-    let clients: Vec<usize> = (0..w.qps.len())
-        .filter(|&q| w.qps[q].role == crate::world::Role::Client)
+    let clients: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w
+        .qps()
+        .zip(qp_rates)
+        .filter(|(q, _)| q.role() == Role::Client)
         .collect();
-    let mut qp_series = Vec::new();
-    for &q in clients.iter().take(MAX_QP_LINES) {
-        let slot = &w.qps[q];
-        let c = qp_series.len();
-        let name = if c < 16 {
-            format!(
-                "{} qp {:#x}",
-                w.hosts[slot.host as usize].name,
-                slot.qp.qpn()
-            )
-        } else {
-            String::new()
-        };
-        qp_series.push(Series::new(name, std::mem::take(&mut qp_rates[q]), c));
-    }
-    let title = if clients.len() > MAX_QP_LINES {
-        format!(
-            "Payload sent per client QP (first {MAX_QP_LINES} of {})",
-            clients.len()
-        )
+    let total = clients.len();
+    let qp_series: Vec<Series> = clients
+        .into_iter()
+        .take(MAX_QP_LINES)
+        .enumerate()
+        .map(|(c, (q, pts))| {
+            let name = if c < 16 {
+                format!("{} qp {:#x}", q.host(), q.qp().qpn())
+            } else {
+                String::new()
+            };
+            Series::new(name, pts, c)
+        })
+        .collect();
+    let title = if total > MAX_QP_LINES {
+        format!("Payload sent per client QP (first {MAX_QP_LINES} of {total})")
     } else {
         "Payload sent per client QP".to_string()
     };
-    line_plot(
-        dir,
-        "qps",
-        &title,
-        &format!("time ({})", unit.0),
-        "Gb/s",
-        &qp_series,
-    )
+    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
 }
 
 /// A readable unit for a time axis.

@@ -1,229 +1,21 @@
-//! Running a scenario into a run directory, and sweeping a grid of runs.
+//! Sweeps: a grid of `--set` values times a range of seeds, run in
+//! parallel, reported as one table (CSV, JSON) and a plot.
 //!
-//! A run writes into `<out>.tmp-<pid>` beside the target and renames it into
-//! place only when everything was written, so a failed or interrupted run
-//! never leaves a half-written run directory behind.
+//! ```text
+//!  axes × seeds ──check every point──▶ run each (rayon, `jobs` at a time) ──▶ rows in grid order
+//!                                                                             ├─ sweep.csv, sweep.json
+//!                                                                             └─ sweep.png/svg (goodput vs first axis)
+//! ```
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::Path;
 
 use rayon::prelude::*;
 use serde::Serialize;
-use thiserror::Error;
 
-use crate::output::Summary;
-use crate::scenario::schema::{TapCfg, TapFormat};
-use crate::scenario::{self, Diagnostic};
-use crate::time::Ps;
-use crate::world::{BuildOptions, Progress, World};
-
-#[derive(Debug, Error)]
-pub enum RunError {
-    /// The scenario (or a `--set`) is wrong: exit status 2.
-    #[error(transparent)]
-    Scenario(#[from] Diagnostic),
-    /// A flag is wrong: exit status 2.
-    #[error("{0}")]
-    Usage(String),
-    /// Writing the outputs failed: exit status 1.
-    #[error("{0}")]
-    Output(String),
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct RunOptions {
-    pub seed: Option<u64>,
-    pub out: Option<PathBuf>,
-    pub sets: Vec<String>,
-    /// `--tap PORT[:SNAPLEN]`: capture points besides the scenario's.
-    pub taps: Vec<String>,
-}
-
-/// Adds the `--tap PORT[:SNAPLEN]` capture points to a loaded scenario:
-/// tcpdump on one more port without editing the file.
-fn add_taps(loaded: &mut scenario::Loaded, taps: &[String]) -> Result<(), RunError> {
-    for t in taps {
-        let (at, snaplen) = match t.rsplit_once(':') {
-            Some((at, n)) => {
-                let n = n.parse::<u32>().map_err(|_| {
-                    RunError::Usage(format!(
-                        "--tap {t}: snaplen `{n}` is not a number of bytes (PORT[:SNAPLEN], e.g. hostA.eth0:128)"
-                    ))
-                })?;
-                (at, n)
-            }
-            None => (t.as_str(), 0),
-        };
-        loaded.scenario.taps.push(TapCfg {
-            at: at.to_string(),
-            format: TapFormat::Pcap,
-            snaplen,
-            file: None,
-        });
-    }
-    Ok(())
-}
-
-/// Builds the world; an error in a tap that `--tap` added names the flag
-/// (it has no place in the file).
-fn build_world(
-    loaded: &scenario::Loaded,
-    file_taps: usize,
-    flag_taps: &[String],
-    opts: &BuildOptions,
-) -> Result<World, RunError> {
-    World::build(&loaded.scenario, &loaded.name, opts).map_err(|e| {
-        let key = e.path.to_string();
-        let flag = key
-            .strip_prefix("tap[")
-            .and_then(|r| r.split(']').next())
-            .and_then(|i| i.parse::<usize>().ok())
-            .and_then(|i| i.checked_sub(file_taps))
-            .and_then(|i| flag_taps.get(i));
-        match flag {
-            Some(t) => RunError::Usage(match &e.hint {
-                Some(h) => format!("--tap {t}: {}\n  hint: {h}", e.msg),
-                None => format!("--tap {t}: {}", e.msg),
-            }),
-            None => loaded.locate(&e).into(),
-        }
-    })
-}
-
-/// Loads and builds a scenario without running it (`rocesim check`).
-pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, World), RunError> {
-    let loaded = scenario::load(path, sets)?;
-    let w = World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
-        .map_err(|e| loaded.locate(&e))?;
-    Ok((loaded, w))
-}
-
-/// The default run directory: `runs/<scenario name>/`.
-pub fn default_out(name: &str) -> PathBuf {
-    Path::new("runs").join(name)
-}
-
-/// Runs a scenario and writes its run directory. Returns the summary and
-/// the directory.
-pub fn run(
-    path: &Path,
-    opts: &RunOptions,
-    progress: &mut dyn Progress,
-) -> Result<(Summary, PathBuf), RunError> {
-    let mut sets = opts.sets.clone();
-    if let Some(seed) = opts.seed {
-        sets.push(format!("seed={seed}"));
-    }
-    let mut loaded = scenario::load(path, &sets)?;
-    let file_taps = loaded.scenario.taps.len();
-    add_taps(&mut loaded, &opts.taps)?;
-    // Validate fully before touching the file system.
-    build_world(&loaded, file_taps, &opts.taps, &BuildOptions::default())?;
-    let out = opts
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&loaded.name));
-    check_replaceable(&out, "summary.json", "rocesim run")?;
-    let s = write_dir_atomically(&out, "run", |tmp| {
-        let mut w = build_world(
-            &loaded,
-            file_taps,
-            &opts.taps,
-            &BuildOptions {
-                tap_dir: Some(tmp.to_path_buf()),
-            },
-        )?;
-        let start = Instant::now();
-        w.run(progress);
-        let wall = start.elapsed().as_secs_f64();
-        w.check_invariants()
-            .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
-        w.write_outputs(tmp, wall).map_err(RunError::Output)
-    })?;
-    Ok((s, out))
-}
-
-/// Refuses an output path that exists and is not a directory this tool
-/// wrote (it has `marker`) or an empty one: a file, a device, someone's
-/// data would be replaced.
-fn check_replaceable(out: &Path, marker: &str, what: &str) -> Result<(), RunError> {
-    let empty_dir = || std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
-    if out.exists() && !out.join(marker).is_file() && !empty_dir() {
-        return Err(RunError::Usage(format!(
-            "--out {}: exists and is not a {what} directory (no {marker}); refusing to replace it",
-            out.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Fills `.<leaf>.tmp-<pid>` beside `out` with `fill` and renames it onto
-/// `out` (replacing an older one) only if `fill` succeeds; on failure the
-/// temporary directory is removed, so no half-written output is ever
-/// seen under `out`. `default_leaf` names the temporary directory when
-/// `out` has no file name.
-fn write_dir_atomically<T>(
-    out: &Path,
-    default_leaf: &str,
-    fill: impl FnOnce(&Path) -> Result<T, RunError>,
-) -> Result<T, RunError> {
-    let parent = out
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)
-        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
-    let leaf = out
-        .file_name()
-        .map_or_else(|| default_leaf.into(), |s| s.to_string_lossy().into_owned());
-    remove_stale_temps(parent, &leaf);
-    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
-    let finish = |v: T| -> Result<T, RunError> {
-        if out.exists() {
-            std::fs::remove_dir_all(out)
-                .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
-        }
-        std::fs::rename(&tmp, out).map_err(|e| {
-            RunError::Output(format!("{} -> {}: {e}", tmp.display(), out.display()))
-        })?;
-        Ok(v)
-    };
-    match fill(&tmp).and_then(finish) {
-        Ok(v) => Ok(v),
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            Err(e)
-        }
-    }
-}
-
-/// Removes `.<leaf>.tmp-<pid>` directories left by runs that were killed
-/// (Ctrl-C): those whose process is gone, so they do not pile up.
-fn remove_stale_temps(parent: &Path, leaf: &str) {
-    let prefix = format!(".{leaf}.tmp-");
-    // Without /proc we cannot tell a live run from a dead one.
-    if !Path::new("/proc/self").exists() {
-        return;
-    }
-    let Ok(dir) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in dir.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(&prefix)
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new("/proc").join(pid.to_string()).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
+use super::plot::{Series, line_plot};
+use super::summary::Summary;
+use super::{RunError, check, check_replaceable, write_dir_atomically};
+use crate::world::QpStatus;
 
 /// One `--set KEY=V1,V2,...` axis of a sweep.
 #[derive(Debug, Clone)]
@@ -341,12 +133,12 @@ pub fn sweep(
                 sets.push(format!("seed={seed}"));
                 let (_, mut w) = check(path, &sets)?;
                 w.run(&mut ());
-                let s = w.summary(0.0);
+                let s = Summary::of(&w, 0.0);
                 done();
                 let client_tx: Vec<u64> = w
                     .client_ports()
                     .into_iter()
-                    .map(|p| s.ports[p as usize].tx_bytes)
+                    .map(|p| s.ports[p as usize].counters.tx_bytes)
                     .collect();
                 Ok(SweepRow {
                     params: g.clone(),
@@ -355,19 +147,15 @@ pub fn sweep(
                     events: s.events,
                     aggregate_goodput_gbps: s.aggregate_goodput_gbps,
                     qps_ok: s
-                        .qps
-                        .iter()
-                        .filter(|q| q.role == "client" && q.status == "success")
+                        .clients()
+                        .filter(|q| q.status == QpStatus::Success)
                         .count(),
                     qps_failed: s
-                        .qps
-                        .iter()
-                        .filter(|q| {
-                            q.role == "client" && q.status != "success" && q.status != "running"
-                        })
+                        .clients()
+                        .filter(|q| matches!(q.status, QpStatus::Error(_)))
                         .count(),
                     retransmitted_packets: s.qps.iter().map(|q| q.retransmitted_packets).sum(),
-                    drops: s.ports.iter().map(|p| p.drops).sum(),
+                    drops: s.ports.iter().map(|p| p.counters.drops).sum(),
                     max_port_tx_bytes: client_tx.iter().copied().max().unwrap_or(0),
                     min_port_tx_bytes: client_tx.iter().copied().min().unwrap_or(0),
                 })
@@ -501,9 +289,8 @@ fn csv_field(v: &str) -> String {
 /// minimum and maximum as separate thin lines), one series per combination
 /// of the other axes.
 fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String> {
-    use crate::plot::Series;
     let Some(x_axis) = axes.first() else {
-        return crate::plot::line_plot(
+        return line_plot(
             dir,
             "sweep",
             "Aggregate goodput per seed",
@@ -526,13 +313,17 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
             x_axis.values.iter().position(|x| x == v).unwrap() as f64
         }
     };
-    let mut keys: Vec<String> = Vec::new();
-    for r in rows {
-        let k = r.params[1..]
+    // One series per combination of the other axes, named by it.
+    let key = |r: &SweepRow| {
+        r.params[1..]
             .iter()
             .map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k)))
             .collect::<Vec<_>>()
-            .join(" ");
+            .join(" ")
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for r in rows {
+        let k = key(r);
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -545,15 +336,7 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
         for x in &x_axis.values {
             let ys: Vec<f64> = rows
                 .iter()
-                .filter(|r| {
-                    r.params[0].1 == *x
-                        && r.params[1..]
-                            .iter()
-                            .map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k)))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                            == *k
-                })
+                .filter(|r| r.params[0].1 == *x && key(r) == *k)
                 .map(|r| r.aggregate_goodput_gbps)
                 .collect();
             let Some((m, min, max)) = mean_min_max(&ys) else {
@@ -584,7 +367,7 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
     } else {
         format!("{} ({})", x_axis.key, x_axis.values.join(", "))
     };
-    crate::plot::line_plot(
+    line_plot(
         dir,
         "sweep",
         "Aggregate goodput over seeds",
@@ -592,10 +375,4 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
         "Gb/s",
         &series,
     )
-}
-
-/// Simulated-time progress as a fraction, for a progress bar.
-pub fn progress_fraction(now: Ps, end: Option<Ps>) -> Option<f64> {
-    end.filter(|e| e.0 > 0)
-        .map(|e| (now.0 as f64 / e.0 as f64).min(1.0))
 }

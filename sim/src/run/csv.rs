@@ -1,0 +1,73 @@
+//! The time series as CSV: `ports.csv` and `qps.csv`, one row per
+//! component per sample, with rates over the interval ending at the row's
+//! time.
+
+use std::fmt::Write as _;
+
+use super::summary::gbps;
+use crate::time::Ps;
+use crate::world::World;
+
+/// Rows of samples stored in blocks of `n` (one per component per time):
+/// each with the one of the previous block, if any.
+pub(crate) fn with_previous<S>(samples: &[S], n: usize) -> impl Iterator<Item = (&S, Option<&S>)> {
+    samples
+        .iter()
+        .enumerate()
+        .map(move |(k, s)| (s, (k >= n).then(|| &samples[k - n])))
+}
+
+/// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`.
+pub fn ports_csv(w: &World) -> String {
+    let mut out = String::from("t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n");
+    for (s, prev) in with_previous(w.port_samples(), w.ports().len()) {
+        let (dt, dtx, drx) = prev.map_or((Ps::ZERO, 0, 0), |p| {
+            (s.t - p.t, s.tx_bytes - p.tx_bytes, s.rx_bytes - p.rx_bytes)
+        });
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{:.3},{:.3},{},{}",
+            s.t.as_ns(),
+            w.port(s.port).name(),
+            s.tx_bytes,
+            s.rx_bytes,
+            gbps(dtx, dt),
+            gbps(drx, dt),
+            s.queued,
+            s.drops
+        );
+    }
+    out
+}
+
+/// `t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets`:
+/// payload sent (retransmissions included) and completed, with their rates.
+pub fn qps_csv(w: &World) -> String {
+    let mut out = String::from(
+        "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets\n",
+    );
+    for (s, prev) in with_previous(w.qp_samples(), w.qp_count()) {
+        let q = w.qp(s.qp);
+        let (dt, dtx, ddone) = prev.map_or((Ps::ZERO, 0, 0), |p| {
+            (
+                s.t - p.t,
+                s.tx_payload - p.tx_payload,
+                s.completed_bytes - p.completed_bytes,
+            )
+        });
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{:.3},{:.3},{}",
+            s.t.as_ns(),
+            q.host(),
+            q.qp().qpn(),
+            q.role().name(),
+            s.tx_payload,
+            s.completed_bytes,
+            gbps(dtx, dt),
+            gbps(ddone, dt),
+            s.retransmitted
+        );
+    }
+    out
+}

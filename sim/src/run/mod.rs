@@ -1,0 +1,271 @@
+//! What a run leaves behind: the run directory, sweeps, and what `rocesim`
+//! prints. The model knows no outputs; everything here reads a finished
+//! [`World`] through its read-only views (`world::view`).
+//!
+//! ```text
+//!  scenario ──check──▶ World ──run──▶ finished World ──finish (flush taps)──▶ &World
+//!                                                                               ├─ summary.rs  summary.json (Summary), figures.rs QpFigures
+//!                                                                               ├─ csv.rs      ports.csv, qps.csv
+//!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg
+//!                                                                               └─ table.rs    what `rocesim` prints
+//!  sweep.rs: a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
+//! ```
+//!
+//! A run writes into `.<out>.tmp-<pid>` beside the target and renames it
+//! into place only when everything was written, so a failed or interrupted
+//! run never leaves a half-written run directory behind.
+
+mod csv;
+mod figures;
+pub mod plot;
+pub mod summary;
+mod sweep;
+pub mod table;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use thiserror::Error;
+
+use crate::scenario::schema::{TapCfg, TapFormat};
+use crate::scenario::{self, Diagnostic};
+use crate::time::Ps;
+use crate::world::{BuildOptions, Progress, World};
+
+pub use csv::{ports_csv, qps_csv};
+pub use summary::Summary;
+pub use sweep::{
+    Axis, SweepRow, check_sweep_out, mean_min_max, parse_axis, parse_seeds, same_outcome, sweep,
+    write_sweep,
+};
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    /// The scenario (or a `--set`) is wrong: exit status 2.
+    #[error(transparent)]
+    Scenario(#[from] Diagnostic),
+    /// A flag is wrong: exit status 2.
+    #[error("{0}")]
+    Usage(String),
+    /// Writing the outputs failed: exit status 1.
+    #[error("{0}")]
+    Output(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    pub out: Option<PathBuf>,
+    pub sets: Vec<String>,
+    /// `--tap PORT[:SNAPLEN]`: capture points besides the scenario's.
+    pub taps: Vec<String>,
+}
+
+/// Adds the `--tap PORT[:SNAPLEN]` capture points to a loaded scenario:
+/// tcpdump on one more port without editing the file.
+fn add_taps(loaded: &mut scenario::Loaded, taps: &[String]) -> Result<(), RunError> {
+    for t in taps {
+        let (at, snaplen) = match t.rsplit_once(':') {
+            Some((at, n)) => {
+                let n = n.parse::<u32>().map_err(|_| {
+                    RunError::Usage(format!(
+                        "--tap {t}: snaplen `{n}` is not a number of bytes (PORT[:SNAPLEN], e.g. hostA.eth0:128)"
+                    ))
+                })?;
+                (at, n)
+            }
+            None => (t.as_str(), 0),
+        };
+        loaded.scenario.taps.push(TapCfg {
+            at: at.to_string(),
+            format: TapFormat::Pcap,
+            snaplen,
+            file: None,
+        });
+    }
+    Ok(())
+}
+
+/// Builds the world; an error in a tap that `--tap` added names the flag
+/// (it has no place in the file).
+fn build_world(
+    loaded: &scenario::Loaded,
+    file_taps: usize,
+    flag_taps: &[String],
+    opts: &BuildOptions,
+) -> Result<World, RunError> {
+    World::build(&loaded.scenario, &loaded.name, opts).map_err(|e| {
+        let key = e.path.to_string();
+        let flag = key
+            .strip_prefix("tap[")
+            .and_then(|r| r.split(']').next())
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| i.checked_sub(file_taps))
+            .and_then(|i| flag_taps.get(i));
+        match flag {
+            Some(t) => RunError::Usage(match &e.hint {
+                Some(h) => format!("--tap {t}: {}\n  hint: {h}", e.msg),
+                None => format!("--tap {t}: {}", e.msg),
+            }),
+            None => loaded.locate(&e).into(),
+        }
+    })
+}
+
+/// Loads and builds a scenario without running it (`rocesim check`).
+pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, World), RunError> {
+    let loaded = scenario::load(path, sets)?;
+    let w = World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+        .map_err(|e| loaded.locate(&e))?;
+    Ok((loaded, w))
+}
+
+/// The default run directory: `runs/<scenario name>/`.
+pub fn default_out(name: &str) -> PathBuf {
+    Path::new("runs").join(name)
+}
+
+/// Runs a scenario and writes its run directory. Returns the summary and
+/// the directory.
+pub fn run(
+    path: &Path,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<(Summary, PathBuf), RunError> {
+    let mut sets = opts.sets.clone();
+    if let Some(seed) = opts.seed {
+        sets.push(format!("seed={seed}"));
+    }
+    let mut loaded = scenario::load(path, &sets)?;
+    let file_taps = loaded.scenario.taps.len();
+    add_taps(&mut loaded, &opts.taps)?;
+    // Validate fully before touching the file system.
+    build_world(&loaded, file_taps, &opts.taps, &BuildOptions::default())?;
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&loaded.name));
+    check_replaceable(&out, "summary.json", "rocesim run")?;
+    let s = write_dir_atomically(&out, "run", |tmp| {
+        let mut w = build_world(
+            &loaded,
+            file_taps,
+            &opts.taps,
+            &BuildOptions {
+                tap_dir: Some(tmp.to_path_buf()),
+            },
+        )?;
+        let start = Instant::now();
+        w.run(progress);
+        let wall = start.elapsed().as_secs_f64();
+        w.check_invariants()
+            .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
+        w.finish().map_err(RunError::Output)?;
+        write_outputs(&w, tmp, wall).map_err(RunError::Output)
+    })?;
+    Ok((s, out))
+}
+
+/// Writes summary.json, the CSVs and the plots of a finished world into
+/// `dir`.
+pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, String> {
+    let s = Summary::of(w, wall_s);
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+    write("summary.json", json + "\n")?;
+    write("ports.csv", ports_csv(w))?;
+    write("qps.csv", qps_csv(w))?;
+    plot::throughput_plots(w, dir)?;
+    Ok(s)
+}
+
+/// Refuses an output path that exists and is not a directory this tool
+/// wrote (it has `marker`) or an empty one: a file, a device, someone's
+/// data would be replaced.
+fn check_replaceable(out: &Path, marker: &str, what: &str) -> Result<(), RunError> {
+    let empty_dir = || std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_none());
+    if out.exists() && !out.join(marker).is_file() && !empty_dir() {
+        return Err(RunError::Usage(format!(
+            "--out {}: exists and is not a {what} directory (no {marker}); refusing to replace it",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Fills `.<leaf>.tmp-<pid>` beside `out` with `fill` and renames it onto
+/// `out` (replacing an older one) only if `fill` succeeds; on failure the
+/// temporary directory is removed, so no half-written output is ever
+/// seen under `out`. `default_leaf` names the temporary directory when
+/// `out` has no file name.
+fn write_dir_atomically<T>(
+    out: &Path,
+    default_leaf: &str,
+    fill: impl FnOnce(&Path) -> Result<T, RunError>,
+) -> Result<T, RunError> {
+    let parent = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)
+        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
+    let leaf = out
+        .file_name()
+        .map_or_else(|| default_leaf.into(), |s| s.to_string_lossy().into_owned());
+    remove_stale_temps(parent, &leaf);
+    let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)
+        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
+    let finish = |v: T| -> Result<T, RunError> {
+        if out.exists() {
+            std::fs::remove_dir_all(out)
+                .map_err(|e| RunError::Output(format!("{}: {e}", out.display())))?;
+        }
+        std::fs::rename(&tmp, out).map_err(|e| {
+            RunError::Output(format!("{} -> {}: {e}", tmp.display(), out.display()))
+        })?;
+        Ok(v)
+    };
+    match fill(&tmp).and_then(finish) {
+        Ok(v) => Ok(v),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Removes `.<leaf>.tmp-<pid>` directories left by runs that were killed
+/// (Ctrl-C): those whose process is gone, so they do not pile up.
+fn remove_stale_temps(parent: &Path, leaf: &str) {
+    let prefix = format!(".{leaf}.tmp-");
+    // Without /proc we cannot tell a live run from a dead one.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Simulated-time progress as a fraction, for a progress bar.
+pub fn progress_fraction(now: Ps, end: Option<Ps>) -> Option<f64> {
+    end.filter(|e| e.0 > 0)
+        .map(|e| (now.0 as f64 / e.0 as f64).min(1.0))
+}

@@ -1,0 +1,261 @@
+//! `summary.json`: what a run did, per port, QP, bond, switch and tap. A
+//! public interface: keys are only ever added.
+
+use serde::Serialize;
+
+use crate::time::Ps;
+use crate::world::{PortCounters, PortView, QpStatus, QpView, Role, World};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PortSummary {
+    pub name: String,
+    #[serde(flatten)]
+    pub counters: PortCounters,
+    pub rate_gbps: f64,
+    /// Average transmit throughput over the run.
+    pub tx_gbps: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QpSummary {
+    pub host: String,
+    pub interface: String,
+    pub workload: String,
+    pub role: Role,
+    pub qpn: u32,
+    pub dest_qpn: u32,
+    pub src: String,
+    pub dst: String,
+    pub udp_sport: u16,
+    /// NIC port that carried the QP's first data packet (client QPs).
+    pub port: Option<String>,
+    /// That port's index in its bond (enslave order), if bonded.
+    pub slave: Option<u32>,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub tx_payload_bytes: u64,
+    /// Packets that reached this QP (ACKs/NAKs for a requester).
+    pub rx_packets: u64,
+    pub bytes_completed: u64,
+    /// Messages completed successfully.
+    pub msgs_completed: u64,
+    /// Work completions with an error status (the failing one and the
+    /// flushed ones after it).
+    pub msgs_failed: u64,
+    pub goodput_gbps: f64,
+    pub retransmitted_packets: u64,
+    pub timeouts: u64,
+    pub naks_rx: u64,
+    pub naks_tx: u64,
+    pub status: QpStatus,
+    /// `ibv_wc_status` of the QP's end state (0 success).
+    pub status_code: u8,
+    /// When the QP put its first packet on the wire, ns.
+    pub first_tx_ns: Option<u64>,
+    /// Time of the last completion (success or error), ns.
+    pub finished_at_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BondEvent {
+    pub t_ns: u64,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BondSummary {
+    pub name: String,
+    pub mode: &'static str,
+    pub xmit_hash_policy: String,
+    pub slaves: Vec<String>,
+    pub slave_tx_bytes: Vec<u64>,
+    pub events: Vec<BondEvent>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SwitchSummary {
+    pub name: String,
+    pub buffer_bytes: u64,
+    pub peak_buffer_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TapSummary {
+    pub port: String,
+    pub file: String,
+    pub frames: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub sim_time_ns: u64,
+    pub events: u64,
+    pub wall_s: f64,
+    pub packet_hops: u64,
+    /// Sum of client goodputs' bytes over the span from the first post to
+    /// the last completion, in Gb/s.
+    pub aggregate_goodput_gbps: f64,
+    pub ports: Vec<PortSummary>,
+    pub qps: Vec<QpSummary>,
+    pub bonds: Vec<BondSummary>,
+    pub switches: Vec<SwitchSummary>,
+    pub taps: Vec<TapSummary>,
+}
+
+/// `bytes` over `t`, in Gb/s; 0 over no time.
+pub(crate) fn gbps(bytes: u64, t: Ps) -> f64 {
+    if t == Ps::ZERO {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / t.as_secs_f64() / 1e9
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+impl PortSummary {
+    fn of(p: PortView<'_>, t: Ps) -> PortSummary {
+        let counters = *p.counters();
+        PortSummary {
+            name: p.name().to_string(),
+            counters,
+            rate_gbps: p.rate().bps() as f64 / 1e9,
+            tx_gbps: round3(gbps(counters.tx_bytes, t)),
+        }
+    }
+}
+
+impl QpSummary {
+    fn of(q: QpView<'_>) -> QpSummary {
+        let st = q.stats();
+        let client = q.role() == Role::Client;
+        let c = q.qp().counters();
+        QpSummary {
+            host: q.host().to_string(),
+            interface: q.interface().to_string(),
+            workload: q.workload().to_string(),
+            role: q.role(),
+            qpn: q.qp().qpn(),
+            dest_qpn: q.qp().dest_qpn(),
+            src: q.src().to_string(),
+            dst: q.dst().to_string(),
+            udp_sport: q.udp_sport(),
+            port: q.first_data_port().map(|p| p.name().to_string()),
+            slave: q.first_data_slave(),
+            tx_bytes: q.tx_bytes(),
+            tx_packets: q.tx_packets(),
+            tx_payload_bytes: q.tx_payload_bytes(),
+            rx_packets: c.rx_packets,
+            bytes_completed: if client {
+                st.bytes_completed
+            } else {
+                c.bytes_completed
+            },
+            msgs_completed: if client {
+                st.completed - st.failed
+            } else {
+                c.msgs_completed
+            },
+            msgs_failed: if client { st.failed } else { 0 },
+            goodput_gbps: if client {
+                round3(st.goodput_bps() / 1e9)
+            } else {
+                0.0
+            },
+            retransmitted_packets: c.retransmitted_packets,
+            timeouts: c.timeouts,
+            naks_rx: c.naks_rx,
+            naks_tx: c.naks_tx,
+            status: q.status(),
+            status_code: q.status_code(),
+            first_tx_ns: q.first_tx().map(|t| t.as_ns()),
+            finished_at_ns: if client {
+                st.last_completion_at.map(|t| t.as_ns())
+            } else {
+                None
+            },
+        }
+    }
+}
+
+impl Summary {
+    /// The summary of a finished (or checked) world; `wall_s` is the run's
+    /// wall-clock time.
+    pub fn of(w: &World, wall_s: f64) -> Summary {
+        let t = w.sim_time();
+        let mut first_post: Option<Ps> = None;
+        let mut last_done: Option<Ps> = None;
+        let mut total_done = 0;
+        for q in w.qps().filter(|q| q.role() == Role::Client) {
+            let st = q.stats();
+            if let Some(a) = st.first_post_at {
+                first_post = Some(first_post.map_or(a, |f| f.min(a)));
+            }
+            if let Some(b) = st.last_completion_at {
+                last_done = Some(last_done.map_or(b, |l| l.max(b)));
+            }
+            total_done += st.bytes_completed;
+        }
+        let aggregate = match (first_post, last_done) {
+            (Some(a), Some(b)) if b > a => round3(gbps(total_done, b - a)),
+            _ => 0.0,
+        };
+        let bonds = w
+            .bonds()
+            .map(|b| BondSummary {
+                name: b.name().to_string(),
+                mode: b.mode(),
+                xmit_hash_policy: b.xmit_hash_policy().to_string(),
+                slaves: b.slaves().map(|p| p.name().to_string()).collect(),
+                slave_tx_bytes: b.slaves().map(|p| p.counters().tx_bytes).collect(),
+                events: b
+                    .log()
+                    .iter()
+                    .map(|(t, m)| BondEvent {
+                        t_ns: t.as_ns(),
+                        message: m.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let switches = w
+            .switches()
+            .map(|s| SwitchSummary {
+                name: s.name().to_string(),
+                buffer_bytes: s.buffer_bytes(),
+                peak_buffer_bytes: s.peak_buffer_bytes(),
+            })
+            .collect();
+        let taps = w
+            .taps()
+            .map(|tap| TapSummary {
+                port: tap.port().name().to_string(),
+                file: tap.file().to_string(),
+                frames: tap.frames(),
+            })
+            .collect();
+        Summary {
+            scenario: w.name().to_string(),
+            seed: w.seed(),
+            sim_time_ns: t.as_ns(),
+            events: w.events(),
+            wall_s,
+            packet_hops: w.packet_hops(),
+            aggregate_goodput_gbps: aggregate,
+            ports: w.ports().map(|p| PortSummary::of(p, t)).collect(),
+            qps: w.qps().map(QpSummary::of).collect(),
+            bonds,
+            switches,
+            taps,
+        }
+    }
+
+    /// The client (requester) QP rows.
+    pub fn clients(&self) -> impl Iterator<Item = &QpSummary> {
+        self.qps.iter().filter(|q| q.role == Role::Client)
+    }
+}

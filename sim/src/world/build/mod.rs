@@ -1,0 +1,271 @@
+//! From a scenario to a [`World`]: resolves names, checks every value a real
+//! network would refuse, assigns MACs, QPNs and PSNs, resolves neighbours
+//! (ARP) and places queue pairs on ports.
+//!
+//! ```text
+//!  Scenario ─▶ names.rs      unique names, key paths for errors
+//!           ─▶ hosts.rs      hosts, NICs, bonds, interfaces; unique IPs
+//!           ─▶ fabric.rs     switches, unique MACs, links and ports, LAGs, routes,
+//!                            bridging loops, pre-learned FDBs and neighbour tables
+//!           ─▶ taps.rs       capture points (checked; files opened last)
+//!           ─▶ workloads.rs  endpoints, transport settings, neighbours
+//!                            (neighbours.rs), QPNs, PSNs, QPs on ports
+//!           ─▶ World         (taps.rs opens the capture files only now)
+//! ```
+//!
+//! Each step checks its part of the scenario before it builds anything
+//! from it, and the whole scenario is checked before any file is created:
+//! a failed build has no side effect. Every error is a [`ModelError`] at
+//! the key it is about (file, line and hint are added by
+//! [`crate::scenario::Loaded::locate`]).
+//!
+//! ## Neighbour resolution (ARP)
+//! By default ARP is an instantaneous resolution step at connection setup
+//! (what RDMA-CM does before the first RoCE packet), following the kernel's
+//! rules; it also validates every scenario (an ARP nobody answers is an
+//! error). With `[sim] arp = "frames"` the same rules are played out with
+//! real frames (`world::arp`), and captures show them. The rules:
+//!
+//! 1. Route: with `policy_routing` the lookup uses the table of the
+//!    interface that owns the source address; without it, the main table's
+//!    first connected route that covers the destination (the interface listed
+//!    first) — or the gateway, through the interface on its subnet.
+//! 2. The request leaves that interface `E`. Its sender IP is the
+//!    connection's source address (`arp_announce = 0`, or 1 when `E`'s
+//!    subnet holds both that address and the target), else `E`'s own
+//!    address (`arp_announce = 2`, and 1 otherwise).
+//! 3. Every interface of the target host on the requester's subnet receives
+//!    the broadcast and answers with its own MAC if `arp_ignore` allows:
+//!    0 = the target address is any local address, 1 = it is configured on
+//!    the receiving interface, 2 = as 1 and the sender IP is in that
+//!    interface's subnet. The first answer wins (the kernel ignores later
+//!    ones within `locktime`); equal paths answer in interface order.
+//! 4. An answering interface records the sender IP → `E`'s MAC, which is
+//!    what the responder later uses to send its ACKs back.
+//!
+//! A RoCE NIC accepts only frames to its own MAC whose destination GID
+//! (IP) it owns, so a wrong answer in step 3 or a wrong learned entry in
+//! step 4 silently blackholes one direction: "ping works, RDMA fails".
+//!
+//! What step 1 stands for: the route of the host's *socket* traffic from
+//! the connection's source address (a ping, perftest's or NCCL's TCP
+//! exchange), whose ARP is the first the peer sees. The kernel's RDMA
+//! address resolution itself binds its lookup to the GID's netdev
+//! (`addr4_resolve` with `flowi4_oif = bound_dev_if`), so an ARP the RoCE
+//! stack sends on its own always leaves the QP's NIC with that NIC's
+//! address; policy routing and `arp_announce` matter through the socket
+//! traffic. Neighbour entries are kept per host, not per interface.
+
+mod fabric;
+mod hosts;
+mod names;
+mod neighbours;
+mod taps;
+mod workloads;
+
+use std::path::PathBuf;
+
+use super::World;
+use super::arp::ConnSetup;
+use super::sample::Sampler;
+use crate::engine::Scheduler;
+use crate::packet::PacketPool;
+use crate::scenario::ModelError;
+use crate::scenario::schema::Scenario;
+use crate::time::Ps;
+
+/// What the builder needs beyond the scenario.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// Directory the taps write into; `None` = no taps (`rocesim check`).
+    pub tap_dir: Option<PathBuf>,
+}
+
+/// RoCE path MTU from the Ethernet MTU, as `iboe_get_mtu` does: subtract
+/// GRH, UDP, BTH, XRC, AtomicETH and ICRC sizes (96 B) and take the largest
+/// IB MTU that fits.
+pub fn roce_mtu(eth_mtu: u32) -> Option<u32> {
+    let room = eth_mtu.checked_sub(40 + 8 + 12 + 4 + 28 + 4)?;
+    [4096, 2048, 1024, 512, 256]
+        .into_iter()
+        .find(|&m| m <= room)
+}
+
+impl World {
+    /// Builds the world; every problem is a [`ModelError`] at its key.
+    pub fn build(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, ModelError> {
+        names::check_scenario(sc)?;
+        let mut w = World {
+            name: name.to_string(),
+            seed: sc.seed,
+            sched: Scheduler::new(),
+            pool: PacketPool::new(),
+            ports: Vec::new(),
+            links: Vec::new(),
+            hosts: Vec::new(),
+            bonds: Vec::new(),
+            switches: Vec::new(),
+            qps: Vec::new(),
+            workloads: Vec::new(),
+            taps: Vec::new(),
+            setup: ConnSetup::default(),
+            sampler: Sampler::new(sc.sim.sample_interval.map_or(Ps::from_us(10), |d| d.0)),
+            stop_at: sc.sim.stop_at.map(|d| d.0),
+            packet_hops: 0,
+            last_activity: Ps::ZERO,
+        };
+        names::check_names(sc)?;
+        hosts::add_hosts(&mut w, sc)?;
+        let ports = fabric::add_fabric(&mut w, sc)?;
+        let taps = taps::check_taps(&w, sc, &ports)?;
+        workloads::add_workloads(&mut w, sc)?;
+        if let Some(dir) = &opts.tap_dir {
+            taps::open_taps(&mut w, sc, taps, dir)?;
+        }
+        Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use core::net::Ipv4Addr;
+
+    use super::*;
+
+    /// Two hosts `a` and `t` (and a second NIC on `a`) behind one switch;
+    /// `extra` goes into host `a`'s table.
+    fn two_hosts(a_nics: &str) -> String {
+        format!(
+            r#"
+[[host]]
+name = "a"
+{a_nics}
+[[host]]
+name = "t"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.9/24"
+[[switch]]
+name = "sw"
+[[link]]
+a = "a.eth0"
+b = "sw.p1"
+rate = "25Gbps"
+[[link]]
+a = "t.eth0"
+b = "sw.p3"
+rate = "25Gbps"
+[[workload]]
+tool = "ib_write_bw"
+client = "a.eth0"
+server = "t"
+"#
+        )
+    }
+
+    fn build(text: &str, sets: &[String]) -> Result<World, String> {
+        let l = crate::scenario::load_str(Path::new("t.toml"), text.into(), sets)
+            .map_err(|d| d.to_string())?;
+        World::build(&l.scenario, "t", &BuildOptions::default())
+            .map_err(|e| l.locate(&e).to_string())
+    }
+
+    /// A host with two NICs in different subnets and no policy routing
+    /// talks from eth1's address to a peer on eth0's subnet: the request
+    /// leaves eth0, and arp_announce decides its sender IP.
+    #[test]
+    fn arp_announce_picks_the_sender_address_as_arp_solicit_does() {
+        let text = two_hosts(
+            "  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.1/24\"\n  \
+             [[host.nic]]\n  name = \"eth1\"\n  ip = \"10.0.1.1/24\"\n",
+        ) + "[[link]]\na = \"a.eth1\"\nb = \"sw.p2\"\nrate = \"25Gbps\"\n";
+        let sender = |announce: u8, src_iface: u32| {
+            let w = build(&text, &[format!("host.a.arp_announce={announce}")]).unwrap();
+            let r = w.hosts[0]
+                .route(src_iface, Ipv4Addr::new(10, 0, 0, 9))
+                .unwrap();
+            assert_eq!((r.egress, r.next_hop), (0, Ipv4Addr::new(10, 0, 0, 9)));
+            r.sender_ip
+        };
+        let (eth0, eth1) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
+        // From eth1's address: 0 announces it; 1 cannot (eth0's subnet
+        // does not hold it) and uses eth0's; 2 always uses eth0's.
+        assert_eq!(sender(0, 1), eth1);
+        assert_eq!(sender(1, 1), eth0);
+        assert_eq!(sender(2, 1), eth0);
+        // From eth0's own address all three agree.
+        for a in 0..=2 {
+            assert_eq!(sender(a, 0), eth0);
+        }
+    }
+
+    fn build_err(sets: &[&str]) -> String {
+        let text = two_hosts("  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.1/24\"\n");
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        build(&text, &sets).err().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_bridged_workload_stays_in_one_vlan() {
+        let e = build_err(&["host.a.nic.eth0.vlan=100", "host.t.nic.eth0.vlan=200"]);
+        assert!(
+            e.contains("key `workload[0].server`") && e.contains("on VLAN 100"),
+            "{e}"
+        );
+        let e = build_err(&["host.a.nic.eth0.vlan=100"]);
+        assert!(e.contains("t is untagged"), "{e}");
+        assert_eq!(
+            build_err(&["host.a.nic.eth0.vlan=7", "host.t.nic.eth0.vlan=7"]),
+            ""
+        );
+    }
+
+    #[test]
+    fn macs_are_unicast_and_unique() {
+        assert_eq!(build_err(&[]), "");
+        let e = build_err(&[
+            "host.t.nic.eth0.mac=02:00:00:00:00:07",
+            "host.a.nic.eth0.mac=02:00:00:00:00:07",
+        ]);
+        assert!(
+            e.contains("key `host[1].nic[0].mac`") && e.contains("also the MAC of `a.eth0`"),
+            "{e}"
+        );
+        for group in [
+            "ff:ff:ff:ff:ff:ff",
+            "01:00:5e:00:00:01",
+            "00:00:00:00:00:00",
+        ] {
+            let e = build_err(&[&format!("host.a.nic.eth0.mac={group}")]);
+            assert!(
+                e.contains("key `host[0].nic[0].mac`") && e.contains("not a unicast MAC"),
+                "{e}"
+            );
+        }
+    }
+
+    /// A failed build creates no file: the taps are opened only once the
+    /// whole scenario is known to be good.
+    #[test]
+    fn a_failed_build_leaves_no_capture_behind() {
+        let dir = std::env::temp_dir().join(format!("rocesim-build-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = two_hosts("  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.1/24\"\n")
+            + "[[tap]]\nat = \"sw.p1\"\n";
+        let load = |sets: &[String]| {
+            crate::scenario::load_str(Path::new("t.toml"), text.clone(), sets).unwrap()
+        };
+        let opts = BuildOptions {
+            tap_dir: Some(dir.clone()),
+        };
+        let l = load(&["workload.0.qps=0".to_string()]);
+        let e = World::build(&l.scenario, "t", &opts).err().unwrap();
+        assert_eq!(e.path.to_string(), "workload[0].qps");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        World::build(&load(&[]).scenario, "t", &opts).unwrap();
+        assert!(dir.join("sw.p1.pcap").is_file());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,634 @@
+//! Workloads: their endpoints and transport settings, checked; then the
+//! neighbours both ends resolve, QPNs and PSNs, and the queue pairs placed
+//! on their ports (a bond picks the slave).
+
+use std::collections::HashMap;
+
+use core::net::Ipv4Addr;
+
+use rand_chacha::ChaCha8Rng;
+use roce_codec::Psn;
+use roce_codec::frame::{EthRepr, VlanTag};
+
+use super::names::{host_key, root};
+use super::neighbours::resolve;
+use super::roce_mtu;
+use crate::engine::Event;
+use crate::packet::{L3, Packet};
+use crate::rng::component_rng;
+use crate::scenario::schema::{
+    ArpMode, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
+};
+use crate::scenario::{KeyPath, ModelError};
+use crate::time::Ps;
+use crate::transport::{
+    DEFAULT_QPN_BASE, MAX_MSG_LEN, MessageSpec, PerftestOp, PerftestSpec, QpConfig, QpnAllocator,
+    RcQp, Verb, Workload, WorkloadError, WorkloadSpec, max_message_len, udp_sport,
+};
+use crate::world::World;
+use crate::world::arp::Conn;
+use crate::world::host::IfaceKind;
+use crate::world::qp::{QpSlot, Role, WorkloadSlot};
+
+pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    let mut qpns = Qpns::default();
+    for (wi, wc) in sc.workloads.iter().enumerate() {
+        add_workload(w, sc, wi, wc, &mut qpns)?;
+    }
+    if w.workloads.is_empty() {
+        return Err(ModelError::new(root(), "the scenario has no [[workload]]").hint(
+            "add e.g. [[workload]] tool = \"ib_write_bw\" client = \"hostA\" server = \"hostB\"",
+        ));
+    }
+    Ok(())
+}
+
+/// One end of a workload: an interface with an address.
+#[derive(Debug, Clone, Copy)]
+struct Endpoint {
+    host: u32,
+    iface: u32,
+    ip: Ipv4Addr,
+}
+
+/// The QPN allocators, one per RDMA device (interface), and their random
+/// streams, one per host; shared by all workloads.
+#[derive(Default)]
+struct Qpns {
+    allocators: HashMap<(u32, u32), QpnAllocator>,
+    rngs: HashMap<u32, ChaCha8Rng>,
+}
+
+impl Qpns {
+    fn allocate(
+        &mut self,
+        w: &World,
+        sc: &Scenario,
+        ep: &Endpoint,
+        at: &KeyPath,
+    ) -> Result<u32, ModelError> {
+        let hc = &sc.hosts[ep.host as usize];
+        let key = (ep.host, ep.iface);
+        if let std::collections::hash_map::Entry::Vacant(e) = self.allocators.entry(key) {
+            let a = match hc.qpn_alloc {
+                QpnAlloc::Sequential => QpnAllocator::sequential(
+                    hc.qpn_base.unwrap_or(DEFAULT_QPN_BASE),
+                )
+                .map_err(|e| {
+                    let at = host_key(ep.host as usize).key("qpn_base");
+                    ModelError::new(at, e.to_string())
+                })?,
+                QpnAlloc::Random => QpnAllocator::random(),
+            };
+            e.insert(a);
+        }
+        let rng = self.rngs.entry(ep.host).or_insert_with(|| {
+            component_rng(w.seed, &format!("qpn:{}", w.hosts[ep.host as usize].name))
+        });
+        self.allocators
+            .get_mut(&key)
+            .unwrap()
+            .allocate(rng)
+            .map_err(|e| ModelError::new(at.key("qps"), e.to_string()))
+    }
+}
+
+fn add_workload(
+    w: &mut World,
+    sc: &Scenario,
+    wi: usize,
+    wc: &WorkloadCfg,
+    qpns: &mut Qpns,
+) -> Result<(), ModelError> {
+    let at = root().key("workload").index(wi);
+    let client = resolve_endpoint(w, sc, &wc.client, at.key("client"))?;
+    let server = resolve_endpoint(w, sc, &wc.server, at.key("server"))?;
+    let pmtu = check_pair(w, wc, &at, &client, &server)?;
+    check_settings(wc, &at)?;
+    let workload = Workload::new(workload_spec(wc, pmtu, &at)?).map_err(|e| {
+        // Point at the key the transport's check is about.
+        let key = match &e {
+            WorkloadError::OutOfRange { field, .. }
+                if ["qps", "size", "tx_depth", "iters", "duration"].contains(field) =>
+            {
+                *field
+            }
+            WorkloadError::NoSuchQp { .. } => "message",
+            _ => "tool",
+        };
+        ModelError::new(at.key(key), e.to_string())
+    })?;
+    let cfg = QpConfig {
+        pmtu,
+        timeout: wc.timeout,
+        retry_cnt: wc.retry_cnt,
+        rnr_retry: wc.rnr_retry,
+        min_rnr_timer: wc.min_rnr_timer,
+        max_send_wr: wc.tx_depth,
+        ..QpConfig::default()
+    };
+    cfg.validate()
+        .map_err(|e| ModelError::new(at.key("tool"), e.to_string()))?;
+
+    // Neighbours, both directions (the client resolves first).
+    let mut learned: HashMap<(u32, Ipv4Addr), [u8; 6]> = HashMap::new();
+    let (c_dmac, taught) = resolve(w, client.host, client.iface, server.ip, &learned)
+        .map_err(|e| ModelError::new(at.key("server"), e))?;
+    for (h, ip, mac) in taught {
+        learned.entry((h, ip)).or_insert(mac);
+    }
+    let (s_dmac, _) = resolve(w, server.host, server.iface, client.ip, &learned)
+        .map_err(|e| ModelError::new(at.key("client"), e))?;
+
+    let mut c_qpns = Vec::new();
+    for _ in 0..wc.qps {
+        c_qpns.push(qpns.allocate(w, sc, &client, &at)?);
+    }
+    let mut s_qpns = Vec::new();
+    for _ in 0..wc.qps {
+        s_qpns.push(qpns.allocate(w, sc, &server, &at)?);
+    }
+
+    let id = w.workloads.len() as u32;
+    let name = wc.name.clone().unwrap_or_else(|| format!("workload{wi}"));
+    let mut psn_rng = component_rng(w.seed, &format!("psn:{name}"));
+    // Each end of a workload is one process: one user context per bond
+    // device it uses (queue-affinity round robin).
+    let mut contexts: HashMap<u32, u32> = HashMap::new();
+    let (mut clients, mut servers) = (Vec::new(), Vec::new());
+    for q in 0..wc.qps as usize {
+        let (cq, sq) = (c_qpns[q], s_qpns[q]);
+        let c_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
+        let s_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
+        let sport = udp_sport(cq, sq, wc.flow_label);
+        let ends = [
+            (
+                Role::Client,
+                client,
+                server,
+                [cq, sq],
+                [c_psn, s_psn],
+                c_dmac,
+            ),
+            (
+                Role::Server,
+                server,
+                client,
+                [sq, cq],
+                [s_psn, c_psn],
+                s_dmac,
+            ),
+        ];
+        for (role, local, remote, qpn, psn, dmac) in ends {
+            let side = Side {
+                role,
+                local,
+                remote_ip: remote.ip,
+                qpn,
+                psn,
+                dmac,
+                sport,
+            };
+            let gidx = add_qp(w, wc, cfg, &side, id, q as u32, &mut contexts);
+            match role {
+                Role::Client => clients.push(gidx),
+                Role::Server => servers.push(gidx),
+            }
+        }
+    }
+    w.workloads.push(WorkloadSlot {
+        name,
+        workload,
+        clients: clients.clone(),
+    });
+    start(
+        w,
+        sc,
+        wc,
+        id,
+        &client,
+        &server,
+        (c_dmac, s_dmac),
+        clients,
+        servers,
+    );
+    Ok(())
+}
+
+/// `host` or `host.interface` to an interface with an address.
+fn resolve_endpoint(
+    w: &World,
+    sc: &Scenario,
+    s: &str,
+    at: KeyPath,
+) -> Result<Endpoint, ModelError> {
+    let (hname, iname) = match s.split_once('.') {
+        Some((h, i)) => (h, Some(i)),
+        None => (s, None),
+    };
+    let Some(hi) = w.hosts.iter().position(|h| h.name == hname) else {
+        return Err(ModelError::new(at, format!("no host `{hname}`"))
+            .did_you_mean(hname, sc.hosts.iter().map(|h| h.name.as_str())));
+    };
+    let h = &w.hosts[hi];
+    let ii = match iname {
+        Some(i) => h.ifaces.iter().position(|f| f.name == i).ok_or_else(|| {
+            ModelError::new(at.clone(), format!("host `{hname}` has no interface `{i}`"))
+                .did_you_mean(i, h.ifaces.iter().map(|f| f.name.as_str()))
+        })?,
+        None => h
+            .ifaces
+            .iter()
+            .position(|f| f.ip.is_some())
+            .ok_or_else(|| {
+                ModelError::new(
+                    at.clone(),
+                    format!("host `{hname}` has no interface with an address"),
+                )
+            })?,
+    };
+    let Some(ip) = h.ifaces[ii].ip else {
+        return Err(ModelError::new(
+            at,
+            format!("interface `{s}` has no IP address, so it has no RoCE GID"),
+        )
+        .hint("give the NIC or bond an `ip`"));
+    };
+    Ok(Endpoint {
+        host: hi as u32,
+        iface: ii as u32,
+        ip: ip.addr,
+    })
+}
+
+/// Whether the two ends can talk RoCE at all; returns the path MTU.
+fn check_pair(
+    w: &World,
+    wc: &WorkloadCfg,
+    at: &KeyPath,
+    client: &Endpoint,
+    server: &Endpoint,
+) -> Result<u32, ModelError> {
+    if client.host == server.host {
+        return Err(ModelError::new(
+            at.key("server"),
+            "client and server are on the same host; loopback is not modelled",
+        ));
+    }
+    let (ch, sh) = (
+        &w.hosts[client.host as usize],
+        &w.hosts[server.host as usize],
+    );
+    if ch.roce != sh.roce {
+        return Err(ModelError::new(
+            at.key("server"),
+            format!(
+                "`{}` runs RoCE {:?} but `{}` runs {:?}",
+                ch.name, ch.roce, sh.name, sh.roce
+            ),
+        )
+        .hint("set the same `roce` on both hosts"));
+    }
+    let (c_if, s_if) = (ch.iface(client.iface), sh.iface(server.iface));
+    let (c_ip, s_ip) = (c_if.ip.unwrap(), s_if.ip.unwrap());
+    if ch.roce == RoceMode::V1 && !c_ip.contains(s_ip.addr) {
+        return Err(ModelError::new(at.key("server"), format!("RoCE v1 frames cannot be routed, but {} ({c_ip}) and {} ({s_ip}) are in different subnets", wc.client, wc.server)).hint("use roce = \"v2\" on both hosts, or put them in one subnet"));
+    }
+    if c_ip.contains(s_ip.addr) && c_if.vlan != s_if.vlan {
+        // Bridged (one subnet): the switches here are not VLAN-aware, and a
+        // real bridge never forwards between two VLANs.
+        let show = |v: Option<u16>| v.map_or("untagged".to_string(), |v| format!("on VLAN {v}"));
+        return Err(ModelError::new(
+            at.key("server"),
+            format!(
+                "{} is {} but {} is {}: no bridge forwards between them",
+                wc.client,
+                show(c_if.vlan),
+                wc.server,
+                show(s_if.vlan)
+            ),
+        )
+        .hint("give both interfaces the same `vlan`"));
+    }
+    let max_mtu = roce_mtu(c_if.mtu).unwrap().min(roce_mtu(s_if.mtu).unwrap());
+    match wc.mtu {
+        None => Ok(max_mtu),
+        Some(m) if ![256, 512, 1024, 2048, 4096].contains(&m) => Err(ModelError::new(
+            at.key("mtu"),
+            format!("RoCE MTU {m} is impossible"),
+        )
+        .hint("RoCE path MTUs are 256, 512, 1024, 2048 or 4096")),
+        Some(m) if m > max_mtu => Err(ModelError::new(
+            at.key("mtu"),
+            format!(
+                "RoCE MTU {m} does not fit: the interfaces' Ethernet MTUs allow at most {max_mtu}"
+            ),
+        )
+        .hint("raise the NIC `mtu` (4200 or 9000 allow 4096)")),
+        Some(m) => Ok(m),
+    }
+}
+
+/// The verbs attributes and perftest flags, each in its range.
+fn check_settings(wc: &WorkloadCfg, at: &KeyPath) -> Result<(), ModelError> {
+    let err = |key: &str, msg: String| Err(ModelError::new(at.key(key), msg));
+    if wc.qps == 0 || wc.qps > 16384 {
+        return err("qps", format!("qps = {} must be 1..=16384", wc.qps));
+    }
+    if wc.timeout > 31 {
+        let msg = format!("timeout = {} is a 5-bit exponent (0..=31)", wc.timeout);
+        return err("timeout", msg);
+    }
+    if wc.retry_cnt > 7 {
+        let msg = format!("retry_cnt = {} is a 3-bit count (0..=7)", wc.retry_cnt);
+        return err("retry_cnt", msg);
+    }
+    if wc.rnr_retry > 7 {
+        let msg = format!(
+            "rnr_retry = {} is a 3-bit count (0..=7, 7 = infinite)",
+            wc.rnr_retry
+        );
+        return err("rnr_retry", msg);
+    }
+    if wc.min_rnr_timer > 31 {
+        return err(
+            "min_rnr_timer",
+            "min_rnr_timer is a 5-bit code (0..=31)".into(),
+        );
+    }
+    if wc.sl > 7 {
+        return err("sl", "service level must be 0..=7 on Ethernet".into());
+    }
+    if wc.tx_depth == 0 || wc.tx_depth > 8192 {
+        return err("tx_depth", "tx_depth must be 1..=8192".into());
+    }
+    if wc.flow_label > 0xF_FFFF {
+        return err("flow_label", "the flow label has 20 bits".into());
+    }
+    Ok(())
+}
+
+/// What the workload runs: a message list or a perftest tool.
+fn workload_spec(wc: &WorkloadCfg, pmtu: u32, at: &KeyPath) -> Result<WorkloadSpec, ModelError> {
+    let verb = |v: VerbCfg| match v {
+        VerbCfg::Write => Verb::Write,
+        VerbCfg::WriteImm => Verb::WriteImm,
+        VerbCfg::Send => Verb::Send,
+        VerbCfg::SendImm => Verb::SendImm,
+        VerbCfg::Read => Verb::Read,
+    };
+    if wc.tool == Tool::Messages {
+        if wc.messages.is_empty() {
+            return Err(ModelError::new(
+                at.key("tool"),
+                "tool = \"messages\" needs [[workload.message]] entries",
+            ));
+        }
+        let mut messages = Vec::new();
+        for (mi, m) in wc.messages.iter().enumerate() {
+            let msg_at = at.key("message").index(mi);
+            if m.qp >= wc.qps {
+                return Err(ModelError::new(
+                    msg_at.key("qp"),
+                    format!("qp {} but the workload has {} QPs", m.qp, wc.qps),
+                ));
+            }
+            check_message_size(m.size.0, pmtu, msg_at.key("size"))?;
+            messages.push(MessageSpec {
+                at: wc.start.0 + m.at.map_or(Ps::ZERO, |a| a.0),
+                qp: m.qp,
+                verb: verb(m.verb),
+                len: m.size.0,
+            });
+        }
+        return Ok(WorkloadSpec::Messages {
+            qps: wc.qps,
+            tx_depth: wc.tx_depth,
+            rx_depth: 512,
+            tclass: wc.tc,
+            flow_label: wc.flow_label,
+            messages,
+        });
+    }
+    if !wc.messages.is_empty() {
+        return Err(ModelError::new(
+            at.key("message"),
+            "messages are only used with tool = \"messages\"",
+        ));
+    }
+    check_message_size(wc.size.0, pmtu, at.key("size"))?;
+    let op = match wc.tool {
+        Tool::IbWriteBw => PerftestOp::WriteBw,
+        Tool::IbSendBw => PerftestOp::SendBw,
+        _ => PerftestOp::ReadBw,
+    };
+    let mut s = PerftestSpec::new(op);
+    s.size = wc.size.0;
+    s.qps = wc.qps;
+    // As perftest: -D wins over -n.
+    s.iters = if wc.duration.is_some() {
+        1000
+    } else {
+        wc.iters.unwrap_or(1000)
+    };
+    s.duration = wc.duration.map(|d| d.0);
+    s.tx_depth = wc.tx_depth;
+    s.tclass = wc.tc;
+    s.flow_label = wc.flow_label;
+    Ok(WorkloadSpec::Perftest(s))
+}
+
+/// A message must fit the QP: 2 GiB (`max_msg_sz`) and, at small path
+/// MTUs, the PSNs one message may span.
+fn check_message_size(len: u64, pmtu: u32, at: KeyPath) -> Result<(), ModelError> {
+    let max = max_message_len(pmtu);
+    if len <= max {
+        return Ok(());
+    }
+    let e = ModelError::new(
+        at,
+        format!("a message of {len} bytes is too long: at most {max} bytes at RoCE MTU {pmtu}"),
+    );
+    Err(if max < MAX_MSG_LEN {
+        e.hint("a message may span at most 2^21 packets; raise the MTU or send smaller messages")
+    } else {
+        e.hint("2 GiB is the largest RDMA message (max_msg_sz)")
+    })
+}
+
+/// One end of one connection, as its QP is set up.
+struct Side {
+    role: Role,
+    local: Endpoint,
+    remote_ip: Ipv4Addr,
+    /// Local and remote QPN.
+    qpn: [u32; 2],
+    /// The PSN this end sends first, and the one it expects first.
+    psn: [Psn; 2],
+    dmac: [u8; 6],
+    sport: u16,
+}
+
+/// Creates the QP of one end of connection `index` of workload `wl`;
+/// returns its global index.
+fn add_qp(
+    w: &mut World,
+    wc: &WorkloadCfg,
+    cfg: QpConfig,
+    side: &Side,
+    wl: u32,
+    index: u32,
+    contexts: &mut HashMap<u32, u32>,
+) -> u32 {
+    let gidx = w.qps.len() as u32;
+    let h = &mut w.hosts[side.local.host as usize];
+    let (trust, roce) = (h.trust, h.roce);
+    let f = &mut h.ifaces[side.local.iface as usize];
+    f.qpns.insert(side.qpn[0], gidx);
+    let prio = match trust {
+        Trust::Dscp => (wc.tc >> 2) >> 3,
+        Trust::Pcp => wc.sl & 7,
+    };
+    let vlan = f.vlan.map(|vid| VlanTag::dot1q(vid, prio));
+    let (src, dst) = (side.local.ip, side.remote_ip);
+    let l3 = match roce {
+        RoceMode::V2 => L3::V2 {
+            src,
+            dst,
+            dscp: wc.tc >> 2,
+            ecn: wc.tc & 3,
+            ttl: 64,
+            sport: side.sport,
+        },
+        RoceMode::V1 => L3::V1 {
+            sgid: src,
+            dgid: dst,
+            tclass: wc.tc,
+            flow_label: wc.flow_label,
+        },
+    };
+    let eth = EthRepr {
+        dst: side.dmac,
+        src: f.mac,
+    };
+    let (port, lag_hash, affinity) = match f.kind {
+        IfaceKind::Nic(n) => (h.nics[n as usize].port, 0, 0),
+        IfaceKind::Bond(b) => {
+            let keys = Packet {
+                eth,
+                vlan,
+                l3,
+                ib: Default::default(),
+                prio,
+                frame_len: 0,
+                src_qp: gidx,
+                ingress: u32::MAX,
+                born: Ps::ZERO,
+            }
+            .flow_keys();
+            let bond = &mut w.bonds[b as usize].bond;
+            let hash = bond.hash(&keys);
+            // RESET->INIT takes the round-robin affinity; with a non-zero
+            // flow label the core then asks the bond for the slave of a fake
+            // frame of this flow (Linux hash over all slaves, roce-facts
+            // §4.3/4.4) at INIT->RTR.
+            let ctx = contexts.entry(b).or_insert_with(|| bond.new_context());
+            let mut aff = bond.next_affinity(ctx);
+            if wc.flow_label != 0 {
+                aff = bond.linux_slave_all(&keys);
+            }
+            let s = bond.slave_for(hash, aff);
+            (bond.slaves[s].port, hash, aff)
+        }
+    };
+    // Wire bytes beyond the IB packet, for the QP's rate limiter: Ethernet
+    // (+ tag), IPv4 + UDP or the GRH, FCS, preamble, IFG.
+    let mut qcfg = cfg;
+    let l3_len = match l3 {
+        L3::V2 { .. } => 20 + 8,
+        L3::V1 { .. } => 40,
+        L3::Arp { .. } => unreachable!("QPs send RoCE"),
+    };
+    qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
+    let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
+    if side.role == Role::Client {
+        qp.set_rate_limit(wc.rate_limit.map(|r| r.0));
+    }
+    w.qps.push(QpSlot {
+        qp,
+        host: side.local.host,
+        iface: side.local.iface,
+        workload: wl,
+        index,
+        role: side.role,
+        port,
+        prio,
+        eth,
+        vlan,
+        l3,
+        sport: side.sport,
+        lag_hash,
+        affinity,
+        active: false,
+        wake_at: None,
+        timer_at: None,
+        drive_at: None,
+        first_data_port: None,
+        first_tx: None,
+        tx_bytes: 0,
+        tx_packets: 0,
+        tx_payload: 0,
+    });
+    gidx
+}
+
+/// Starts a workload: servers post their receives, then the clients start
+/// at `start`, at once or after the ARP exchange (`arp = "frames"`).
+#[allow(clippy::too_many_arguments)]
+fn start(
+    w: &mut World,
+    sc: &Scenario,
+    wc: &WorkloadCfg,
+    wl: u32,
+    client: &Endpoint,
+    server: &Endpoint,
+    (c_dmac, s_dmac): ([u8; 6], [u8; 6]),
+    clients: Vec<u32>,
+    servers: Vec<u32>,
+) {
+    for (i, &q) in servers.iter().enumerate() {
+        let workload = &mut w.workloads[wl as usize].workload;
+        workload.drive_responder(i, &mut w.qps[q as usize].qp, Ps::ZERO);
+    }
+    if sc.sim.arp != ArpMode::Frames {
+        for &q in &clients {
+            w.drive_at(q, wc.start.0);
+        }
+        return;
+    }
+    // The instantaneous answers stand for router next hops only; the QPs
+    // learn their peers' MACs from the ARP exchange.
+    let router = |ep: &Endpoint, dst: Ipv4Addr, mac: [u8; 6]| {
+        w.hosts[ep.host as usize]
+            .route(ep.iface, dst)
+            .ok()
+            .filter(|r| r.next_hop != dst)
+            .map(|_| mac)
+    };
+    let conn = Conn {
+        client: (client.host, client.iface),
+        server: (server.host, server.iface),
+        client_ip: client.ip,
+        server_ip: server.ip,
+        client_dmac_router: router(client, server.ip, c_dmac),
+        server_dmac_router: router(server, client.ip, s_dmac),
+        client_dmac: None,
+        server_dmac: None,
+        clients,
+        servers,
+        started: false,
+    };
+    let id = w.setup.conns.len() as u32;
+    w.setup.conns.push(conn);
+    w.sched.at(wc.start.0, Event::ArpStart { conn: id });
+}

@@ -1,0 +1,343 @@
+//! A host: NICs, interfaces (a NIC or a bond over NICs, each one RDMA
+//! device with its QPs), the kernel's routing and neighbour table, and the
+//! NIC side of its queue pairs.
+//!
+//! ```text
+//!            ┌──────────────────────────── host ────────────────────────────┐
+//!            │ iface bond0 (MAC, IP = GID, QPN → QP)     iface eth2          │
+//!            │   Bond: which slave a QP uses               │                │
+//!            │   ├── NIC eth0 ── active QPs per prio ──▶ port ──▶ link      │
+//!            │   └── NIC eth1 ── active QPs per prio ──▶ port ──▶ link      │
+//!            │ route(): egress iface, next hop, ARP sender; neighbour table  │
+//!            └──────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! Sending: when its port is free, a NIC takes the next packet by strict
+//! priority, kernel frames (ARP) of a priority before its QPs, round robin
+//! between the QPs of one priority; a QP that has nothing to send leaves
+//! the list until it has (`world::qp`). Receiving: the NIC's MAC filter,
+//! then the RoCE GID check and the QPN lookup; a RoCE NIC accepts only
+//! packets addressed to a GID it owns, whatever the kernel's weak-host IP
+//! stack would accept.
+
+use core::net::Ipv4Addr;
+
+use super::World;
+use super::bond::Bond;
+use super::port::{DropReason, PrioQueues, highest};
+use crate::engine::Event;
+use crate::fasthash::FastMap;
+use crate::packet::{L3, Packet, PacketId};
+use crate::scenario::schema::{IpNet, RoceMode, Trust};
+use crate::time::Ps;
+
+pub(crate) struct Nic {
+    pub(super) name: String,
+    pub(super) mac: [u8; 6],
+    pub(super) port: u32,
+    pub(super) iface: u32,
+    /// Index in its bond's slave list.
+    pub(super) slave: Option<u32>,
+    /// QPs that may have something to send, per priority.
+    active: PrioQueues<u32>,
+}
+
+impl Nic {
+    pub(super) fn new(name: String, mac: [u8; 6]) -> Nic {
+        Nic {
+            name,
+            mac,
+            port: u32::MAX,
+            iface: u32::MAX,
+            slave: None,
+            active: PrioQueues::default(),
+        }
+    }
+    pub(super) fn port(&self) -> u32 {
+        self.port
+    }
+    pub(super) fn iface(&self) -> u32 {
+        self.iface
+    }
+    pub(super) fn slave(&self) -> Option<u32> {
+        self.slave
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IfaceKind {
+    Nic(u32),
+    Bond(u32),
+}
+
+/// An interface with an address: one RDMA device.
+pub(crate) struct Iface {
+    pub(super) name: String,
+    pub(super) kind: IfaceKind,
+    pub(super) mac: [u8; 6],
+    pub(super) ip: Option<IpNet>,
+    pub(super) mtu: u32,
+    pub(super) vlan: Option<u16>,
+    /// QPN → global QP index.
+    pub(super) qpns: FastMap<u32, u32>,
+}
+
+/// A bond and the interface it is.
+pub(crate) struct HostBond {
+    pub(super) host: u32,
+    pub(super) iface: u32,
+    pub(super) bond: Bond,
+}
+
+/// How a host reaches an address: see [`Host::route`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    /// The interface the traffic leaves.
+    pub(crate) egress: u32,
+    /// The address whose MAC it needs: the destination, or a gateway.
+    pub(crate) next_hop: Ipv4Addr,
+    /// The sender address of its ARP request (`arp_announce`).
+    pub(crate) sender_ip: Ipv4Addr,
+}
+
+pub(crate) struct Host {
+    pub(super) name: String,
+    pub(super) roce: RoceMode,
+    pub(super) trust: Trust,
+    pub(super) arp_ignore: u8,
+    pub(super) arp_announce: u8,
+    pub(super) policy_routing: bool,
+    pub(super) gateway: Option<Ipv4Addr>,
+    pub(super) nics: Vec<Nic>,
+    pub(super) ifaces: Vec<Iface>,
+    /// The kernel's neighbour table (frames-mode ARP).
+    pub(super) neigh: FastMap<Ipv4Addr, [u8; 6]>,
+}
+
+impl Host {
+    pub(super) fn nic(&self, n: u32) -> &Nic {
+        &self.nics[n as usize]
+    }
+    pub(super) fn iface(&self, i: u32) -> &Iface {
+        &self.ifaces[i as usize]
+    }
+
+    /// The route of this host's traffic from interface `src_iface` to
+    /// `dst_ip`, as the kernel picks it (see `world::build` for the rules).
+    pub(crate) fn route(&self, src_iface: u32, dst_ip: Ipv4Addr) -> Result<Route, String> {
+        let s_if = &self.ifaces[src_iface as usize];
+        let s_ip = s_if
+            .ip
+            .ok_or_else(|| format!("{}.{} has no address", self.name, s_if.name))?;
+        let on_link = |f: &Iface| f.ip.is_some_and(|n| n.contains(dst_ip));
+        let (egress, next_hop) = if self.policy_routing {
+            if s_ip.contains(dst_ip) {
+                (src_iface as usize, dst_ip)
+            } else {
+                let gw = self.gateway.ok_or_else(|| {
+                    format!(
+                        "{dst_ip} is not on {}'s subnet {s_ip} and host `{}` has no `gateway`",
+                        s_if.name, self.name
+                    )
+                })?;
+                (src_iface as usize, gw)
+            }
+        } else if let Some(e) = self.ifaces.iter().position(on_link) {
+            (e, dst_ip)
+        } else {
+            let gw = self.gateway.ok_or_else(|| {
+                format!(
+                    "no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`",
+                    self.name
+                )
+            })?;
+            let e = self
+                .ifaces
+                .iter()
+                .position(|f| f.ip.is_some_and(|n| n.contains(gw)))
+                .ok_or_else(|| {
+                    format!(
+                        "gateway {gw} of host `{}` is on none of its subnets",
+                        self.name
+                    )
+                })?;
+            (e, gw)
+        };
+        // arp_solicit: 0 announces the packet's source address; 1 keeps it
+        // only if the egress interface has a subnet holding both it and
+        // the target (inet_addr_onlink), else falls back to 2; 2 uses the
+        // egress interface's own address.
+        let e_ip = self.ifaces[egress].ip;
+        let keep = match self.arp_announce {
+            0 => true,
+            1 => e_ip.is_some_and(|n| n.contains(next_hop) && n.contains(s_ip.addr)),
+            _ => false,
+        };
+        let sender_ip = if keep {
+            s_ip.addr
+        } else {
+            e_ip.map_or(s_ip.addr, |n| n.addr)
+        };
+        Ok(Route {
+            egress: egress as u32,
+            next_hop,
+            sender_ip,
+        })
+    }
+
+    /// Whether interface `iface` answers an ARP request for `target` from
+    /// `sender` (`arp_ignore`): 0 any local address, 1 the interface's own,
+    /// 2 its own and the sender in its subnet.
+    pub(super) fn arp_answers(&self, iface: u32, target: Ipv4Addr, sender: Ipv4Addr) -> bool {
+        let Some(net) = self.ifaces[iface as usize].ip else {
+            return false;
+        };
+        match self.arp_ignore {
+            0 => self
+                .ifaces
+                .iter()
+                .any(|f| f.ip.is_some_and(|n| n.addr == target)),
+            1 => net.addr == target,
+            _ => net.addr == target && net.contains(sender),
+        }
+    }
+
+    /// The QP a RoCE packet that arrived on NIC `nic` is for, if the NIC
+    /// takes it: its MAC, a GID the interface owns, the RoCE version, and
+    /// a QPN of the device.
+    fn receiving_qp(&self, nic: u32, pkt: &Packet) -> Option<u32> {
+        let iface = &self.ifaces[self.nics[nic as usize].iface as usize];
+        let owns_gid = iface.ip.is_some_and(|ip| ip.addr == pkt.dst_ip());
+        let v1_ok = matches!(pkt.l3, L3::V1 { .. }) == (self.roce == RoceMode::V1);
+        if pkt.eth.dst != iface.mac || !owns_gid || !v1_ok {
+            return None;
+        }
+        iface.qpns.get(&pkt.ib.bth.dest_qp).copied()
+    }
+}
+
+impl World {
+    /// A frame arrived at NIC `nic` of `host` (its port `port`).
+    pub(super) fn host_receive(&mut self, port: u32, host: u32, nic: u32, id: PacketId) {
+        let now = self.now();
+        let h = &self.hosts[host as usize];
+        if self.pool.get(id).is_arp() {
+            let iface = h.nics[nic as usize].iface;
+            return self.arp_receive(port, host, iface, id);
+        }
+        let pkt = self.pool.get(id);
+        let Some(q) = h.receiving_qp(nic, pkt) else {
+            return self.drop_frame(port, id, DropReason::NotOurs);
+        };
+        self.qps[q as usize]
+            .qp
+            .on_receive(&pkt.ib, pkt.ecn_ce(), now);
+        self.pool.free(id);
+        self.after_qp_change(q);
+    }
+
+    /// A host port starts its next frame: strict priority over the
+    /// kernel's frames and the NIC's lists of active QPs, round robin
+    /// inside one priority.
+    pub(super) fn pump_host(&mut self, port: u32, host: u32, nic: u32) {
+        let now = self.now();
+        loop {
+            let p = &self.ports[port as usize];
+            let active = self.hosts[host as usize].nics[nic as usize].active.mask();
+            let Some(prio) = highest((p.queued() | active) & !p.paused()) else {
+                return;
+            };
+            // Frames the host's kernel queued (ARP, at priority 0) go
+            // before the QPs of their priority, after higher ones.
+            if let Some(q) = self.ports[port as usize].pop(prio) {
+                return self.transmit(port, q.id);
+            }
+            while let Some(q) = self.hosts[host as usize].nics[nic as usize]
+                .active
+                .pop(prio)
+            {
+                let slot = &mut self.qps[q as usize];
+                if slot.port != port || usize::from(slot.prio) != prio {
+                    // Moved to another slave; it was re-queued there.
+                    continue;
+                }
+                let Some(ib) = slot.qp.next_tx(now) else {
+                    slot.active = false;
+                    if let Some(t) = slot.qp.tx_ready_at(now) {
+                        debug_assert!(
+                            t > now,
+                            "QP {q}: tx_ready_at {t} <= now {now} but next_tx gave nothing"
+                        );
+                        slot.wake_at_least(Ps(now.0 + 1).max(t), q, &mut self.sched);
+                    }
+                    self.rearm_timer(q);
+                    continue;
+                };
+                self.hosts[host as usize].nics[nic as usize]
+                    .active
+                    .push(prio, q);
+                let id = self.make_packet(q, ib);
+                self.transmit(port, id);
+                return self.after_qp_change(q);
+            }
+        }
+    }
+
+    /// Puts a QP on its NIC's active list and starts the port if idle.
+    pub(super) fn activate(&mut self, q: u32) {
+        let s = &mut self.qps[q as usize];
+        let port = s.port;
+        if !s.active {
+            s.active = true;
+            let prio = usize::from(s.prio);
+            if let super::Owner::Host { host, nic } = self.ports[port as usize].owner() {
+                self.hosts[host as usize].nics[nic as usize]
+                    .active
+                    .push(prio, q);
+            }
+        }
+        if !self.ports[port as usize].busy() {
+            self.pump(port);
+        }
+    }
+
+    /// A bond's MII monitor polls its slaves.
+    pub(super) fn miimon(&mut self, b: u32) {
+        let now = self.now();
+        let bond = &mut self.bonds[b as usize].bond;
+        bond.poll_pending = false;
+        let (changed, again) = bond.poll(now);
+        if let Some(t) = again {
+            bond.poll_pending = true;
+            self.sched.at(t, Event::Miimon { bond: b });
+        }
+        if changed {
+            self.remap_bond(b);
+        }
+    }
+
+    /// Moves every QP of a bond to the slave the bond now picks for it.
+    fn remap_bond(&mut self, b: u32) {
+        let HostBond {
+            host,
+            iface,
+            ref bond,
+        } = self.bonds[b as usize];
+        let mut moved = Vec::new();
+        for (_, &q) in self.hosts[host as usize].ifaces[iface as usize].qpns.iter() {
+            let s = &self.qps[q as usize];
+            let slave = bond.slave_for(s.lag_hash, s.affinity);
+            let port = bond.slaves[slave].port;
+            if port != s.port {
+                moved.push((q, port));
+            }
+        }
+        moved.sort_unstable();
+        for (q, port) in moved {
+            let s = &mut self.qps[q as usize];
+            s.port = port;
+            s.active = false;
+            self.activate(q);
+        }
+    }
+}

@@ -1,0 +1,451 @@
+//! A port: one end of a link, on a host NIC or a switch.
+//!
+//! ```text
+//!                 ┌──────────────────────── Port ────────────────────────┐
+//!   push(prio) ──▶│ egress queue 7 ─┐                                     │
+//!                 │ egress queue 6 ─┤ strict priority,  ──▶ start_tx ──▶ │──▶ link
+//!                 │      ...        │ skipping paused                    │    (busy until TxDone)
+//!                 │ egress queue 0 ─┘ priorities                         │
+//!                 │ queued bytes per priority, counters, tap, carrier    │
+//!                 └──────────────────────────────────────────────────────┘
+//! ```
+//!
+//! A port serializes one frame at a time: `start_tx` marks it busy for the
+//! frame's wire time (FCS, preamble and IFG included) and the world's
+//! `TxDone` event frees it. Switch ports queue frames here; host ports queue
+//! only the kernel's own frames (ARP) here, and their NIC pulls RoCE packets
+//! from its queue pairs at the moment the port is free (`world::host`), so
+//! a NIC never holds more than the frame on the wire.
+//!
+//! PFC hook: a port sends no frame of a priority whose bit is set in
+//! [`Port::paused`], the per-priority pause state PFC frames will set; it is
+//! set by nothing yet (no PAUSE frames are modelled), so no priority is ever
+//! paused today.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use crate::packet::PacketId;
+use crate::time::{Ps, Rate, wire_bytes};
+
+/// Priorities (802.1p classes) per port.
+pub const PRIOS: usize = 8;
+
+/// What a port belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    Host { host: u32, nic: u32 },
+    Switch { sw: u32, local: u32 },
+}
+
+/// Counters of one port, both directions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PortCounters {
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub rx_packets: u64,
+    /// Frames this port dropped: sent into a dead link, lost on its link,
+    /// refused by a full buffer (switch egress), or received but not for
+    /// this NIC (wrong MAC, a GID it does not own, unknown QP) or, on a
+    /// routed switch port, not addressed to the switch.
+    pub drops: u64,
+    pub drops_link_down: u64,
+    pub drops_loss: u64,
+    pub drops_buffer: u64,
+    pub drops_not_ours: u64,
+    pub drops_no_route: u64,
+}
+
+/// Why a port dropped a frame (each reason has its counter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropReason {
+    /// Sent into a dead link, in flight when it died, or queued on a port
+    /// whose link went down.
+    LinkDown,
+    /// Lost on the link (its `loss` probability).
+    Loss,
+    /// The switch buffer had no room.
+    Buffer,
+    /// Not for this NIC, or not addressed to a routed switch port.
+    NotOurs,
+    /// No route, no live next hop, or TTL expired.
+    NoRoute,
+}
+
+impl PortCounters {
+    fn count_drop(&mut self, why: DropReason) {
+        self.drops += 1;
+        match why {
+            DropReason::LinkDown => self.drops_link_down += 1,
+            DropReason::Loss => self.drops_loss += 1,
+            DropReason::Buffer => self.drops_buffer += 1,
+            DropReason::NotOurs => self.drops_not_ours += 1,
+            DropReason::NoRoute => self.drops_no_route += 1,
+        }
+    }
+}
+
+/// One FIFO per priority, and a bit per priority that has something.
+pub(crate) struct PrioQueues<T> {
+    fifos: [VecDeque<T>; PRIOS],
+    nonempty: u8,
+}
+
+impl<T> Default for PrioQueues<T> {
+    fn default() -> Self {
+        PrioQueues {
+            fifos: Default::default(),
+            nonempty: 0,
+        }
+    }
+}
+
+impl<T> PrioQueues<T> {
+    #[inline]
+    pub(crate) fn push(&mut self, prio: usize, x: T) {
+        self.fifos[prio].push_back(x);
+        self.nonempty |= 1 << prio;
+    }
+
+    #[inline]
+    pub(crate) fn pop(&mut self, prio: usize) -> Option<T> {
+        let x = self.fifos[prio].pop_front()?;
+        if self.fifos[prio].is_empty() {
+            self.nonempty &= !(1 << prio);
+        }
+        Some(x)
+    }
+
+    /// Bit `p` set: priority `p` has an entry.
+    #[inline]
+    pub(crate) fn mask(&self) -> u8 {
+        self.nonempty
+    }
+
+    fn len(&self) -> usize {
+        self.fifos.iter().map(VecDeque::len).sum()
+    }
+
+    /// Takes everything, priority 0 first, each in FIFO order.
+    fn drain(&mut self) -> Vec<(usize, T)> {
+        self.nonempty = 0;
+        let mut out = Vec::new();
+        for (prio, f) in self.fifos.iter_mut().enumerate() {
+            out.extend(f.drain(..).map(|x| (prio, x)));
+        }
+        out
+    }
+}
+
+/// The highest priority whose bit is set in `mask`.
+#[inline]
+pub(crate) fn highest(mask: u8) -> Option<usize> {
+    (mask != 0).then(|| 7 - mask.leading_zeros() as usize)
+}
+
+/// A frame in an egress queue, with its length for the byte accounting.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Queued {
+    pub(crate) id: PacketId,
+    pub(crate) len: u32,
+}
+
+pub(crate) struct Port {
+    name: String,
+    owner: Owner,
+    link: u32,
+    peer: u32,
+    rate: Rate,
+    /// Extra delay added to frames leaving this port (switch latency).
+    extra_delay: Ps,
+    busy: bool,
+    carrier: bool,
+    queues: PrioQueues<Queued>,
+    queued_bytes: [u64; PRIOS],
+    /// PFC: bit `p` set = the peer paused priority `p`. Nothing sets it
+    /// yet; see the module docs.
+    paused: u8,
+    counters: PortCounters,
+    tap: Option<u32>,
+}
+
+impl Port {
+    pub(crate) fn new(name: String, owner: Owner, link: u32, rate: Rate, extra_delay: Ps) -> Port {
+        Port {
+            name,
+            owner,
+            link,
+            peer: u32::MAX,
+            rate,
+            extra_delay,
+            busy: false,
+            carrier: true,
+            queues: PrioQueues::default(),
+            queued_bytes: [0; PRIOS],
+            paused: 0,
+            counters: PortCounters::default(),
+            tap: None,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+    #[inline]
+    pub(crate) fn owner(&self) -> Owner {
+        self.owner
+    }
+    #[inline]
+    pub(crate) fn link(&self) -> u32 {
+        self.link
+    }
+    /// The port at the other end of the link.
+    #[inline]
+    pub(crate) fn peer(&self) -> u32 {
+        self.peer
+    }
+    pub(crate) fn set_peer(&mut self, peer: u32) {
+        self.peer = peer;
+    }
+    pub(crate) fn rate(&self) -> Rate {
+        self.rate
+    }
+    #[inline]
+    pub(crate) fn extra_delay(&self) -> Ps {
+        self.extra_delay
+    }
+    pub(crate) fn counters(&self) -> &PortCounters {
+        &self.counters
+    }
+    #[inline]
+    pub(crate) fn tap(&self) -> Option<u32> {
+        self.tap
+    }
+    pub(crate) fn set_tap(&mut self, tap: u32) {
+        self.tap = Some(tap);
+    }
+    pub(crate) fn is_host_port(&self) -> bool {
+        matches!(self.owner, Owner::Host { .. })
+    }
+
+    // ----- carrier and serialization ------------------------------------
+
+    /// Whether the link's carrier is up at this end.
+    #[inline]
+    pub(crate) fn carrier(&self) -> bool {
+        self.carrier
+    }
+    pub(crate) fn set_carrier(&mut self, up: bool) {
+        self.carrier = up;
+    }
+
+    /// A frame is on the wire: the port can start another one only after
+    /// `TxDone`.
+    #[inline]
+    pub(crate) fn busy(&self) -> bool {
+        self.busy
+    }
+
+    /// Starts serializing a frame of `len` bytes (as captured, no FCS):
+    /// counts it and returns its wire time.
+    #[inline]
+    pub(crate) fn start_tx(&mut self, len: u32) -> Ps {
+        self.busy = true;
+        self.counters.tx_bytes += u64::from(len);
+        self.counters.tx_packets += 1;
+        self.rate.tx_time(wire_bytes(u64::from(len)))
+    }
+
+    /// The last bit of the frame left.
+    #[inline]
+    pub(crate) fn tx_done(&mut self) {
+        self.busy = false;
+    }
+
+    /// Counts a frame that arrived whole.
+    #[inline]
+    pub(crate) fn count_rx(&mut self, len: u32) {
+        self.counters.rx_bytes += u64::from(len);
+        self.counters.rx_packets += 1;
+    }
+
+    #[inline]
+    pub(crate) fn count_drop(&mut self, why: DropReason) {
+        self.counters.count_drop(why);
+    }
+
+    // ----- egress queues ------------------------------------------------
+
+    /// Bit `p` set: the peer paused priority `p` (PFC); none, so far.
+    #[inline]
+    pub(crate) fn paused(&self) -> u8 {
+        self.paused
+    }
+
+    /// Bit `p` set: priority `p` has a frame queued.
+    #[inline]
+    pub(crate) fn queued(&self) -> u8 {
+        self.queues.mask()
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, prio: usize, id: PacketId, len: u32) {
+        self.queued_bytes[prio] += u64::from(len);
+        self.queues.push(prio, Queued { id, len });
+    }
+
+    /// The oldest frame of priority `prio`, unless that priority is paused.
+    #[inline]
+    pub(crate) fn pop(&mut self, prio: usize) -> Option<Queued> {
+        if self.paused & (1 << prio) != 0 {
+            return None;
+        }
+        let q = self.queues.pop(prio)?;
+        self.queued_bytes[prio] -= u64::from(q.len);
+        Some(q)
+    }
+
+    /// Strict priority: the oldest frame of the highest priority that has
+    /// one and is not paused.
+    #[inline]
+    pub(crate) fn pop_strict(&mut self) -> Option<(usize, Queued)> {
+        let prio = highest(self.queues.mask() & !self.paused)?;
+        self.pop(prio).map(|q| (prio, q))
+    }
+
+    /// Empties every queue (the link died), paused or not.
+    pub(crate) fn drain(&mut self) -> Vec<(usize, Queued)> {
+        self.queued_bytes = [0; PRIOS];
+        self.queues.drain()
+    }
+
+    /// Bytes waiting in all queues.
+    pub(crate) fn queued_bytes(&self) -> u64 {
+        self.queued_bytes.iter().sum()
+    }
+
+    /// Frames waiting in all queues.
+    pub(crate) fn queued_frames(&self) -> usize {
+        self.queues.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{L3, Packet, PacketPool};
+    use core::net::Ipv4Addr;
+    use roce_codec::frame::EthRepr;
+
+    fn ids(n: usize) -> Vec<PacketId> {
+        let mut pool = PacketPool::new();
+        let pkt = Packet {
+            eth: EthRepr {
+                dst: [0; 6],
+                src: [0; 6],
+            },
+            vlan: None,
+            l3: L3::Arp {
+                op: 1,
+                sha: [0; 6],
+                spa: Ipv4Addr::UNSPECIFIED,
+                tha: [0; 6],
+                tpa: Ipv4Addr::UNSPECIFIED,
+            },
+            ib: Default::default(),
+            prio: 0,
+            frame_len: 60,
+            src_qp: u32::MAX,
+            ingress: u32::MAX,
+            born: Ps::ZERO,
+        };
+        (0..n).map(|_| pool.alloc(pkt)).collect()
+    }
+
+    fn port() -> Port {
+        let owner = Owner::Switch { sw: 0, local: 0 };
+        Port::new("sw.p1".into(), owner, 0, Rate::gbps(100), Ps::ZERO)
+    }
+
+    #[test]
+    fn strict_priority_then_fifo_with_byte_accounting() {
+        let id = ids(4);
+        let mut p = port();
+        p.push(0, id[0], 100);
+        p.push(3, id[1], 200);
+        p.push(0, id[2], 300);
+        p.push(3, id[3], 400);
+        assert_eq!(p.queued_bytes(), 1000);
+        let order: Vec<(usize, PacketId)> =
+            std::iter::from_fn(|| p.pop_strict().map(|(prio, q)| (prio, q.id))).collect();
+        assert_eq!(
+            order,
+            [(3, id[1]), (3, id[3]), (0, id[0]), (0, id[2])],
+            "priority 3 first, each priority in arrival order"
+        );
+        assert_eq!((p.queued_bytes(), p.queued_frames()), (0, 0));
+    }
+
+    #[test]
+    fn highest_priority_of_a_mask() {
+        assert_eq!(highest(0), None);
+        assert_eq!(highest(0b0000_0001), Some(0));
+        assert_eq!(highest(0b0001_0100), Some(4));
+        assert_eq!(highest(0b1000_0001), Some(7));
+        let mut q: PrioQueues<u32> = PrioQueues::default();
+        q.push(2, 20);
+        q.push(5, 50);
+        q.push(2, 21);
+        assert_eq!(q.mask(), 0b0010_0100);
+        assert_eq!(q.pop(2), Some(20));
+        assert_eq!(q.mask(), 0b0010_0100, "priority 2 still holds 21");
+        assert_eq!(q.pop(2), Some(21));
+        assert_eq!((q.mask(), q.pop(2)), (0b0010_0000, None));
+    }
+
+    #[test]
+    fn a_paused_priority_waits_and_lower_ones_go() {
+        let id = ids(2);
+        let mut p = port();
+        p.push(5, id[0], 100);
+        p.push(1, id[1], 100);
+        p.paused = 1 << 5;
+        assert_eq!(
+            p.pop_strict().map(|(prio, q)| (prio, q.id)),
+            Some((1, id[1]))
+        );
+        assert!(p.pop_strict().is_none(), "priority 5 is paused");
+        p.paused = 0;
+        assert_eq!(
+            p.pop_strict().map(|(prio, q)| (prio, q.id)),
+            Some((5, id[0]))
+        );
+    }
+
+    #[test]
+    fn drain_empties_every_priority() {
+        let id = ids(2);
+        let mut p = port();
+        p.push(7, id[0], 100);
+        p.push(1, id[1], 60);
+        assert_eq!(p.drain().len(), 2);
+        assert_eq!((p.queued_bytes(), p.queued_frames()), (0, 0));
+        assert!(p.pop_strict().is_none());
+    }
+
+    #[test]
+    fn serialization_takes_the_wire_time_and_counts() {
+        let mut p = port();
+        // 1000 B + FCS, preamble/SFD and IFG = 1024 B on the wire at 100G.
+        assert_eq!(p.start_tx(1000), Ps(81_920));
+        assert!(p.busy());
+        p.tx_done();
+        assert!(!p.busy());
+        p.count_drop(DropReason::Buffer);
+        let c = p.counters();
+        assert_eq!((c.tx_bytes, c.tx_packets), (1000, 1));
+        assert_eq!((c.drops, c.drops_buffer), (1, 1));
+    }
+}

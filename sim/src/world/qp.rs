@@ -1,0 +1,308 @@
+//! Queue pairs placed in the network: a transport [`RcQp`] with the
+//! headers its packets carry, the port it sends on, and the events that
+//! drive it.
+//!
+//! ```text
+//!   Drive ──▶ workload posts work ─┐
+//!   Arrive ─▶ RcQp::on_receive ────┼─▶ after_qp_change ─▶ tx_ready_at: now → on the NIC's active list
+//!   QpTimer ─▶ RcQp::on_timer ─────┘                     │            later → QpWake at that time
+//!   QpWake ──▶ on the active list                        └ next_timer ─▶ QpTimer (re-armed)
+//! ```
+//!
+//! Events for a QP can be stale (the QP was woken, driven or re-armed since
+//! they were scheduled); each slot remembers the one time it is waiting
+//! for, and a handler whose time is not due does nothing.
+
+use roce_codec::IbRepr;
+use roce_codec::frame::{EthRepr, VlanTag};
+use serde::Serialize;
+
+use super::World;
+use crate::engine::{Event, Scheduler};
+use crate::packet::{L3, Packet, PacketId};
+use crate::time::Ps;
+use crate::transport::{QpState, RcQp, WcStatus, Workload};
+
+/// Which end of a connection a QP is: the requester (perftest's client)
+/// or the responder (its server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Client,
+    Server,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Client => "client",
+            Role::Server => "server",
+        }
+    }
+}
+
+/// Where a QP's work stands, as the summary reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpStatus {
+    /// Work left (or, for a server, its client still working).
+    Running,
+    /// All work completed successfully.
+    Success,
+    /// The QP went to Error, or its work completed with this status.
+    Error(WcStatus),
+}
+
+impl QpStatus {
+    /// The `status` word of summary.json: `running`, `success`, or the
+    /// completion status' name (`retry_exceeded`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            QpStatus::Running => "running",
+            QpStatus::Success => "success",
+            QpStatus::Error(e) => e.summary_name(),
+        }
+    }
+}
+
+impl Serialize for QpStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+pub(crate) struct QpSlot {
+    pub(super) qp: RcQp,
+    pub(super) host: u32,
+    pub(super) iface: u32,
+    pub(super) workload: u32,
+    /// Index of the QP in its workload.
+    pub(super) index: u32,
+    pub(super) role: Role,
+    /// The NIC port it sends on now.
+    pub(super) port: u32,
+    pub(super) prio: u8,
+    pub(super) eth: EthRepr,
+    pub(super) vlan: Option<VlanTag>,
+    pub(super) l3: L3,
+    pub(super) sport: u16,
+    pub(super) lag_hash: u32,
+    pub(super) affinity: u32,
+    /// On its NIC's active list.
+    pub(super) active: bool,
+    pub(super) wake_at: Option<Ps>,
+    pub(super) timer_at: Option<Ps>,
+    /// When the workload asked to be driven again (a scheduled message,
+    /// the end of `-D`).
+    pub(super) drive_at: Option<Ps>,
+    pub(super) first_data_port: Option<u32>,
+    pub(super) first_tx: Option<Ps>,
+    pub(super) tx_bytes: u64,
+    pub(super) tx_packets: u64,
+    pub(super) tx_payload: u64,
+}
+
+impl QpSlot {
+    /// Schedules a wake-up at `t` unless one at or before `t` is pending.
+    pub(super) fn wake_at_least(&mut self, t: Ps, q: u32, sched: &mut Scheduler) {
+        if self.wake_at.is_none_or(|w| w > t) {
+            self.wake_at = Some(t);
+            sched.at(t, Event::QpWake { qp: q });
+        }
+    }
+}
+
+/// A workload (one perftest run or message list) and its client QPs.
+pub(crate) struct WorkloadSlot {
+    pub(super) name: String,
+    pub(super) workload: Workload,
+    /// Global QP index of each client QP, by index in the workload.
+    pub(super) clients: Vec<u32>,
+}
+
+impl World {
+    /// `QpWake`: the rate limiter lets the QP send again.
+    pub(super) fn qp_wake(&mut self, q: u32) {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        if s.wake_at.is_some_and(|w| w <= now) {
+            s.wake_at = None;
+            self.activate(q);
+        }
+    }
+
+    /// `QpTimer`: returns whether a deadline had passed.
+    pub(super) fn qp_timer(&mut self, q: u32) -> bool {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        if s.timer_at.is_none_or(|t| t > now) {
+            return false;
+        }
+        s.timer_at = None;
+        let fired = s.qp.next_timer().is_some_and(|t| t <= now);
+        if fired {
+            s.qp.on_timer(now);
+        }
+        self.after_qp_change(q);
+        fired
+    }
+
+    /// `Drive`: the workload asked to act now; returns whether it was due.
+    pub(super) fn drive(&mut self, q: u32) -> bool {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        if s.drive_at.is_none_or(|t| t > now) {
+            return false;
+        }
+        s.drive_at = None;
+        self.after_qp_change(q);
+        true
+    }
+
+    /// Has client QP `q` driven at `at`.
+    pub(super) fn drive_at(&mut self, q: u32, at: Ps) {
+        self.qps[q as usize].drive_at = Some(at);
+        self.sched.at(at, Event::Drive { qp: q });
+    }
+
+    /// After anything happened to a QP: let the workload react, wake the
+    /// QP if it has something to send, and (re)arm its timer.
+    pub(super) fn after_qp_change(&mut self, q: u32) {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        let w = &mut self.workloads[s.workload as usize].workload;
+        match s.role {
+            Role::Client => {
+                let next = w.drive_requester(s.index as usize, &mut s.qp, now);
+                if let Some(t) = next {
+                    if s.drive_at.is_none_or(|d| d > t || d <= now) {
+                        s.drive_at = Some(t);
+                        self.sched.at(t.max(now), Event::Drive { qp: q });
+                    }
+                }
+            }
+            Role::Server => w.drive_responder(s.index as usize, &mut s.qp, now),
+        }
+        if !s.active {
+            if let Some(t) = s.qp.tx_ready_at(now) {
+                if t <= now {
+                    self.activate(q);
+                } else {
+                    s.wake_at_least(t, q, &mut self.sched);
+                }
+            }
+        }
+        self.rearm_timer(q);
+    }
+
+    /// Schedules the QP's next deadline unless an earlier timer event is
+    /// pending.
+    pub(super) fn rearm_timer(&mut self, q: u32) {
+        let s = &mut self.qps[q as usize];
+        if let Some(t) = s.qp.next_timer() {
+            if s.timer_at.is_none_or(|cur| cur > t) {
+                s.timer_at = Some(t);
+                let now = self.sched.now();
+                self.sched.at(t.max(now), Event::QpTimer { qp: q });
+            }
+        }
+    }
+
+    /// A packet of QP `q` with the headers of its connection, counted.
+    pub(super) fn make_packet(&mut self, q: u32, ib: IbRepr) -> PacketId {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        s.first_tx.get_or_insert(now);
+        let frame_len = Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib);
+        s.tx_bytes += u64::from(frame_len);
+        s.tx_packets += 1;
+        s.tx_payload += u64::from(ib.payload_len);
+        // A client QP's first packet is a request: the first data packet of
+        // a WRITE or SEND, the request of a READ.
+        if s.first_data_port.is_none() && s.role == Role::Client {
+            s.first_data_port = Some(s.port);
+        }
+        let pkt = Packet {
+            eth: s.eth,
+            vlan: s.vlan,
+            l3: s.l3,
+            ib,
+            prio: s.prio,
+            frame_len,
+            src_qp: q,
+            ingress: u32::MAX,
+            born: now,
+        };
+        self.pool.alloc(pkt)
+    }
+
+    /// Where QP `q`'s work stands. A server is done when its client is
+    /// (or failed): it cannot know more.
+    pub(super) fn qp_status(&self, q: u32) -> QpStatus {
+        let s = &self.qps[q as usize];
+        let wl = &self.workloads[s.workload as usize];
+        let w = &wl.workload;
+        match (s.qp.state(), s.role) {
+            (QpState::Error(e), _) => QpStatus::Error(e),
+            (QpState::Rts, Role::Client) if w.qp_done(s.index as usize) => {
+                match w.stats(s.index as usize).first_error {
+                    Some(e) => QpStatus::Error(e),
+                    None => QpStatus::Success,
+                }
+            }
+            (QpState::Rts, Role::Server) => {
+                let client = wl.clients[s.index as usize];
+                if self.qps[client as usize].qp.state() != QpState::Rts
+                    || w.qp_done(s.index as usize)
+                {
+                    QpStatus::Success
+                } else {
+                    QpStatus::Running
+                }
+            }
+            (QpState::Rts, Role::Client) => QpStatus::Running,
+        }
+    }
+
+    /// The `ibv_wc_status` code of QP `q`'s end state: its own error, else
+    /// the first error of its workload index (which, for a server whose
+    /// client failed, is the client's, beside the status `success`).
+    pub(super) fn qp_status_code(&self, q: u32) -> u8 {
+        let s = &self.qps[q as usize];
+        match s.qp.state() {
+            QpState::Error(e) => e.code(),
+            QpState::Rts => {
+                let w = &self.workloads[s.workload as usize].workload;
+                w.stats(s.index as usize)
+                    .first_error
+                    .map_or(0, |e| e.code())
+            }
+        }
+    }
+
+    /// Whether a client QP has work left.
+    pub(super) fn work_left(&self) -> bool {
+        (0..self.qps.len() as u32).any(|q| {
+            self.qps[q as usize].role == Role::Client && self.qp_status(q) == QpStatus::Running
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_are_the_summary_words() {
+        assert_eq!(QpStatus::Running.name(), "running");
+        assert_eq!(QpStatus::Success.name(), "success");
+        assert_eq!(
+            QpStatus::Error(WcStatus::RetryExcErr).name(),
+            "retry_exceeded"
+        );
+        assert_eq!(
+            serde_json::to_string(&QpStatus::Error(WcStatus::WrFlushErr)).unwrap(),
+            "\"flushed\""
+        );
+        assert_eq!(serde_json::to_string(&Role::Server).unwrap(), "\"server\"");
+    }
+}

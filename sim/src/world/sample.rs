@@ -1,0 +1,194 @@
+//! Time series: every port's and every QP's counters, sampled on a grid.
+//!
+//! Samples sit on a grid of multiples of `every`. The sampler pauses after
+//! an interval without activity and, when activity comes back at `t`,
+//! fills the grid points it skipped (before `t`) with the last sample's
+//! values, which nothing changed in between. Past ~1000 samples per series
+//! (or ~1 M rows in all) the grid coarsens: every other point goes.
+//!
+//! ```text
+//!   Sample at k·every ──take──▶ one row per port, one per QP
+//!        │ activity since the last one? ── yes ──▶ Sample at (k+1)·every
+//!        └─ no: paused ─── next activity at t ──▶ repeat the last rows at the skipped points, Sample after t
+//! ```
+
+use super::World;
+use super::port::Port;
+use super::qp::{QpSlot, Role, WorkloadSlot};
+use crate::engine::Event;
+use crate::time::Ps;
+
+/// One sample of one port.
+#[derive(Debug, Clone, Copy)]
+pub struct PortSample {
+    pub t: Ps,
+    /// Index of the port (in the world's port list).
+    pub port: u32,
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
+    /// Bytes in the port's egress queues.
+    pub queued: u64,
+    pub drops: u64,
+}
+
+/// One sample of one QP.
+#[derive(Debug, Clone, Copy)]
+pub struct QpSample {
+    pub t: Ps,
+    /// Index of the QP (in the world's QP list).
+    pub qp: u32,
+    /// Payload sent, retransmissions included.
+    pub tx_payload: u64,
+    /// Payload of completed messages (client QPs; 0 for servers).
+    pub completed_bytes: u64,
+    pub retransmitted: u64,
+}
+
+pub(crate) struct Sampler {
+    every: Ps,
+    /// Something happened since the last sample.
+    active_since_sample: bool,
+    /// The sampler stopped ticking after an idle interval.
+    paused: bool,
+    ports: Vec<PortSample>,
+    qps: Vec<QpSample>,
+}
+
+impl Sampler {
+    pub(crate) fn new(every: Ps) -> Sampler {
+        Sampler {
+            every,
+            active_since_sample: true,
+            paused: false,
+            ports: Vec::new(),
+            qps: Vec::new(),
+        }
+    }
+
+    pub(crate) fn port_samples(&self) -> &[PortSample] {
+        &self.ports
+    }
+
+    pub(crate) fn qp_samples(&self) -> &[QpSample] {
+        &self.qps
+    }
+
+    /// The first grid point after `t`.
+    fn next_time(&self, t: Ps) -> Ps {
+        let every = self.every.0;
+        Ps((t.0 / every + 1) * every)
+    }
+
+    /// Takes one sample of everything at `t` (once per time).
+    fn take(&mut self, t: Ps, ports: &[Port], qps: &[QpSlot], workloads: &[WorkloadSlot]) {
+        if self.ports.last().is_some_and(|s| s.t >= t) {
+            return;
+        }
+        for (i, p) in ports.iter().enumerate() {
+            let c = p.counters();
+            self.ports.push(PortSample {
+                t,
+                port: i as u32,
+                tx_bytes: c.tx_bytes,
+                rx_bytes: c.rx_bytes,
+                queued: p.queued_bytes(),
+                drops: c.drops,
+            });
+        }
+        for (i, s) in qps.iter().enumerate() {
+            let st = workloads[s.workload as usize]
+                .workload
+                .stats(s.index as usize);
+            self.qps.push(QpSample {
+                t,
+                qp: i as u32,
+                tx_payload: s.tx_payload,
+                completed_bytes: if s.role == Role::Client {
+                    st.bytes_completed
+                } else {
+                    0
+                },
+                retransmitted: s.qp.counters().retransmitted_packets,
+            });
+        }
+        self.thin(ports.len(), qps.len());
+    }
+
+    /// The last sample again at `t` (nothing happened since).
+    fn repeat_last(&mut self, t: Ps, ports: usize, qps: usize) {
+        for i in self.ports.len() - ports..self.ports.len() {
+            let s = PortSample { t, ..self.ports[i] };
+            self.ports.push(s);
+        }
+        for i in self.qps.len() - qps..self.qps.len() {
+            let s = QpSample { t, ..self.qps[i] };
+            self.qps.push(s);
+        }
+        self.thin(ports, qps);
+    }
+
+    /// Keeps at most ~1000 samples per series and ~1 M rows in all: past
+    /// that, halves the resolution (every other grid point goes).
+    fn thin(&mut self, ports: usize, qps: usize) {
+        let per = ports.max(1);
+        let max = (1_000_000 / (ports + qps).max(1)).clamp(20, 1000);
+        if self.ports.len() / per > max {
+            self.every = Ps(self.every.0 * 2);
+            let every = self.every;
+            let keep = |t: Ps| t.0 % every.0 == 0;
+            self.ports.retain(|s| keep(s.t));
+            self.qps.retain(|s| keep(s.t));
+        }
+    }
+}
+
+impl World {
+    /// `Sample`: one sample, and the next tick unless the run was idle for
+    /// a whole interval.
+    pub(super) fn sample_tick(&mut self) {
+        let now = self.now();
+        self.take_sample(now);
+        let s = &mut self.sampler;
+        if s.active_since_sample && self.sched.pending() > 0 {
+            s.active_since_sample = false;
+            let next = s.next_time(now);
+            self.sched.at(next, Event::Sample);
+        } else {
+            // Idle for a whole interval: stop ticking, so a timer armed far
+            // ahead (a 4 s ACK timeout after the work is done) neither costs
+            // events nor thins the series.
+            s.paused = true;
+        }
+    }
+
+    /// Something happened at `t`: the sampler resumes if it was paused.
+    pub(super) fn note_activity(&mut self, t: Ps) {
+        self.sampler.active_since_sample = true;
+        if !self.sampler.paused {
+            return;
+        }
+        self.sampler.paused = false;
+        let (n, m) = (self.ports.len(), self.qps.len());
+        let s = &mut self.sampler;
+        let last = s.ports.last().map_or(Ps::ZERO, |s| s.t);
+        let mut k = s.next_time(last);
+        while k < t {
+            s.repeat_last(k, n, m);
+            k = s.next_time(k);
+        }
+        self.sched.at(k, Event::Sample);
+    }
+
+    /// The final sample at the end of the run; samples taken after it
+    /// (while only stale timers were left) say nothing and go.
+    pub(super) fn final_sample(&mut self, end: Ps) {
+        self.sampler.ports.retain(|s| s.t <= end);
+        self.sampler.qps.retain(|s| s.t <= end);
+        self.take_sample(end);
+    }
+
+    fn take_sample(&mut self, t: Ps) {
+        self.sampler
+            .take(t, &self.ports, &self.qps, &self.workloads);
+    }
+}

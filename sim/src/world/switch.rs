@@ -1,0 +1,680 @@
+//! A switch: learning bridge and router in one, with a shared buffer.
+//!
+//! ```text
+//!  Arrive ─▶ learn (bridged ports) ─▶ classify (DSCP / PCP) ─▶ forward (pure) ──▶ Port(member) ─▶ buffer admits? ─▶ egress queue
+//!                                                             │                 Flood(members) ─▶ one copy each ─┘
+//!                                                             │                 Filtered (destination behind the ingress port)
+//!                                                             └─ FDB, neighbours, routes + ECMP, LAG hash   Drop(reason)
+//! ```
+//!
+//! [`Switch::forward`] decides where a packet goes from the switch's tables
+//! alone (FDB, neighbour table, routes, groups and which ports have
+//! carrier), so it can be read and tested on its own; the world then does
+//! what it says. Ports are grouped: a LAG is one group of member ports,
+//! every other port a group of one. Tables name groups, and a group's
+//! member is picked by the switch's 5-tuple hash over the members whose
+//! link is up.
+//!
+//! A group named as a route's next hop (`via`) is a routed (layer 3) port:
+//! it takes only frames addressed to the switch, learns nothing, and is
+//! never flooded to.
+//!
+//! The [`SharedBuffer`] is the switch buffer the world runs with today: one
+//! pool that tail-drops when full, accounted per (ingress port, priority),
+//! the counters PFC's XOFF/XON thresholds read. [`super::mmu`] holds the
+//! full MMU (reserves, headroom, dynamic thresholds, PFC edges) that takes
+//! its place where `enqueue` admits and `release_buffer` releases once PFC
+//! is wired in.
+
+use std::collections::HashMap;
+
+use core::net::Ipv4Addr;
+
+use roce_codec::hash::{EcmpHash, FiveTuple};
+
+use super::World;
+use super::port::{DropReason, PRIOS};
+use crate::fasthash::FastMap;
+use crate::packet::{L3, Packet, PacketId};
+use crate::scenario::schema::{IpNet, Trust};
+
+/// Ports that forward as one: a LAG, or a single port.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub(crate) name: String,
+    /// Local port indices.
+    pub(crate) members: Vec<u32>,
+}
+
+/// One next hop of a route: the group it leaves by and the MAC it is
+/// addressed to there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NextHop {
+    pub(crate) group: u32,
+    pub(crate) mac: [u8; 6],
+}
+
+/// Where a packet goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Forward {
+    /// Out of the port with this local index. `routed_to`: a routed hop,
+    /// whose source MAC becomes the switch's, destination MAC this one,
+    /// and whose TTL drops by one.
+    Port {
+        out: u32,
+        routed_to: Option<[u8; 6]>,
+    },
+    /// Unknown unicast or broadcast: one copy out of each of these ports
+    /// (a member of every other bridged group), none if empty.
+    Flood(Vec<u32>),
+    /// The destination is behind the port it came in on: discarded, as a
+    /// bridge does, without counting a drop.
+    Filtered,
+    /// Dropped, counted at the ingress port.
+    Drop(DropReason),
+}
+
+/// The shared packet buffer, accounted per (ingress port, priority).
+#[derive(Debug, Clone)]
+pub(crate) struct SharedBuffer {
+    buffer: u64,
+    used: u64,
+    peak_used: u64,
+    /// Bytes held per (ingress local port, priority): what PFC thresholds
+    /// compare.
+    ingress: Vec<[u64; PRIOS]>,
+}
+
+impl SharedBuffer {
+    fn new(buffer: u64) -> SharedBuffer {
+        SharedBuffer {
+            buffer,
+            used: 0,
+            peak_used: 0,
+            ingress: Vec::new(),
+        }
+    }
+
+    /// Whether a frame of `len` bytes fits in the buffer now.
+    pub(crate) fn has_room(&self, len: u32) -> bool {
+        self.used + u64::from(len) <= self.buffer
+    }
+
+    /// A frame that came in on `in_local` takes `len` bytes of priority
+    /// `prio`.
+    pub(crate) fn admit(&mut self, in_local: u32, prio: usize, len: u32) {
+        let len = u64::from(len);
+        self.used += len;
+        self.peak_used = self.peak_used.max(self.used);
+        self.ingress[in_local as usize][prio] += len;
+    }
+
+    /// The frame left (or was dropped from) its egress queue.
+    /// `in_local` is `u32::MAX` for a frame the switch did not admit
+    /// through an ingress port.
+    pub(crate) fn release(&mut self, in_local: u32, prio: usize, len: u32) {
+        let len = u64::from(len);
+        self.used -= len;
+        if let Some(ing) = self.ingress.get_mut(in_local as usize) {
+            ing[prio] = ing[prio].saturating_sub(len);
+        }
+    }
+
+    pub(crate) fn size(&self) -> u64 {
+        self.buffer
+    }
+
+    pub(crate) fn peak_used(&self) -> u64 {
+        self.peak_used
+    }
+}
+
+pub(crate) struct Switch {
+    name: String,
+    mac: [u8; 6],
+    /// Global port ids by local index.
+    ports: Vec<u32>,
+    /// Carrier per local port, as the switch's port-state table has it.
+    port_up: Vec<bool>,
+    groups: Vec<Group>,
+    group_of: Vec<u32>,
+    /// Per group: a routed (layer 3) port.
+    routed: Vec<bool>,
+    fdb: FastMap<[u8; 6], u32>,
+    /// Directly attached host addresses: IP → (MAC, group).
+    neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
+    /// Routes: prefix → next hops (ECMP over those with a live member).
+    routes: Vec<(IpNet, Vec<NextHop>)>,
+    hash: EcmpHash,
+    trust: Trust,
+    buffer: SharedBuffer,
+}
+
+impl Switch {
+    pub(crate) fn new(
+        name: String,
+        mac: [u8; 6],
+        hash: EcmpHash,
+        trust: Trust,
+        buffer: u64,
+    ) -> Switch {
+        Switch {
+            name,
+            mac,
+            ports: Vec::new(),
+            port_up: Vec::new(),
+            groups: Vec::new(),
+            group_of: Vec::new(),
+            routed: Vec::new(),
+            fdb: FastMap::default(),
+            neigh: HashMap::new(),
+            routes: Vec::new(),
+            hash,
+            trust,
+            buffer: SharedBuffer::new(buffer),
+        }
+    }
+
+    // ----- construction -------------------------------------------------
+
+    /// Adds the port with global id `port`; returns its local index.
+    pub(crate) fn add_port(&mut self, port: u32) -> u32 {
+        self.ports.push(port);
+        self.port_up.push(true);
+        self.buffer.ingress.push([0; PRIOS]);
+        (self.ports.len() - 1) as u32
+    }
+
+    /// Sets the groups (LAGs and single ports), `group_of[local]` naming
+    /// each port's.
+    pub(crate) fn set_groups(&mut self, groups: Vec<Group>, group_of: Vec<u32>) {
+        self.routed = vec![false; groups.len()];
+        self.groups = groups;
+        self.group_of = group_of;
+    }
+
+    /// Adds a route; its next hops' groups become routed ports.
+    pub(crate) fn add_route(&mut self, net: IpNet, hops: Vec<NextHop>) {
+        for h in &hops {
+            self.routed[h.group as usize] = true;
+        }
+        self.routes.push((net, hops));
+    }
+
+    /// The pre-learned FDB (MAC → group) and neighbour table.
+    pub(crate) fn set_tables(
+        &mut self,
+        fdb: FastMap<[u8; 6], u32>,
+        neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
+    ) {
+        self.fdb = fdb;
+        self.neigh = neigh;
+    }
+
+    // ----- inspection ---------------------------------------------------
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+    pub(crate) fn mac(&self) -> [u8; 6] {
+        self.mac
+    }
+    /// Global port ids by local index.
+    pub(crate) fn ports(&self) -> &[u32] {
+        &self.ports
+    }
+    pub(crate) fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+    pub(crate) fn group_of(&self, local: u32) -> u32 {
+        self.group_of[local as usize]
+    }
+    pub(crate) fn is_routed_group(&self, g: u32) -> bool {
+        self.routed[g as usize]
+    }
+    /// Whether the port with local index `local` is a routed port.
+    pub(crate) fn is_routed(&self, local: u32) -> bool {
+        self.group_of
+            .get(local as usize)
+            .and_then(|&g| self.routed.get(g as usize))
+            .copied()
+            .unwrap_or(false)
+    }
+    pub(crate) fn buffer(&self) -> &SharedBuffer {
+        &self.buffer
+    }
+
+    // ----- behaviour ----------------------------------------------------
+
+    /// A port's carrier changed. A group left with no live member forgets
+    /// what was learned behind it.
+    pub(crate) fn set_port_up(&mut self, local: u32, up: bool) {
+        self.port_up[local as usize] = up;
+        if up {
+            return;
+        }
+        let g = self.group_of[local as usize];
+        if !self.group_alive(g) {
+            self.fdb.retain(|_, v| *v != g);
+        }
+    }
+
+    #[inline]
+    fn group_alive(&self, g: u32) -> bool {
+        self.groups[g as usize]
+            .members
+            .iter()
+            .any(|&m| self.port_up[m as usize])
+    }
+
+    /// L2 learning on a bridged port; a MAC seen on a new port moves there
+    /// (station move, as after a bond failover).
+    #[inline]
+    pub(crate) fn learn(&mut self, in_local: u32, src: [u8; 6]) {
+        let g = self.group_of[in_local as usize];
+        if !self.routed[g as usize] && self.fdb.get(&src) != Some(&g) {
+            self.fdb.insert(src, g);
+        }
+    }
+
+    /// The priority (egress queue) the switch's trust mode gives a packet.
+    #[inline]
+    pub(crate) fn classify(&self, pkt: &Packet) -> u8 {
+        match (self.trust, pkt.l3) {
+            (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
+            (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. }) => pkt.vlan.map_or(0, |v| v.pcp),
+            (Trust::Pcp, _) => pkt.vlan.map_or(0, |v| v.pcp),
+        }
+    }
+
+    /// Where a packet that came in on local port `in_local` goes: a pure
+    /// function of the switch's tables and the packet.
+    #[inline]
+    pub(crate) fn forward(&self, in_local: u32, pkt: &Packet) -> Forward {
+        let in_group = self.group_of[in_local as usize];
+        let to_us = pkt.eth.dst == self.mac;
+        if self.routed[in_group as usize] && !to_us {
+            // A layer 3 port bridges nothing.
+            return Forward::Drop(DropReason::NotOurs);
+        }
+        let (out, routed_to) = if to_us {
+            match self.route(pkt) {
+                Ok(hop) => (Some(hop.group), Some(hop.mac)),
+                Err(why) => return Forward::Drop(why),
+            }
+        } else {
+            (self.fdb.get(&pkt.eth.dst).copied(), None)
+        };
+        let tuple = pkt.five_tuple();
+        match out {
+            Some(g) if g != in_group => match self.pick_member(g, &tuple) {
+                Some(out) => Forward::Port { out, routed_to },
+                None => Forward::Drop(DropReason::NoRoute),
+            },
+            Some(_) => Forward::Filtered,
+            None => Forward::Flood(
+                (0..self.groups.len() as u32)
+                    .filter(|&g| g != in_group && !self.routed[g as usize])
+                    .filter_map(|g| self.pick_member(g, &tuple))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The next hop of a packet addressed to the switch: an attached host
+    /// (neighbour table), else the longest matching route, ECMP over its
+    /// next hops with a live member.
+    fn route(&self, pkt: &Packet) -> Result<NextHop, DropReason> {
+        let L3::V2 { dst, ttl, .. } = pkt.l3 else {
+            return Err(DropReason::NoRoute);
+        };
+        if ttl <= 1 {
+            return Err(DropReason::NoRoute);
+        }
+        if let Some(&(mac, group)) = self.neigh.get(&dst) {
+            return Ok(NextHop { group, mac });
+        }
+        let best = self
+            .routes
+            .iter()
+            .filter(|(net, _)| net.contains(dst))
+            .max_by_key(|(net, _)| net.prefix);
+        let Some((_, hops)) = best else {
+            return Err(DropReason::NoRoute);
+        };
+        // Counted then indexed: this runs for every routed packet, so no Vec.
+        let alive = |h: &&NextHop| self.group_alive(h.group);
+        let n = hops.iter().filter(alive).count();
+        let i = self
+            .hash
+            .select(&pkt.five_tuple(), n)
+            .ok_or(DropReason::NoRoute)?;
+        Ok(*hops.iter().filter(alive).nth(i).expect("i < n"))
+    }
+
+    /// A member of group `g` by the 5-tuple hash over the members whose
+    /// link is up (the first 64 of them; the first member when none is:
+    /// the frame is then lost at its egress port).
+    #[inline]
+    fn pick_member(&self, g: u32, tuple: &FiveTuple) -> Option<u32> {
+        let members = &self.groups[g as usize].members;
+        if members.len() == 1 {
+            return Some(members[0]);
+        }
+        // Counted then indexed, as for routes: no buffer per packet.
+        let up = || {
+            members
+                .iter()
+                .copied()
+                .filter(|&m| self.port_up[m as usize])
+                .take(64)
+        };
+        let n = up().count();
+        if n == 0 {
+            return Some(members[0]);
+        }
+        let i = self.hash.select(tuple, n)?;
+        up().nth(i)
+    }
+}
+
+impl World {
+    /// A frame arrived at switch `sw` on its local port `local` (global
+    /// `port`).
+    pub(super) fn switch_receive(&mut self, port: u32, sw: u32, local: u32, id: PacketId) {
+        let s = &mut self.switches[sw as usize];
+        let pkt = self.pool.get_mut(id);
+        s.learn(local, pkt.eth.src);
+        pkt.prio = s.classify(pkt);
+        match s.forward(local, pkt) {
+            Forward::Port { out, routed_to } => {
+                if let Some(mac) = routed_to {
+                    pkt.route_hop(s.mac, mac);
+                }
+                self.enqueue(sw, local, out, id);
+            }
+            Forward::Flood(outs) => {
+                let copy = *pkt;
+                for (i, &out) in outs.iter().enumerate() {
+                    let id = if i == 0 { id } else { self.pool.alloc(copy) };
+                    self.enqueue(sw, local, out, id);
+                }
+                if outs.is_empty() {
+                    self.pool.free(id);
+                }
+            }
+            Forward::Filtered => self.pool.free(id),
+            Forward::Drop(why) => self.drop_frame(port, id, why),
+        }
+    }
+
+    /// Queues a frame on the switch's egress port `out_local`, if the port
+    /// has carrier and the buffer has room.
+    fn enqueue(&mut self, sw: u32, in_local: u32, out_local: u32, id: PacketId) {
+        let s = &mut self.switches[sw as usize];
+        let out = s.ports[out_local as usize];
+        let pkt = self.pool.get_mut(id);
+        let (len, prio) = (pkt.frame_len, usize::from(pkt.prio & 7));
+        let p = &mut self.ports[out as usize];
+        let refused = if !p.carrier() {
+            Some(DropReason::LinkDown)
+        } else if !s.buffer.has_room(len) {
+            Some(DropReason::Buffer)
+        } else {
+            None
+        };
+        if let Some(why) = refused {
+            return self.drop_frame(out, id, why);
+        }
+        pkt.ingress = in_local;
+        s.buffer.admit(in_local, prio, len);
+        p.push(prio, id, len);
+        if !p.busy() {
+            self.pump(out);
+        }
+    }
+
+    /// A switch port starts its next frame: strict priority.
+    pub(super) fn pump_switch(&mut self, port: u32) {
+        if let Some((prio, q)) = self.ports[port as usize].pop_strict() {
+            self.release_buffer(port, prio, q.id, q.len);
+            self.transmit(port, q.id);
+        }
+    }
+
+    /// A frame left the egress queue of `port`: a switch frees its buffer.
+    pub(super) fn release_buffer(&mut self, port: u32, prio: usize, id: PacketId, len: u32) {
+        if let super::Owner::Switch { sw, .. } = self.ports[port as usize].owner() {
+            let ingress = self.pool.get(id).ingress;
+            self.switches[sw as usize]
+                .buffer
+                .release(ingress, prio, len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roce_codec::frame::{EthRepr, VlanTag};
+
+    const SW: [u8; 6] = [2, 0x5e, 0, 0, 0, 1];
+    const A: [u8; 6] = [2, 0, 0, 0, 1, 1];
+    const B: [u8; 6] = [2, 0, 0, 0, 1, 2];
+    const SPINE1: [u8; 6] = [2, 0x5e, 0, 0, 0, 2];
+    const SPINE2: [u8; 6] = [2, 0x5e, 0, 0, 0, 3];
+
+    fn net(s: &str) -> IpNet {
+        crate::scenario::schema::parse_ipnet(s).unwrap()
+    }
+
+    fn pkt(src: [u8; 6], dst: [u8; 6], ip_dst: [u8; 4], sport: u16) -> Packet {
+        Packet {
+            eth: EthRepr { dst, src },
+            vlan: Some(VlanTag::dot1q(10, 5)),
+            l3: L3::V2 {
+                src: Ipv4Addr::new(10, 0, 0, 1),
+                dst: Ipv4Addr::from(ip_dst),
+                dscp: 26,
+                ecn: 0,
+                ttl: 64,
+                sport,
+            },
+            ib: Default::default(),
+            prio: 0,
+            frame_len: 100,
+            src_qp: 0,
+            ingress: u32::MAX,
+            born: crate::time::Ps::ZERO,
+        }
+    }
+
+    fn group(name: &str, members: &[u32]) -> Group {
+        Group {
+            name: name.into(),
+            members: members.to_vec(),
+        }
+    }
+
+    /// Ports 0 and 1: hosts A and B (bridged); 2 and 3: a LAG `po1` to
+    /// another bridge; 4 and 5: routed uplinks to two spines, each the
+    /// next hop of 10.0.1.0/24 (ECMP) and 4 alone of 10.0.1.128/25.
+    fn leaf() -> Switch {
+        let mut s = Switch::new("leaf".into(), SW, EcmpHash::LinuxL34, Trust::Dscp, 1 << 20);
+        for p in 0..6 {
+            s.add_port(p);
+        }
+        s.set_groups(
+            vec![
+                group("p1", &[0]),
+                group("p2", &[1]),
+                group("po1", &[2, 3]),
+                group("u1", &[4]),
+                group("u2", &[5]),
+            ],
+            vec![0, 1, 2, 2, 3, 4],
+        );
+        let hop = |group, mac| NextHop { group, mac };
+        s.add_route(net("10.0.1.0/24"), vec![hop(3, SPINE1), hop(4, SPINE2)]);
+        s.add_route(net("10.0.1.128/25"), vec![hop(3, SPINE1)]);
+        let mut fdb = FastMap::default();
+        fdb.insert(A, 0);
+        fdb.insert(B, 1);
+        let mut neigh = HashMap::new();
+        neigh.insert(Ipv4Addr::new(10, 0, 0, 2), (B, 1));
+        s.set_tables(fdb, neigh);
+        s
+    }
+
+    #[test]
+    fn bridges_known_unicast_and_filters_same_port() {
+        let s = leaf();
+        let p = pkt(A, B, [10, 0, 0, 2], 0xC000);
+        assert_eq!(
+            s.forward(0, &p),
+            Forward::Port {
+                out: 1,
+                routed_to: None
+            }
+        );
+        assert_eq!(s.forward(1, &p), Forward::Filtered);
+    }
+
+    #[test]
+    fn floods_unknown_unicast_to_bridged_groups_only() {
+        let s = leaf();
+        let unknown = [2, 0, 0, 0, 9, 9];
+        let Forward::Flood(outs) = s.forward(0, &pkt(A, unknown, [10, 0, 0, 9], 0xC000)) else {
+            panic!("not flooded");
+        };
+        // Port 1 and one member of the LAG; never the ingress, never a
+        // routed uplink.
+        assert_eq!(outs.len(), 2, "{outs:?}");
+        assert_eq!(outs[0], 1);
+        assert!([2, 3].contains(&outs[1]), "{outs:?}");
+    }
+
+    #[test]
+    fn lag_member_by_hash_over_live_members() {
+        let mut s = leaf();
+        let unknown = [2, 0, 0, 0, 9, 9];
+        let picks: Vec<u32> = (0..64)
+            .map(
+                |i| match s.forward(0, &pkt(A, unknown, [10, 0, 0, 9], 0xC000 + i)) {
+                    Forward::Flood(outs) => outs[1],
+                    f => panic!("{f:?}"),
+                },
+            )
+            .collect();
+        assert!(
+            picks.contains(&2) && picks.contains(&3),
+            "both members used"
+        );
+        s.set_port_up(3, false);
+        for i in 0..64 {
+            let Forward::Flood(outs) = s.forward(0, &pkt(A, unknown, [10, 0, 0, 9], 0xC000 + i))
+            else {
+                panic!()
+            };
+            assert_eq!(outs[1], 2, "the dead member is skipped");
+        }
+    }
+
+    /// Where host A's packet to `dst` with UDP source port 0xC000 + `i`
+    /// goes, addressed to the switch (routed).
+    fn routed_from_a(s: &Switch, dst: [u8; 4], i: u16) -> Forward {
+        s.forward(0, &pkt(A, SW, dst, 0xC000 + i))
+    }
+
+    fn hop(out: u32, mac: [u8; 6]) -> Forward {
+        Forward::Port {
+            out,
+            routed_to: Some(mac),
+        }
+    }
+
+    #[test]
+    fn routes_longest_prefix_then_ecmp_over_live_next_hops() {
+        let mut s = leaf();
+        // /25 wins over /24: only spine 1.
+        for i in 0..32 {
+            assert_eq!(routed_from_a(&s, [10, 0, 1, 200], i), hop(4, SPINE1));
+        }
+        // /24: both spines by hash, then the survivor.
+        let outs: Vec<Forward> = (0..32)
+            .map(|i| routed_from_a(&s, [10, 0, 1, 7], i))
+            .collect();
+        assert!(outs.contains(&hop(4, SPINE1)) && outs.contains(&hop(5, SPINE2)));
+        s.set_port_up(4, false);
+        for i in 0..32 {
+            assert_eq!(routed_from_a(&s, [10, 0, 1, 7], i), hop(5, SPINE2));
+        }
+        // With no live next hop the /25 has no route.
+        assert_eq!(
+            routed_from_a(&s, [10, 0, 1, 200], 0),
+            Forward::Drop(DropReason::NoRoute)
+        );
+    }
+
+    #[test]
+    fn routed_hops_prefer_attached_hosts_and_check_ttl() {
+        let s = leaf();
+        assert_eq!(
+            s.forward(4, &pkt(SPINE1, SW, [10, 0, 0, 2], 0xC000)),
+            hop(1, B)
+        );
+        let mut p = pkt(SPINE1, SW, [10, 0, 0, 2], 0xC000);
+        if let L3::V2 { ttl, .. } = &mut p.l3 {
+            *ttl = 1;
+        }
+        assert_eq!(s.forward(4, &p), Forward::Drop(DropReason::NoRoute));
+        assert_eq!(
+            s.forward(0, &pkt(A, SW, [192, 168, 0, 1], 0xC000)),
+            Forward::Drop(DropReason::NoRoute),
+            "no route"
+        );
+        // A routed port takes only frames addressed to the switch.
+        assert_eq!(
+            s.forward(4, &pkt(SPINE1, B, [10, 0, 0, 2], 0xC000)),
+            Forward::Drop(DropReason::NotOurs)
+        );
+    }
+
+    #[test]
+    fn learning_moves_a_station_and_a_dead_group_is_forgotten() {
+        let mut s = leaf();
+        s.learn(2, A);
+        let p = pkt(B, A, [10, 0, 0, 1], 0xC000);
+        assert!(matches!(s.forward(1, &p), Forward::Port { out: 2 | 3, .. }));
+        s.learn(4, B); // routed ports learn nothing
+        assert_eq!(s.fdb.get(&B), Some(&1));
+        s.set_port_up(2, false);
+        assert!(matches!(s.forward(1, &p), Forward::Port { out: 3, .. }));
+        s.set_port_up(3, false);
+        assert!(matches!(s.forward(1, &p), Forward::Flood(_)), "A forgotten");
+    }
+
+    #[test]
+    fn classification_by_trust_mode() {
+        let mut s = leaf();
+        let p = pkt(A, B, [10, 0, 0, 2], 0xC000);
+        assert_eq!(s.classify(&p), 26 >> 3);
+        s.trust = Trust::Pcp;
+        assert_eq!(s.classify(&p), 5);
+    }
+
+    #[test]
+    fn the_buffer_accounts_per_ingress_and_priority() {
+        let mut m = SharedBuffer::new(1000);
+        m.ingress = vec![[0; PRIOS]; 2];
+        assert!(m.has_room(1000) && !m.has_room(1001));
+        m.admit(0, 3, 600);
+        m.admit(1, 3, 300);
+        assert!(!m.has_room(101));
+        assert_eq!((m.ingress[0][3], m.ingress[1][3]), (600, 300));
+        m.release(0, 3, 600);
+        m.release(u32::MAX, 0, 300);
+        assert_eq!((m.used, m.peak_used), (0, 900));
+        assert_eq!(m.ingress[0][3], 0);
+    }
+}
