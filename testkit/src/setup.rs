@@ -47,8 +47,9 @@ impl CmSetup {
             passive,
             file: 0,
             transaction_id: 0x0000_0001_0000_0000 | u64::from(active.qpn),
-            active_comm_id: 0x1000_0000 | active.qpn,
-            passive_comm_id: 0x2000_0000 | passive.qpn,
+            // Distinct per pair, as a host's CM numbers its connections.
+            active_comm_id: active.qpn << 8 | u32::from(passive.ip.octets()[3]),
+            passive_comm_id: passive.qpn << 8 | u32::from(active.ip.octets()[3]),
             active_psn,
             passive_psn,
             port: 18515,

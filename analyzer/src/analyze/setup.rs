@@ -10,8 +10,8 @@
 //! ```
 //!
 //! One [`SetupReport`] per connection attempt: an RDMA CM exchange is keyed
-//! by the active side's address and communication ID (a resent REQ keeps
-//! both, and its transaction ID); a perftest exchange by its TCP four-tuple.
+//! by the two addresses and the active side's communication ID (a resent
+//! REQ keeps it, and its transaction ID); a perftest exchange by its TCP four-tuple.
 //! Each set-up announces the QPNs and starting PSNs of both sides; a
 //! request flow whose (source, destination, destination QPN) is one side's
 //! send direction was set up by it ([`attach`]). A REQ never answered and a
@@ -151,8 +151,8 @@ struct Attempt {
 #[derive(Default)]
 pub(crate) struct SetupTable {
     attempts: Vec<Attempt>,
-    /// (active address, active comm ID) → attempt.
-    cm: BTreeMap<(IpAddr, u32), usize>,
+    /// (active address, passive address, active comm ID) → attempt.
+    cm: BTreeMap<(IpAddr, IpAddr, u32), usize>,
     /// (client address, client port, server address) → attempt.
     tcp: BTreeMap<(IpAddr, u16, IpAddr), usize>,
 }
@@ -207,8 +207,8 @@ impl SetupTable {
         // The active side's key: its own address and ID on what it sends,
         // the peer's address and the remote ID on what it receives.
         let key = match m.attribute_id {
-            attr::REQ | attr::RTU => (e.src, m.local_comm_id),
-            attr::REP | attr::REJ | attr::MRA => (e.dst, m.remote_comm_id),
+            attr::REQ | attr::RTU => (e.src, e.dst, m.local_comm_id),
+            attr::REP | attr::REJ | attr::MRA => (e.dst, e.src, m.remote_comm_id),
             _ => return,
         };
         let i = match (self.cm.get(&key), m.attribute_id) {
