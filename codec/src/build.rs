@@ -304,29 +304,24 @@ impl FrameRepr {
 
     /// An untagged TCP segment; its payload is given to emit.
     pub fn tcp(dst_mac: [u8; 6], src_mac: [u8; 6], ip: IpRepr, tcp: TcpRepr) -> FrameRepr {
+        FrameRepr::untagged(dst_mac, src_mac, NetRepr::Tcp { ip, tcp })
+    }
+
+    fn untagged(dst: [u8; 6], src: [u8; 6], net: NetRepr) -> FrameRepr {
         FrameRepr {
-            eth: EthRepr {
-                dst: dst_mac,
-                src: src_mac,
-            },
+            eth: EthRepr { dst, src },
             vlans: Vlans::none(),
-            net: NetRepr::Tcp { ip, tcp },
+            net,
         }
     }
 
     /// An untagged ICMPv4 message; its data (a quote) is given to emit.
     pub fn icmpv4(dst_mac: [u8; 6], src_mac: [u8; 6], ip: Ipv4Repr, icmp: Icmpv4Repr) -> FrameRepr {
-        FrameRepr {
-            eth: EthRepr {
-                dst: dst_mac,
-                src: src_mac,
-            },
-            vlans: Vlans::none(),
-            net: NetRepr::Icmpv4 {
-                ip: IpRepr::V4(ip),
-                icmp,
-            },
-        }
+        let net = NetRepr::Icmpv4 {
+            ip: IpRepr::V4(ip),
+            icmp,
+        };
+        FrameRepr::untagged(dst_mac, src_mac, net)
     }
 
     /// An untagged RoCEv2 frame to UDP port 4791.

@@ -132,26 +132,17 @@ impl KeyMessage {
         let text = &msg[..msg.len() - 1];
         // Field widths in hex digits, in order; each is followed by ':'
         // except the last of the GID-less format.
-        let widths: &[(usize, &'static str)] = if with_gid {
-            &[
-                (4, "lid"),
-                (4, "out_reads"),
-                (6, "qpn"),
-                (6, "psn"),
-                (8, "rkey"),
-                (16, "vaddr"),
-            ]
-        } else {
-            &[
-                (4, "lid"),
-                (4, "out_reads"),
-                (6, "qpn"),
-                (6, "psn"),
-                (8, "rkey"),
-                (16, "vaddr"),
-                (8, "srqn"),
-            ]
-        };
+        const FIELDS: [(usize, &str); 7] = [
+            (4, "lid"),
+            (4, "out_reads"),
+            (6, "qpn"),
+            (6, "psn"),
+            (8, "rkey"),
+            (16, "vaddr"),
+            (8, "srqn"),
+        ];
+        // With a GID, the SRQN comes after it.
+        let widths = if with_gid { &FIELDS[..6] } else { &FIELDS[..] };
         let mut at = 0;
         let mut field = |width: usize, name: &'static str, last: bool| -> Result<u64> {
             let digits = &text[at..at + width];
