@@ -14,8 +14,10 @@
 //!
 //! Offsets are from the start of the class data (byte 24 of the MAD), as
 //! Linux's `drivers/infiniband/core/cm_msgs.h` lays them out (struct
-//! `cm_req_msg` and friends, after `struct ib_mad_hdr`); Wireshark's
-//! `packet-infiniband.c` decodes the same fields (`infiniband.cm.req.*`).
+//! `cm_req_msg` and friends, after `struct ib_mad_hdr`; the sizes of the
+//! private data from `enum ib_cm_data_size` in `include/rdma/ib_cm.h`).
+//! tshark 4.0 decodes the same fields (`infiniband.cm.req.*` ...; checked
+//! field by field in `analyzer/tests/tshark_setup.rs`).
 //! Bit fields are big-endian, most significant bit first:
 //!
 //! ```text

@@ -15,7 +15,7 @@
 //! `cma_format_hdr`; `CMA_VERSION` 0x00) writes it; an IPv4 address sits in
 //! the last 4 bytes of its 16 with the first 12 zero (`union cma_ip_addr`).
 //! The service ID is `RDMA_IB_IP_PS_TCP | port` (`include/rdma/rdma_cm.h`,
-//! `rdma_get_service_id`). Wireshark decodes the header as
+//! `rdma_get_service_id`). tshark 4.0 decodes the header as
 //! `infiniband.cm.req.ip_cm.*` when the service ID has that form.
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
