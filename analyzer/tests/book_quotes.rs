@@ -29,6 +29,7 @@ fn the_roce_pcap_chapter_quotes_todays_output() {
         "traces/analyze_slave0.pcapng",
         "traces/analyze_slave1.pcap.gz",
     ]));
+    printed.extend(output_lines(&["analyze", "traces/setup.pcap"]));
     let quoted: Vec<String> = book_text_blocks("roce-pcap.md").concat();
     assert!(quoted.len() >= 6, "the chapter's quotes were not found");
     for line in &quoted {

@@ -152,5 +152,12 @@ fn every_frame_is_what_it_was_built_to_be_and_round_trips() {
     check("sll.pcap", &[RoceV2; 4], 4);
     check("sll2.pcap", &[RoceV2; 4], 4);
     check("usec.pcap", &[RoceV2; 4], 4);
+    let mut setup = vec![RoceV2; 6];
+    setup.extend([Other; 5]);
+    setup.extend([RoceV2; 2]);
+    setup.extend([Other; 2]);
+    setup.extend([RoceV2; 4]);
+    setup.extend([Other, Malformed, RoceV2, RoceV2]);
+    check("setup.pcap", &setup, 22);
     assert!(total_round_trips > 150, "{total_round_trips}");
 }

@@ -98,8 +98,6 @@ const ONE_TO_ONE: &[(&str, &str, Conv)] = &[
     ("ts_ns", "frame.time_epoch", epoch_ns),
     ("len", "frame.len", num),
     ("caplen", "frame.cap_len", num),
-    ("sport", "udp.srcport", num),
-    ("dport", "udp.dstport", num),
     ("grh_paylen", "infiniband.grh.paylen", num),
     ("grh_nxthdr", "infiniband.grh.nxthdr", num),
     ("grh_hoplmt", "infiniband.grh.hoplmt", num),
@@ -151,6 +149,12 @@ fn tshark_view(t: &Fields) -> BTreeMap<&'static str, String> {
         "vlan_pcp",
         g("ieee8021ad.priority").or(g("vlan.priority")).map(num),
     );
+    // Ports are UDP's or TCP's; an ICMP error's first UDP header is the
+    // one it quotes (ours are `icmp_quoted_*`, checked in tshark_setup.rs).
+    if g("icmp.type").is_none() {
+        put("sport", g("udp.srcport").or(g("tcp.srcport")).map(num));
+        put("dport", g("udp.dstport").or(g("tcp.dstport")).map(num));
+    }
     // Addresses and DSCP/ECN come from IPv4, IPv6 or the GRH, whichever
     // the frame has.
     let grh = g("infiniband.grh.sgid").is_some();
@@ -321,6 +325,12 @@ fn ours_missing_ok(ours: &serde_json::Map<String, Value>, key: &str) -> bool {
     // BTH (the rest is payload); tshark ignores TVer and decodes on.
     let tver = ours.get("tver").and_then(Value::as_u64).unwrap_or(0);
     if tver != 0 && EXT_KEYS.contains(&key) {
+        return true;
+    }
+    // An ICMP error quotes the datagram that caused it; tshark decodes the
+    // quote down to its BTH, we show the quoted IP header and ports
+    // (`icmp_quoted_*`, compared in tshark_setup.rs).
+    if ours.contains_key("icmp_type") {
         return true;
     }
     if matches!(ours["kind"].as_str(), Some("malformed" | "truncated")) {

@@ -17,12 +17,14 @@ use crate::wire::deth::DethRepr;
 use crate::wire::feth::FethRepr;
 use crate::wire::grh::GrhRepr;
 use crate::wire::ib::{ExtHeaders, IbRepr, pad_for};
+use crate::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr};
 use crate::wire::ieth::IethRepr;
 use crate::wire::immdt::ImmDtRepr;
 use crate::wire::mac_control::{MacControlRepr, OPCODE_PAUSE, OPCODE_PFC};
 use crate::wire::opcode::{HeaderSet, Opcode};
 use crate::wire::rdeth::RdethRepr;
 use crate::wire::reth::RethRepr;
+use crate::wire::tcp::{IP_PROTO_TCP, TcpRepr};
 use crate::wire::xrceth::XrcethRepr;
 
 /// Every opcode byte with a table entry.
@@ -223,6 +225,36 @@ fn ipv6(next_header: u8) -> impl Strategy<Value = Ipv6Repr> {
         })
 }
 
+/// A TCP header with options of every length; the checksum computed.
+pub fn tcp() -> impl Strategy<Value = TcpRepr> {
+    (
+        (any::<u16>(), any::<u16>(), any::<u32>(), any::<u32>()),
+        (0u16..0x1000, any::<u16>(), any::<u16>()),
+        (0usize..=10).prop_flat_map(|words| vec(any::<u8>(), words * 4)),
+    )
+        .prop_map(|((sp, dp, seq, ack), (flags, window, urgent), o)| TcpRepr {
+            src_port: sp,
+            dst_port: dp,
+            seq,
+            ack,
+            flags,
+            window,
+            urgent,
+            options: Ipv4Options::new(&o).unwrap(),
+            checksum_override: None,
+        })
+}
+
+/// An ICMPv4 header of any type; the checksum computed.
+pub fn icmpv4() -> impl Strategy<Value = Icmpv4Repr> {
+    (any::<u8>(), any::<u8>(), any::<u32>()).prop_map(|(icmp_type, code, rest)| Icmpv4Repr {
+        icmp_type,
+        code,
+        rest,
+        checksum_override: None,
+    })
+}
+
 fn roce_ip() -> impl Strategy<Value = IpRepr> {
     prop_oneof![
         ipv4(IP_PROTO_UDP, false).prop_map(IpRepr::V4),
@@ -303,23 +335,41 @@ pub fn frame() -> impl Strategy<Value = (FrameRepr, Vec<u8>)> {
         vec(any::<u8>(), 0..200),
     )
         .prop_map(|(ip, u, p)| (NetRepr::Ip { ip, udp: Some(u) }, p));
+    let decoded = |p: &u8| [IP_PROTO_UDP, IP_PROTO_TCP, IP_PROTO_ICMP].contains(p);
     let ip_other = (
         prop_oneof![
             any::<u8>()
-                .prop_filter("not UDP", |p| *p != IP_PROTO_UDP)
+                .prop_filter("not decoded", move |p| !decoded(p))
                 .prop_flat_map(|p| ipv4(p, true))
                 .prop_map(IpRepr::V4),
-            ipv4(IP_PROTO_UDP, true)
+            prop_oneof![Just(IP_PROTO_UDP), Just(IP_PROTO_TCP), Just(IP_PROTO_ICMP)]
+                .prop_flat_map(|p| ipv4(p, true))
                 .prop_filter("fragment", |h| h.more_fragments || h.fragment_offset != 0)
                 .prop_map(IpRepr::V4),
             any::<u8>()
-                .prop_filter("not UDP", |p| *p != IP_PROTO_UDP)
+                .prop_filter("not UDP or TCP", |p| ![IP_PROTO_UDP, IP_PROTO_TCP]
+                    .contains(p))
                 .prop_flat_map(ipv6)
                 .prop_map(IpRepr::V6),
         ],
         vec(any::<u8>(), 0..200),
     )
         .prop_map(|(ip, p)| (NetRepr::Ip { ip, udp: None }, p));
+    let ip_tcp = (
+        prop_oneof![
+            ipv4(IP_PROTO_TCP, false).prop_map(IpRepr::V4),
+            ipv6(IP_PROTO_TCP).prop_map(IpRepr::V6)
+        ],
+        tcp(),
+        vec(any::<u8>(), 0..200),
+    )
+        .prop_map(|(ip, tcp, p)| (NetRepr::Tcp { ip, tcp }, p));
+    let ip_icmp = (
+        ipv4(IP_PROTO_ICMP, false).prop_map(IpRepr::V4),
+        icmpv4(),
+        vec(any::<u8>(), 0..200),
+    )
+        .prop_map(|(ip, icmp, p)| (NetRepr::Icmpv4 { ip, icmp }, p));
     let other = (
         any::<u16>().prop_filter("opaque EtherType", |t| {
             !matches!(
@@ -339,7 +389,205 @@ pub fn frame() -> impl Strategy<Value = (FrameRepr, Vec<u8>)> {
     (
         eth,
         vlans(),
-        prop_oneof![4 => v2, 1 => v1, 1 => macc, 1 => ip_udp, 1 => ip_other, 1 => other],
+        prop_oneof![
+            4 => v2,
+            1 => v1,
+            1 => macc,
+            1 => ip_udp,
+            1 => ip_other,
+            1 => ip_tcp,
+            1 => ip_icmp,
+            1 => other
+        ],
     )
         .prop_map(|(eth, vlans, (net, payload))| (FrameRepr { eth, vlans, net }, payload))
+}
+
+fn cm_path() -> impl Strategy<Value = crate::wire::cm::CmPath> {
+    (
+        (
+            any::<u16>(),
+            any::<u16>(),
+            any::<[u8; 16]>(),
+            any::<[u8; 16]>(),
+        ),
+        (0u32..0x10_0000, 0u8..0x40, any::<u8>(), any::<u8>()),
+        (0u8..16, any::<bool>(), 0u8..32),
+    )
+        .prop_map(|((ll, rl, lg, rg), (fl, rate, tc, hl), (sl, sub, ack))| {
+            crate::wire::cm::CmPath {
+                local_lid: ll,
+                remote_lid: rl,
+                local_gid: lg,
+                remote_gid: rg,
+                flow_label: fl,
+                packet_rate: rate,
+                traffic_class: tc,
+                hop_limit: hl,
+                sl,
+                subnet_local: sub,
+                local_ack_timeout: ack,
+            }
+        })
+}
+
+fn bytes<const N: usize>() -> impl Strategy<Value = [u8; N]> {
+    vec(any::<u8>(), N).prop_map(|v| v.try_into().expect("N bytes"))
+}
+
+/// Every CM message with every field drawn over its full width (reserved
+/// bits zero, as emit writes them).
+pub fn cm_message() -> impl Strategy<Value = crate::wire::cm::CmMessage> {
+    use crate::wire::cm::*;
+    let ids = (any::<u32>(), any::<u32>());
+    let req = (
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u32>(),
+        ),
+        (
+            0u32..0x100_0000,
+            any::<u8>(),
+            0u32..0x100_0000,
+            any::<u8>(),
+            0u32..0x100_0000,
+        ),
+        (
+            0u8..32,
+            0u8..4,
+            any::<bool>(),
+            0u32..0x100_0000,
+            0u8..32,
+            0u8..8,
+        ),
+        (
+            any::<u16>(),
+            0u8..16,
+            any::<bool>(),
+            0u8..8,
+            0u8..16,
+            any::<bool>(),
+            0u8..8,
+        ),
+        (cm_path(), cm_path(), bytes::<92>()),
+    )
+        .prop_map(|(a, b, c, d, e)| {
+            CmMessage::Req(CmReq {
+                local_comm_id: a.0,
+                reserved4: a.1,
+                service_id: a.2,
+                local_ca_guid: a.3,
+                local_qkey: a.4,
+                local_qpn: b.0,
+                responder_resources: b.1,
+                local_eecn: b.2,
+                initiator_depth: b.3,
+                remote_eecn: b.4,
+                remote_cm_response_timeout: c.0,
+                transport_type: c.1,
+                end_to_end_flow_control: c.2,
+                starting_psn: c.3,
+                local_cm_response_timeout: c.4,
+                retry_count: c.5,
+                pkey: d.0,
+                path_mtu: d.1,
+                rdc_exists: d.2,
+                rnr_retry_count: d.3,
+                max_cm_retries: d.4,
+                srq: d.5,
+                extended_transport: d.6,
+                primary_path: e.0,
+                alternate_path: e.1,
+                private_data: e.2,
+            })
+        });
+    let mra = (ids, 0u8..4, 0u8..32, bytes::<222>()).prop_map(|((l, r), m, t, p)| {
+        CmMessage::Mra(CmMra {
+            local_comm_id: l,
+            remote_comm_id: r,
+            message_mraed: m,
+            service_timeout: t,
+            private_data: p,
+        })
+    });
+    let rej = (
+        ids,
+        (0u8..4, 0u8..128, any::<u16>()),
+        bytes::<72>(),
+        bytes::<148>(),
+    )
+        .prop_map(|((l, r), (m, n, reason), ari, p)| {
+            CmMessage::Rej(CmRej {
+                local_comm_id: l,
+                remote_comm_id: r,
+                message_rejected: m,
+                reject_info_length: n,
+                reason: RejReason::from_code(reason),
+                ari,
+                private_data: p,
+            })
+        });
+    let rep = (
+        (
+            ids,
+            any::<u32>(),
+            0u32..0x100_0000,
+            0u32..0x100_0000,
+            0u32..0x100_0000,
+        ),
+        (
+            any::<u8>(),
+            any::<u8>(),
+            0u8..32,
+            0u8..4,
+            any::<bool>(),
+            0u8..8,
+            any::<bool>(),
+        ),
+        (0u32..0x100_0000, any::<u64>(), bytes::<196>()),
+    )
+        .prop_map(|(a, b, c)| {
+            CmMessage::Rep(CmRep {
+                local_comm_id: a.0.0,
+                remote_comm_id: a.0.1,
+                local_qkey: a.1,
+                local_qpn: a.2,
+                local_eecn: a.3,
+                starting_psn: a.4,
+                responder_resources: b.0,
+                initiator_depth: b.1,
+                target_ack_delay: b.2,
+                failover_accepted: b.3,
+                end_to_end_flow_control: b.4,
+                rnr_retry_count: b.5,
+                srq: b.6,
+                vendor_id: c.0,
+                local_ca_guid: c.1,
+                private_data: c.2,
+            })
+        });
+    let rtu = (ids, bytes::<224>(), any::<bool>()).prop_map(|((l, r), p, drep)| {
+        let m = CmRtu {
+            local_comm_id: l,
+            remote_comm_id: r,
+            private_data: p,
+        };
+        if drep {
+            CmMessage::Drep(m)
+        } else {
+            CmMessage::Rtu(m)
+        }
+    });
+    let dreq = (ids, 0u32..0x100_0000, bytes::<220>()).prop_map(|((l, r), q, p)| {
+        CmMessage::Dreq(CmDreq {
+            local_comm_id: l,
+            remote_comm_id: r,
+            remote_qpn: q,
+            private_data: p,
+        })
+    });
+    prop_oneof![req, mra, rej, rep, rtu, dreq]
 }

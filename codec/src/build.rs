@@ -14,23 +14,30 @@
 //! assert_eq!(bytes.len(), 14 + 20 + 8 + 12 + 16 + 4096 + 4);
 //! ```
 
-use crate::frame::{EthRepr, FrameRepr, IpRepr, NetRepr, UdpRepr, Vlans};
+use core::net::{IpAddr, Ipv4Addr};
+
+use crate::frame::{EthRepr, FrameRepr, IpRepr, Ipv4Options, Ipv4Repr, NetRepr, UdpRepr, Vlans};
 use crate::hash::ROCE_V2_UDP_DPORT;
 use crate::psn::Psn;
 use crate::wire::aeth::{AethRepr, Syndrome};
 use crate::wire::atomic_ack_eth::AtomicAckEthRepr;
 use crate::wire::atomic_eth::AtomicEthRepr;
 use crate::wire::bth::BthRepr;
+use crate::wire::cm::{CmPath, CmRep, CmReq, CmRtu, ROCE_LID};
+use crate::wire::cma::{self, CmaHdr};
 use crate::wire::cnp::CnpRepr;
 use crate::wire::deth::DethRepr;
 use crate::wire::feth::FethRepr;
 use crate::wire::ib::{ExtHeaders, IbRepr, pad_for};
+use crate::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use crate::wire::ieth::IethRepr;
 use crate::wire::immdt::ImmDtRepr;
 use crate::wire::mac_control::{MacControlRepr, PAUSE_DST_MAC};
+use crate::wire::mad::MadRepr;
 use crate::wire::opcode::{HeaderSet, Opcode};
 use crate::wire::rdeth::RdethRepr;
 use crate::wire::reth::RethRepr;
+use crate::wire::tcp::{IP_PROTO_TCP, TcpRepr};
 use crate::wire::xrceth::XrcethRepr;
 
 impl ExtHeaders {
@@ -125,7 +132,198 @@ impl IbRepr {
     }
 }
 
+/// Values the Linux RDMA CM (`drivers/infiniband/core/cma.c`) puts in a
+/// REQ whatever the consumer asks: `CMA_CM_RESPONSE_TIMEOUT` for both CM
+/// response timeouts and `CMA_MAX_CM_RETRIES`.
+pub const CMA_CM_RESPONSE_TIMEOUT: u8 = 20;
+pub const CMA_MAX_CM_RETRIES: u8 = 15;
+
+/// The GID of an IPv4 address (`::ffff:a.b.c.d`), as RoCE v2 uses it.
+pub fn ipv4_gid(a: Ipv4Addr) -> [u8; 16] {
+    a.to_ipv6_mapped().octets()
+}
+
+fn ip_gid(a: IpAddr) -> [u8; 16] {
+    match a {
+        IpAddr::V4(v4) => ipv4_gid(v4),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+impl CmPath {
+    /// A RoCE path between two IP addresses: permissive LIDs, the
+    /// addresses as GIDs.
+    pub fn roce(local: IpAddr, remote: IpAddr, traffic_class: u8, hop_limit: u8) -> CmPath {
+        CmPath {
+            local_lid: ROCE_LID,
+            remote_lid: ROCE_LID,
+            local_gid: ip_gid(local),
+            remote_gid: ip_gid(remote),
+            traffic_class,
+            hop_limit,
+            ..CmPath::default()
+        }
+    }
+}
+
+impl CmReq {
+    /// The REQ of an RC `rdma_connect` from `src:src_port` to
+    /// `dst:dst_port` over RoCE: RDMA_PS_TCP service ID, the RDMA CM
+    /// header first in the private data, Linux's CM timeouts and retries,
+    /// P_Key 0xFFFF, retry and RNR retry counts 7. `path_mtu` is the IB MTU
+    /// code (3 = 1024 for a 1500-byte Ethernet MTU, 5 = 4096).
+    #[allow(clippy::too_many_arguments)]
+    pub fn rdma_cm(
+        local_comm_id: u32,
+        local_qpn: u32,
+        starting_psn: u32,
+        src: IpAddr,
+        src_port: u16,
+        dst: IpAddr,
+        dst_port: u16,
+        path_mtu: u8,
+    ) -> CmReq {
+        let mut private_data = [0; 92];
+        CmaHdr::new(src, src_port, dst).emit(&mut private_data[..CmaHdr::LEN]);
+        CmReq {
+            local_comm_id,
+            reserved4: 0,
+            service_id: cma::service_id(dst_port),
+            local_ca_guid: 0,
+            local_qkey: 0,
+            local_qpn: local_qpn & 0xFF_FFFF,
+            responder_resources: 0,
+            local_eecn: 0,
+            initiator_depth: 0,
+            remote_eecn: 0,
+            remote_cm_response_timeout: CMA_CM_RESPONSE_TIMEOUT,
+            transport_type: 0,
+            end_to_end_flow_control: false,
+            starting_psn: starting_psn & 0xFF_FFFF,
+            local_cm_response_timeout: CMA_CM_RESPONSE_TIMEOUT,
+            retry_count: 7,
+            pkey: BthRepr::DEFAULT_PKEY,
+            path_mtu,
+            rdc_exists: false,
+            rnr_retry_count: 7,
+            max_cm_retries: CMA_MAX_CM_RETRIES,
+            srq: false,
+            extended_transport: 0,
+            primary_path: CmPath::roce(src, dst, 0, 64),
+            alternate_path: CmPath::default(),
+            private_data,
+        }
+    }
+}
+
+impl CmRep {
+    /// The REP answering `req` from the passive side's QP.
+    pub fn answering(req: &CmReq, local_comm_id: u32, local_qpn: u32, starting_psn: u32) -> CmRep {
+        CmRep {
+            local_comm_id,
+            remote_comm_id: req.local_comm_id,
+            local_qkey: 0,
+            local_qpn: local_qpn & 0xFF_FFFF,
+            local_eecn: 0,
+            starting_psn: starting_psn & 0xFF_FFFF,
+            responder_resources: req.initiator_depth,
+            initiator_depth: req.responder_resources,
+            target_ack_delay: 0,
+            failover_accepted: 0,
+            end_to_end_flow_control: false,
+            rnr_retry_count: req.rnr_retry_count,
+            srq: false,
+            vendor_id: 0,
+            local_ca_guid: 0,
+            private_data: [0; 196],
+        }
+    }
+}
+
+impl CmRtu {
+    /// The RTU (or DREP) from the side whose ID is `local` to `remote`.
+    pub fn between(local_comm_id: u32, remote_comm_id: u32) -> CmRtu {
+        CmRtu {
+            local_comm_id,
+            remote_comm_id,
+            private_data: [0; 224],
+        }
+    }
+}
+
+impl Ipv4Repr {
+    /// An IPv4/TCP header as Linux sends it: DF set, TTL 64, no options.
+    pub fn tcp(src: Ipv4Addr, dst: Ipv4Addr, dscp: u8, ecn: u8) -> Ipv4Repr {
+        Ipv4Repr {
+            protocol: IP_PROTO_TCP,
+            ..Ipv4Repr::udp(src, dst, dscp, ecn)
+        }
+    }
+
+    /// The header of the ICMP error Linux sends about `offending`: back to
+    /// its source, TOS from [`linux_error_tos`], TTL 64, DF clear (the ICMP
+    /// socket is IP_PMTUDISC_DONT).
+    pub fn icmp_error_about(offending: &Ipv4Repr, identification: u16) -> Ipv4Repr {
+        let tos = linux_error_tos(offending.dscp << 2 | offending.ecn);
+        Ipv4Repr {
+            dscp: tos >> 2,
+            ecn: tos & 3,
+            identification,
+            dont_fragment: false,
+            more_fragments: false,
+            fragment_offset: 0,
+            ttl: 64,
+            protocol: IP_PROTO_ICMP,
+            src: offending.dst,
+            dst: offending.src,
+            options: Ipv4Options::default(),
+            checksum_override: None,
+        }
+    }
+}
+
+/// What of `datagram` (the offending IP datagram, from its header on) a
+/// Linux ICMP error quotes: as much as fits in 576 bytes.
+pub fn linux_icmp_quote(datagram: &[u8]) -> &[u8] {
+    &datagram[..datagram.len().min(LINUX_MAX_QUOTE)]
+}
+
 impl FrameRepr {
+    /// An untagged RoCEv2 frame carrying one MAD (a UD SEND ONLY from QP1
+    /// to QP1); the MAD bytes ([`crate::wire::cm::CmRepr::to_bytes`]) are
+    /// the payload given to emit.
+    pub fn mad(
+        dst_mac: [u8; 6],
+        src_mac: [u8; 6],
+        ip: IpRepr,
+        udp_sport: u16,
+        psn: Psn,
+    ) -> FrameRepr {
+        FrameRepr::rocev2(dst_mac, src_mac, ip, udp_sport, MadRepr::gsi_packet(psn))
+    }
+
+    /// An untagged TCP segment; its payload is given to emit.
+    pub fn tcp(dst_mac: [u8; 6], src_mac: [u8; 6], ip: IpRepr, tcp: TcpRepr) -> FrameRepr {
+        FrameRepr::untagged(dst_mac, src_mac, NetRepr::Tcp { ip, tcp })
+    }
+
+    fn untagged(dst: [u8; 6], src: [u8; 6], net: NetRepr) -> FrameRepr {
+        FrameRepr {
+            eth: EthRepr { dst, src },
+            vlans: Vlans::none(),
+            net,
+        }
+    }
+
+    /// An untagged ICMPv4 message; its data (a quote) is given to emit.
+    pub fn icmpv4(dst_mac: [u8; 6], src_mac: [u8; 6], ip: Ipv4Repr, icmp: Icmpv4Repr) -> FrameRepr {
+        let net = NetRepr::Icmpv4 {
+            ip: IpRepr::V4(ip),
+            icmp,
+        };
+        FrameRepr::untagged(dst_mac, src_mac, net)
+    }
+
     /// An untagged RoCEv2 frame to UDP port 4791.
     pub fn rocev2(
         dst_mac: [u8; 6],

@@ -34,6 +34,14 @@ pub enum Layer {
     IbPayload,
     Icrc,
     MacControl,
+    Tcp,
+    Icmpv4,
+    /// The common header of a Management Datagram.
+    Mad,
+    /// A Communication Manager message (the class data of a CM MAD).
+    Cm,
+    /// perftest's out-of-band key exchange message.
+    Perftest,
 }
 
 impl Layer {
@@ -60,6 +68,11 @@ impl Layer {
             Layer::IbPayload => "IB payload",
             Layer::Icrc => "ICRC",
             Layer::MacControl => "MAC control",
+            Layer::Tcp => "TCP",
+            Layer::Icmpv4 => "ICMP",
+            Layer::Mad => "MAD",
+            Layer::Cm => "CM",
+            Layer::Perftest => "perftest",
         }
     }
 }
@@ -169,8 +182,12 @@ impl Warnings {
     pub const IPV4_RESERVED_FLAG: Warnings = Warnings(1 << 10);
     /// The pad bytes PadCnt announces are not zero.
     pub const PAD_NONZERO: Warnings = Warnings(1 << 11);
+    /// The IPv4 total length is larger than the frame that carries it (and
+    /// the frame was not cut by the snaplen): tshark's "IPv4 total length
+    /// exceeds packet length". The frame is malformed.
+    pub const IPV4_TOTAL_LENGTH_EXCEEDS: Warnings = Warnings(1 << 12);
 
-    const ALL: [(Warnings, &'static str); 12] = [
+    const ALL: [(Warnings, &'static str); 13] = [
         (Self::UNKNOWN_OPCODE, "reserved or unknown BTH opcode"),
         (Self::TVER_NONZERO, "BTH TVer is not 0"),
         (Self::PAD_EXCEEDS_PAYLOAD, "BTH PadCnt exceeds the payload"),
@@ -195,6 +212,10 @@ impl Warnings {
         ),
         (Self::IPV4_RESERVED_FLAG, "IPv4 reserved flag bit is set"),
         (Self::PAD_NONZERO, "BTH pad bytes are not zero"),
+        (
+            Self::IPV4_TOTAL_LENGTH_EXCEEDS,
+            "IPv4 total length exceeds packet length",
+        ),
     ];
 
     pub const fn empty() -> Self {

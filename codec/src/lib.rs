@@ -10,7 +10,10 @@
 //!   and IPv6, UDP, the IB packet after UDP or the RoCE v1 GRH, and the
 //!   [`ParseOptions`]; `frame/mod.rs` walks them.
 //! * [`wire`]: one module per header below UDP or the GRH (BTH, RETH, AETH,
-//!   ..., GRH) and MAC control (PAUSE, PFC), smoltcp-style.
+//!   ..., GRH) and MAC control (PAUSE, PFC), smoltcp-style; the MADs of
+//!   connection set-up (MAD header, CM messages, the RDMA CM header in a
+//!   REQ) and the host stack's TCP and ICMPv4.
+//! * [`perftest`]: the key messages perftest exchanges over TCP port 18515.
 //! * [`error`]: the [`Error`] that stops decoding (layer, offset, bytes
 //!   required and present) and the [`Warnings`] that do not.
 //! * [`icrc`]: the invariant CRC of RoCE v1 and v2.
@@ -54,6 +57,7 @@ pub mod error;
 pub mod frame;
 pub mod hash;
 pub mod icrc;
+pub mod perftest;
 pub mod psn;
 pub mod wire;
 
@@ -70,15 +74,20 @@ pub use wire::aeth::{AethRepr, NakCode, Syndrome, SyndromeKind};
 pub use wire::atomic_ack_eth::AtomicAckEthRepr;
 pub use wire::atomic_eth::AtomicEthRepr;
 pub use wire::bth::BthRepr;
+pub use wire::cm::{CmMessage, CmRepr, RejReason};
+pub use wire::cma::CmaHdr;
 pub use wire::cnp::CnpRepr;
 pub use wire::deth::DethRepr;
 pub use wire::feth::FethRepr;
 pub use wire::grh::GrhRepr;
 pub use wire::ib::{ExtHeaders, IbPacket, IbRepr, pad_for};
+pub use wire::icmpv4::Icmpv4Repr;
 pub use wire::ieth::IethRepr;
 pub use wire::immdt::ImmDtRepr;
 pub use wire::mac_control::MacControlRepr;
+pub use wire::mad::MadRepr;
 pub use wire::opcode::{HeaderSet, Opcode, OpcodeInfo, Operation, Transport};
 pub use wire::rdeth::RdethRepr;
 pub use wire::reth::RethRepr;
+pub use wire::tcp::TcpRepr;
 pub use wire::xrceth::XrcethRepr;

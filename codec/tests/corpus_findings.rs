@@ -126,8 +126,39 @@ fn ipv4_reserved_flag_is_flagged_and_not_re_emitted() {
 #[test]
 fn rocev2_ip_length_beyond_udp_is_flagged_and_not_re_emitted() {
     let mut bytes = rocev2(ack()).to_vec(&[]);
-    bytes[16..18].copy_from_slice(&0x2854u16.to_be_bytes());
+    // Four bytes of IP-level padding after the UDP datagram, inside the frame.
+    let total = u16::from_be_bytes([bytes[16], bytes[17]]) + 4;
+    bytes[16..18].copy_from_slice(&total.to_be_bytes());
+    bytes.extend_from_slice(&[0; 4]);
     flagged_without_repr(&bytes, Warnings::UDP_LENGTH_MISMATCH);
+}
+
+/// An IPv4 total length beyond the frame is malformed, as tshark says
+/// ("IPv4 total length exceeds packet length"), unless the snaplen cut the
+/// frame short of a length that fits the frame on the wire.
+#[test]
+fn ipv4_total_length_beyond_the_frame_is_malformed_not_truncated() {
+    let mut bytes = rocev2(ack()).to_vec(&[]);
+    bytes[16..18].copy_from_slice(&0x2854u16.to_be_bytes());
+    let e = Frame::parse(&bytes, &ParseOptions::default()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "IPv4 at offset 14: field `total_len` is 10324, exceeds the packet length"
+    );
+    let f = Frame::parse_lax(&bytes, bytes.len(), &ParseOptions::default()).unwrap();
+    assert_eq!(f.kind(), FrameKind::Malformed);
+    assert!(f.warnings.contains(Warnings::IPV4_TOTAL_LENGTH_EXCEEDS));
+    assert!(f.to_repr().is_none());
+    // The layers above are still shown.
+    assert!(matches!(f.net, Net::RoceV2 { .. }));
+    // The same bytes as the first 62 of a 10338-byte frame: the snaplen cut
+    // what followed the UDP datagram, which is complete.
+    let f = Frame::parse_lax(&bytes, 14 + 10324, &ParseOptions::default()).unwrap();
+    assert_eq!(f.kind(), FrameKind::RoceV2);
+    assert!(!f.warnings.contains(Warnings::IPV4_TOTAL_LENGTH_EXCEEDS));
+    // Cut inside the IB packet instead: truncated.
+    let f = Frame::parse_lax(&bytes[..50], 14 + 10324, &ParseOptions::default()).unwrap();
+    assert_eq!(f.kind(), FrameKind::Truncated);
 }
 
 /// Found by the cargo-fuzz target: non-zero pad bytes were re-emitted as

@@ -114,8 +114,17 @@ fn emit_fills_every_byte() {
 #[test]
 fn strict_errors_name_layer_offset_and_lengths() {
     let f = write(0x0A, 1, 64, Some(RethRepr::default())).to_vec(&[0; 64]);
-    // Cut inside the RETH: 14 + 20 + 8 + 12 = 54 is where it starts.
+    // 60 bytes as a whole frame: the IP header claims more than there is.
     let e = Frame::parse(&f[..60], &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "IPv4 at offset 14: field `total_len` is 124, exceeds the packet length"
+    );
+    // Cut by a snaplen inside the RETH: 14 + 20 + 8 + 12 = 54 is where it starts.
+    let e = Frame::parse_lax(&f[..60], f.len(), &opts())
+        .unwrap()
+        .stop
+        .unwrap();
     assert_eq!(
         e,
         Error::Truncated {

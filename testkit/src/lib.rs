@@ -11,6 +11,7 @@
 //!   roce-capture ┴─ written by roce_capture::write::CaptureWriter (as the taps are)
 //!        │
 //!   roce-testkit ── synth    Synth (files + truth), RcConn (one RC flow), bench captures
+//!        │       ├─ setup    CmSetup (REQ/MRA/REP/REJ/RTU), PerftestTcp (port 18515 keys)
 //!        │       ├─ traces   generate(dir): every file of traces/, byte for byte
 //!        │       ├─ pcap     what the writer does not write: SLL/SLL2, µs, raw pcapng times, gzip
 //!        │       ├─ tshark   the field lists and one way to run tshark
@@ -27,6 +28,8 @@
 //!   connection (messages segmented at the PMTU, ACK/NAK/RNR, CNPs,
 //!   byte-identical resends). [`synth::bench_capture`] and
 //!   [`synth::full_size_writes`] are the benches' captures.
+//! * [`setup`] holds [`setup::CmSetup`] and [`setup::PerftestTcp`]: the
+//!   connection set-up that precedes an RC flow, over CM MADs or TCP.
 //! * [`traces`] holds [`traces::generate`], which writes [`traces::FILES`];
 //!   `analyzer/tests/dissect_traces.rs` keeps `traces/` equal to it.
 //! * [`pcap`] holds [`pcap::raw_pcap`], [`pcap::pcapng_with_raw_times`],
@@ -45,6 +48,7 @@ pub mod ci;
 pub mod cli;
 pub mod pcap;
 pub mod repo;
+pub mod setup;
 pub mod synth;
 pub mod traces;
 pub mod tshark;

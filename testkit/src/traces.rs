@@ -9,8 +9,9 @@
 //! ```text
 //!  generate(dir) ── opcodes  rc_flow  vlan_ipv6_ecn  rocev1  pfc_pause  malformed  truncated
 //!               │     └──────────── Synth, frames 1 µs (+17 ns per frame) apart from T0
-//!               └── sll  sll2  usec
-//!                     └──────────── raw_pcap, frames 1 ms apart from T0
+//!               ├── sll  sll2  usec
+//!               │     └──────────── raw_pcap, frames 1 ms apart from T0
+//!               └── setup: connection set-up (crate::setup), times as a host sees them
 //! ```
 //!
 //! Nothing here is random or depends on the clock, so the files are the same
@@ -42,6 +43,7 @@ pub const FILES: &[&str] = &[
     "sll.pcap",
     "sll2.pcap",
     "usec.pcap",
+    "setup.pcap",
 ];
 
 /// Writes every file of [`FILES`] into `dir`.
@@ -56,6 +58,7 @@ pub fn generate(dir: &Path) -> io::Result<()> {
     cooked(&dir.join("sll.pcap"), DataLink::LINUX_SLL)?;
     cooked(&dir.join("sll2.pcap"), DataLink::LINUX_SLL2)?;
     usec(&dir.join("usec.pcap"))?;
+    setup(&dir.join("setup.pcap"))?;
     Ok(())
 }
 
@@ -637,4 +640,107 @@ fn usec(path: &Path) -> io::Result<()> {
         Endianness::Big,
         &spaced(frames),
     )
+}
+
+/// Connection set-up as the hosts of a perftest pair see it: an RDMA CM
+/// exchange and the flow it connects, perftest's TCP key exchange and its
+/// flow, a REQ resent and never answered, a REJ, a RoCEv2 packet a v1-only
+/// host answers with ICMP port unreachable, and an IPv4 total length
+/// beyond the frame.
+fn setup(path: &Path) -> io::Result<()> {
+    use crate::setup::{CmSetup, PerftestTcp};
+    use crate::synth::{Endpoint, RcConn};
+    use roce_codec::wire::icmpv4::Icmpv4Repr;
+    const US: u64 = 1_000;
+    let mut s = Synth::create(&[(path, CaptureFormat::Pcap, 0)])?;
+    let a = Endpoint::host(1, 0x11);
+    let b = Endpoint::host(2, 0x12);
+    // RDMA CM: REQ, REP 45 µs later, RTU 90 µs after the REQ; then a WRITE.
+    let mut cm = CmSetup::new(a, b, 0x3e1a5, 0x7c0001);
+    cm.req(&mut s, T0)?;
+    cm.rep(&mut s, T0 + 45 * US)?;
+    cm.rtu(&mut s, T0 + 90 * US)?;
+    let mut w = RcConn::new(a, b, 0xc011, 0x3e1a5);
+    let sent = w.message(&mut s, T0 + 200 * US, 8192, true, US, &[])?;
+    w.ack(&mut s, sent.end_ns + 6 * US, sent.last)?;
+    // perftest over TCP port 18515: keys 210 and 270 µs after the SYN.
+    let (c, d) = (Endpoint::host(1, 0x21), Endpoint::host(2, 0x22));
+    let mut t = PerftestTcp::new(c, d, 40_000);
+    let t1 = T0 + 1_000 * US;
+    t.connect(&mut s, t1, 30 * US)?;
+    let mut gid = [0u8; 16];
+    gid[10..12].copy_from_slice(&[0xff, 0xff]);
+    gid[12..].copy_from_slice(&c.ip.octets());
+    let kc = perftest::KeyMessage {
+        lid: 0,
+        out_reads: 16,
+        qpn: c.qpn,
+        psn: 0x51a2,
+        rkey: 0x2003,
+        vaddr: 0x7f00_0000_1000,
+        gid: Some(gid),
+        srqn: 0,
+    };
+    gid[12..].copy_from_slice(&d.ip.octets());
+    let kd = perftest::KeyMessage {
+        qpn: d.qpn,
+        psn: 0x9e07,
+        rkey: 0x3004,
+        gid: Some(gid),
+        ..kc
+    };
+    t.keys(&mut s, t1 + 210 * US, true, &kc)?;
+    t.keys(&mut s, t1 + 270 * US, false, &kd)?;
+    let mut f = RcConn::new(c, d, 0xc021, kc.psn);
+    let sent = f.message(&mut s, t1 + 400 * US, 1000, false, US, &[])?;
+    f.ack(&mut s, sent.end_ns + 6 * US, sent.last)?;
+    t.keys(&mut s, t1 + 600 * US, true, &kc)?;
+    t.keys(&mut s, t1 + 660 * US, false, &kd)?;
+    // A REQ to 10.0.0.3 that nothing answers (resent at the end).
+    let mut lost = CmSetup::new(a, Endpoint::host(3, 0x13), 0x100, 0x200);
+    let t2 = T0 + 2_000 * US;
+    lost.req(&mut s, t2)?;
+    // A REQ to 10.0.0.4, where no one listens on the port: REJ reason 8.
+    let mut rej = CmSetup::new(a, Endpoint::host(4, 0x14), 0x300, 0x400);
+    rej.req(&mut s, t2 + 100 * US)?;
+    rej.rej(
+        &mut s,
+        t2 + 130 * US,
+        roce_codec::wire::cm::RejReason::InvalidServiceId,
+    )?;
+    // RoCEv2 to 10.0.0.5, a v1-only host: plain UDP to 4791, port unreachable.
+    let e = Endpoint::host(5, 0x15);
+    let v2 = FrameRepr::rocev2(
+        e.mac,
+        a.mac,
+        IpRepr::V4(Ipv4Repr::udp(a.ip, e.ip, 26, 2)),
+        0xc015,
+        IbRepr::new(Opcode(0x04), e.qpn, Psn::new(1), 64),
+    );
+    let v2_bytes = v2.to_vec(&PAYLOAD[..64]);
+    s.record(0, t2 + 300 * US, &v2, &v2_bytes)?;
+    let NetRepr::RoceV2 {
+        ip: IpRepr::V4(v2_ip),
+        ..
+    } = v2.net
+    else {
+        unreachable!("built as IPv4")
+    };
+    let icmp = FrameRepr::icmpv4(
+        a.mac,
+        e.mac,
+        Ipv4Repr::icmp_error_about(&v2_ip, 0x4a1c),
+        Icmpv4Repr::port_unreachable(),
+    );
+    let quote = build::linux_icmp_quote(&v2_bytes[14..]);
+    s.record(0, t2 + 312 * US, &icmp, &icmp.to_vec(quote))?;
+    // The same RoCEv2 frame with an IPv4 total length of 1000: malformed.
+    let mut bad = v2_bytes.clone();
+    bad[16..18].copy_from_slice(&1000u16.to_be_bytes());
+    s.raw(0, t2 + 400 * US, &bad)?;
+    // The unanswered REQ again after 2 × 2^(18-8) + 2^(20-8) = 6144 ms, twice.
+    for i in 1..3 {
+        lost.req(&mut s, t2 + i * 6_144_000 * US)?;
+    }
+    s.finish().map(|_| ())
 }

@@ -26,7 +26,8 @@ pub const BTH_FIELDS: [&str; 9] = [
     "infiniband.bth.psn",
 ];
 
-/// The fields before the BTH: frame, tags, IP, UDP, GRH.
+/// The fields before the BTH: frame, tags, IP, UDP or TCP (ICMP's type to
+/// tell its quoted UDP header from the frame's), GRH.
 const OUTER_FIELDS: &[&str] = &[
     "frame.time_epoch",
     "frame.len",
@@ -45,6 +46,9 @@ const OUTER_FIELDS: &[&str] = &[
     "ipv6.tclass.ecn",
     "udp.srcport",
     "udp.dstport",
+    "tcp.srcport",
+    "tcp.dstport",
+    "icmp.type",
     "infiniband.grh.sgid",
     "infiniband.grh.dgid",
     "infiniband.grh.tclass",

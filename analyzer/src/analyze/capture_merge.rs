@@ -26,6 +26,7 @@ use super::model::FileReport;
 use super::pfc::PfcFile;
 use super::roce_event::{Decoded, RoceEvent, decode};
 use super::series::Bins;
+use super::setup::SetupEvent;
 use roce_capture::pipeline::{self, Item, Ordered};
 use roce_capture::read::{CaptureError, CaptureReader, FrameBatch};
 
@@ -68,6 +69,8 @@ fn absorb(row: &mut FileReport, batch: &FileReport) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum MergedEvent {
     Roce(RoceEvent),
+    /// A connection set-up frame (CM MAD, perftest TCP).
+    Setup(SetupEvent),
     MacControl {
         file: u16,
         frame: u64,
@@ -81,6 +84,7 @@ impl MergedEvent {
     fn key(&self) -> (u64, u16, u64) {
         match self {
             MergedEvent::Roce(e) => (e.ts_ns, e.file, e.frame),
+            MergedEvent::Setup(e) => (e.ts_ns, e.file, e.frame),
             MergedEvent::MacControl {
                 file, frame, ts_ns, ..
             } => (*ts_ns, *file, *frame),
@@ -118,18 +122,26 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
         let Ok(frame) = raw.decode(parse) else {
             continue;
         };
+        let count_roce = |c: &mut FileReport, ev: &RoceEvent| {
+            c.roce_packets += 1;
+            c.roce_bytes += u64::from(ev.wire_len);
+            c.roce_payload_bytes += u64::from(ev.payload_len);
+            match ev.icrc_valid {
+                Some(false) => c.icrc_errors += 1,
+                None => c.icrc_unchecked += 1,
+                Some(true) => {}
+            }
+        };
         let ev = match decode(&frame, file, frame_no, raw.ts_ns) {
             Decoded::Roce(ev) => {
-                c.roce_packets += 1;
-                c.roce_bytes += u64::from(ev.wire_len);
-                c.roce_payload_bytes += u64::from(ev.payload_len);
-                match ev.icrc_valid {
-                    Some(false) => c.icrc_errors += 1,
-                    None => c.icrc_unchecked += 1,
-                    Some(true) => {}
-                }
+                count_roce(&mut c, &ev);
                 MergedEvent::Roce(ev)
             }
+            Decoded::CmMad(ev, setup) => {
+                count_roce(&mut c, &ev);
+                MergedEvent::Setup(setup)
+            }
+            Decoded::Tcp(setup) => MergedEvent::Setup(setup),
             Decoded::RoceUndecodable => {
                 c.roce_packets += 1;
                 c.roce_bytes += raw.wire_len as u64;

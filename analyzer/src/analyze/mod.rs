@@ -28,6 +28,7 @@
 //! | `report_builder.rs` | the finished flow table and file counters into a [`Report`] |
 //! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
 //! | `findings.rs` | rules over the finished report, one sentence each |
+//! | `setup.rs` | connection set-up (CM REQ/REP/RTU, perftest's TCP keys), joined to the flows it connected |
 //! | `cli.rs` | the `analyze` subcommand |
 //!
 //! Memory grows with the number of flows, never with the number of
@@ -55,6 +56,7 @@ mod quantiles;
 mod report_builder;
 mod roce_event;
 pub mod series;
+mod setup;
 /// The model's old path (`analyze::report`), kept while tests and scripts
 /// written against it move to [`model`].
 #[doc(hidden)]
@@ -181,6 +183,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         series: opts.series,
     };
     let mut table = flow_table::FlowTable::new(paths.len(), flow_opts);
+    let mut setups = setup::SetupTable::default();
     let path_refs: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = progress_bar(opts.progress, total_bytes);
@@ -190,6 +193,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         Arc::clone(&progress),
         |ev| match ev {
             capture_merge::MergedEvent::Roce(e) => table.event(e),
+            capture_merge::MergedEvent::Setup(e) => setups.event(e),
             capture_merge::MergedEvent::MacControl {
                 file,
                 frame,
@@ -224,6 +228,7 @@ pub fn analyze_files<P: AsRef<Path>>(
             qp_filter: opts.qp,
         },
     });
+    setup::attach(&mut report, setups.finish());
     if let Some(q) = opts.qp {
         report
             .qps

@@ -30,6 +30,62 @@ pub struct Report {
     pub findings: Vec<Finding>,
     pub capture: CaptureSpan,
     pub options: OptionsReport,
+    /// Connection set-ups found in the capture (CM exchanges, perftest's
+    /// TCP key exchange); the key is left out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub setups: Vec<SetupReport>,
+}
+
+/// One connection set-up: an RDMA CM exchange (REQ, MRA, REP or REJ, RTU)
+/// or perftest's key exchange over TCP port 18515.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupReport {
+    /// Position in `setups`; flows refer to it.
+    pub id: usize,
+    /// `rdma_cm` or `socket`.
+    pub method: &'static str,
+    /// The side that connected (REQ sender, TCP client) and the other.
+    pub active: String,
+    pub passive: String,
+    /// The RDMA CM service port, or perftest's TCP port.
+    pub port: Option<u16>,
+    pub first_frame: FrameRef,
+    pub start_ts_ns: u64,
+    /// `established` (RTU sent; both keys exchanged), `rejected`,
+    /// `unanswered` (requests only), `no_rtu` (REP without RTU),
+    /// `incomplete` (the capture holds part of it).
+    pub outcome: &'static str,
+    /// From the first REQ (SYN) to the RTU (the second key message).
+    pub established_ns: Option<u64>,
+    /// QPN and starting PSN each side announced (REQ and REP; the keys).
+    pub active_qpn: Option<u32>,
+    pub active_psn: Option<u32>,
+    pub passive_qpn: Option<u32>,
+    pub passive_psn: Option<u32>,
+    /// REQs (SYNs) sent, the first included, and the resends among them.
+    pub requests: u64,
+    pub retries: u64,
+    /// Between the first two requests.
+    pub retry_interval_ns: Option<u64>,
+    pub mras: u64,
+    pub reject_reason: Option<u16>,
+    pub reject_reason_name: Option<&'static str>,
+    /// The REQ's remote CM response timeout, 4.096 µs × 2^field.
+    pub cm_response_timeout_ns: Option<u64>,
+    pub max_cm_retries: Option<u8>,
+    /// perftest key messages seen (2 at set-up, 2 more at the closing sync).
+    pub key_messages: u64,
+    /// The flows (`qps` ids) whose QPs it connected.
+    pub qps: Vec<usize>,
+}
+
+/// How a flow's QPs were connected.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct QpSetup {
+    /// Index into `setups`.
+    pub setup: usize,
+    pub method: &'static str,
+    pub established_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -205,6 +261,10 @@ pub struct QpReport {
     pub ecn_ce_requests: u64,
     #[serde(skip)]
     pub cnps_to_requester: u64,
+    /// The connection set-up that announced this flow's QPs, when the
+    /// capture holds it (the key is left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub setup: Option<QpSetup>,
 }
 
 #[derive(Debug, Clone, Serialize)]

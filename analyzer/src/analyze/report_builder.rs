@@ -165,6 +165,7 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
         untracked_psns: f.untracked_psns,
         ecn_ce_requests: f.ecn_ce_requests,
         cnps_to_requester: f.cnps_to_requester,
+        setup: None,
     }
 }
 
@@ -334,6 +335,7 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
         pfc,
         lag,
         findings: Vec::new(),
+        setups: Vec::new(),
         capture,
         options,
     };

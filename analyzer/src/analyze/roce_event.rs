@@ -7,6 +7,8 @@ use core::net::IpAddr;
 use roce_codec::wire::aeth::AethRepr;
 use roce_codec::{Frame, FrameKind, Net, Opcode, Psn};
 
+use super::setup::{self, SetupEvent};
+
 /// One RoCE packet as the flow table sees it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RoceEvent {
@@ -51,6 +53,10 @@ impl RoceEvent {
 /// What a decoded frame is to the analysis.
 pub(crate) enum Decoded {
     Roce(RoceEvent),
+    /// A CM MAD: counted as RoCE, followed as connection set-up, not a flow.
+    CmMad(RoceEvent, SetupEvent),
+    /// TCP to or from perftest's port.
+    Tcp(SetupEvent),
     /// A RoCE frame whose BTH was not captured or could not be decoded.
     RoceUndecodable,
     MacControl {
@@ -79,6 +85,9 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
                 ctl: *ctl,
             };
         }
+        Net::Tcp { .. } => {
+            return setup::decode(f, file, frame, ts_ns).map_or(Decoded::Other, Decoded::Tcp);
+        }
         _ => return Decoded::Other,
     };
     let Some(ib) = ib else {
@@ -92,7 +101,7 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
         + payload_len
         + u32::from(ib.bth.pad_count)
         + roce_codec::icrc::ICRC_LEN as u32;
-    Decoded::Roce(RoceEvent {
+    let ev = RoceEvent {
         file,
         frame,
         ts_ns,
@@ -114,5 +123,9 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
         icrc: ib.icrc,
         icrc_valid: ib.icrc_valid,
         rocev1,
-    })
+    };
+    match setup::decode(f, file, frame, ts_ns) {
+        Some(s) if !rocev1 => Decoded::CmMad(ev, s),
+        _ => Decoded::Roce(ev),
+    }
 }

@@ -75,6 +75,7 @@ pub fn json_line(
     if let Some(ib) = f.ib() {
         ib_fields(&mut o, ib);
     }
+    super::setup::json_fields(&mut o, f);
     if let Net::MacControl(m) = &f.net {
         o.num("macc_opcode", m.opcode().into());
         match m {
@@ -187,7 +188,7 @@ fn grh_paylen(raw: &RawFrame<'_>, f: &Frame<'_>) -> Option<u16> {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A JSON object being written into a byte buffer.
-struct JsonObject<'a> {
+pub(super) struct JsonObject<'a> {
     out: &'a mut Vec<u8>,
     empty: bool,
 }
@@ -208,23 +209,23 @@ impl<'a> JsonObject<'a> {
         self.out.extend_from_slice(b"\":");
     }
 
-    fn num(&mut self, k: &str, v: u64) {
+    pub(super) fn num(&mut self, k: &str, v: u64) {
         self.key(k);
         push_u64(self.out, v);
     }
 
-    fn bool(&mut self, k: &str, v: bool) {
+    pub(super) fn bool(&mut self, k: &str, v: bool) {
         self.key(k);
         self.out
             .extend_from_slice(if v { b"true" } else { b"false" });
     }
 
-    fn str(&mut self, k: &str, v: &str) {
+    pub(super) fn str(&mut self, k: &str, v: &str) {
         self.key(k);
         push_json_str(self.out, v);
     }
 
-    fn display(&mut self, k: &str, v: &dyn std::fmt::Display) {
+    pub(super) fn display(&mut self, k: &str, v: &dyn std::fmt::Display) {
         self.key(k);
         let mut s = Escaper(self.out);
         s.0.push(b'"');

@@ -21,7 +21,17 @@
 //! | `warning` | the codec found something odd (reserved opcode, ICRC mismatch, ...) |
 //! | `vlan_id`, `vlan_pcp` | the frame has an 802.1Q tag (the outer one) |
 //! | `l3`, `src`, `dst`, `dscp`, `ecn` | IPv4/IPv6; RoCE v1 gives `src`/`dst` as GIDs and `dscp`/`ecn` from the GRH traffic class, without `l3` |
-//! | `sport`, `dport` | UDP |
+//! | `sport`, `dport` | UDP or TCP |
+//! | `tcp_seq`, `tcp_ack`, `tcp_flags` (the 12 bits under the data offset), `tcp_window`, `tcp_len` (payload bytes) | TCP |
+//! | `perftest_lid`, `perftest_out_reads`, `perftest_qpn`, `perftest_psn`, `perftest_rkey`, `perftest_vaddr`, `perftest_gid` | a TCP payload that is one of perftest's key messages (port 18515 exchange) |
+//! | `icmp_type`, `icmp_code`; `icmp_quoted_src`, `icmp_quoted_dst`, `icmp_quoted_proto`, `icmp_quoted_len`, `icmp_quoted_sport`, `icmp_quoted_dport` | ICMPv4; an error's quoted IPv4 header (ports if it quotes UDP or TCP) |
+//! | `mad_class`, `mad_method`, `mad_attr`, `mad_tid` | a MAD: UD SEND ONLY to QP1 with 256 bytes of payload |
+//! | `cm_msg` (`REQ`, `MRA`, `REJ`, `REP`, `RTU`, `DREQ`, `DREP`), `cm_local_comm_id`, `cm_remote_comm_id` | a CM MAD (class 0x07) |
+//! | `cm_service_id`, `cm_local_qpn`, `cm_starting_psn`, `cm_remote_resp_timeout`, `cm_local_resp_timeout`, `cm_retry_count`, `cm_rnr_retry_count`, `cm_max_cm_retries`, `cm_path_mtu`, `cm_local_gid`, `cm_remote_gid`; `cma_src`, `cma_dst`, `cma_sport` | a REQ; the RDMA CM header in its private data |
+//! | `cm_local_qpn`, `cm_starting_psn` | a REP |
+//! | `cm_rej_reason`, `cm_rej_reason_name` | a REJ |
+//! | `cm_service_timeout` | an MRA |
+//! | `cm_remote_qpn` | a DREQ |
 //! | `opcode` ... `psn` | a BTH was decoded |
 //! | `reth_*`, `aeth_*`, `immdt`, `ieth_rkey`, `deth_*`, `atomic_*`, `atomicack_orig`, `rdeth_eecnxt`, `xrceth_xrcsrq` | the opcode carries that header |
 //! | `grh_paylen`, `grh_nxthdr`, `grh_hoplmt` | RoCE v1 |
@@ -38,9 +48,11 @@
 //! | `cli.rs` | the subcommand: [`Args`], [`run`] |
 //! | `text.rs` | [`text_line`]: `--format text` |
 //! | `json.rs` | [`json_line`]: `--format jsonl` |
+//! | `setup.rs` | the layers of connection set-up in both formats: TCP (perftest's keys), ICMP, MAD and CM |
 
 mod cli;
 mod json;
+mod setup;
 mod text;
 
 use std::io::{self, Write};

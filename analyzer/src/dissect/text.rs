@@ -64,6 +64,12 @@ pub fn text_line(
             }
             ecn_text(out, ip.ecn());
         }
+        Net::Tcp { .. } | Net::Icmpv4 { .. } => {
+            super::setup::host_stack_text(out, f);
+            if let Some(ip) = f.ip() {
+                ecn_text(out, ip.ecn());
+            }
+        }
         Net::MacControl(m) => match m {
             MacControlRepr::Pfc {
                 enable_vector,
@@ -89,6 +95,7 @@ pub fn text_line(
     }
     if let Some(ib) = f.ib() {
         ib_text(out, ib);
+        super::setup::mad_text(out, ib);
     }
     let _ = write!(out, " len {}", raw.wire_len);
     if raw.data.len() < raw.wire_len {
@@ -181,7 +188,7 @@ fn ib_text(out: &mut String, ib: &IbPacket<'_>) {
 }
 
 /// `src:sport > dst:dport`, an IPv6 address in brackets.
-fn udp_endpoints(out: &mut String, src: IpAddr, dst: IpAddr, udp: &UdpRepr) {
+pub(super) fn udp_endpoints(out: &mut String, src: IpAddr, dst: IpAddr, udp: &UdpRepr) {
     let _ = write!(
         out,
         "{}:{} > {}:{}",
@@ -193,7 +200,7 @@ fn udp_endpoints(out: &mut String, src: IpAddr, dst: IpAddr, udp: &UdpRepr) {
 }
 
 /// Shows IPv6 addresses in brackets before a port.
-struct Bracket(IpAddr);
+pub(super) struct Bracket(pub(super) IpAddr);
 
 impl std::fmt::Display for Bracket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,4 +1,7 @@
 //! `--format csv`: one row per request flow, for spreadsheets and scripts.
+//! The last two columns say how the flow's QPs were connected (`rdma_cm`,
+//! `socket`, empty when the capture does not hold the set-up) and how long
+//! that took.
 
 use std::io::{self, Write};
 
@@ -45,6 +48,8 @@ const COLUMNS: &[&str] = &[
     "cnp_delay_p50_ns",
     "icrc_errors",
     "mirror_duplicates",
+    "setup_method",
+    "setup_established_ns",
 ];
 
 fn field(s: &str) -> String {
@@ -121,6 +126,8 @@ impl Exporter for CsvExporter {
                 opt(f.cnp_delay_ns.p50),
                 f.icrc_errors.to_string(),
                 f.mirror_duplicates.to_string(),
+                f.setup.map_or(String::new(), |s| s.method.to_string()),
+                opt(f.setup.and_then(|s| s.established_ns)),
             ];
             debug_assert_eq!(row.len(), COLUMNS.len());
             let row: Vec<String> = row.iter().map(|s| field(s)).collect();

@@ -32,6 +32,59 @@ fn qpn(q: Option<u32>) -> String {
     q.map_or("?".into(), |q| format!("{q:#x}"))
 }
 
+/// `CONNECTION SET-UP`: one line per CM or perftest exchange, only when
+/// the capture holds one.
+fn setup_section(r: &Report, out: &mut dyn Write) -> io::Result<()> {
+    if r.setups.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    writeln!(out, "CONNECTION SET-UP")?;
+    for s in &r.setups {
+        let side = |q: Option<u32>, p: Option<u32>| match (q, p) {
+            (Some(q), Some(p)) => format!("QP {q:#x} PSN {p:#x}"),
+            _ => "QP ?".to_string(),
+        };
+        let time = s
+            .established_ns
+            .map_or(String::new(), |t| format!(" in {}", duration(t)));
+        let mut extra = Vec::new();
+        if s.retries > 0 {
+            extra.push(match s.retries {
+                1 => "1 retry".to_string(),
+                n => format!("{n} retries"),
+            });
+        }
+        if s.mras > 0 {
+            extra.push(plural(s.mras, "MRA"));
+        }
+        if let (Some(c), Some(n)) = (s.reject_reason, s.reject_reason_name) {
+            extra.push(format!("reason {c} ({n})"));
+        }
+        if !s.qps.is_empty() {
+            let ids: Vec<String> = s.qps.iter().map(|q| format!("[{q}]")).collect();
+            extra.push(format!("flows {}", ids.join(" ")));
+        }
+        let extra = if extra.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", extra.join(", "))
+        };
+        writeln!(
+            out,
+            "  {:<7} {} {} -> {} {}: {}{time}{extra}; first frame {}",
+            s.method,
+            s.active,
+            side(s.active_qpn, s.active_psn),
+            s.passive,
+            side(s.passive_qpn, s.passive_psn),
+            s.outcome,
+            frame(r, s.first_frame)
+        )?;
+    }
+    Ok(())
+}
+
 fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()> {
     let ports = match f.response_sport {
         Some(p) if p != f.sport => format!("{} (responses {p})", f.sport),
@@ -48,6 +101,16 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         f.transport,
         frame(r, f.first_frame)
     )?;
+    if let Some(s) = f.setup {
+        let time = s.established_ns.map_or(String::new(), |t| {
+            format!(", established in {}", duration(t))
+        });
+        writeln!(
+            out,
+            "      set up by {} (set-up {}){time}",
+            s.method, s.setup
+        )?;
+    }
     let per_file = f
         .per_file
         .iter()
@@ -319,6 +382,7 @@ impl Exporter for TableExporter {
         for f in &r.qps {
             flow_details(r, f, out)?;
         }
+        setup_section(r, out)?;
         if !r.response_only.is_empty() {
             writeln!(out)?;
             writeln!(out, "RESPONSES WITHOUT REQUESTS")?;

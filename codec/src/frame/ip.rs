@@ -32,8 +32,11 @@ use etherparse::{
 
 use super::ethernet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6};
 use super::udp::parse_udp;
-use super::{Frame, Net, ParseOptions, split_declared, truncated};
+use super::{Frame, Net, ParseOptions, l4, split_declared, truncated};
 use crate::error::{Error, Layer, Result, Warnings};
+use crate::wire::checksum;
+use crate::wire::icmpv4::IP_PROTO_ICMP;
+use crate::wire::tcp::IP_PROTO_TCP;
 
 pub const IP_PROTO_UDP: u8 = 17;
 
@@ -236,12 +239,12 @@ impl IpRepr {
         }
     }
 
-    /// Whether a UDP header follows: the protocol says so and this is not
-    /// a fragment (IPv6 fragments would announce a Fragment header, not UDP).
-    fn carries_udp(&self) -> bool {
+    /// The transport protocol whose header follows, if one does: not in a
+    /// fragment (IPv6 fragments would announce a Fragment header instead).
+    fn l4_protocol(&self) -> Option<u8> {
         match self {
-            IpRepr::V4(h) => h.protocol == IP_PROTO_UDP && !h.is_fragment(),
-            IpRepr::V6(h) => h.next_header == IP_PROTO_UDP,
+            IpRepr::V4(h) => (!h.is_fragment()).then_some(h.protocol),
+            IpRepr::V6(h) => Some(h.next_header),
         }
     }
 
@@ -257,16 +260,7 @@ impl IpRepr {
 /// The header checksum of `hdr` (options included) as it should be, to tell
 /// a captured checksum emit would reproduce from one it must keep.
 fn ipv4_checksum(hdr: &[u8]) -> u16 {
-    let mut sum: u32 = hdr
-        .chunks_exact(2)
-        .enumerate()
-        .filter(|(i, _)| *i != 5)
-        .map(|(_, w)| u32::from(u16::from_be_bytes([w[0], w[1]])))
-        .sum();
-    while sum > 0xFFFF {
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    }
-    !(sum as u16)
+    checksum::finish(checksum::add(checksum::add(0, &hdr[..10]), &hdr[12..]))
 }
 
 /// The error for a header whose version nibble is not its own: the
@@ -334,7 +328,25 @@ pub(super) fn parse_ipv4<'a>(
             expected: "smaller than the header itself",
         });
     }
-    parse_ip_payload(f, bytes, IpRepr::V4(ip), off, raw, total - raw.len(), opts)
+    // A total length beyond the frame on the wire is no snaplen cut: the
+    // header lies (tshark: "IPv4 total length exceeds packet length"). What
+    // follows is still decoded as far as the bytes go, then the frame is
+    // malformed at the IPv4 header.
+    let exceeds = off + total > f.wire_len;
+    if exceeds {
+        f.warnings.insert(Warnings::IPV4_TOTAL_LENGTH_EXCEEDS);
+    }
+    let rest = parse_ip_payload(f, bytes, IpRepr::V4(ip), off, raw, total - raw.len(), opts);
+    if exceeds {
+        return Err(Error::Invalid {
+            layer: Layer::Ipv4,
+            offset: off,
+            field: "total_len",
+            value: total as u64,
+            expected: "exceeds the packet length",
+        });
+    }
+    rest
 }
 
 pub(super) fn parse_ipv6<'a>(
@@ -384,8 +396,10 @@ fn parse_ip_payload<'a>(
         payload,
         declared_len: declared,
     };
-    if !ip.carries_udp() {
-        return Ok(());
+    match (ip.l4_protocol(), ip) {
+        (Some(IP_PROTO_UDP), _) => parse_udp(f, bytes, ip, raw, l4, declared, opts),
+        (Some(IP_PROTO_TCP), _) => l4::parse_tcp(f, bytes, ip, l4, declared),
+        (Some(IP_PROTO_ICMP), IpRepr::V4(_)) => l4::parse_icmpv4(f, bytes, ip, l4, declared),
+        _ => Ok(()),
     }
-    parse_udp(f, bytes, ip, raw, l4, declared, opts)
 }

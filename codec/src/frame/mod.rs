@@ -2,6 +2,8 @@
 //!
 //! ```text
 //!  Ethernet ─┬─ 802.1Q (0..2 tags) ─┬─ IPv4 / IPv6 ── UDP ── dport ∈ RoCE ports ── IB packet   RoCEv2
+//!            │                      │               ├─ TCP (perftest's port 18515, any)        host stack
+//!            │                      │               └─ ICMPv4 (port unreachable, any)          host stack
 //!            │                      ├─ 0x8915 ── GRH ── IB packet                            RoCE v1
 //!            │                      ├─ 0x8808 ── PAUSE / PFC                                  MAC control
 //!            │                      └─ anything else: opaque
@@ -24,6 +26,7 @@
 //! | `ethernet.rs` | Ethernet II, 802.1Q/802.1ad tags, MAC control dispatch        |
 //! | `ip.rs`       | IPv4 (options, checksum), IPv6                                |
 //! | `udp.rs`      | UDP and the RoCEv2 port test                                  |
+//! | `l4.rs`       | TCP and ICMPv4 of the host stack                              |
 //! | `roce.rs`     | the IB packet after UDP or the GRH (RoCE v1), and its ICRC    |
 //! | `options.rs`  | [`ParseOptions`]: RoCEv2 ports, ICRC checking                 |
 //!
@@ -33,8 +36,9 @@
 //! that when a later layer stops, the frame still shows every layer above:
 //!
 //! ```text
-//!  parse_lax ── parse_eth, parse_vlans ─┬─ parse_ipv4 ─┬─ parse_ip_payload ── parse_udp ── parse_ib
-//!                                       ├─ parse_ipv6 ─┘
+//!  parse_lax ── parse_eth, parse_vlans ─┬─ parse_ipv4 ─┬─ parse_ip_payload ─┬─ parse_udp ── parse_ib
+//!                                       ├─ parse_ipv6 ─┘                    ├─ parse_tcp
+//!                                       │                                   └─ parse_icmpv4
 //!                                       ├─ parse_rocev1 ── parse_ib
 //!                                       └─ parse_mac_control
 //! ```
@@ -46,6 +50,7 @@
 
 mod ethernet;
 mod ip;
+mod l4;
 mod options;
 mod roce;
 mod udp;
@@ -62,7 +67,9 @@ use crate::error::{Error, Layer, Result, Warnings};
 use crate::icrc;
 use crate::wire::grh::GrhRepr;
 use crate::wire::ib::{IbPacket, IbRepr};
+use crate::wire::icmpv4::Icmpv4Repr;
 use crate::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr};
+use crate::wire::tcp::TcpRepr;
 use udp::UDP_LEN;
 
 /// What follows the Ethernet header (and tags) of a frame, as values.
@@ -78,10 +85,21 @@ pub enum NetRepr {
         ib: IbRepr,
     },
     MacControl(MacControlRepr),
-    /// IP that is not RoCEv2; the bytes after the last header are opaque.
+    /// IP that is not RoCEv2, TCP or ICMPv4; the bytes after the last
+    /// header are opaque.
     Ip {
         ip: IpRepr,
         udp: Option<UdpRepr>,
+    },
+    /// A TCP segment; its payload is opaque.
+    Tcp {
+        ip: IpRepr,
+        tcp: TcpRepr,
+    },
+    /// An ICMPv4 message; its data (an error's quoted datagram) is opaque.
+    Icmpv4 {
+        ip: IpRepr,
+        icmp: Icmpv4Repr,
     },
     /// Any other EtherType; the body is opaque.
     Other {
@@ -101,7 +119,10 @@ impl FrameRepr {
     /// The EtherType after the tags.
     pub fn ethertype(&self) -> u16 {
         match &self.net {
-            NetRepr::RoceV2 { ip, .. } | NetRepr::Ip { ip, .. } => ip.ethertype(),
+            NetRepr::RoceV2 { ip, .. }
+            | NetRepr::Ip { ip, .. }
+            | NetRepr::Tcp { ip, .. }
+            | NetRepr::Icmpv4 { ip, .. } => ip.ethertype(),
             NetRepr::RoceV1 { .. } => ETHERTYPE_ROCE_V1,
             NetRepr::MacControl(_) => ETHERTYPE_MAC_CONTROL,
             NetRepr::Other { ethertype } => *ethertype,
@@ -109,7 +130,8 @@ impl FrameRepr {
     }
 
     /// Frame length in bytes (no FCS). `opaque_len` is the length of the
-    /// opaque body of `Ip` and `Other` frames and is ignored otherwise.
+    /// opaque body of `Ip`, `Tcp`, `Icmpv4` and `Other` frames and is
+    /// ignored otherwise.
     pub fn buffer_len(&self, opaque_len: usize) -> usize {
         ethernet::l2_len(&self.vlans)
             + match &self.net {
@@ -119,6 +141,8 @@ impl FrameRepr {
                 NetRepr::Ip { ip, udp } => {
                     ip.header_len() + if udp.is_some() { UDP_LEN } else { 0 } + opaque_len
                 }
+                NetRepr::Tcp { ip, tcp } => ip.header_len() + tcp.header_len() + opaque_len,
+                NetRepr::Icmpv4 { ip, .. } => ip.header_len() + Icmpv4Repr::LEN + opaque_len,
                 NetRepr::Other { .. } => opaque_len,
             }
     }
@@ -127,8 +151,9 @@ impl FrameRepr {
     ///
     /// `payload` is the IB payload of RoCE frames (only the first
     /// `payload_len` bytes are used, so a simulator can pass one shared
-    /// buffer of zeros) or the opaque body of `Ip`/`Other` frames. Lengths,
-    /// the IPv4 header checksum and the ICRC are computed here.
+    /// buffer of zeros) or the opaque body of `Ip`/`Tcp`/`Icmpv4`/`Other`
+    /// frames. Lengths, the IPv4, TCP and ICMP checksums and the ICRC are
+    /// computed here.
     ///
     /// # Panics
     /// If `buf` is shorter than [`FrameRepr::buffer_len`], or a RoCE
@@ -162,6 +187,14 @@ impl FrameRepr {
                     off += u.emit(&mut buf[off..], payload.len());
                 }
                 buf[off..].copy_from_slice(payload);
+            }
+            NetRepr::Tcp { ip, tcp } => {
+                off += ip.emit(&mut buf[off..], tcp.header_len() + payload.len());
+                tcp.emit(&mut buf[off..], ip.src(), ip.dst(), payload);
+            }
+            NetRepr::Icmpv4 { ip, icmp } => {
+                off += ip.emit(&mut buf[off..], Icmpv4Repr::LEN + payload.len());
+                icmp.emit(&mut buf[off..], payload);
             }
             NetRepr::Other { .. } => buf[off..].copy_from_slice(payload),
         }
@@ -224,6 +257,21 @@ pub enum Net<'a> {
         /// The captured bytes after the last header.
         payload: &'a [u8],
         /// The length the IP/UDP length fields give those bytes.
+        declared_len: usize,
+    },
+    Tcp {
+        ip: IpRepr,
+        tcp: TcpRepr,
+        /// The captured payload after the TCP header.
+        payload: &'a [u8],
+        /// The payload length the IP header implies.
+        declared_len: usize,
+    },
+    Icmpv4 {
+        ip: IpRepr,
+        icmp: Icmpv4Repr,
+        /// The captured data after the 8-byte header (an error's quote).
+        data: &'a [u8],
         declared_len: usize,
     },
     Other {
@@ -344,7 +392,24 @@ impl<'a> Frame<'a> {
 
     pub fn ip(&self) -> Option<&IpRepr> {
         match &self.net {
-            Net::RoceV2 { ip, .. } | Net::Ip { ip, .. } => Some(ip),
+            Net::RoceV2 { ip, .. }
+            | Net::Ip { ip, .. }
+            | Net::Tcp { ip, .. }
+            | Net::Icmpv4 { ip, .. } => Some(ip),
+            _ => None,
+        }
+    }
+
+    pub fn tcp(&self) -> Option<&TcpRepr> {
+        match &self.net {
+            Net::Tcp { tcp, .. } => Some(tcp),
+            _ => None,
+        }
+    }
+
+    pub fn icmpv4(&self) -> Option<&Icmpv4Repr> {
+        match &self.net {
+            Net::Icmpv4 { icmp, .. } => Some(icmp),
             _ => None,
         }
     }
@@ -408,6 +473,28 @@ impl<'a> Frame<'a> {
                     return None;
                 }
                 (NetRepr::Ip { ip, udp }, payload)
+            }
+            Net::Tcp {
+                ip,
+                tcp,
+                payload,
+                declared_len,
+            } => {
+                if payload.len() != declared_len {
+                    return None;
+                }
+                (NetRepr::Tcp { ip, tcp }, payload)
+            }
+            Net::Icmpv4 {
+                ip,
+                icmp,
+                data,
+                declared_len,
+            } => {
+                if data.len() != declared_len {
+                    return None;
+                }
+                (NetRepr::Icmpv4 { ip, icmp }, data)
             }
             Net::Other { payload } => {
                 if self.captured_len < self.wire_len {

@@ -4,23 +4,31 @@
 //! so that a forgotten field shows.
 //!
 //! Ethernet, 802.1Q, IPv4, IPv6 and UDP are decoded with etherparse in
-//! [`crate::frame`]; the InfiniBand headers and MAC control are here.
+//! [`crate::frame`]; the InfiniBand headers, MAC control, the management
+//! datagrams of connection set-up (MAD, CM, the RDMA CM header) and the
+//! TCP and ICMPv4 headers of the host stack are here.
 
 pub mod aeth;
 pub mod atomic_ack_eth;
 pub mod atomic_eth;
 pub mod bth;
+pub(crate) mod checksum;
+pub mod cm;
+pub mod cma;
 pub mod cnp;
 pub mod deth;
 pub mod feth;
 pub mod grh;
 pub mod ib;
+pub mod icmpv4;
 pub mod ieth;
 pub mod immdt;
 pub mod mac_control;
+pub mod mad;
 pub mod opcode;
 pub mod rdeth;
 pub mod reth;
+pub mod tcp;
 pub mod xrceth;
 
 use crate::error::{Error, Layer, Result, need};
