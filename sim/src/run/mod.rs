@@ -15,6 +15,7 @@
 //! into place only when everything was written, so a failed or interrupted
 //! run never leaves a half-written run directory behind.
 
+pub mod counters;
 mod csv;
 mod figures;
 pub mod plot;

@@ -1,7 +1,11 @@
 //! `summary.json`: what a run did, per port, QP, bond, switch and tap. A
 //! public interface: keys are only ever added.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
+
+use super::counters::{self, CounterSet};
 
 use crate::time::Ps;
 use crate::world::{PortCounters, PortView, QpStatus, QpView, Role, World};
@@ -102,6 +106,9 @@ pub struct Summary {
     pub bonds: Vec<BondSummary>,
     pub switches: Vec<SwitchSummary>,
     pub taps: Vec<TapSummary>,
+    /// Every port's counters under their hardware names (see
+    /// [`super::counters`]).
+    pub counters: BTreeMap<String, CounterSet>,
 }
 
 /// `bytes` over `t`, in Gb/s; 0 over no time.
@@ -251,6 +258,7 @@ impl Summary {
             bonds,
             switches,
             taps,
+            counters: counters::of(w),
         }
     }
 

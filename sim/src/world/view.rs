@@ -65,6 +65,12 @@ impl<'a> QpView<'a> {
     pub fn qp(&self) -> &'a RcQp {
         &self.slot.qp
     }
+    /// The port of its RDMA device, by the name the summary's `counters`
+    /// use: `host.nic` for a NIC, `host.bond` for a bond (one RDMA device
+    /// whatever its slaves).
+    pub fn rdma_device_port(&self) -> String {
+        format!("{}.{}", self.host(), self.interface())
+    }
     /// Its own address and its peer's.
     pub fn src(&self) -> Ipv4Addr {
         self.slot.l3.src_ip()

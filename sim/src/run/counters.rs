@@ -1,0 +1,71 @@
+//! `summary.json`'s `counters`: every port's counters under the names the
+//! hardware and the kernel give them (`shared/reference/roce-facts.md` §8),
+//! so that a simulated host can be read as a real one is:
+//!
+//! ```text
+//!   "counters": {
+//!     "hostA.eth0":  { ethtool -S names (the netdev: bytes, packets, pauses per priority) ... },
+//!     "hostA.bond0": { RDMA port counters (IB PMA, 4-byte words) and hw_counters of the RDMA device ... },
+//!     "sw1.p3":      { the switch port's counters: per-priority pauses, drops, ECN marks, watchdog ... }
+//!   }
+//! ```
+//!
+//! A host's RDMA device is its interface: a NIC (`mlx5_0`, counters under
+//! the NIC's port name, beside its netdev counters) or a bond (`mlx5_bond_0`,
+//! counters under the bond's name, since the RDMA device of a LAG is one
+//! port whatever the slaves). Counters are integers, as the files in sysfs
+//! are; a counter a model does not produce is left out rather than shown as
+//! a zero it did not measure.
+
+use std::collections::BTreeMap;
+
+use crate::world::{PortView, World};
+
+/// One port's (or RDMA device port's) counters, by name.
+pub type CounterSet = BTreeMap<String, u64>;
+
+/// Every port's counters, by port (or RDMA device) name.
+pub fn of(w: &World) -> BTreeMap<String, CounterSet> {
+    let mut out: BTreeMap<String, CounterSet> = BTreeMap::new();
+    for p in w.ports() {
+        netdev(p, out.entry(p.name().to_string()).or_default());
+    }
+    rdma(w, &mut out);
+    out
+}
+
+/// The netdev (`ethtool -S`) counters of a host or switch port. The `_phy`
+/// counters count every frame the port put on or took off its wire.
+fn netdev(p: PortView<'_>, out: &mut CounterSet) {
+    let c = p.counters();
+    out.insert("tx_bytes_phy".into(), c.tx_bytes);
+    out.insert("tx_packets_phy".into(), c.tx_packets);
+    out.insert("rx_bytes_phy".into(), c.rx_bytes);
+    out.insert("rx_packets_phy".into(), c.rx_packets);
+}
+
+/// The RDMA device's port counters (`/sys/class/infiniband/<dev>/ports/1/
+/// counters`) and hardware counters (`.../hw_counters`, `rdma statistic`),
+/// summed over the device's QPs.
+fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
+    for q in w.qps() {
+        let c = q.qp().counters();
+        let set = out.entry(q.rdma_device_port()).or_default();
+        let mut add = |name: &str, v: u64| *set.entry(name.to_string()).or_default() += v;
+        // IB PMA data counters count 4-byte words (roce-facts §8) of the
+        // IB packet, BTH through ICRC, as the QP counts its bytes.
+        add("port_xmit_data", c.tx_bytes / 4);
+        add("port_xmit_packets", c.tx_packets);
+        add("port_rcv_data", c.rx_bytes / 4);
+        add("port_rcv_packets", c.rx_packets);
+        add("out_of_sequence", c.out_of_sequence_rx);
+        add("duplicate_request", c.duplicate_requests_rx);
+        add("packet_seq_err", c.naks_rx_by_syndrome.psn_sequence_error);
+        add("rnr_nak_retry_err", c.naks_rx_by_syndrome.rnr_nak);
+        add("implied_nak_seq_err", c.rewinds.ack_past_read);
+        add("local_ack_timeout_err", c.timeouts);
+        add("rx_write_requests", c.rx.write.packets);
+        add("rx_read_requests", c.rx.read_request.packets);
+        add("np_ecn_marked_roce_packets", c.ce_marks_rx);
+    }
+}
