@@ -70,7 +70,7 @@ pub use quantiles::{Quantiles, Summary};
 
 use roce_codec::ParseOptions;
 
-use roce_capture::read::CaptureError;
+use roce_capture::read::{CaptureError, input_name, is_stdin};
 
 /// The most files analyzed together: frames are numbered by (file, frame)
 /// with a 16-bit file index.
@@ -84,6 +84,8 @@ pub enum AnalyzeError {
     NoInput,
     #[error("{count} files: at most {MAX_FILES} can be analyzed together")]
     TooManyFiles { count: usize },
+    #[error("- (standard input) is given {count} times: it can be read once")]
+    StdinTwice { count: usize },
 }
 
 /// Time series of one flow, for plots.
@@ -154,10 +156,11 @@ pub fn analyze_files<P: AsRef<Path>>(
     if paths.len() > MAX_FILES {
         return Err(AnalyzeError::TooManyFiles { count: paths.len() });
     }
-    let names: Vec<String> = paths
-        .iter()
-        .map(|p| p.as_ref().display().to_string())
-        .collect();
+    let stdin = paths.iter().filter(|p| is_stdin(p.as_ref())).count();
+    if stdin > 1 {
+        return Err(AnalyzeError::StdinTwice { count: stdin });
+    }
+    let names: Vec<String> = paths.iter().map(|p| input_name(p.as_ref())).collect();
     let total_bytes: u64 = paths
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
