@@ -16,6 +16,7 @@
 //! | module | holds |
 //! |---|---|
 //! | [`flags`] | the command-line flags the subcommands share, checked (errors name the flag) before the library sees typed values |
+//! | [`inputs`] | what an input is (a capture, `-`, a directory of captures, a rocesim run directory) and the captures it stands for |
 //! | [`dissect`] | `roce-pcap dissect`: the driver, its CLI, the text line and the JSON keys of a frame |
 //! | [`analyze`] | per-flow sequence analysis, PFC, LAG balance, findings; the [`analyze::model`] of a report |
 //! | [`export`] | the exporters of a report, one trait and one file per `--format` |
@@ -51,6 +52,7 @@ pub mod analyze;
 pub mod dissect;
 pub mod export;
 pub mod flags;
+pub mod inputs;
 pub mod plot;
 
 /// The exporters' old path (`report::Format`), kept while tests written

@@ -84,7 +84,7 @@ pub(crate) fn write_atomically(
 }
 
 pub fn run(args: &Args) -> Result<Outcome, CliError> {
-    let analysis = args.analysis.analyze(false)?;
+    let analysis = args.analysis.analyze(false)?.analysis;
     let exporter = args.format.exporter();
     match &args.output {
         Some(path) => {

@@ -257,9 +257,17 @@ fn a_live_stream_yields_each_frame_as_it_arrives() {
         tx.send(bytes[..second].to_vec()).unwrap();
         // The first frame comes out while the writer still holds the pipe
         // open and has sent nothing more.
-        assert_eq!(got_rx.recv_timeout(Duration::from_secs(10)), Ok(100), "{format:?}");
+        assert_eq!(
+            got_rx.recv_timeout(Duration::from_secs(10)),
+            Ok(100),
+            "{format:?}"
+        );
         tx.send(bytes[second..].to_vec()).unwrap();
-        assert_eq!(got_rx.recv_timeout(Duration::from_secs(10)), Ok(300), "{format:?}");
+        assert_eq!(
+            got_rx.recv_timeout(Duration::from_secs(10)),
+            Ok(300),
+            "{format:?}"
+        );
         drop(tx);
         assert_eq!(reader.join().unwrap(), 2);
     }
