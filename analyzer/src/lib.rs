@@ -39,13 +39,16 @@
 //! | `first_ns`, `last_ns` | `first_ts_ns`, `last_ts_ns` less the first frame of all the captures analyzed (`capture.first_ts_ns`) |
 //! | `payload_bytes` | `payload_bytes`: requests and READ responses, resends included |
 //! | `packets`, `wire_bytes` | `packets`, `bytes`: both directions, CNPs included, mirror copies not |
+//! | `request_packets` | `request_packets` less the CNPs the requester sent (`cnps` - `cnps_to_requester`) |
 //! | `goodput_gbps` | `goodput_gbps`: first transmissions over the flow's first to last frame |
 //! | `messages` | `messages`: seen from their first packet to their last (READs: to the last response) |
 //! | `retransmitted_packets` | `retransmitted_packets`: requests at or before the highest PSN seen |
+//! | `go_back_n` | `go_back_n.episodes` |
 //! | `timeouts` | go-back-N episodes with cause `timeout` (no NAK came before the resend) |
 //! | `naks` | every NAK of the flow, all syndromes (`naks` summed) |
 //! | `cnps` | the CNPs to the requester (not those to the responder about marked READ responses) |
 //! | `ecn_ce_packets` | the CE-marked requests (not responses) |
+//! | `message_latency_ns` | `message_latency_ns` (`p50`, `p99`, `max`): first packet to the ACK covering the last |
 //! | `port` | the capture file that carried most of the requests (`lag.qp_map[].request_file`) |
 
 pub mod analyze;
