@@ -59,6 +59,8 @@ pub enum InputError {
 #[derive(Debug, Clone)]
 pub struct RunSummary {
     pub path: PathBuf,
+    /// The file as written (its keys in order, for the report's tables).
+    pub text: String,
     pub json: Value,
 }
 
@@ -85,7 +87,7 @@ impl RunSummary {
                 message: "the top level is not an object".into(),
             });
         }
-        Ok(RunSummary { path, json })
+        Ok(RunSummary { path, text, json })
     }
 
     /// `taps[]`: the captures in the order the scenario lists its taps.

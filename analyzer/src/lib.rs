@@ -20,7 +20,9 @@
 //! | [`dissect`] | `roce-pcap dissect`: the driver, its CLI, the text line and the JSON keys of a frame |
 //! | [`analyze`] | per-flow sequence analysis, PFC, LAG balance, findings; the [`analyze::model`] of a report |
 //! | [`export`] | the exporters of a report, one trait and one file per `--format` |
-//! | [`plot`] | the pictures of an analysis |
+//! | [`plot`] | the pictures of an analysis, and of a comparison |
+//! | [`compare`] | `roce-pcap compare`: two analyses joined flow by flow, slave by slave, priority by priority |
+//! | [`html`] | self-contained HTML reports of `analyze` and `compare` |
 //!
 //! ## One vocabulary with rocesim
 //!
@@ -52,9 +54,11 @@
 //! | `port` | the capture file that carried most of the requests (`lag.qp_map[].request_file`) |
 
 pub mod analyze;
+pub mod compare;
 pub mod dissect;
 pub mod export;
 pub mod flags;
+pub mod html;
 pub mod inputs;
 pub mod plot;
 

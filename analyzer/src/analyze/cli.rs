@@ -12,7 +12,9 @@ use crate::flags::{AnalysisFailed, AnalysisFlags, after_help};
 const ANALYZE_EXAMPLES: &str = "\
 Examples (from the repository root; the first after `rocesim run scenarios/lag_hash.toml`):
   roce-pcap analyze runs/lag_hash/hostA.eth0.pcap runs/lag_hash/hostA.eth1.pcap
-  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12";
+  roce-pcap analyze traces/analyze_slave0.pcapng traces/analyze_slave1.pcap.gz --format json --qp 0x12
+  roce-pcap analyze runs/lag_hash --html runs/lag_hash/report.html
+  tcpdump -i eth0 -U -w - | roce-pcap analyze - --interval 1s";
 
 /// Arguments of `roce-pcap analyze`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +28,10 @@ pub struct Args {
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write a self-contained HTML report (tables, inline SVG plots; for
+    /// a rocesim run directory also its summary.json tables) here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Errors of the command: the analysis (or a flag), or writing the output.
@@ -33,6 +39,8 @@ pub struct Args {
 pub enum CliError {
     #[error(transparent)]
     Analysis(#[from] AnalysisFailed),
+    #[error(transparent)]
+    Plot(#[from] crate::plot::PlotError),
     #[error("writing {what}")]
     Output {
         what: String,
@@ -84,7 +92,17 @@ pub(crate) fn write_atomically(
 }
 
 pub fn run(args: &Args) -> Result<Outcome, CliError> {
-    let analysis = args.analysis.analyze(false)?.analysis;
+    let analyzed = args.analysis.analyze(args.html.is_some())?;
+    if let Some(path) = &args.html {
+        let page = crate::html::analyze_page(&analyzed)?;
+        write_atomically(path, |w| w.write_all(page.as_bytes())).map_err(|source| {
+            CliError::Output {
+                what: path.display().to_string(),
+                source,
+            }
+        })?;
+    }
+    let analysis = analyzed.analysis;
     let exporter = args.format.exporter();
     match &args.output {
         Some(path) => {

@@ -42,6 +42,12 @@ impl TimeAxis {
         ts_ns.saturating_sub(self.origin_ns) as f64 / self.div
     }
 
+    /// The same axis (unit and span) for times counted from `origin_ns`:
+    /// two captures side by side, each from its own first frame.
+    pub(super) fn from(self, origin_ns: u64) -> TimeAxis {
+        TimeAxis { origin_ns, ..self }
+    }
+
     pub(super) fn label(&self) -> String {
         format!("time since capture start ({})", self.unit)
     }
@@ -67,10 +73,26 @@ pub(super) fn grid<'a>(
     (start, w, n)
 }
 
-/// A line: name and (x, y) points.
+/// The sum of several series as one: each bin's sum re-added at its start
+/// time, which keeps the totals exact.
+pub(super) fn sum_bins<'a>(series: impl Iterator<Item = &'a Bins>) -> Bins {
+    let mut sum = Bins::default();
+    for b in series {
+        for (i, v) in b.values.iter().enumerate() {
+            if *v > 0.0 {
+                sum.add(b.start_ns + i as u64 * b.width_ns, *v);
+            }
+        }
+    }
+    sum
+}
+
+/// A line: name, (x, y) points and its colour (by default the palette's,
+/// by position).
 pub(super) struct Line {
     pub(super) name: String,
     pub(super) pts: Vec<(f64, f64)>,
+    pub(super) color: Option<RGBAColor>,
 }
 
 pub(super) fn rate_lines(
@@ -87,6 +109,7 @@ pub(super) fn rate_lines(
             let v = b.rebin(start, w, n);
             Line {
                 name: name.clone(),
+                color: None,
                 pts: v
                     .iter()
                     .enumerate()
@@ -204,7 +227,8 @@ pub(super) fn rate_unit(max_gbps: f64) -> (&'static str, f64) {
 }
 
 /// `lines` in Gb/s rescaled to the unit that shows them best; returns the unit.
-pub(super) fn in_rate_unit(lines: &mut [Line]) -> &'static str {
+pub(super) fn in_rate_unit<'a>(lines: impl IntoIterator<Item = &'a mut Line>) -> &'static str {
+    let mut lines: Vec<&mut Line> = lines.into_iter().collect();
     let max = lines
         .iter()
         .flat_map(|l| l.pts.iter().map(|p| p.1))
@@ -226,12 +250,31 @@ pub(super) fn line_chart<DB: DrawingBackend>(
     x_max: f64,
     lines: &[Line],
 ) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
+    line_chart_to(root, title, x_label, y_label, (x_max, None), lines)
+}
+
+/// The highest point of `lines`, with a tenth of head room (1 when all
+/// are 0): the top of a chart's y axis.
+pub(super) fn y_top<'a>(lines: impl IntoIterator<Item = &'a Line>) -> f64 {
     let y_max = lines
-        .iter()
+        .into_iter()
         .flat_map(|l| l.pts.iter().map(|p| p.1))
         .fold(0.0f64, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
+    if y_max > 0.0 { y_max * 1.1 } else { 1.0 }
+}
+
+/// A line chart from 0 to `x_max` and from 0 to `y_max` (by default, what
+/// [`y_top`] says of these lines), for panels that share their axes.
+pub(super) fn line_chart_to<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    (x_max, y_max): (f64, Option<f64>),
+    lines: &[Line],
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let y_max = y_max.unwrap_or_else(|| y_top(lines));
     let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
     let (plot_area, legend_area) = with_legend_column(root, &names);
     let mut chart = ChartBuilder::on(&plot_area)
@@ -249,7 +292,7 @@ pub(super) fn line_chart<DB: DrawingBackend>(
         .draw()?;
     let mut legend = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = l.color.unwrap_or_else(|| Palette99::pick(i).to_rgba());
         // Earlier lines wider, so a later line on top does not hide them.
         let width = if i == 0 && lines.len() > 1 { 4 } else { 2 };
         chart.draw_series(LineSeries::new(
@@ -343,30 +386,62 @@ pub(super) fn pfc_chart<DB: DrawingBackend>(
     ax: &TimeAxis,
     s: &SeriesSet,
 ) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
-    let rows: Vec<String> = s
+    let rows: Vec<PauseRow> = s
         .pauses
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(row, p)| {
             let file = p.file.rsplit('/').next().unwrap_or(&p.file);
-            match p.priority {
-                Some(prio) => format!("{file} {} prio {prio}", p.src_mac),
-                None => format!("{file} {} 802.3x", p.src_mac),
+            PauseRow {
+                label: match p.priority {
+                    Some(prio) => format!("{file} {} prio {prio}", p.src_mac),
+                    None => format!("{file} {} 802.3x", p.src_mac),
+                },
+                intervals: p
+                    .intervals
+                    .iter()
+                    .map(|&(a, b)| (ax.x(a), ax.x(b)))
+                    .collect(),
+                color: Palette99::pick(row).to_rgba(),
             }
         })
         .collect();
+    pause_chart(
+        root,
+        "PFC / PAUSE: paused intervals per file, sender and priority",
+        ax,
+        &rows,
+    )
+}
+
+/// One row of a pause timeline: its label, its paused intervals on the
+/// time axis, its colour.
+pub(super) struct PauseRow {
+    pub(super) label: String,
+    pub(super) intervals: Vec<(f64, f64)>,
+    pub(super) color: RGBAColor,
+}
+
+/// Paused intervals, one row each, over the time axis `ax` (zoomed in on
+/// the pauses when they fill under a tenth of it).
+pub(super) fn pause_chart<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    ax: &TimeAxis,
+    pauses: &[PauseRow],
+) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let rows: Vec<&str> = pauses.iter().map(|p| p.label.as_str()).collect();
     let n = rows.len() as u32;
     // Pauses often fill a sliver of the capture: show the stretch from the
     // first to the last pause when it is under a tenth of the whole.
-    let lo = s
-        .pauses
+    let lo = pauses
         .iter()
-        .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.0)))
+        .flat_map(|p| p.intervals.iter().map(|i| i.0))
         .fold(f64::MAX, f64::min);
-    let hi = s
-        .pauses
+    let hi = pauses
         .iter()
-        .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.1)))
+        .flat_map(|p| p.intervals.iter().map(|i| i.1))
         .fold(0.0f64, f64::max);
     let (x0, x1, title) = if hi > lo && (hi - lo) * 10.0 < ax.span {
         // At least a millionth of the position: a sliver far from the
@@ -375,14 +450,10 @@ pub(super) fn pfc_chart<DB: DrawingBackend>(
         (
             (lo - pad).max(0.0),
             hi + pad,
-            "PFC / PAUSE: paused intervals per file, sender and priority (zoomed on the pauses)",
+            format!("{title} (zoomed on the pauses)"),
         )
     } else {
-        (
-            0.0,
-            ax.span.max(1e-9),
-            "PFC / PAUSE: paused intervals per file, sender and priority",
-        )
+        (0.0, ax.span.max(1e-9), title.to_string())
     };
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, 22))
@@ -395,7 +466,10 @@ pub(super) fn pfc_chart<DB: DrawingBackend>(
         .x_desc(ax.label())
         .y_labels(rows.len())
         .y_label_formatter(&|v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) => rows.get(*i as usize).cloned().unwrap_or_default(),
+            SegmentValue::CenterOf(i) => rows
+                .get(*i as usize)
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
             _ => String::new(),
         })
         .label_style((FONT, 13))
@@ -403,19 +477,18 @@ pub(super) fn pfc_chart<DB: DrawingBackend>(
         .draw()?;
     // A pause shorter than a pixel still shows as a thin bar.
     let min_w = (x1 - x0) / 400.0;
-    for (row, p) in s.pauses.iter().enumerate() {
-        let color = Palette99::pick(row).to_rgba();
+    for (row, p) in pauses.iter().enumerate() {
         let row = row as u32;
         chart.draw_series(p.intervals.iter().map(|&(a, b)| {
             // plotters overflows an i32 on a coordinate far off the chart.
-            let x0r = ax.x(a).clamp(x0, x1);
-            let x1r = ax.x(b).max(x0r + min_w).clamp(x0, x1);
+            let x0r = a.clamp(x0, x1);
+            let x1r = b.max(x0r + min_w).clamp(x0, x1);
             Rectangle::new(
                 [
                     (x0r, SegmentValue::Exact(row)),
                     (x1r, SegmentValue::Exact(row + 1)),
                 ],
-                color.filled(),
+                p.color.filled(),
             )
         }))?;
     }

@@ -113,12 +113,15 @@ impl Sink {
 /// Draws `$body` on `$root` into the sink as `<stem>.png` (with a
 /// directory) and `<stem>.svg`.
 macro_rules! both {
-    ($sink:expr, $stem:expr, |$root:ident| $body:expr) => {{
+    ($sink:expr, $stem:expr, |$root:ident| $body:expr) => {
+        both!($sink, $stem, $crate::plot::SIZE, |$root| $body)
+    };
+    ($sink:expr, $stem:expr, $size:expr, |$root:ident| $body:expr) => {{
         let stem: String = $stem.to_string();
         let sink: &mut $crate::plot::Sink = $sink;
         if let Some(png) = sink.png(&stem) {
             {
-                let $root = BitMapBackend::new(&png, $crate::plot::SIZE).into_drawing_area();
+                let $root = BitMapBackend::new(&png, $size).into_drawing_area();
                 $body.map_err(draw_err(&png))?;
                 $root.present().map_err(draw_err(&png))?;
             }
@@ -127,7 +130,7 @@ macro_rules! both {
         let mut text = String::new();
         {
             let at = std::path::PathBuf::from(format!("{stem}.svg"));
-            let $root = SVGBackend::with_string(&mut text, $crate::plot::SIZE).into_drawing_area();
+            let $root = SVGBackend::with_string(&mut text, $size).into_drawing_area();
             $body.map_err(draw_err(&at))?;
             $root.present().map_err(draw_err(&at))?;
         }
@@ -136,14 +139,26 @@ macro_rules! both {
 }
 
 mod chart;
-// pub mod compare;
+pub mod compare;
 
 use self::chart::*;
 
 /// Writes every plot of `a` into `out`; returns the file names written.
 pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, PlotError> {
-    register_embedded_font();
     let s = a.series.as_ref().ok_or(PlotError::NoSeries)?;
+    let written = write_dir(out, |sink| draw_all(a, s, sink, max_qps))?;
+    remove_stale_tsgs(out, &written)?;
+    Ok(written)
+}
+
+/// Draws with `draw` into a temporary directory inside `out` (created if
+/// missing), then moves every file into `out` once all were drawn, so that
+/// a failure leaves no half set; returns the file names.
+pub(crate) fn write_dir(
+    out: &Path,
+    draw: impl FnOnce(&mut Sink) -> Result<(), PlotError>,
+) -> Result<Vec<String>, PlotError> {
+    register_embedded_font();
     if out.exists() && !out.is_dir() {
         return Err(PlotError::Io {
             path: out.to_path_buf(),
@@ -160,7 +175,7 @@ pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, Plo
         source,
     })?;
     let mut sink = Sink::files(&tmp);
-    let result = draw_all(a, s, &mut sink, max_qps).and_then(|()| {
+    let result = draw(&mut sink).and_then(|()| {
         let written = sink.written;
         for name in &written {
             std::fs::rename(tmp.join(name), out.join(name)).map_err(|source| PlotError::Io {
@@ -168,7 +183,6 @@ pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, Plo
                 source,
             })?;
         }
-        remove_stale_tsgs(out, &written)?;
         Ok(written)
     });
     let _ = std::fs::remove_dir_all(&tmp);
@@ -236,17 +250,9 @@ fn draw_all(a: &Analysis, s: &SeriesSet, sink: &mut Sink, max_qps: usize) -> Res
         .take(MAX_LINES)
         .map(|f| (format!("#{} {}", f.qp, f.label), &f.goodput))
         .collect();
-    let mut others = Bins::default();
     let rest: Vec<_> = flows.iter().skip(MAX_LINES).collect();
+    let others = sum_bins(rest.iter().map(|f| &f.goodput));
     if !rest.is_empty() {
-        // Re-adding bin sums at their start times keeps the totals exact.
-        for f in &rest {
-            for (i, v) in f.goodput.values.iter().enumerate() {
-                if *v > 0.0 {
-                    others.add(f.goodput.start_ns + i as u64 * f.goodput.width_ns, *v);
-                }
-            }
-        }
         named.push((format!("{} other flows", rest.len()), &others));
     }
     let mut lines = rate_lines(&named, &ax, first, last, 8.0);
