@@ -18,7 +18,8 @@ use std::path::PathBuf;
 use roce_codec::{ParseOptions, PortSet};
 
 use crate::analyze::{
-    Analysis, AnalyzeError, AnalyzeOptions, LinkSpeed, MAX_FILES, PathMtu, analyze_files,
+    Analysis, AnalyzeError, AnalyzeOptions, IntervalReport, LinkSpeed, MAX_FILES, PathMtu,
+    analyze_files, analyze_files_every,
 };
 use crate::inputs::{InputError, Inputs};
 
@@ -142,10 +143,21 @@ impl AnalysisFlags {
     /// Analyzes the inputs with the options these flags ask for, with time
     /// series when `series` (for plots).
     pub fn analyze(&self, series: bool) -> Result<Analyzed, AnalysisFailed> {
+        self.analyze_every(series, None)
+    }
+
+    /// As [`AnalysisFlags::analyze`], handing a summary of every interval
+    /// to the callback as the captures stream in.
+    pub fn analyze_every(
+        &self,
+        series: bool,
+        every: Option<(u64, &mut dyn FnMut(&IntervalReport))>,
+    ) -> Result<Analyzed, AnalysisFailed> {
         if self.files.len() > MAX_FILES {
             return Err(FlagError::new("FILE", "too many files").into());
         }
-        self.how.analyze(Inputs::resolve(&self.files)?, series)
+        self.how
+            .analyze_every(Inputs::resolve(&self.files)?, series, every)
     }
 }
 
@@ -153,11 +165,24 @@ impl HowFlags {
     /// Analyzes the captures of `inputs` with these options, with time
     /// series when `series`.
     pub fn analyze(&self, inputs: Inputs, series: bool) -> Result<Analyzed, AnalysisFailed> {
+        self.analyze_every(inputs, series, None)
+    }
+
+    fn analyze_every(
+        &self,
+        inputs: Inputs,
+        series: bool,
+        every: Option<(u64, &mut dyn FnMut(&IntervalReport))>,
+    ) -> Result<Analyzed, AnalysisFailed> {
         let opts = AnalyzeOptions {
             series,
             ..self.options(&inputs)?
         };
-        let analysis = analyze_files(&inputs.files(), &opts)?;
+        let files = inputs.files();
+        let analysis = match every {
+            Some((ns, out)) => analyze_files_every(&files, &opts, ns, out)?,
+            None => analyze_files(&files, &opts)?,
+        };
         Ok(Analyzed { analysis, inputs })
     }
 
@@ -206,6 +231,31 @@ pub fn after_help(text: &str, output: &str, done: &str) -> String {
          3 a file ends in the middle of a record ({done} up to there; the file and\n\
          byte offset are on stderr)."
     )
+}
+
+/// A duration with its unit, as people write it: `1s`, `500ms`, `250us`
+/// (or `µs`), `100ns`; in nanoseconds, at least 1.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("'{s}' needs a unit: s, ms, us or ns (e.g. 1s, 500ms)"))?;
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (e.g. 1s, 500ms, 250us)"))?;
+    let scale = match unit.trim() {
+        "s" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        u => return Err(format!("'{u}' is not a unit of time (s, ms, us, ns)")),
+    };
+    let ns = (v * scale).round();
+    if !(1.0..=1e18).contains(&ns) {
+        return Err(format!("'{s}' is out of range (1ns to 31 years)"));
+    }
+    Ok(ns as u64)
 }
 
 /// A QPN as people write it: hex with `0x` or decimal, at most 24 bits.
@@ -290,6 +340,19 @@ mod tests {
         assert_eq!(o.link_speed.gbps(), 100.0);
         f.link_speed = Some(25.0);
         assert_eq!(options(&f).unwrap().link_speed.gbps(), 25.0);
+    }
+
+    #[test]
+    fn durations_need_a_unit() {
+        assert_eq!(parse_duration("1s"), Ok(1_000_000_000));
+        assert_eq!(parse_duration("2.5ms"), Ok(2_500_000));
+        assert_eq!(parse_duration("250us"), Ok(250_000));
+        assert_eq!(parse_duration("250µs"), Ok(250_000));
+        assert_eq!(parse_duration("7ns"), Ok(7));
+        assert!(parse_duration("1").unwrap_err().contains("needs a unit"));
+        assert!(parse_duration("1h").unwrap_err().contains("not a unit"));
+        assert!(parse_duration("0s").unwrap_err().contains("out of range"));
+        assert!(parse_duration("s").is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::Outcome;
 use crate::export::Format;
-use crate::flags::{AnalysisFailed, AnalysisFlags, after_help};
+use crate::flags::{AnalysisFailed, AnalysisFlags, FlagError, after_help, parse_duration};
 
 /// `roce-pcap analyze --help`, after the flags and before the exit status.
 const ANALYZE_EXAMPLES: &str = "\
@@ -28,6 +28,11 @@ pub struct Args {
     /// Write the report here instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Print a short per-QP summary of every interval of capture time (e.g. 1s,
+    /// 100ms) while the captures stream in, then the full report at the end;
+    /// with --format json or csv the report needs -o FILE.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Option<u64>,
     /// Also write a self-contained HTML report (tables, inline SVG plots; for
     /// a rocesim run directory also its summary.json tables) here.
     #[arg(long, value_name = "FILE")]
@@ -41,6 +46,8 @@ pub enum CliError {
     Analysis(#[from] AnalysisFailed),
     #[error(transparent)]
     Plot(#[from] crate::plot::PlotError),
+    #[error(transparent)]
+    Flag(#[from] FlagError),
     #[error("writing {what}")]
     Output {
         what: String,
@@ -92,7 +99,31 @@ pub(crate) fn write_atomically(
 }
 
 pub fn run(args: &Args) -> Result<Outcome, CliError> {
-    let analyzed = args.analysis.analyze(args.html.is_some())?;
+    if args.interval.is_some() && args.format != Format::Table && args.output.is_none() {
+        return Err(FlagError {
+            flag: "--interval",
+            message: "the summaries go to stdout, where a json or csv report would be mixed with them: give -o FILE".into(),
+        }
+        .into());
+    }
+    let mut print = |r: &crate::analyze::IntervalReport| {
+        let mut out = io::stdout().lock();
+        // A closed pipe shows when the report is written.
+        let _ = out
+            .write_all(r.text().as_bytes())
+            .and_then(|()| out.flush());
+    };
+    let every = args.interval.map(|ns| {
+        (
+            ns,
+            &mut print as &mut dyn FnMut(&crate::analyze::IntervalReport),
+        )
+    });
+    let analyzed = args.analysis.analyze_every(args.html.is_some(), every)?;
+    if args.interval.is_some() && args.output.is_none() {
+        // A closed pipe shows when the report is written.
+        let _ = writeln!(io::stdout());
+    }
     if let Some(path) = &args.html {
         let page = crate::html::analyze_page(&analyzed)?;
         write_atomically(path, |w| w.write_all(page.as_bytes())).map_err(|source| {

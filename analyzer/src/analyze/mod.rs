@@ -25,6 +25,7 @@
 //! | `flow/` | one flow's state: PSN sequence, message assembly, ACK/NAK handling, mirror copies, bond slaves |
 //! | `pfc.rs` | PFC and PAUSE accounting per file, sender and priority |
 //! | `quantiles.rs`, `series.rs` | bounded percentiles, and time series for plots |
+//! | `interval.rs` | summaries of each interval while a capture streams in (`--interval`) |
 //! | `report_builder.rs` | the finished flow table and file counters into a [`Report`] |
 //! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
 //! | `findings.rs` | rules over the finished report, one sentence each |
@@ -47,6 +48,7 @@ pub mod cli;
 mod findings;
 mod flow;
 mod flow_table;
+pub mod interval;
 pub mod model;
 mod options;
 mod pfc;
@@ -64,6 +66,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+pub use interval::{IntervalFlow, IntervalReport};
 pub use model::Report;
 pub use options::{AnalyzeOptions, LinkSpeed, OptionError, PathMtu};
 pub use quantiles::{Quantiles, Summary};
@@ -150,6 +153,29 @@ pub fn analyze_files<P: AsRef<Path>>(
     paths: &[P],
     opts: &AnalyzeOptions,
 ) -> Result<Analysis, AnalyzeError> {
+    analyze(paths, opts, None)
+}
+
+/// As [`analyze_files`], and hands `out` a summary of every `every_ns` of
+/// capture time as the frames stream in (see [`interval`]).
+pub fn analyze_files_every<P: AsRef<Path>>(
+    paths: &[P],
+    opts: &AnalyzeOptions,
+    every_ns: u64,
+    out: &mut dyn FnMut(&IntervalReport),
+) -> Result<Analysis, AnalyzeError> {
+    analyze(
+        paths,
+        opts,
+        Some(interval::IntervalTracker::new(every_ns, opts.qp, out)),
+    )
+}
+
+fn analyze<P: AsRef<Path>>(
+    paths: &[P],
+    opts: &AnalyzeOptions,
+    mut intervals: Option<interval::IntervalTracker<'_>>,
+) -> Result<Analysis, AnalyzeError> {
     if paths.is_empty() {
         return Err(AnalyzeError::NoInput);
     }
@@ -191,15 +217,20 @@ pub fn analyze_files<P: AsRef<Path>>(
         &path_refs,
         &src_opts,
         Arc::clone(&progress),
-        |ev| match ev {
-            capture_merge::MergedEvent::Roce(e) => table.event(e),
-            capture_merge::MergedEvent::MacControl {
-                file,
-                frame,
-                ts_ns,
-                src,
-                ctl,
-            } => pfc[usize::from(*file)].frame(*ts_ns, *src, ctl, *frame),
+        |ev| {
+            if let Some(iv) = &mut intervals {
+                iv.before(ev.ts_ns(), &table);
+            }
+            match ev {
+                capture_merge::MergedEvent::Roce(e) => table.event(e),
+                capture_merge::MergedEvent::MacControl {
+                    file,
+                    frame,
+                    ts_ns,
+                    src,
+                    ctl,
+                } => pfc[usize::from(*file)].frame(*ts_ns, *src, ctl, *frame),
+            }
         },
         || {
             if let Some(b) = &bar {
@@ -215,6 +246,9 @@ pub fn analyze_files<P: AsRef<Path>>(
         st.pfc = p;
     }
     table.finish();
+    if let Some(iv) = &mut intervals {
+        iv.finish(&table);
+    }
     let mut report = report_builder::build_report(report_builder::ReportInputs {
         table: &table,
         stats: &stats,

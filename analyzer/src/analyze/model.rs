@@ -19,6 +19,18 @@ use serde::Serialize;
 pub use super::flow::FrameRef;
 pub use super::quantiles::Summary;
 
+/// A request flow as every table names it: `src:requester_qpn ->
+/// dst:responder_qpn`, with `?` for a requester QPN never seen.
+pub fn flow_label(
+    src: impl std::fmt::Display,
+    requester_qpn: Option<u32>,
+    dst: impl std::fmt::Display,
+    dqpn: u32,
+) -> String {
+    let rq = requester_qpn.map_or("?".to_string(), |q| format!("{q:#x}"));
+    format!("{src}:{rq} -> {dst}:{dqpn:#x}")
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub files: Vec<FileReport>,

@@ -34,6 +34,7 @@ use roce_capture::figures::QpFigures;
 use serde::Serialize;
 
 use crate::analyze::Report;
+use crate::analyze::model::flow_label;
 use crate::flags::Analyzed;
 
 pub use self::table::write_table;
@@ -288,13 +289,7 @@ impl Comparison {
 
 /// `src:rqpn -> dst:dqpn` as the analyze table writes a flow.
 pub fn flow_name(f: &QpFigures) -> String {
-    let r = f
-        .requester_qpn
-        .map_or("?".to_string(), |q| format!("{q:#x}"));
-    format!(
-        "{}:{r} -> {}:{:#x}",
-        f.key.src, f.key.dst, f.key.responder_qpn
-    )
+    flow_label(&f.key.src, f.requester_qpn, &f.key.dst, f.key.responder_qpn)
 }
 
 fn sides(r: &Report) -> Vec<FlowSide> {

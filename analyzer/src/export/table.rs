@@ -8,7 +8,7 @@ use roce_capture::human::{bytes, duration, plural, rate};
 
 use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::model::{FrameRef, QpReport, Severity, Summary};
+use crate::analyze::model::{FrameRef, QpReport, Severity, Summary, flow_label};
 
 pub struct TableExporter;
 
@@ -259,15 +259,7 @@ impl Exporter for TableExporter {
         let flows: Vec<String> = r
             .qps
             .iter()
-            .map(|f| {
-                format!(
-                    "{}:{} -> {}:{:#x}",
-                    f.src,
-                    qpn(f.requester_qpn),
-                    f.dst,
-                    f.dqpn
-                )
-            })
+            .map(|f| flow_label(&f.src, f.requester_qpn, &f.dst, f.dqpn))
             .collect();
         let w = flows
             .iter()
