@@ -132,6 +132,9 @@ pub enum AnalysisFailed {
     Analyze(#[from] AnalyzeError),
 }
 
+/// An interval in ns and what to do with each interval's summary.
+pub type Every<'a> = (u64, &'a mut dyn FnMut(&IntervalReport));
+
 /// An analysis and what it read.
 #[derive(Debug, Clone)]
 pub struct Analyzed {
@@ -151,7 +154,7 @@ impl AnalysisFlags {
     pub fn analyze_every(
         &self,
         series: bool,
-        every: Option<(u64, &mut dyn FnMut(&IntervalReport))>,
+        every: Option<Every<'_>>,
     ) -> Result<Analyzed, AnalysisFailed> {
         if self.files.len() > MAX_FILES {
             return Err(FlagError::new("FILE", "too many files").into());
@@ -172,7 +175,7 @@ impl HowFlags {
         &self,
         inputs: Inputs,
         series: bool,
-        every: Option<(u64, &mut dyn FnMut(&IntervalReport))>,
+        every: Option<Every<'_>>,
     ) -> Result<Analyzed, AnalysisFailed> {
         let opts = AnalyzeOptions {
             series,
