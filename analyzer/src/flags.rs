@@ -146,39 +146,61 @@ impl AnalysisFlags {
     /// Analyzes the inputs with the options these flags ask for, with time
     /// series when `series` (for plots).
     pub fn analyze(&self, series: bool) -> Result<Analyzed, AnalysisFailed> {
-        self.analyze_every(series, None)
+        self.analyze_as(
+            Keep {
+                series,
+                ..Keep::default()
+            },
+            None,
+        )
     }
 
-    /// As [`AnalysisFlags::analyze`], handing a summary of every interval
-    /// to the callback as the captures stream in.
-    pub fn analyze_every(
+    /// Analyzes keeping what `keep` asks for, handing a summary of every
+    /// interval to the callback of `every` as the captures stream in.
+    pub fn analyze_as(
         &self,
-        series: bool,
+        keep: Keep,
         every: Option<Every<'_>>,
     ) -> Result<Analyzed, AnalysisFailed> {
         if self.files.len() > MAX_FILES {
             return Err(FlagError::new("FILE", "too many files").into());
         }
         self.how
-            .analyze_every(Inputs::resolve(&self.files)?, series, every)
+            .analyze_as(Inputs::resolve(&self.files)?, keep, every)
     }
+}
+
+/// What an analysis keeps beyond the report: time series for plots, each
+/// flow's first messages for `infer`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Keep {
+    pub series: bool,
+    pub message_log: bool,
 }
 
 impl HowFlags {
     /// Analyzes the captures of `inputs` with these options, with time
     /// series when `series`.
     pub fn analyze(&self, inputs: Inputs, series: bool) -> Result<Analyzed, AnalysisFailed> {
-        self.analyze_every(inputs, series, None)
+        self.analyze_as(
+            inputs,
+            Keep {
+                series,
+                ..Keep::default()
+            },
+            None,
+        )
     }
 
-    fn analyze_every(
+    fn analyze_as(
         &self,
         inputs: Inputs,
-        series: bool,
+        keep: Keep,
         every: Option<Every<'_>>,
     ) -> Result<Analyzed, AnalysisFailed> {
         let opts = AnalyzeOptions {
-            series,
+            series: keep.series,
+            message_log: keep.message_log,
             ..self.options(&inputs)?
         };
         let files = inputs.files();
@@ -220,6 +242,7 @@ impl HowFlags {
             qp: self.qp,
             series: false,
             progress: true,
+            message_log: false,
             threads: self.decode.threads(),
         })
     }

@@ -23,6 +23,7 @@
 //! | [`plot`] | the pictures of an analysis, and of a comparison |
 //! | [`compare`] | `roce-pcap compare`: two analyses joined flow by flow, slave by slave, priority by priority |
 //! | [`html`] | self-contained HTML reports of `analyze` and `compare` |
+//! | [`infer`] | `roce-pcap infer`: a rocesim scenario read off an analysis, what was assumed said in it |
 //!
 //! ## One vocabulary with rocesim
 //!
@@ -59,6 +60,7 @@ pub mod dissect;
 pub mod export;
 pub mod flags;
 pub mod html;
+pub mod infer;
 pub mod inputs;
 pub mod plot;
 

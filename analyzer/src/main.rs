@@ -30,6 +30,8 @@ enum Cmd {
     Plot(roce_pcap::plot::cli::Args),
     /// Two analyses side by side (captures, directories, rocesim run directories): per-QP figures, slaves, PFC.
     Compare(roce_pcap::compare::cli::Args),
+    /// A rocesim scenario from captures: hosts, bond slaves and hash policy, QPs, verbs, sizes, times.
+    Infer(roce_pcap::infer::cli::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Cmd::Analyze(a) => roce_pcap::analyze::cli::run(a).map_err(Into::into),
         Cmd::Plot(a) => roce_pcap::plot::cli::run(a).map_err(Into::into),
         Cmd::Compare(a) => roce_pcap::compare::cli::run(a).map_err(Into::into),
+        Cmd::Infer(a) => roce_pcap::infer::cli::run(a).map_err(Into::into),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

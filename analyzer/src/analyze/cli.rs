@@ -119,7 +119,11 @@ pub fn run(args: &Args) -> Result<Outcome, CliError> {
             &mut print as &mut dyn FnMut(&crate::analyze::IntervalReport),
         )
     });
-    let analyzed = args.analysis.analyze_every(args.html.is_some(), every)?;
+    let keep = crate::flags::Keep {
+        series: args.html.is_some(),
+        ..Default::default()
+    };
+    let analyzed = args.analysis.analyze_as(keep, every)?;
     if args.interval.is_some() && args.output.is_none() {
         // A closed pipe shows when the report is written.
         let _ = writeln!(io::stdout());

@@ -70,6 +70,7 @@ pub use interval::{IntervalFlow, IntervalReport};
 pub use model::Report;
 pub use options::{AnalyzeOptions, LinkSpeed, OptionError, PathMtu};
 pub use quantiles::{Quantiles, Summary};
+pub(crate) use report_builder::mac_text;
 
 use roce_codec::ParseOptions;
 
@@ -208,6 +209,7 @@ fn analyze<P: AsRef<Path>>(
         dup_window_ns: opts.dup_window_ns,
         pmtu: opts.pmtu.map(PathMtu::bytes),
         series: opts.series,
+        message_log: opts.message_log,
     };
     let mut table = flow_table::FlowTable::new(paths.len(), flow_opts);
     let path_refs: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use roce_capture::human::plural;
 use serde::Serialize;
 
-pub use super::flow::FrameRef;
+pub use super::flow::{FrameRef, LoggedMessage, MessageKind, MessageLog};
 pub use super::quantiles::Summary;
 
 /// A request flow as every table names it: `src:requester_qpn ->
@@ -217,6 +217,27 @@ pub struct QpReport {
     pub ecn_ce_requests: u64,
     #[serde(skip)]
     pub cnps_to_requester: u64,
+    /// What the wire showed besides the figures, which `infer` builds a
+    /// scenario from; kept out of the JSON.
+    #[serde(skip)]
+    pub wire: QpWire,
+}
+
+/// Header fields and messages of a flow as the capture showed them.
+#[derive(Debug, Clone, Default)]
+pub struct QpWire {
+    /// The traffic class byte (DSCP << 2 | ECN) of the first request.
+    pub tclass: u8,
+    pub rocev1: bool,
+    /// Ethernet addresses of the requests, and the source of the responses.
+    pub request_src_mac: [u8; 6],
+    pub request_dst_mac: [u8; 6],
+    pub response_src_mac: Option<[u8; 6]>,
+    /// The 802.1Q tag of the requests.
+    pub vlan_tci: Option<u16>,
+    /// The first messages, when the analysis kept them
+    /// ([`crate::analyze::AnalyzeOptions::message_log`]).
+    pub message_log: Option<MessageLog>,
 }
 
 #[derive(Debug, Clone, Serialize)]
