@@ -149,6 +149,8 @@ pub(super) fn message<DB: DrawingBackend>(
 pub(super) enum Mark {
     Line(RGBAColor, u32),
     Circle(RGBColor),
+    /// A hollow circle: a series that others may cover.
+    Ring(RGBColor),
     Triangle(RGBColor),
     Cross(RGBColor),
 }
@@ -190,6 +192,7 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                 c.stroke_width(width),
             ))?,
             Mark::Circle(c) => area.draw(&Circle::new((15, y), 4, c.filled()))?,
+            Mark::Ring(c) => area.draw(&Circle::new((15, y), 5, c.stroke_width(2)))?,
             Mark::Triangle(c) => area.draw(&TriangleMarker::new((15, y), 5, c.filled()))?,
             Mark::Cross(c) => area.draw(&Cross::new((15, y), 4, c.stroke_width(2)))?,
         }

@@ -344,7 +344,7 @@ impl Tsg {
 /// The flow's name, or A's and B's when they differ.
 fn tsg_flows(tsgs: &[Tsg]) -> String {
     match tsgs {
-        [a, b] if a.flow != b.flow => format!("{} / {}", a.flow, b.flow),
+        [a, b] if a.flow != b.flow => format!("A: {}    B: {}", a.flow, b.flow),
         [one, ..] => one.flow.clone(),
         [] => String::new(),
     }
@@ -379,27 +379,38 @@ fn tsg_compare<DB: DrawingBackend>(
         })
         .max()
         .unwrap_or(0);
+    // A first, in hollow rings, so that B's dots on the same spot leave it
+    // visible.
     let mut legend = Vec::new();
-    for t in tsgs {
+    for (k, t) in tsgs.iter().enumerate() {
         let sample = if t.stride > 1 {
             format!(" (1 in {})", t.stride)
         } else {
             String::new()
         };
-        legend.push((
-            format!("{}: first transmission{sample}", t.name),
-            Mark::Circle(t.color),
-        ));
+        let first = if k == 0 && tsgs.len() > 1 {
+            Mark::Ring(t.color)
+        } else {
+            Mark::Circle(t.color)
+        };
+        legend.push((format!("{}: first transmission{sample}", t.name), first));
         legend.push((format!("{}: retransmission", t.name), Mark::Cross(t.color)));
         legend.push((format!("{}: NAK (PSN)", t.name), Mark::Triangle(t.color)));
     }
+    let (head, body) = root.split_vertically(64);
+    head.draw(&Text::new(
+        format!("PSN time-sequence of flow #{row}, A and B"),
+        (20, 10),
+        (FONT, 20).into_font(),
+    ))?;
+    head.draw(&Text::new(
+        tsg_flows(tsgs),
+        (20, 38),
+        (FONT, 14).into_font(),
+    ))?;
     let names: Vec<&str> = legend.iter().map(|(n, _)| n.as_str()).collect();
-    let (plot_area, legend_area) = with_legend_column(root, &names);
+    let (plot_area, legend_area) = with_legend_column(&body, &names);
     let mut chart = ChartBuilder::on(&plot_area)
-        .caption(
-            format!("PSN time-sequence of flow #{row}: {}", tsg_flows(tsgs)),
-            (FONT, 20),
-        )
         .margin(16)
         .x_label_area_size(45)
         .y_label_area_size(75)
@@ -411,13 +422,21 @@ fn tsg_compare<DB: DrawingBackend>(
         .label_style((FONT, 14))
         .axis_desc_style((FONT, 16))
         .draw()?;
-    for t in tsgs {
+    for (k, t) in tsgs.iter().enumerate() {
         let at = |&(ts, p): &(u64, i64)| (ax.x(x_of(t, ts)), p - t.base_psn);
-        chart.draw_series(
-            t.originals
-                .iter()
-                .map(|p| Circle::new(at(p), 2, t.color.filled())),
-        )?;
+        if k == 0 && tsgs.len() > 1 {
+            chart.draw_series(
+                t.originals
+                    .iter()
+                    .map(|p| Circle::new(at(p), 5, t.color.stroke_width(2))),
+            )?;
+        } else {
+            chart.draw_series(
+                t.originals
+                    .iter()
+                    .map(|p| Circle::new(at(p), 2, t.color.filled())),
+            )?;
+        }
         chart.draw_series(
             t.retransmissions
                 .iter()
