@@ -142,6 +142,9 @@ pub struct WorkloadPlan {
     pub flow_label: u32,
     /// Comments: what each figure came from.
     pub notes: Vec<String>,
+    /// What this workload cannot say as the captures do (also listed in
+    /// the file's header).
+    pub limits: Vec<String>,
 }
 
 /// The scenario to write.
@@ -372,6 +375,7 @@ pub fn plan(report: &Report, name: &str, link: (f64, bool)) -> Result<Plan, Infe
     for (i, w) in workloads.iter_mut().enumerate() {
         w.name = format!("w{i}");
     }
+    notes.extend(workloads.iter().flat_map(|w| w.limits.iter().cloned()));
     assign_qpns(&mut hosts, &workloads, report, &mut notes);
 
     Ok(Plan {

@@ -125,6 +125,7 @@ pub(super) fn workloads_of(
                 mtu,
                 flow_label,
                 notes,
+                limits: Vec::new(),
             }
         };
     if uniform && derived {
@@ -178,24 +179,26 @@ pub(super) fn workloads_of(
             let mut notes = base_notes.clone();
             notes.truncate(1);
             notes[0] = format!("{who}: {}", flow_label(&q.src, q.requester_qpn, &q.dst, q.dqpn));
-            let label = match label {
+            let limits = match label {
                 Some(l) => {
                     notes.push(format!(
                         "UDP source port {} is not the one the QPNs give: flow_label = {l:#x} gives it",
                         q.sport
                     ));
-                    *l
+                    Vec::new()
                 }
-                None => {
-                    notes.push(format!(
-                        "UDP source port {} cannot be expressed: rocesim's ports are 0xC000..=0xFFFF (derived from the QPNs or a flow label); the QPNs' port is used",
-                        q.sport
-                    ));
-                    0
-                }
+                None => vec![format!(
+                    "flow #{}: UDP source port {} cannot be expressed: rocesim's ports are 0xC000..=0xFFFF (derived from the QPNs or a flow label); the QPNs' port is used",
+                    q.id, q.sport
+                )],
             };
+            let label = label.unwrap_or(0);
+            notes.extend(limits.iter().cloned());
             notes.push("messages at the times their first packet was seen".to_string());
-            plan(vec![q.id], Tool::Messages(messages(0, log, from)), from, label, notes)
+            WorkloadPlan {
+                limits,
+                ..plan(vec![q.id], Tool::Messages(messages(0, log, from)), from, label, notes)
+            }
         })
         .collect()
 }
