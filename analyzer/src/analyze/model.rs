@@ -44,6 +44,26 @@ pub struct Report {
     pub options: OptionsReport,
 }
 
+impl Report {
+    /// The report in one line, as the table starts it: `2 files, 66560
+    /// RoCE frames, 8 request flows, 13.695 ms; findings: 0 error, 0
+    /// warning, 4 info`.
+    pub fn headline(&self) -> String {
+        let roce: u64 = self.files.iter().map(|f| f.roce_packets).sum();
+        let count = |s: Severity| self.findings.iter().filter(|f| f.severity == s).count();
+        format!(
+            "{}, {}, {}, {}; findings: {} error, {} warning, {} info",
+            plural(self.files.len() as u64, "file"),
+            plural(roce, "RoCE frame"),
+            plural(self.qps.len() as u64, "request flow"),
+            roce_capture::human::duration(self.capture.duration_ns),
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
+        )
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct OptionsReport {
     pub link_speed_gbps: f64,

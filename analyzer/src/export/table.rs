@@ -211,19 +211,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
 
 impl Exporter for TableExporter {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let roce: u64 = r.files.iter().map(|f| f.roce_packets).sum();
-        let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
-        writeln!(
-            out,
-            "roce-pcap analyze: {}, {}, {}, {}; findings: {} error, {} warning, {} info",
-            plural(r.files.len() as u64, "file"),
-            plural(roce, "RoCE frame"),
-            plural(r.qps.len() as u64, "request flow"),
-            duration(r.capture.duration_ns),
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info)
-        )?;
+        writeln!(out, "roce-pcap analyze: {}", r.headline())?;
         writeln!(out)?;
         writeln!(out, "FILES")?;
         let w = r

@@ -4,7 +4,6 @@
 use roce_capture::human::{bytes, duration, plural, rate};
 
 use super::{Page, run};
-use crate::analyze::model::Severity;
 use crate::compare::flow_name;
 use crate::flags::Analyzed;
 use crate::plot::PlotError;
@@ -26,18 +25,7 @@ pub fn analyze_page(a: &Analyzed) -> Result<String, PlotError> {
         .map(|i| roce_capture::read::input_name(&i.arg))
         .collect();
     let mut page = Page::new(&format!("roce-pcap analyze: {}", inputs.join(" ")));
-    let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
-    let roce: u64 = r.files.iter().map(|f| f.roce_packets).sum();
-    page.p(&format!(
-        "{}, {}, {}, {}; findings: {} error, {} warning, {} info.",
-        plural(r.files.len() as u64, "file"),
-        plural(roce, "RoCE frame"),
-        plural(r.qps.len() as u64, "request flow"),
-        duration(r.capture.duration_ns),
-        count(Severity::Error),
-        count(Severity::Warning),
-        count(Severity::Info)
-    ));
+    page.p(&format!("{}.", r.headline()));
     for w in &a.analysis.warnings {
         page.list(&[(Some("warning"), w.clone())]);
     }
