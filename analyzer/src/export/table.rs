@@ -8,7 +8,7 @@ use roce_capture::human::{bytes, duration, plural, rate};
 
 use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::model::{FrameRef, QpReport, Severity, Summary, flow_label};
+use crate::analyze::model::{FrameRef, QpReport, Summary, flow_label};
 
 pub struct TableExporter;
 
