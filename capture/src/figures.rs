@@ -68,7 +68,8 @@ pub struct QpFigures {
     pub messages: u64,
     pub retransmitted_packets: u64,
     /// Go-back-N episodes: times the requester went back to a PSN it had
-    /// sent before, after a NAK, an RNR NAK or a timeout.
+    /// sent before, after a NAK, an RNR NAK or a timeout (`roce-pcap` sees
+    /// each as a resend run; `rocesim` does not count them yet: 0).
     pub go_back_n: u64,
     /// ACK timeouts of the requester (`rocesim` counts them; `roce-pcap`
     /// infers them from go-back-N episodes no NAK caused).
@@ -82,8 +83,8 @@ pub struct QpFigures {
     /// Requests that arrived (or were captured) with ECN CE.
     pub ecn_ce_packets: u64,
     /// Message latency: from the message's first packet to the ACK that
-    /// covers its last (a READ: to its last response) in `roce-pcap`, as the
-    /// capture point sees them; from post to completion in `rocesim`.
+    /// covers its last (a READ: to its last response), as the capture point
+    /// sees them (`roce-pcap`; `rocesim` does not state it yet: `None`).
     pub message_latency_ns: Percentiles,
     /// The port (bond slave) that carried the requests: a port name in
     /// `rocesim`, the capture file that carried most of them in `roce-pcap`.

@@ -5,7 +5,7 @@
 //!  top-level numbers and strings        one table: key, value
 //!  an array of objects (ports, qps,     one table each: a row per object, a column per key
 //!  bonds, switches, taps, ...)          (nested values as compact JSON)
-//!  "counters": {port: {name: n}}        one table: a row per port, a column per counter
+//!  "counters": {port: {name: n}}        one table: a row per counter, a column per port
 //!  any other object                     one table: key, value
 //! ```
 
@@ -117,6 +117,43 @@ impl Json {
     }
 }
 
+/// `counters` (`{port: {counter: n}}`) as a table with a row per counter
+/// (in the order they first appear) and a column per port: a port has
+/// dozens of counters, a run a handful of ports.
+fn counter_rows(ports: &[(String, Json)]) -> Vec<Vec<String>> {
+    let mut names: Vec<&str> = Vec::new();
+    for (_, c) in ports {
+        if let Json::Obj(c) = c {
+            for (n, _) in c {
+                if !names.contains(&n.as_str()) {
+                    names.push(n);
+                }
+            }
+        }
+    }
+    let mut rows = vec![
+        std::iter::once("counter".to_string())
+            .chain(ports.iter().map(|(p, _)| p.clone()))
+            .collect::<Vec<_>>(),
+    ];
+    for n in names {
+        rows.push(
+            std::iter::once(n.to_string())
+                .chain(ports.iter().map(|(_, c)| {
+                    match c {
+                        Json::Obj(c) => c
+                            .iter()
+                            .find(|(k, _)| k == n)
+                            .map_or(String::new(), |(_, v)| v.cell()),
+                        _ => String::new(),
+                    }
+                }))
+                .collect(),
+        );
+    }
+    rows
+}
+
 /// Rows of `objects` (the first row the header): one column per key, in
 /// the order keys first appear.
 fn object_rows(objects: &[&[(String, Json)]]) -> Vec<Vec<String>> {
@@ -184,19 +221,7 @@ pub(super) fn sections(page: &mut Page, id: &str, label: &str, run: &RunSummary)
             }
             Json::Obj(o) if k == "counters" => {
                 page.h3(&format!("{label}counters"));
-                // A row per port: its name, then its counters.
-                let rows: Vec<Vec<(String, Json)>> = o
-                    .iter()
-                    .map(|(port, c)| {
-                        let mut row = vec![("port".to_string(), Json::Str(port.clone()))];
-                        if let Json::Obj(c) = c {
-                            row.extend(c.iter().cloned());
-                        }
-                        row
-                    })
-                    .collect();
-                let refs: Vec<&[(String, Json)]> = rows.iter().map(Vec::as_slice).collect();
-                page.table(&object_rows(&refs));
+                page.table(&counter_rows(o));
             }
             Json::Obj(o) => {
                 page.h3(&format!("{label}{k}"));
@@ -212,6 +237,24 @@ pub(super) fn sections(page: &mut Page, id: &str, label: &str, run: &RunSummary)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_are_a_row_per_counter_and_a_column_per_port() {
+        let j: Json = serde_json::from_str(
+            r#"{"sw1.p3": {"rx_pause_ctrl_phy": 2, "tx_bytes_phy": 10}, "hostA.bond0": {"tx_bytes_phy": 7, "np_cnp_sent": 1}}"#,
+        )
+        .unwrap();
+        let Json::Obj(ports) = j else { panic!() };
+        assert_eq!(
+            counter_rows(&ports),
+            vec![
+                vec!["counter", "sw1.p3", "hostA.bond0"],
+                vec!["rx_pause_ctrl_phy", "2", ""],
+                vec!["tx_bytes_phy", "10", "7"],
+                vec!["np_cnp_sent", "", "1"],
+            ]
+        );
+    }
 
     #[test]
     fn objects_keep_their_key_order_and_nested_values_are_compact() {
