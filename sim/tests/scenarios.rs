@@ -88,6 +88,33 @@ fn lag_hash_slaves_follow_the_linux_layer34_hash() {
         per_slave.iter().all(|&b| b > 0),
         "layer3+4 should use both slaves: {per_slave:?}"
     );
+    // Responder QPs state the slave their ACKs leave hostB's bond on: the
+    // same formula over the ACKs' headers (hostB's MACs and addresses
+    // first, the connection's UDP source port).
+    let servers: Vec<&Value> = s["qps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["role"] == "server")
+        .collect();
+    assert_eq!(servers.len(), 8);
+    for q in servers {
+        let keys = FlowKeys::rocev2_v4(
+            dmac,
+            smac,
+            Ipv4Addr::new(10, 0, 0, 2),
+            Ipv4Addr::new(10, 0, 0, 1),
+            q["udp_sport"].as_u64().unwrap() as u16,
+        );
+        let want = bond_slave_index(bond_xmit_hash(XmitHashPolicy::Layer34, &keys), 2).unwrap();
+        assert_eq!(
+            q["slave"].as_u64().unwrap() as usize,
+            want,
+            "qp {}",
+            q["qpn"]
+        );
+        assert_eq!(q["port"], format!("hostB.eth{want}"));
+    }
 }
 
 /// `lag_hash`, small, with `extra` sets, run into a fresh directory `name`.

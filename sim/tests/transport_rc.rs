@@ -470,13 +470,20 @@ fn rnr_nak_waits_the_timer_of_its_code() {
     // Not quiet at 100 us: the RNR wait is pending.
     assert!(!lb.run_until(Ps::from_us(100), 10_000));
     assert!(lb.a().next_timer().is_some());
-    // Until 100 us: SEND 300, WRITE 301, RNR NAK 300 (the WRITE after it is
-    // dropped silently: same episode).
+    // Until 100 us: SEND 300, WRITE 301, RNR NAK 300, then the sequence
+    // NAK 300 the out-of-order WRITE earns (an RNR NAK is no sequence
+    // error: it does not silence the next one).
     let tr: Vec<_> = lb.trace().to_vec();
     let nak = tr.iter().find(|e| e.dir == Dir::BtoA).unwrap();
     assert_eq!(nak.pkt.bth.psn, Psn::new(300));
     assert_eq!(nak.pkt.ext.aeth.unwrap().syndrome, Syndrome(0x20 | 12));
-    assert_eq!(tr.iter().filter(|e| e.dir == Dir::BtoA).count(), 1);
+    let from_b: Vec<_> = tr.iter().filter(|e| e.dir == Dir::BtoA).collect();
+    assert_eq!(from_b.len(), 2);
+    assert_eq!(from_b[1].pkt.bth.psn, Psn::new(300));
+    assert_eq!(
+        from_b[1].pkt.ext.aeth.unwrap().syndrome,
+        Syndrome::NAK_PSN_SEQUENCE_ERROR
+    );
     assert_eq!(lb.b().counters().out_of_sequence_rx, 1);
     lb.b_mut().post_recv(1);
     assert!(lb.run_until(Ps::from_ms(10), 10_000));
@@ -487,11 +494,15 @@ fn rnr_nak_waits_the_timer_of_its_code() {
     let resend = tr.iter().filter(|e| e.dir == Dir::AtoB).nth(2).unwrap();
     assert_eq!(resend.pkt.bth.psn, Psn::new(300));
     assert_eq!(resend.at, nak_arrival + Ps::from_us(640));
+    // The sequence NAK named the PSN the RNR wait resends from: no retry
+    // of its own, no second go-back-N.
     let a = lb.a().counters();
     assert_eq!(
         (a.naks_rx_by_syndrome.rnr_nak, a.rewinds.rnr, a.timeouts),
         (1, 1, 0)
     );
+    assert_eq!(a.naks_rx_by_syndrome.psn_sequence_error, 1);
+    assert_eq!(a.rewinds.psn_sequence_error, 0);
     let c = completions(lb.a_mut());
     assert_eq!(
         c.iter().map(|c| c.status).collect::<Vec<_>>(),

@@ -32,7 +32,9 @@ pub struct QpSummary {
     pub src: String,
     pub dst: String,
     pub udp_sport: u16,
-    /// NIC port that carried the QP's first data packet (client QPs).
+    /// NIC port that carried the QP's first packet: a client's first
+    /// request, a server's first ACK or READ response (on a bond, the
+    /// slave its responses leave on).
     pub port: Option<String>,
     /// That port's index in its bond (enslave order), if bonded.
     pub slave: Option<u32>,
@@ -76,6 +78,10 @@ pub struct BondSummary {
     pub name: String,
     pub mode: &'static str,
     pub xmit_hash_policy: String,
+    /// How RoCE traffic picks its slave, and where the per-QP slave
+    /// prediction comes from (absent for active-backup).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roce_port_selection: Option<&'static str>,
     pub slaves: Vec<String>,
     pub slave_tx_bytes: Vec<u64>,
     pub events: Vec<BondEvent>,
@@ -223,6 +229,7 @@ impl Summary {
                 name: b.name().to_string(),
                 mode: b.mode(),
                 xmit_hash_policy: b.xmit_hash_policy().to_string(),
+                roce_port_selection: b.roce_port_selection(),
                 slaves: b.slaves().map(|p| p.name().to_string()).collect(),
                 slave_tx_bytes: b.slaves().map(|p| p.counters().tx_bytes).collect(),
                 events: b

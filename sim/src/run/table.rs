@@ -136,6 +136,9 @@ pub fn summary_table(s: &Summary) -> String {
                 b.name, b.mode, b.xmit_hash_policy
             );
         }
+        if let Some(how) = b.roce_port_selection {
+            let _ = writeln!(out, "  ({how})");
+        }
         for (i, (name, bytes)) in b.slaves.iter().zip(&b.slave_tx_bytes).enumerate() {
             let share = if total > 0 {
                 *bytes as f64 * 100.0 / total as f64

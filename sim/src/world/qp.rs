@@ -216,9 +216,10 @@ impl World {
         s.tx_bytes += u64::from(frame_len);
         s.tx_packets += 1;
         s.tx_payload += u64::from(ib.payload_len);
-        // A client QP's first packet is a request: the first data packet of
-        // a WRITE or SEND, the request of a READ.
-        if s.first_data_port.is_none() && s.role == Role::Client {
+        // A client QP's first packet is a request (the first data packet
+        // of a WRITE or SEND, the request of a READ); a server's is its
+        // first ACK or READ response.
+        if s.first_data_port.is_none() {
             s.first_data_port = Some(s.port);
         }
         let pkt = Packet {

@@ -140,6 +140,28 @@ impl<'a> BondView<'a> {
     pub fn xmit_hash_policy(&self) -> &'static str {
         self.bond.policy.codec().name()
     }
+    /// How the RoCE traffic picks its slave, in words a report can print:
+    /// `None` for an active-backup bond (the active slave carries it).
+    pub fn roce_port_selection(&self) -> Option<&'static str> {
+        use crate::scenario::schema::{BondMode, LagHash, LagSelect};
+        if self.bond.mode == BondMode::ActiveBackup {
+            return None;
+        }
+        Some(match (self.bond.lag, self.bond.lag_hash) {
+            (LagSelect::Hash, LagHash::Linux) => {
+                "RoCE LAG hash mode: each packet's slave is predicted with the Linux bond formula (lag_hash = linux); the ConnectX hardware hash is not public"
+            }
+            (LagSelect::Hash, LagHash::Crc32) => {
+                "RoCE LAG hash mode: each packet's slave comes from a CRC-32 of the policy's fields (lag_hash = crc32), a stand-in for the ConnectX hardware hash, which is not public"
+            }
+            (LagSelect::QueueAffinity, _) => {
+                "RoCE LAG queue-affinity mode: QPs round-robin over the slaves at creation"
+            }
+            (LagSelect::Software, _) => {
+                "no RoCE LAG: the Linux bond driver's bond_xmit_hash over the usable slaves"
+            }
+        })
+    }
     /// Its slaves' ports, in enslave order.
     pub fn slaves(&self) -> impl Iterator<Item = PortView<'a>> + use<'a> {
         let w = self.world;

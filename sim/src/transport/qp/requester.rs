@@ -311,6 +311,12 @@ impl RcQp {
                     return;
                 }
                 self.ack_before(psn, now);
+                if self.rnr_deadline.is_some() && psn == self.una {
+                    // The responder's sequence NAK for the packets behind
+                    // an RNR NAK: the go-back-N it asks for is the one the
+                    // RNR wait ends with, not a retry of its own.
+                    return;
+                }
                 self.retry(RetryCause::SequenceNak, now);
             }
             SyndromeKind::Nak(code) => {

@@ -173,7 +173,9 @@ impl RcQp {
         let needs_wqe = matches!(op, 0x00 | 0x04 | 0x05 | 0x09 | 0x0B);
         if needs_wqe {
             if self.rq_len == 0 {
-                self.nak_sent = true;
+                // Not a sequence error: the packets behind it still earn
+                // one sequence NAK (rxe's `sent_psn_nak` is set only by
+                // an out-of-sequence PSN).
                 self.queue_ack(psn, Syndrome::rnr_nak(self.cfg.min_rnr_timer));
                 return;
             }
