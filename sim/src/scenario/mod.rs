@@ -13,6 +13,7 @@
 //! with a hint where one helps. Values that came from `--set` are reported
 //! as such.
 
+pub mod fabric;
 pub mod schema;
 
 use std::fmt;
@@ -263,8 +264,39 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
     // SAFETY of lifetimes: make_owned turned every borrowed string into an
     // owned one, so the tree no longer refers to `text`.
     let mut tree: Spanned<DeTable<'static>> = unsafe_extend(tree);
-    let mut loaded_sets = Vec::new();
-    for (i, s) in sets.iter().enumerate() {
+    // `--set`s on the fabric's parameters first, then the generated
+    // tables, then `--set`s that name a generated host, switch or link.
+    let set_key = |s: &String| s.split_once('=').map_or("", |(k, _)| k.trim()).to_string();
+    let order: Vec<usize> = (0..sets.len())
+        .filter(|&i| !fabric::set_needs_fabric(&set_key(&sets[i])))
+        .chain(usize::MAX..=usize::MAX)
+        .chain((0..sets.len()).filter(|&i| fabric::set_needs_fabric(&set_key(&sets[i]))))
+        .collect();
+    for i in order {
+        if i == usize::MAX {
+            let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            if let Err(e) = fabric::expand(&mut tree, &base) {
+                let span = span_of(&tree, &e.path);
+                let (line, col) = span.map_or((0, 0), |s| {
+                    if s.start >= SET_BASE {
+                        (0, 0)
+                    } else {
+                        line_col(&text, s.start)
+                    }
+                });
+                return Err(Diagnostic {
+                    file: file.clone(),
+                    line,
+                    col,
+                    key: e.path.to_string(),
+                    msg: e.msg,
+                    hint: e.hint,
+                    from_set: None,
+                });
+            }
+            continue;
+        }
+        let s = &sets[i];
         let Some((k, v)) = s.split_once('=') else {
             return Err(Diagnostic {
                 file: file.clone(),
@@ -288,8 +320,9 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             hint: None,
             from_set: Some(s.clone()),
         })?;
-        loaded_sets.push(s.clone());
     }
+    // Indexed by the position in `sets` (the span of a --set value).
+    let loaded_sets = sets.to_vec();
     let mut loaded = Loaded {
         scenario: Scenario {
             name: None,
@@ -301,6 +334,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             links: vec![],
             workloads: vec![],
             taps: vec![],
+            topology: None,
         },
         name: String::new(),
         path: path.to_path_buf(),

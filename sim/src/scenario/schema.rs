@@ -199,6 +199,9 @@ pub struct Scenario {
     pub workloads: Vec<WorkloadCfg>,
     #[serde(default, rename = "tap")]
     pub taps: Vec<TapCfg>,
+    /// A generated fabric, already lowered into `hosts`, `switches` and
+    /// `links` when serde sees it (`scenario::fabric`).
+    pub topology: Option<super::fabric::TopologyCfg>,
 }
 
 fn one() -> u64 {
