@@ -15,6 +15,7 @@
 
 pub mod fabric;
 pub mod schema;
+pub mod traffic;
 
 use std::fmt;
 use std::ops::Range;
@@ -335,6 +336,8 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             workloads: vec![],
             taps: vec![],
             topology: None,
+            traffic: vec![],
+            flows: vec![],
         },
         name: String::new(),
         path: path.to_path_buf(),
@@ -355,6 +358,10 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             let (msg, hint) = explain_serde(e.message());
             return Err(loaded.diag(span, key, msg, hint));
         }
+    }
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if let Err(e) = traffic::lower(&mut loaded.scenario, &base) {
+        return Err(loaded.locate(&e));
     }
     loaded.name = loaded.scenario.name.clone().unwrap_or_else(|| {
         path.file_stem().map_or_else(

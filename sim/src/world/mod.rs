@@ -37,6 +37,7 @@
 mod arp;
 mod bond;
 mod build;
+mod flows;
 mod host;
 mod link;
 pub mod mmu;
@@ -61,6 +62,7 @@ use switch::Switch;
 use tap::Tap;
 
 pub use build::{BuildOptions, roce_mtu};
+pub use flows::FlowResult;
 pub use port::{PRIOS, PortCounters};
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
@@ -97,6 +99,8 @@ pub struct World {
     stop_at: Option<Ps>,
     packet_hops: u64,
     last_activity: Ps,
+    /// `[[traffic]]` flows and their workloads.
+    flows: Vec<crate::scenario::traffic::FlowRef>,
 }
 
 impl World {
