@@ -82,6 +82,22 @@ enum Cmd {
     /// Run a grid of --set values over a range of seeds in parallel and
     /// write one table (CSV + JSON) and a plot; or merge sharded sweeps.
     Sweep(SweepArgs),
+    /// Turn the reference's (ns-3 HPCC) config, topology and flow files into
+    /// a scenario that runs its experiment.
+    ImportHpcc {
+        /// The reference's config file (e.g. mix/config.txt); the files it
+        /// names are looked up relative to its directory, also by base name.
+        config: PathBuf,
+        /// Topology file instead of the config's TOPOLOGY_FILE.
+        #[arg(long)]
+        topology: Option<PathBuf>,
+        /// Flow file instead of the config's FLOW_FILE.
+        #[arg(long)]
+        flows: Option<PathBuf>,
+        /// The scenario file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -250,6 +266,28 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             );
         }
         Cmd::Sweep(args) => sweep(args)?,
+        Cmd::ImportHpcc {
+            config,
+            topology,
+            flows,
+            out,
+        } => {
+            let text = rocesim::hpcc::import::import(
+                &config,
+                topology.as_deref(),
+                flows.as_deref(),
+                &out,
+            )?;
+            // Whole or nothing: a temporary file renamed into place.
+            let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+            std::fs::write(&tmp, text)
+                .and_then(|()| std::fs::rename(&tmp, &out))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    RunError::Output(format!("--out {}: {e}", out.display()))
+                })?;
+            eprintln!("rocesim: wrote {}", out.display());
+        }
     }
     Ok(())
 }
