@@ -71,6 +71,9 @@ pub use view::{BondView, PortView, QpView, SwitchView, TapView};
 /// Progress reported while running.
 pub trait Progress {
     fn update(&mut self, now: Ps, end: Option<Ps>);
+    /// Flows (`[[traffic]]`) finished so far, of all; called with
+    /// `update` in runs that have flows.
+    fn flows(&mut self, _done: usize, _total: usize) {}
 }
 
 impl Progress for () {
@@ -144,6 +147,10 @@ impl World {
             }
             n += 1;
             if n & 0xFFFF == 0 {
+                if !self.flows.is_empty() {
+                    let (done, total) = self.flows_done();
+                    progress.flows(done, total);
+                }
                 progress.update(self.sched.now(), self.stop_at);
             }
         }
