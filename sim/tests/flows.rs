@@ -177,3 +177,48 @@ fn a_run_without_flows_has_no_fct() {
     assert!(fct(&s).is_null());
     assert!(!dir.join("fct.txt").exists());
 }
+
+/// The generated fat-tree scenario is the reference's fabric: 320 hosts,
+/// 56 switches, 480 links; a short run of it finishes flows.
+#[test]
+fn the_generated_fat_tree_scenario_has_the_references_counts() {
+    let o = bin()
+        .arg("check")
+        .arg(scenario("fat_tree_websearch_generated"))
+        .args(["--set", "traffic.0.duration=100us"])
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(line.contains("320 hosts, 56 switches, 480 links"), "{line}");
+}
+
+/// The capacity sweep of leaf_spine_capacity.toml, shortened: sweep.csv
+/// carries the FCT slowdown columns, one row per spine count.
+#[test]
+fn the_leaf_spine_sweep_reports_fct_slowdowns() {
+    let out = tmp("flow_sweep");
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("leaf_spine_capacity"))
+        .args(["--set", "topology.spines=2,4"])
+        .args(["--set", "traffic.0.duration=100us"])
+        .args(["--seeds", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let p99 = head
+        .iter()
+        .position(|h| *h == "fct_slowdown_p99")
+        .expect("a p99 column");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let v: f64 = r[p99].parse().unwrap();
+        assert!(v >= 1.0, "{csv}");
+    }
+    assert!(String::from_utf8_lossy(&o.stdout).contains("slowdown p50"));
+}
