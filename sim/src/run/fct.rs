@@ -254,7 +254,8 @@ fn draw<DB: DrawingBackend>(
         .y_desc("FCT slowdown")
         .label_style(("sans-serif", 14))
         .draw()?;
-    let lines: [(&str, fn(&SizeBucket) -> f64, RGBColor); 3] = [
+    type Line = (&'static str, fn(&SizeBucket) -> f64, RGBColor);
+    let lines: [Line; 3] = [
         ("p50", |b| b.p50, RGBColor(31, 119, 180)),
         ("p95", |b| b.p95, RGBColor(255, 127, 14)),
         ("p99", |b| b.p99, RGBColor(214, 39, 40)),

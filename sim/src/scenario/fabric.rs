@@ -34,7 +34,7 @@ use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
 
 use super::schema::{Dur, RateQ};
-use super::{KeyPath, ModelError, own_table};
+use super::{Diagnostic, KeyPath, ModelError, SET_BASE, line_col, own_table, span_of};
 use crate::topology::{
     FatTree, HostId, LeafSpine, LinkId, LinkSpec, NodeId, Topology, ecmp_routes,
 };
@@ -185,6 +185,31 @@ pub fn resolve_path(base: &Path, file: &str) -> PathBuf {
     } else {
         base.join(p)
     }
+}
+
+/// [`expand`] for the scenario file at `path` (whose text is `text`),
+/// with errors placed in it.
+pub(super) fn expand_located(
+    tree: &mut Spanned<DeTable<'static>>,
+    path: &Path,
+    text: &str,
+) -> Result<(), Diagnostic> {
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    expand(tree, &base).map_err(|e| {
+        let (line, col) = match span_of(tree, &e.path) {
+            Some(s) if s.start < SET_BASE => line_col(text, s.start),
+            _ => (0, 0),
+        };
+        Diagnostic {
+            file: path.display().to_string(),
+            line,
+            col,
+            key: e.path.to_string(),
+            msg: e.msg,
+            hint: e.hint,
+            from_set: None,
+        }
+    })
 }
 
 /// Expands `[topology]` in `tree` (see the module docs); no-op without one.

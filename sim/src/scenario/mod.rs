@@ -275,26 +275,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
         .collect();
     for i in order {
         if i == usize::MAX {
-            let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-            if let Err(e) = fabric::expand(&mut tree, &base) {
-                let span = span_of(&tree, &e.path);
-                let (line, col) = span.map_or((0, 0), |s| {
-                    if s.start >= SET_BASE {
-                        (0, 0)
-                    } else {
-                        line_col(&text, s.start)
-                    }
-                });
-                return Err(Diagnostic {
-                    file: file.clone(),
-                    line,
-                    col,
-                    key: e.path.to_string(),
-                    msg: e.msg,
-                    hint: e.hint,
-                    from_set: None,
-                });
-            }
+            fabric::expand_located(&mut tree, path, &text)?;
             continue;
         }
         let s = &sets[i];
