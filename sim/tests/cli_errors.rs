@@ -201,9 +201,9 @@ fn readme_format_example_uses_only_real_keys() {
     let start = readme.find("```toml\n").unwrap() + 8;
     let end = start + readme[start..].find("```").unwrap();
     let text = &readme[start..end];
-    if let Err(e) =
-        rocesim::scenario::load_str(Path::new("scenarios/README.md"), text.to_string(), &[])
-    {
+    // Paths in it (`cdf = "WebSearch"`) resolve beside the README.
+    let path = repo().join("scenarios/README.md");
+    if let Err(e) = rocesim::scenario::load_str(&path, text.to_string(), &[]) {
         panic!("{e}");
     }
 }
