@@ -70,6 +70,9 @@ enum Cmd {
         /// run's summary.json (json), or one row per client QP (csv).
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// No progress bar (there is none when stderr is not a terminal).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Validate a scenario without running it.
     Check {
@@ -82,6 +85,22 @@ enum Cmd {
     /// Run a grid of --set values over a range of seeds in parallel and
     /// write one table (CSV + JSON) and a plot; or merge sharded sweeps.
     Sweep(SweepArgs),
+    /// Turn the reference's (ns-3 HPCC) config, topology and flow files into
+    /// a scenario that runs its experiment.
+    ImportHpcc {
+        /// The reference's config file (e.g. mix/config.txt); the files it
+        /// names are looked up relative to its directory, also by base name.
+        config: PathBuf,
+        /// Topology file instead of the config's TOPOLOGY_FILE.
+        #[arg(long)]
+        topology: Option<PathBuf>,
+        /// Flow file instead of the config's FLOW_FILE.
+        #[arg(long)]
+        flows: Option<PathBuf>,
+        /// The scenario file to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -168,32 +187,50 @@ macro_rules! outln {
     ($($t:tt)*) => { stdout_write(format_args!("{}\n", format_args!($($t)*))) };
 }
 
-struct Bar(Option<ProgressBar>);
+/// The progress bar: simulated time against `stop_at`, or, in a run with
+/// flows, the share of flows finished (with an ETA from it).
+struct Bar(Option<ProgressBar>, Option<(usize, usize)>);
 
 impl Progress for Bar {
     fn update(&mut self, now: Ps, end: Option<Ps>) {
-        if let Some(b) = &self.0 {
-            match run::progress_fraction(now, end) {
-                Some(f) => {
-                    b.set_length(1000);
-                    b.set_position((f * 1000.0) as u64);
-                }
-                None => b.tick(),
+        let Some(b) = &self.0 else { return };
+        match (self.1, run::progress_fraction(now, end)) {
+            (Some((done, total)), _) => {
+                b.set_length(total.max(1) as u64);
+                b.set_position(done as u64);
+                b.set_message(format!(
+                    "simulated {now}, {done}/{total} flows ({:.1}%)",
+                    100.0 * done as f64 / total.max(1) as f64
+                ));
             }
-            b.set_message(format!("simulated {now}"));
+            (None, Some(f)) => {
+                b.set_length(1000);
+                b.set_position((f * 1000.0) as u64);
+                b.set_message(format!("simulated {now}"));
+            }
+            (None, None) => {
+                b.tick();
+                b.set_message(format!("simulated {now}"));
+            }
         }
+    }
+    fn flows(&mut self, done: usize, total: usize) {
+        self.1 = Some((done, total));
     }
 }
 
-fn bar() -> Bar {
-    if !std::io::stderr().is_terminal() {
-        return Bar(None);
+/// A progress bar on a terminal; none when stderr is not one or with
+/// `--quiet` (it never changes what a run writes).
+fn bar(quiet: bool) -> Bar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return Bar(None, None);
     }
     let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     b.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}").unwrap(),
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
+            .unwrap(),
     );
-    Bar(Some(b))
+    Bar(Some(b), None)
 }
 
 fn main() -> ExitCode {
@@ -219,8 +256,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             sets,
             taps,
             format,
+            quiet,
         } => {
-            let mut bar = bar();
+            let mut bar = bar(quiet);
             let opts = RunOptions {
                 seed,
                 out,
@@ -250,6 +288,28 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             );
         }
         Cmd::Sweep(args) => sweep(args)?,
+        Cmd::ImportHpcc {
+            config,
+            topology,
+            flows,
+            out,
+        } => {
+            let text = rocesim::hpcc::import::import(
+                &config,
+                topology.as_deref(),
+                flows.as_deref(),
+                &out,
+            )?;
+            // Whole or nothing: a temporary file renamed into place.
+            let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+            std::fs::write(&tmp, text)
+                .and_then(|()| std::fs::rename(&tmp, &out))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    RunError::Output(format!("--out {}: {e}", out.display()))
+                })?;
+            eprintln!("rocesim: wrote {}", out.display());
+        }
     }
     Ok(())
 }
@@ -295,7 +355,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         Some(s) => (0..points).filter(|&i| s.takes(i as usize)).count() as u64,
         None => points,
     };
-    let b = bar();
+    let b = bar(false);
     let done = AtomicU64::new(0);
     if let Some(pb) = &b.0 {
         pb.set_length(total);

@@ -201,9 +201,9 @@ fn readme_format_example_uses_only_real_keys() {
     let start = readme.find("```toml\n").unwrap() + 8;
     let end = start + readme[start..].find("```").unwrap();
     let text = &readme[start..end];
-    if let Err(e) =
-        rocesim::scenario::load_str(Path::new("scenarios/README.md"), text.to_string(), &[])
-    {
+    // Paths in it (`cdf = "WebSearch"`) resolve beside the README.
+    let path = repo().join("scenarios/README.md");
+    if let Err(e) = rocesim::scenario::load_str(&path, text.to_string(), &[]) {
         panic!("{e}");
     }
 }
@@ -319,4 +319,155 @@ fn a_closed_stdout_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(dir.join("run/summary.json").is_file());
+}
+
+/// `rocesim import-hpcc` in a directory laid out as the reference's
+/// (`mix/` beside the config): the run's exit status and stderr.
+fn import_hpcc(name: &str, config: &str, files: &[(&str, &str)], args: &[&str]) -> (i32, String) {
+    let dir = tmp(&format!("import_{name}"));
+    std::fs::create_dir_all(dir.join("mix")).unwrap();
+    std::fs::write(dir.join("run.cfg"), config).unwrap();
+    for (f, text) in files {
+        std::fs::write(dir.join(f), text).unwrap();
+    }
+    let out = dir.join("out.toml");
+    let o = bin()
+        .arg("import-hpcc")
+        .arg(dir.join("run.cfg"))
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{name}: {err}");
+    if o.status.code() != Some(0) {
+        assert!(
+            !out.exists(),
+            "{name}: a failed import wrote {}",
+            out.display()
+        );
+    }
+    (o.status.code().unwrap_or(-1), err)
+}
+
+const CFG: &str = "TOPOLOGY_FILE mix/topo.txt\nFLOW_FILE mix/flows.txt\n";
+const TOPO: &str = "3 1 2\n0\n0 1 100Gbps 0.001ms 0\n0 2 100Gbps 0.001ms 0\n";
+const FLOWS: &str = "1\n1 2 3 100 1000 2\n";
+
+#[test]
+fn import_hpcc_reports_bad_input_at_its_file_line_and_field() {
+    let ok = [("mix/topo.txt", TOPO), ("mix/flows.txt", FLOWS)];
+    let (code, err) = import_hpcc("ok", CFG, &ok, &[]);
+    assert_eq!(code, 0, "{err}");
+    // By base name: the config says exp/flows.txt, the file is mix/flows.txt... not beside it.
+    let cfg = "TOPOLOGY_FILE other/topo.txt\nFLOW_FILE mix/flows.txt\n";
+    let (code, err) = import_hpcc(
+        "basename",
+        cfg,
+        &[("topo.txt", TOPO), ("mix/flows.txt", FLOWS)],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    // A missing file names the key and where it looked.
+    let (code, err) = import_hpcc("missing", CFG, &[("mix/topo.txt", TOPO)], &[]);
+    assert_eq!(code, 2);
+    says(
+        &err,
+        &["run.cfg", "FLOW_FILE mix/flows.txt", "no such file"],
+    );
+    // --flows overrides the config's.
+    let (code, err) = import_hpcc(
+        "override",
+        CFG,
+        &[("mix/topo.txt", TOPO), ("f2.txt", FLOWS)],
+        &["--flows", "f2.txt"],
+    );
+    assert_eq!(code, 0, "{err}");
+    // An unknown config key, with its line.
+    let (code, err) = import_hpcc("unknown", &format!("{CFG}BUFFER_SIZ 32\n"), &ok, &[]);
+    assert_eq!(code, 2);
+    says(
+        &err,
+        &["run.cfg:3", "unknown key `BUFFER_SIZ`", "BUFFER_SIZE"],
+    );
+    // A malformed flow line: file, line and field.
+    let (code, err) = import_hpcc(
+        "malformed",
+        CFG,
+        &[
+            ("mix/topo.txt", TOPO),
+            ("mix/flows.txt", "1\n1 2 3 100 lots 2\n"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 2);
+    says(&err, &["flows.txt:2", "field 5"]);
+    // A link to a node the topology does not have.
+    let bad = "3 1 2\n0\n0 1 100Gbps 0.001ms 0\n0 7 100Gbps 0.001ms 0\n";
+    let (code, err) = import_hpcc(
+        "unknown_node",
+        CFG,
+        &[("mix/topo.txt", bad), ("mix/flows.txt", FLOWS)],
+        &[],
+    );
+    assert_eq!(code, 2);
+    says(&err, &["topo.txt:4", "7"]);
+    // A flow from a switch.
+    let (code, err) = import_hpcc(
+        "flow_switch",
+        CFG,
+        &[
+            ("mix/topo.txt", TOPO),
+            ("mix/flows.txt", "1\n0 2 3 100 1000 2\n"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 2);
+    says(&err, &["flows.txt", "node 0 is a switch"]);
+}
+
+/// Errors in the generated fabric and flows point at the key.
+#[test]
+fn topology_and_traffic_errors_name_their_key() {
+    let ls = "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\nhost_link = { rate = \"100Gbps\" }\n";
+    let err = fails(
+        "no_k",
+        "[topology]\nkind = \"fat-tree\"\nhost_link = { rate = \"100Gbps\" }\n",
+        &[],
+    );
+    says(&err, &["key `topology`", "needs `k`"]);
+    let err = fails("kind", "[topology]\nkind = \"fat-three\"\n", &[]);
+    says(&err, &["fat-three", "fat-tree"]);
+    let err = fails(
+        "receiver",
+        &format!("{ls}[[traffic]]\npattern = \"incast\"\nreceiver = \"host9\"\nsize = \"1KB\"\n"),
+        &[],
+    );
+    says(
+        &err,
+        &["key `traffic[0].receiver`", "no host named `host9`"],
+    );
+    let err = fails(
+        "cdf",
+        &format!(
+            "{ls}[[traffic]]\npattern = \"all-to-all\"\ncdf = \"NoSuch\"\nload = 0.3\nduration = \"1ms\"\n"
+        ),
+        &[],
+    );
+    says(&err, &["key `traffic[0].cdf`", "NoSuch.txt"]);
+    let err = fails(
+        "load",
+        &format!("{ls}[[traffic]]\npattern = \"all-to-all\"\nsize = \"1KB\"\nload = 0.3\n"),
+        &[],
+    );
+    says(&err, &["key `traffic[0].load`", "duration"]);
+    // A generated host's key set from the command line.
+    let err = fails(
+        "set_generated",
+        &format!("{ls}[[traffic]]\npattern = \"all-to-all\"\nsize = \"1KB\"\n"),
+        &["host.host1.nic.eth0.mtu=lots"],
+    );
+    says(&err, &["host.host1.nic.eth0.mtu=lots"]);
 }

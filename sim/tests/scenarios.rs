@@ -10,12 +10,14 @@ use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_has
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-const SHIPPED: [&str; 5] = [
+const SHIPPED: [&str; 7] = [
     "lag_hash",
     "retry_exceeded",
     "failover",
     "hpcc_2to1",
     "hpcc_16to1",
+    "fat_tree_websearch_generated",
+    "leaf_spine_capacity",
 ];
 
 fn mac(s: &str) -> [u8; 6] {

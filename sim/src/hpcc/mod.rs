@@ -33,6 +33,7 @@ pub mod cdf;
 pub mod config;
 pub mod fct;
 pub mod flows;
+pub mod import;
 pub mod topology;
 
 pub use config::HpccConfig;

@@ -18,6 +18,7 @@
 
 pub mod counters;
 mod csv;
+pub mod fct;
 mod figures;
 pub mod plot;
 mod shard;
@@ -183,6 +184,7 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
     write("ports.csv", ports_csv(w))?;
     write("qps.csv", qps_csv(w))?;
     plot::throughput_plots(w, dir)?;
+    fct::write(w, dir, s.fct.as_ref())?;
     Ok(s)
 }
 

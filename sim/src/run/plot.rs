@@ -19,7 +19,7 @@ static FONT: &[u8] = include_bytes!(concat!(
 ));
 static REGISTER: Once = Once::new();
 
-fn fonts() {
+pub(crate) fn fonts() {
     REGISTER.call_once(|| {
         // Registration fails only for a font ab_glyph cannot parse, which
         // the font test below rules out.

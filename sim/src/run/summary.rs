@@ -120,6 +120,9 @@ pub struct Summary {
     /// Every port's counters under their hardware names (see
     /// [`super::counters`]).
     pub counters: BTreeMap<String, CounterSet>,
+    /// Flow completion times of a run with `[[traffic]]` (see [`super::fct`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct: Option<super::fct::FctSummary>,
 }
 
 /// `bytes` over `t`, in Gb/s; 0 over no time.
@@ -272,6 +275,7 @@ impl Summary {
             switches,
             taps,
             counters: counters::of(w),
+            fct: super::fct::summary(w),
         }
     }
 

@@ -86,6 +86,11 @@ pub struct SweepRow {
     /// imbalance a LAG hash leaves.
     pub max_port_tx_bytes: u64,
     pub min_port_tx_bytes: u64,
+    /// FCT slowdown p50 and p99 of a scenario with flows (`[[traffic]]`).
+    #[serde(default)]
+    pub fct_slowdown_p50: Option<f64>,
+    #[serde(default)]
+    pub fct_slowdown_p99: Option<f64>,
 }
 
 /// Runs every combination of `axes` × `seeds` (only `shard`'s slice of
@@ -166,6 +171,8 @@ pub fn sweep(
                     drops: s.ports.iter().map(|p| p.counters.drops).sum(),
                     max_port_tx_bytes: client_tx.iter().copied().max().unwrap_or(0),
                     min_port_tx_bytes: client_tx.iter().copied().min().unwrap_or(0),
+                    fct_slowdown_p50: s.fct.as_ref().map(|f| f.slowdown.p50),
+                    fct_slowdown_p99: s.fct.as_ref().map(|f| f.slowdown.p99),
                 })
             })
             .collect()
@@ -238,14 +245,20 @@ fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
         csv.push_str(&a.key);
         csv.push(',');
     }
-    csv.push_str("seed,aggregate_goodput_gbps,sim_time_ns,events,qps_ok,qps_failed,retransmitted_packets,drops,max_port_tx_bytes,min_port_tx_bytes\n");
+    csv.push_str("seed,aggregate_goodput_gbps,sim_time_ns,events,qps_ok,qps_failed,retransmitted_packets,drops,max_port_tx_bytes,min_port_tx_bytes");
+    // Sweeps of scenarios with flows have two more columns.
+    let fct = rows.iter().any(|r| r.fct_slowdown_p50.is_some());
+    if fct {
+        csv.push_str(",fct_slowdown_p50,fct_slowdown_p99");
+    }
+    csv.push('\n');
     for r in rows {
         for (_, v) in &r.params {
             csv.push_str(&csv_field(v));
             csv.push(',');
         }
         csv.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{}",
             r.seed,
             r.aggregate_goodput_gbps,
             r.sim_time_ns,
@@ -257,6 +270,15 @@ fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
             r.max_port_tx_bytes,
             r.min_port_tx_bytes
         ));
+        if fct {
+            let f = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+            csv.push_str(&format!(
+                ",{},{}",
+                f(r.fct_slowdown_p50),
+                f(r.fct_slowdown_p99)
+            ));
+        }
+        csv.push('\n');
     }
     csv
 }
@@ -288,6 +310,10 @@ fn sweep_json(rows: &[SweepRow]) -> String {
             m.insert("drops".into(), r.drops.into());
             m.insert("max_port_tx_bytes".into(), r.max_port_tx_bytes.into());
             m.insert("min_port_tx_bytes".into(), r.min_port_tx_bytes.into());
+            if let (Some(p50), Some(p99)) = (r.fct_slowdown_p50, r.fct_slowdown_p99) {
+                m.insert("fct_slowdown_p50".into(), p50.into());
+                m.insert("fct_slowdown_p99".into(), p99.into());
+            }
             serde_json::Value::Object(m)
         })
         .collect();

@@ -173,6 +173,10 @@ pub fn sweep_table(axes: &[Axis], rows: &[SweepRow], seeds: usize) -> String {
         "max",
         "failed QPs",
     ]));
+    let fct = rows.iter().any(|r| r.fct_slowdown_p99.is_some());
+    if fct {
+        header.extend(row(["slowdown p50", "p99 mean", "p99 max"]));
+    }
     let mut t = vec![header];
     for chunk in rows.chunks(seeds) {
         let g: Vec<f64> = chunk.iter().map(|r| r.aggregate_goodput_gbps).collect();
@@ -189,6 +193,15 @@ pub fn sweep_table(axes: &[Axis], rows: &[SweepRow], seeds: usize) -> String {
                 .sum::<usize>()
                 .to_string(),
         );
+        if fct {
+            let p50: Vec<f64> = chunk.iter().filter_map(|r| r.fct_slowdown_p50).collect();
+            let p99: Vec<f64> = chunk.iter().filter_map(|r| r.fct_slowdown_p99).collect();
+            let (m50, _, _) = mean_min_max(&p50).unwrap_or((0.0, 0.0, 0.0));
+            let (m99, _, x99) = mean_min_max(&p99).unwrap_or((0.0, 0.0, 0.0));
+            r.push(format!("{m50:.2}"));
+            r.push(format!("{m99:.2}"));
+            r.push(format!("{x99:.2}"));
+        }
         t.push(r);
     }
     table(&t)

@@ -13,7 +13,9 @@
 //! with a hint where one helps. Values that came from `--set` are reported
 //! as such.
 
+pub mod fabric;
 pub mod schema;
+pub mod traffic;
 
 use std::fmt;
 use std::ops::Range;
@@ -263,8 +265,20 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
     // SAFETY of lifetimes: make_owned turned every borrowed string into an
     // owned one, so the tree no longer refers to `text`.
     let mut tree: Spanned<DeTable<'static>> = unsafe_extend(tree);
-    let mut loaded_sets = Vec::new();
-    for (i, s) in sets.iter().enumerate() {
+    // `--set`s on the fabric's parameters first, then the generated
+    // tables, then `--set`s that name a generated host, switch or link.
+    let set_key = |s: &String| s.split_once('=').map_or("", |(k, _)| k.trim()).to_string();
+    let order: Vec<usize> = (0..sets.len())
+        .filter(|&i| !fabric::set_needs_fabric(&set_key(&sets[i])))
+        .chain(usize::MAX..=usize::MAX)
+        .chain((0..sets.len()).filter(|&i| fabric::set_needs_fabric(&set_key(&sets[i]))))
+        .collect();
+    for i in order {
+        if i == usize::MAX {
+            fabric::expand_located(&mut tree, path, &text)?;
+            continue;
+        }
+        let s = &sets[i];
         let Some((k, v)) = s.split_once('=') else {
             return Err(Diagnostic {
                 file: file.clone(),
@@ -288,8 +302,9 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             hint: None,
             from_set: Some(s.clone()),
         })?;
-        loaded_sets.push(s.clone());
     }
+    // Indexed by the position in `sets` (the span of a --set value).
+    let loaded_sets = sets.to_vec();
     let mut loaded = Loaded {
         scenario: Scenario {
             name: None,
@@ -301,6 +316,9 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             links: vec![],
             workloads: vec![],
             taps: vec![],
+            topology: None,
+            traffic: vec![],
+            flows: vec![],
         },
         name: String::new(),
         path: path.to_path_buf(),
@@ -321,6 +339,10 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             let (msg, hint) = explain_serde(e.message());
             return Err(loaded.diag(span, key, msg, hint));
         }
+    }
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if let Err(e) = traffic::lower(&mut loaded.scenario, &base) {
+        return Err(loaded.locate(&e));
     }
     loaded.name = loaded.scenario.name.clone().unwrap_or_else(|| {
         path.file_stem().map_or_else(

@@ -199,6 +199,15 @@ pub struct Scenario {
     pub workloads: Vec<WorkloadCfg>,
     #[serde(default, rename = "tap")]
     pub taps: Vec<TapCfg>,
+    /// A generated fabric, already lowered into `hosts`, `switches` and
+    /// `links` when serde sees it (`scenario::fabric`).
+    pub topology: Option<super::fabric::TopologyCfg>,
+    /// Flow workloads (`scenario::traffic`), lowered into `workloads`.
+    #[serde(default, rename = "traffic")]
+    pub traffic: Vec<super::traffic::TrafficCfg>,
+    /// The flows `traffic` lowered, in start order.
+    #[serde(skip)]
+    pub flows: Vec<super::traffic::FlowRef>,
 }
 
 fn one() -> u64 {

@@ -87,8 +87,9 @@
 //! (the reference's interface index, from 1); imported hosts `eth<n-1>`.
 //!
 //! Host addresses ([`Topology::host_ip`]): generated fabrics give host h
-//! the address 10.0.0.0 + h + 1 as a 32-bit number (host0 10.0.0.1,
-//! host255 10.0.1.0, host300 10.0.1.45), one 10/8 subnet; imported ones
+//! the address 10.0.0.1 + h << 8 as a 32-bit number (host0 10.0.0.1,
+//! host1 10.0.1.1, host300 10.1.44.1): a /24 per host, its gateway at .254
+//! on the edge switch, as the reference lays out its own; imported ones
 //! the reference's rule, node n at `0x0b000001 + (n / 256) << 16 + (n %
 //! 256) << 8` (node 2 is 11.0.2.1), so addresses match its FCT files.
 
@@ -170,7 +171,7 @@ pub struct Link {
 /// How hosts get their IPv4 addresses (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Addressing {
-    /// Host h has 10.0.0.0 + h + 1.
+    /// Host h has 10.0.0.1 + h << 8 (a /24 per host).
     Sequential,
     /// The reference's rule on the node id: node n has 11.0.0.1 +
     /// (n / 256) << 16 + (n % 256) << 8.
@@ -400,7 +401,7 @@ impl Topology {
     /// A host's IPv4 address (see [`Addressing`]).
     pub fn host_ip(&self, h: HostId) -> Ipv4Addr {
         match self.addressing {
-            Addressing::Sequential => Ipv4Addr::from(0x0a00_0000 + h.0 + 1),
+            Addressing::Sequential => Ipv4Addr::from(0x0a00_0001 + (h.0 << 8)),
             Addressing::Hpcc => hpcc_ip(self.host_node(h).0),
         }
     }
@@ -479,7 +480,7 @@ mod tests {
         ];
         let t = Topology::new(nodes.clone(), ok.clone(), Addressing::Sequential).unwrap();
         assert_eq!(t.port_name(LinkId(1), NodeId(2)), "s.p2");
-        assert_eq!(t.host_ip(HostId(1)), Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!(t.host_ip(HostId(1)), Ipv4Addr::new(10, 0, 1, 1));
         let e = |links: Vec<Link>| {
             Topology::new(nodes.clone(), links, Addressing::Sequential)
                 .unwrap_err()

@@ -37,6 +37,7 @@
 mod arp;
 mod bond;
 mod build;
+mod flows;
 mod host;
 mod link;
 pub mod mmu;
@@ -62,6 +63,7 @@ use switch::Switch;
 use tap::Tap;
 
 pub use build::{BuildOptions, roce_mtu};
+pub use flows::FlowResult;
 pub use port::{PRIOS, PortCounters};
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
@@ -70,6 +72,9 @@ pub use view::{BondView, PortView, QpView, SwitchView, TapView};
 /// Progress reported while running.
 pub trait Progress {
     fn update(&mut self, now: Ps, end: Option<Ps>);
+    /// Flows (`[[traffic]]`) finished so far, of all; called with
+    /// `update` in runs that have flows.
+    fn flows(&mut self, _done: usize, _total: usize) {}
 }
 
 impl Progress for () {
@@ -98,6 +103,8 @@ pub struct World {
     stop_at: Option<Ps>,
     packet_hops: u64,
     last_activity: Ps,
+    /// `[[traffic]]` flows and their workloads.
+    flows: Vec<crate::scenario::traffic::FlowRef>,
 }
 
 impl World {
@@ -141,6 +148,10 @@ impl World {
             }
             n += 1;
             if n & 0xFFFF == 0 {
+                if !self.flows.is_empty() {
+                    let (done, total) = self.flows_done();
+                    progress.flows(done, total);
+                }
                 progress.update(self.sched.now(), self.stop_at);
             }
         }

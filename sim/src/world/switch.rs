@@ -145,6 +145,10 @@ pub(crate) struct Switch {
     neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
     /// Routes: prefix → next hops (ECMP over those with a live member).
     routes: Vec<(IpNet, Vec<NextHop>)>,
+    /// Longest-prefix match without a scan: per prefix length present
+    /// (longest first), network → index in `routes`. A generated fabric's
+    /// switch has hundreds of /24s, looked up for every routed packet.
+    lpm: Vec<(u8, FastMap<u32, u32>)>,
     hash: EcmpHash,
     trust: Trust,
     buffer: SharedBuffer,
@@ -169,6 +173,7 @@ impl Switch {
             fdb: FastMap::default(),
             neigh: HashMap::new(),
             routes: Vec::new(),
+            lpm: Vec::new(),
             hash,
             trust,
             buffer: SharedBuffer::new(buffer),
@@ -198,6 +203,18 @@ impl Switch {
         for h in &hops {
             self.routed[h.group as usize] = true;
         }
+        let i = match self.lpm.binary_search_by(|(len, _)| net.prefix.cmp(len)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.lpm.insert(i, (net.prefix, FastMap::default()));
+                i
+            }
+        };
+        // A later route for the same prefix wins, as the scan it replaces
+        // (the last maximum) had it.
+        self.lpm[i]
+            .1
+            .insert(net.network(), self.routes.len() as u32);
         self.routes.push((net, hops));
     }
 
@@ -334,12 +351,16 @@ impl Switch {
         if let Some(&(mac, group)) = self.neigh.get(&dst) {
             return Ok(NextHop { group, mac });
         }
-        let best = self
-            .routes
-            .iter()
-            .filter(|(net, _)| net.contains(dst))
-            .max_by_key(|(net, _)| net.prefix);
-        let Some((_, hops)) = best else {
+        let dst_bits = u32::from(dst);
+        let best = self.lpm.iter().find_map(|(len, nets)| {
+            let mask = if *len == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(*len))
+            };
+            nets.get(&(dst_bits & mask))
+        });
+        let Some((_, hops)) = best.map(|&i| &self.routes[i as usize]) else {
             return Err(DropReason::NoRoute);
         };
         // Counted then indexed: this runs for every routed packet, so no Vec.

@@ -112,6 +112,7 @@ impl World {
             stop_at: sc.sim.stop_at.map(|d| d.0),
             packet_hops: 0,
             last_activity: Ps::ZERO,
+            flows: sc.flows.clone(),
         };
         names::check_names(sc)?;
         hosts::add_hosts(&mut w, sc)?;

@@ -1,0 +1,248 @@
+//! `rocesim import-hpcc`: the reference's config, topology and flow files
+//! as a scenario that runs its experiment.
+//!
+//! ```text
+//!  e3.cfg ──config::read──▶ TOPOLOGY_FILE, FLOW_FILE (relative to the config's
+//!    │                      directory, else by base name there; --topology/--flows win)
+//!    ▼
+//!  [topology] kind = "hpcc", file = ...   every host, switch and link of the file
+//!  [[traffic]] flows = ...                one RC QP pair per flow, at its start time
+//!  [sim] stop_at                          SIMULATOR_STOP_TIME
+//!  buffer, MTU                            BUFFER_SIZE, PACKET_PAYLOAD_SIZE
+//!  NIC / MMU / ECN / DCQCN presets        named (see PRESETS)
+//! ```
+//!
+//! Both files are parsed here, so a bad line is reported now (file:line and
+//! field), and the topology and flows are checked against each other (a
+//! flow between nodes that are not hosts).
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use roce_capture::human::plural;
+
+use super::{FormatError, HpccConfig};
+use crate::topology::Topology;
+
+/// What went wrong, naming the file and, where there is one, the line.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error("{config}: {key} {value}: no such file (looked for {tried})")]
+    Missing {
+        config: String,
+        key: &'static str,
+        value: String,
+        tried: String,
+    },
+    #[error("{config}: no {key}; give one with {flag} FILE")]
+    Unset {
+        config: String,
+        key: &'static str,
+        flag: &'static str,
+    },
+    #[error("{file}: {msg}")]
+    Invalid { file: String, msg: String },
+}
+
+/// The reference-compatible presets the scenario names: the NIC profile of
+/// every host and the switches' buffer preset.
+pub const NIC_PROFILE: &str = "hpcc";
+pub const SWITCH_PRESET: &str = "hpcc_reference";
+
+/// Where a file the config names is: relative to the config's directory,
+/// else its base name there.
+fn locate(config: &Path, key: &'static str, value: &str) -> Result<PathBuf, ImportError> {
+    let dir = config.parent().unwrap_or(Path::new(""));
+    let direct = dir.join(value);
+    let base = Path::new(value)
+        .file_name()
+        .map(|b| dir.join(b))
+        .unwrap_or_else(|| direct.clone());
+    for p in [&direct, &base] {
+        if p.is_file() {
+            return Ok(p.clone());
+        }
+    }
+    Err(ImportError::Missing {
+        config: config.display().to_string(),
+        key,
+        value: value.into(),
+        tried: format!("{} and {}", direct.display(), base.display()),
+    })
+}
+
+fn given(
+    over: Option<&Path>,
+    config: &Path,
+    key: &'static str,
+    flag: &'static str,
+    value: Option<&str>,
+) -> Result<PathBuf, ImportError> {
+    if let Some(p) = over {
+        if !p.is_file() {
+            return Err(ImportError::Invalid {
+                file: p.display().to_string(),
+                msg: format!("{flag}: no such file"),
+            });
+        }
+        return Ok(p.to_path_buf());
+    }
+    let v = value.ok_or_else(|| ImportError::Unset {
+        config: config.display().to_string(),
+        key,
+        flag,
+    })?;
+    locate(config, key, v)
+}
+
+/// `path` as seen from directory `from` (both made absolute).
+pub fn relative_to(path: &Path, from: &Path) -> PathBuf {
+    let abs = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect::<PathBuf>()
+    };
+    let (p, f) = (abs(path), abs(from));
+    let (pc, fc): (Vec<_>, Vec<_>) = (p.components().collect(), f.components().collect());
+    let common = pc.iter().zip(&fc).take_while(|(a, b)| a == b).count();
+    // Only the root in common: the absolute path says more than ../../..
+    if common <= 1 {
+        return p;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..fc.len() {
+        out.push("..");
+    }
+    for c in &pc[common..] {
+        out.push(c);
+    }
+    out
+}
+
+/// The scenario text for the reference run configured by `config`, to be
+/// written at `out`.
+pub fn import(
+    config: &Path,
+    topology: Option<&Path>,
+    flows: Option<&Path>,
+    out: &Path,
+) -> Result<String, ImportError> {
+    let cfg: HpccConfig = super::config::read(config)?;
+    let topo_path = given(
+        topology,
+        config,
+        "TOPOLOGY_FILE",
+        "--topology",
+        cfg.topology_file.as_deref(),
+    )?;
+    let flow_path = given(
+        flows,
+        config,
+        "FLOW_FILE",
+        "--flows",
+        cfg.flow_file.as_deref(),
+    )?;
+    let topo_file = super::topology::read(&topo_path)?;
+    let topo = Topology::from_hpcc(&topo_file).map_err(|e| ImportError::Invalid {
+        file: topo_path.display().to_string(),
+        msg: e.0,
+    })?;
+    let flow_file = super::flows::read(&flow_path)?;
+    crate::traffic::from_hpcc(&flow_file.flows, &topo).map_err(|e| ImportError::Invalid {
+        file: flow_path.display().to_string(),
+        msg: e.0,
+    })?;
+    let out_dir = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let rel = |p: &Path| {
+        relative_to(p, out_dir)
+            .display()
+            .to_string()
+            .replace('\\', "/")
+    };
+    let name = out
+        .file_stem()
+        .map_or("imported".into(), |s| s.to_string_lossy().into_owned());
+    // The reference's payload per packet; RoCE path MTUs are powers of two.
+    let payload = cfg.packet_payload_size;
+    let mtu = match payload {
+        0..=1024 => 1500,
+        1025..=2048 => 2200,
+        _ => 9000,
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# {name}: the reference (ns-3 HPCC) run configured by {}, imported by\n\
+         # `rocesim import-hpcc`: its topology ({}, {}, {}) and its\n\
+         # {}, each one RC QP pair carrying one RDMA WRITE of the flow's size,\n\
+         # created at the flow's start time.\n#\n\
+         # The reference sends {payload}-byte payloads; RoCE path MTUs are powers of two,\n\
+         # so the hosts use Ethernet MTU {mtu} (path MTU {}).",
+        config.display(),
+        plural(topo.host_count(), "host"),
+        plural(topo.switch_count(), "switch"),
+        plural(topo.links().len() as u64, "link"),
+        plural(flow_file.flows.len() as u64, "flow"),
+        crate::world::roce_mtu(mtu).unwrap_or(0),
+    );
+    let _ = writeln!(s, "\nname = \"{name}\"\nseed = 1\n");
+    let _ = writeln!(
+        s,
+        "[sim]\n# SIMULATOR_STOP_TIME {}\nstop_at = \"{}ps\"\nsample_interval = \"100us\"\n",
+        cfg.simulator_stop_time, cfg.simulator_stop_time.0
+    );
+    let _ = writeln!(
+        s,
+        "[topology]\nkind = \"hpcc\"\nfile = \"{}\"\n",
+        rel(&topo_path)
+    );
+    let _ = writeln!(
+        s,
+        "# Every host: the reference's NIC (CC_MODE {:?}, rate AI {}, HAI {}, min {}).\n\
+         [topology.host]\n# profile = \"{NIC_PROFILE}\"   # the reference-compatible NIC preset, once hosts take `profile`\n",
+        cfg.cc_mode,
+        cfg.rate_ai.map_or("-".into(), crate::units::fmt_rate),
+        cfg.rate_hai.map_or("-".into(), crate::units::fmt_rate),
+        crate::units::fmt_rate(cfg.min_rate),
+    );
+    let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
+    let _ = writeln!(
+        s,
+        "# Every switch: BUFFER_SIZE {} MB{}.\n[topology.switch]\nbuffer = \"{}MiB\"\n\
+         # preset = \"{SWITCH_PRESET}\"   # the reference's MMU, ECN and PFC thresholds, once switches take it",
+        cfg.buffer_size,
+        ecn_comment(&cfg, &topo),
+        cfg.buffer_size,
+    );
+    let _ = writeln!(
+        s,
+        "\n[[traffic]]\nname = \"flows\"\nflows = \"{}\"",
+        rel(&flow_path)
+    );
+    Ok(s)
+}
+
+/// The ECN thresholds per link rate of the fabric, as a comment.
+fn ecn_comment(cfg: &HpccConfig, topo: &Topology) -> String {
+    let mut rates: Vec<_> = topo.links().iter().map(|l| l.rate).collect();
+    rates.sort();
+    rates.dedup();
+    let mut out = String::new();
+    for r in rates {
+        if let Some((kmin, kmax, pmax)) = cfg.ecn(r) {
+            let r = crate::units::fmt_rate(r);
+            let _ = write!(
+                out,
+                "; ECN at {r}: Kmin {kmin} B, Kmax {kmax} B, Pmax {pmax}"
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,283 @@
+//! Per-flow results of a run with `[[traffic]]`: `fct.txt` in the
+//! reference's format, `fct.csv`, the `fct` section of `summary.json` and
+//! the slowdown-by-size plot `fct.png`/`.svg`.
+//!
+//! ```text
+//!  fct.txt  sip dip sport dport size start_ns fct_ns standalone_fct_ns   (finished flows, in completion order)
+//!  fct.csv  flow,src,dst,src_qpn,dst_qpn,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown
+//! ```
+//!
+//! *Slowdown* is a flow's completion time over its ideal on an idle
+//! fabric (at least 1, as the reference's scripts clamp it). The ideal here
+//! is rocesim's own ([`crate::topology::Routes::framed_ideal_fct`]: every
+//! frame at the bottleneck rate plus an unloaded round trip), so slowdowns,
+//! not times, compare with the reference's. Percentiles are nearest-rank
+//! over the finished flows, by size bucket as the HPCC paper plots them.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::world::{FlowResult, World};
+
+/// Bucket bounds in bytes: [0, 10 KB), [10 KB, 100 KB), ... [10 MB, ∞).
+const BOUNDS: [u64; 4] = [10_000, 100_000, 1_000_000, 10_000_000];
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SizeBucket {
+    pub min_bytes: u64,
+    /// Exclusive; `null` for the last bucket.
+    pub max_bytes: Option<u64>,
+    pub flows: usize,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+}
+
+/// `summary.json`'s `fct`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FctSummary {
+    /// Flows of the scenario.
+    pub flows: usize,
+    /// Of which finished (the percentiles are over these).
+    pub finished: usize,
+    pub slowdown: Percentiles,
+    pub by_size: Vec<SizeBucket>,
+    /// Flows under 100 KB and from 1 MB on, the HPCC paper's two panels.
+    pub small: SizeBucket,
+    pub large: SizeBucket,
+}
+
+/// Nearest-rank percentile of sorted values (0 for none).
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    round3(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn bucket(flows: &[FlowResult], min: u64, max: Option<u64>) -> SizeBucket {
+    let mut s: Vec<f64> = flows
+        .iter()
+        .filter(|f| {
+            let b = f.flow.spec.size_bytes;
+            b >= min && max.is_none_or(|m| b < m)
+        })
+        .filter_map(FlowResult::slowdown)
+        .collect();
+    s.sort_by(f64::total_cmp);
+    SizeBucket {
+        min_bytes: min,
+        max_bytes: max,
+        flows: s.len(),
+        p50: pct(&s, 50.0),
+        p95: pct(&s, 95.0),
+        p99: pct(&s, 99.0),
+    }
+}
+
+/// The `fct` section; `None` for a run without flows.
+pub fn summary(w: &World) -> Option<FctSummary> {
+    let flows = w.flows();
+    if flows.is_empty() {
+        return None;
+    }
+    let mut all: Vec<f64> = flows.iter().filter_map(FlowResult::slowdown).collect();
+    all.sort_by(f64::total_cmp);
+    let mut by_size = Vec::new();
+    let mut lo = 0;
+    for &b in &BOUNDS {
+        by_size.push(bucket(&flows, lo, Some(b)));
+        lo = b;
+    }
+    by_size.push(bucket(&flows, lo, None));
+    Some(FctSummary {
+        flows: flows.len(),
+        finished: all.len(),
+        slowdown: Percentiles {
+            p50: pct(&all, 50.0),
+            p95: pct(&all, 95.0),
+            p99: pct(&all, 99.0),
+            max: all.last().copied().map_or(0.0, round3),
+        },
+        by_size,
+        small: bucket(&flows, 0, Some(100_000)),
+        large: bucket(&flows, 1_000_000, None),
+    })
+}
+
+/// `fct.txt`: finished flows in completion order (then flow id), as the
+/// reference writes them.
+pub fn fct_txt(flows: &[FlowResult]) -> String {
+    let mut done: Vec<&FlowResult> = flows.iter().filter(|f| f.fct().is_some()).collect();
+    done.sort_by_key(|f| (f.finished_at, f.flow.spec.id));
+    let mut s = String::new();
+    for f in done {
+        let _ = writeln!(
+            s,
+            "{:08x} {:08x} {} {} {} {} {} {}",
+            u32::from(f.src_ip),
+            u32::from(f.dst_ip),
+            f.sport,
+            f.flow.spec.dport,
+            f.flow.spec.size_bytes,
+            f.flow.spec.start.as_ns(),
+            f.fct().map_or(0, |t| t.as_ns()),
+            f.flow.ideal.as_ns()
+        );
+    }
+    s
+}
+
+/// `fct.csv`: every flow in start order; an unfinished one has empty FCT
+/// and slowdown.
+pub fn fct_csv(w: &World, flows: &[FlowResult]) -> String {
+    let mut s = String::from(
+        "flow,src,dst,src_qpn,dst_qpn,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown\n",
+    );
+    for f in flows {
+        let spec = &f.flow.spec;
+        let _ = writeln!(
+            s,
+            "{},{},{},{:#x},{:#x},{},{},{},{},{}",
+            spec.id,
+            w.host_name(spec.src.0),
+            w.host_name(spec.dst.0),
+            f.src_qpn,
+            f.dst_qpn,
+            spec.size_bytes,
+            spec.start.as_ns(),
+            f.fct().map_or(String::new(), |t| t.as_ns().to_string()),
+            f.flow.ideal.as_ns(),
+            f.slowdown().map_or(String::new(), |x| format!("{:.4}", x))
+        );
+    }
+    s
+}
+
+/// Writes fct.txt, fct.csv and the plot for a run with flows.
+pub fn write(w: &World, dir: &Path, summary: Option<&FctSummary>) -> Result<(), String> {
+    let Some(summary) = summary else {
+        return Ok(());
+    };
+    let flows = w.flows();
+    let put = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    put("fct.txt", fct_txt(&flows))?;
+    put("fct.csv", fct_csv(w, &flows))?;
+    plot(dir, summary)
+}
+
+fn label(b: &SizeBucket) -> String {
+    let h = |x: u64| match x {
+        x if x >= 1_000_000 && x % 1_000_000 == 0 => format!("{}MB", x / 1_000_000),
+        x if x >= 1_000 && x % 1_000 == 0 => format!("{}KB", x / 1_000),
+        x => format!("{x}B"),
+    };
+    match b.max_bytes {
+        Some(m) if b.min_bytes == 0 => format!("<{}", h(m)),
+        Some(m) => format!("{}-{}", h(b.min_bytes), h(m)),
+        None => format!(">={}", h(b.min_bytes)),
+    }
+}
+
+/// `fct.png`/`.svg`: slowdown p50/p95/p99 per size bucket, the HPCC
+/// paper's FCT figure (log y axis).
+fn plot(dir: &Path, s: &FctSummary) -> Result<(), String> {
+    super::plot::fonts();
+    let png = dir.join("fct.png");
+    let svg = dir.join("fct.svg");
+    {
+        let root = BitMapBackend::new(&png, (900, 520)).into_drawing_area();
+        draw(&root, s).map_err(|e| format!("{}: {e}", png.display()))?;
+        root.present()
+            .map_err(|e| format!("{}: {e}", png.display()))?;
+    }
+    let root = SVGBackend::new(&svg, (900, 520)).into_drawing_area();
+    draw(&root, s).map_err(|e| format!("{}: {e}", svg.display()))?;
+    root.present()
+        .map_err(|e| format!("{}: {e}", svg.display()))?;
+    Ok(())
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    s: &FctSummary,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let buckets: Vec<&SizeBucket> = s.by_size.iter().filter(|b| b.flows > 0).collect();
+    let labels: Vec<String> = buckets.iter().map(|b| label(b)).collect();
+    let top = buckets.iter().map(|b| b.p99).fold(2.0f64, f64::max) * 1.3;
+    let n = buckets.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            format!(
+                "FCT slowdown by flow size ({} flows, p50 {:.2}, p95 {:.2}, p99 {:.2})",
+                s.finished, s.slowdown.p50, s.slowdown.p95, s.slowdown.p99
+            ),
+            ("sans-serif", 20),
+        )
+        .margin(14)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, (1.0f64..top).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 0.01 && i >= 0.0 {
+                labels.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_desc("flow size (bytes)")
+        .y_desc("FCT slowdown")
+        .label_style(("sans-serif", 14))
+        .draw()?;
+    type Line = (&'static str, fn(&SizeBucket) -> f64, RGBColor);
+    let lines: [Line; 3] = [
+        ("p50", |b| b.p50, RGBColor(31, 119, 180)),
+        ("p95", |b| b.p95, RGBColor(255, 127, 14)),
+        ("p99", |b| b.p99, RGBColor(214, 39, 40)),
+    ];
+    for (name, get, c) in lines {
+        let pts: Vec<(f64, f64)> = buckets
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i as f64, get(b).max(1.0)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    Ok(())
+}

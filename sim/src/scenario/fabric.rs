@@ -1,0 +1,425 @@
+//! Generated fabrics: `[topology]` lowered into the explicit form.
+//!
+//! ```text
+//!  [topology] kind = "fat-tree" | "leaf-spine" | "hpcc"
+//!      │  crate::topology (FatTree, LeafSpine, Topology::from_hpcc, ecmp_routes)
+//!      ▼
+//!  [[host]]   one per generated host: [topology.host] keys + name, gateway,
+//!             [[host.nic]] eth0 = [topology.nic] keys + name, ip (a /24)
+//!  [[switch]] one per switch: [topology.switch] keys + name, [[switch.route]]
+//!  [[link]]   one per cable, with its tier's rate and delay
+//! ```
+//!
+//! The generated tables are appended to the scenario's own before serde
+//! reads it, so a generated fabric is exactly what one could have written
+//! by hand: every key a `[[host]]`, `[[host.nic]]` or `[[switch]]` table
+//! accepts can be given to all generated ones at once in the template
+//! tables, and `--set host.host17.KEY=...` reaches one of them. Errors in
+//! generated entries point at the `[topology]` table (a template's own
+//! keys keep their place in the file).
+//!
+//! Routes: every host has its own /24 (`x.y.z.1`, gateway `x.y.z.254`
+//! answered by its edge switch). A switch gets the ECMP next hops of
+//! [`ecmp_routes`] toward every host it is not cabled to; the next-hop
+//! set most destinations share becomes the default route `0.0.0.0/0`
+//! (an edge switch: all its uplinks), the others one /24 each.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+use toml::de::{DeArray, DeTable, DeValue};
+
+use super::schema::{Dur, RateQ};
+use super::{Diagnostic, KeyPath, ModelError, SET_BASE, line_col, own_table, span_of};
+use crate::topology::{
+    FatTree, HostId, LeafSpine, LinkId, LinkSpec, NodeId, Topology, ecmp_routes,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    FatTree,
+    LeafSpine,
+    /// The reference's topology file (`file`).
+    Hpcc,
+}
+
+/// One tier's links.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TierCfg {
+    pub rate: RateQ,
+    #[serde(default = "one_us")]
+    pub delay: Dur,
+}
+
+fn one_us() -> Dur {
+    Dur(crate::time::Ps::from_us(1))
+}
+
+/// `[topology]`: a generated fabric (see the module docs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    pub kind: TopologyKind,
+    /// Fat-tree radix (even).
+    pub k: Option<u32>,
+    /// Fat-tree pods built (default k; fewer cut the tree, as the
+    /// reference's fat.txt has 5 of 8).
+    pub pods: Option<u32>,
+    /// Hosts per edge switch (default k/2 x oversubscription).
+    pub hosts_per_edge: Option<u32>,
+    /// Hosts per edge switch over its uplinks (1 = non-blocking).
+    pub oversubscription: Option<u32>,
+    pub host_link: Option<TierCfg>,
+    pub edge_agg: Option<TierCfg>,
+    pub agg_core: Option<TierCfg>,
+    pub leaves: Option<u32>,
+    pub spines: Option<u32>,
+    pub hosts_per_leaf: Option<u32>,
+    /// Parallel links per leaf-spine pair (default 1).
+    pub uplinks: Option<u32>,
+    pub fabric_link: Option<TierCfg>,
+    /// `kind = "hpcc"`: the reference's topology file, relative to the
+    /// scenario's directory.
+    pub file: Option<String>,
+    /// Templates, read from the tree (any key their tables accept).
+    pub host: Option<serde::de::IgnoredAny>,
+    pub nic: Option<serde::de::IgnoredAny>,
+    pub switch: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct Pre {
+    topology: Option<TopologyCfg>,
+}
+
+/// Whether a `--set` must wait for the generated tables (it names one).
+pub(super) fn set_needs_fabric(key: &str) -> bool {
+    ["host.", "switch.", "link."]
+        .iter()
+        .any(|p| key.starts_with(p))
+}
+
+/// Builds the graph `[topology]` describes.
+pub fn build_topology(t: &TopologyCfg, base: &Path) -> Result<Topology, ModelError> {
+    let at = KeyPath::root().key("topology");
+    let need = |v: Option<u32>, key: &str| {
+        v.ok_or_else(|| {
+            ModelError::new(
+                at.clone(),
+                format!("kind = \"{}\" needs `{key}`", kind_name(t.kind)),
+            )
+        })
+    };
+    let tier = |v: Option<TierCfg>, key: &str, default: Option<TierCfg>| {
+        v.or(default)
+            .map(|c| LinkSpec::new(c.rate.0, c.delay.0))
+            .ok_or_else(|| {
+                ModelError::new(
+                    at.clone(),
+                    format!("kind = \"{}\" needs `{key}`", kind_name(t.kind)),
+                )
+                .hint(format!(
+                    "e.g. {key} = {{ rate = \"100Gbps\", delay = \"1us\" }}"
+                ))
+            })
+    };
+    let built = match t.kind {
+        TopologyKind::FatTree => {
+            let k = need(t.k, "k")?;
+            let host = tier(t.host_link, "host_link", None)?;
+            let edge_agg = tier(t.edge_agg, "edge_agg", t.host_link)?;
+            let agg_core = tier(t.agg_core, "agg_core", t.edge_agg.or(t.host_link))?;
+            let mut f = FatTree::new(k, host, edge_agg, agg_core);
+            if let Some(p) = t.pods {
+                f.pods = p;
+            }
+            f.hosts_per_edge = match (t.hosts_per_edge, t.oversubscription) {
+                (Some(h), _) => h,
+                (None, Some(o)) => o.saturating_mul(k / 2),
+                (None, None) => k / 2,
+            };
+            f.build()
+        }
+        TopologyKind::LeafSpine => LeafSpine {
+            leaves: need(t.leaves, "leaves")?,
+            spines: need(t.spines, "spines")?,
+            hosts_per_leaf: need(t.hosts_per_leaf, "hosts_per_leaf")?,
+            uplinks: t.uplinks.unwrap_or(1),
+            host_link: tier(t.host_link, "host_link", None)?,
+            fabric_link: tier(t.fabric_link, "fabric_link", t.host_link)?,
+        }
+        .build(),
+        TopologyKind::Hpcc => {
+            let file = t.file.as_deref().ok_or_else(|| {
+                ModelError::new(at.clone(), "kind = \"hpcc\" needs `file`")
+                    .hint("file = \"fat.txt\" (the reference's TOPOLOGY_FILE)")
+            })?;
+            let path = resolve_path(base, file);
+            let h = crate::hpcc::topology::read(&path)
+                .map_err(|e| ModelError::new(at.key("file"), e.to_string()))?;
+            Topology::from_hpcc(&h)
+        }
+    };
+    built.map_err(|e| ModelError::new(at, e.0))
+}
+
+fn kind_name(k: TopologyKind) -> &'static str {
+    match k {
+        TopologyKind::FatTree => "fat-tree",
+        TopologyKind::LeafSpine => "leaf-spine",
+        TopologyKind::Hpcc => "hpcc",
+    }
+}
+
+/// A path as written in a scenario: relative to the scenario's directory.
+pub fn resolve_path(base: &Path, file: &str) -> PathBuf {
+    let p = Path::new(file);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// [`expand`] for the scenario file at `path` (whose text is `text`),
+/// with errors placed in it.
+pub(super) fn expand_located(
+    tree: &mut Spanned<DeTable<'static>>,
+    path: &Path,
+    text: &str,
+) -> Result<(), Diagnostic> {
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    expand(tree, &base).map_err(|e| {
+        let (line, col) = match span_of(tree, &e.path) {
+            Some(s) if s.start < SET_BASE => line_col(text, s.start),
+            _ => (0, 0),
+        };
+        Diagnostic {
+            file: path.display().to_string(),
+            line,
+            col,
+            key: e.path.to_string(),
+            msg: e.msg,
+            hint: e.hint,
+            from_set: None,
+        }
+    })
+}
+
+/// Expands `[topology]` in `tree` (see the module docs); no-op without one.
+pub(super) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Result<(), ModelError> {
+    let pre = Pre::deserialize(toml::de::Deserializer::from(tree.clone()))
+        .map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.message().to_string()))?;
+    let Some(cfg) = pre.topology else {
+        return Ok(());
+    };
+    let topo = build_topology(&cfg, base)?;
+    let text = lowered_text(&topo)?;
+    let span = field(tree.get_ref(), "topology").map_or(0..0, |v| v.span());
+    let template = |name: &str| {
+        field(tree.get_ref(), "topology")
+            .and_then(|t| field_of(t.get_ref(), name))
+            .cloned()
+    };
+    let (host_t, nic_t, switch_t) = (template("host"), template("nic"), template("switch"));
+    let parsed = DeTable::parse(&text)
+        .map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.message().to_string()))?;
+    let mut generated = own_table(parsed.into_inner());
+    for (key, tmpl) in [("host", host_t), ("switch", switch_t), ("link", None)] {
+        let Some(arr) = take(&mut generated, key) else {
+            continue;
+        };
+        let DeValue::Array(items) = arr.into_inner() else {
+            continue;
+        };
+        let mut out = Vec::new();
+        for item in items {
+            let mut item = respan(item, &span);
+            if let DeValue::Table(t) = item.get_mut() {
+                merge_template(t, tmpl.as_ref());
+                if key == "host" {
+                    if let Some(nics) = field_mut(t, "nic") {
+                        if let DeValue::Array(a) = nics.get_mut() {
+                            for n in a.iter_mut() {
+                                if let DeValue::Table(nt) = n.get_mut() {
+                                    merge_template(nt, nic_t.as_ref());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            out.push(item);
+        }
+        append(tree.get_mut(), key, out, &span);
+    }
+    Ok(())
+}
+
+/// The generated hosts, switches and links as TOML text.
+fn lowered_text(topo: &Topology) -> Result<String, ModelError> {
+    let routes =
+        ecmp_routes(topo).map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.0))?;
+    let mut s = String::new();
+    for (i, &node) in topo.hosts().iter().enumerate() {
+        let ip = topo.host_ip(HostId(i as u32)).octets();
+        let name = &topo.node(node).name;
+        let _ = writeln!(
+            s,
+            "[[host]]\nname = \"{name}\"\ngateway = \"{}.{}.{}.254\"",
+            ip[0], ip[1], ip[2]
+        );
+        for (k, &l) in topo.links_of(node).iter().enumerate() {
+            let port = port_of(topo, l, node);
+            let _ = writeln!(s, "[[host.nic]]\nname = \"{port}\"");
+            if k == 0 {
+                let _ = writeln!(s, "ip = \"{}.{}.{}.{}/24\"", ip[0], ip[1], ip[2], ip[3]);
+            }
+        }
+    }
+    for (n, node) in topo.nodes().iter().enumerate() {
+        let id = NodeId(n as u32);
+        if !topo.is_switch(id) {
+            continue;
+        }
+        let _ = writeln!(s, "[[switch]]\nname = \"{}\"", node.name);
+        // Destinations cabled here are the neighbour table's.
+        let mut by_set: Vec<(Vec<LinkId>, Vec<u32>)> = Vec::new();
+        let mut index: HashMap<Vec<LinkId>, usize> = HashMap::new();
+        for h in 0..topo.host_count() {
+            let hops = routes.next_hops(id, HostId(h));
+            if hops.is_empty() {
+                continue;
+            }
+            if hops.len() == 1 && topo.peer(hops[0], id) == topo.host_node(HostId(h)) {
+                continue;
+            }
+            let i = *index.entry(hops.to_vec()).or_insert_with(|| {
+                by_set.push((hops.to_vec(), Vec::new()));
+                by_set.len() - 1
+            });
+            by_set[i].1.push(h);
+        }
+        // The most shared set (first on a tie) becomes the default route.
+        let default = (0..by_set.len()).max_by_key(|&i| (by_set[i].1.len(), usize::MAX - i));
+        for (i, (hops, dsts)) in by_set.iter().enumerate() {
+            let via: Vec<String> = hops
+                .iter()
+                .map(|&l| format!("\"{}\"", port_of(topo, l, id)))
+                .collect();
+            let via = via.join(", ");
+            if Some(i) == default {
+                let _ = writeln!(s, "[[switch.route]]\nprefix = \"0.0.0.0/0\"\nvia = [{via}]");
+                continue;
+            }
+            for &h in dsts {
+                let ip = topo.host_ip(HostId(h)).octets();
+                let _ = writeln!(
+                    s,
+                    "[[switch.route]]\nprefix = \"{}.{}.{}.0/24\"\nvia = [{via}]",
+                    ip[0], ip[1], ip[2]
+                );
+            }
+        }
+    }
+    for (i, l) in topo.links().iter().enumerate() {
+        let id = LinkId(i as u32);
+        let _ = writeln!(
+            s,
+            "[[link]]\na = \"{}\"\nb = \"{}\"\nrate = \"{}bps\"\ndelay = \"{}ps\"",
+            topo.port_name(id, l.a),
+            topo.port_name(id, l.b),
+            l.rate.bps(),
+            l.delay.0
+        );
+    }
+    Ok(s)
+}
+
+/// The port name of `link` at `node`, without the node.
+fn port_of(topo: &Topology, link: LinkId, node: NodeId) -> String {
+    let full = topo.port_name(link, node);
+    full.rsplit_once('.')
+        .map_or(full.clone(), |(_, p)| p.to_string())
+}
+
+fn field<'a>(t: &'a DeTable<'static>, key: &str) -> Option<&'a Spanned<DeValue<'static>>> {
+    t.iter()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map(|(_, v)| v)
+}
+
+fn field_of<'a>(v: &'a DeValue<'static>, key: &str) -> Option<&'a Spanned<DeValue<'static>>> {
+    match v {
+        DeValue::Table(t) => field(t, key),
+        _ => None,
+    }
+}
+
+fn field_mut<'a>(
+    t: &'a mut DeTable<'static>,
+    key: &str,
+) -> Option<&'a mut Spanned<DeValue<'static>>> {
+    t.iter_mut()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map(|(_, v)| v)
+}
+
+fn take(t: &mut DeTable<'static>, key: &str) -> Option<Spanned<DeValue<'static>>> {
+    let k = t.keys().find(|k| k.get_ref().as_ref() == key)?.clone();
+    t.remove(&k)
+}
+
+/// Adds the template's keys the generated table does not set.
+fn merge_template(t: &mut DeTable<'static>, tmpl: Option<&Spanned<DeValue<'static>>>) {
+    let Some(DeValue::Table(tm)) = tmpl.map(|v| v.get_ref()) else {
+        return;
+    };
+    for (k, v) in tm.iter() {
+        if field(t, k.get_ref().as_ref()).is_none() {
+            t.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Appends generated entries to the array of tables `key`.
+fn append(
+    t: &mut DeTable<'static>,
+    key: &str,
+    items: Vec<Spanned<DeValue<'static>>>,
+    span: &Range<usize>,
+) {
+    if field(t, key).is_none() {
+        t.insert(
+            Spanned::new(span.clone(), key.to_string().into()),
+            Spanned::new(span.clone(), DeValue::Array(DeArray::new())),
+        );
+    }
+    if let Some(DeValue::Array(a)) = field_mut(t, key).map(|v| v.get_mut()) {
+        for i in items {
+            a.push(i);
+        }
+    }
+}
+
+/// The same value with every span replaced by `span`.
+fn respan(v: Spanned<DeValue<'static>>, span: &Range<usize>) -> Spanned<DeValue<'static>> {
+    let inner = match v.into_inner() {
+        DeValue::Array(a) => DeValue::Array(a.into_iter().map(|e| respan(e, span)).collect()),
+        DeValue::Table(t) => {
+            let mut out = DeTable::new();
+            for (k, v) in t {
+                out.insert(Spanned::new(span.clone(), k.into_inner()), respan(v, span));
+            }
+            DeValue::Table(out)
+        }
+        other => other,
+    };
+    Spanned::new(span.clone(), inner)
+}

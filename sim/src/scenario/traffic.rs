@@ -1,0 +1,422 @@
+//! `[[traffic]]`: flows from size distributions and arrival processes, or
+//! from the reference's flow file, lowered into one `[[workload]]` each.
+//!
+//! ```text
+//!  [[traffic]] pattern, cdf | size, load + duration | once, class
+//!  [[traffic]] flows = "ws30_10ms.txt"            crate::traffic::{generate, from_hpcc}
+//!        │                                                 │
+//!        ▼                                                 ▼
+//!  FlowSpec (host indices = [[host]] order) ──▶ [[workload]] tool = "messages", one QP,
+//!                                               one message of the flow's size at its start
+//!                                          ──▶ Scenario::flows (ideal FCT on the fabric)
+//! ```
+//!
+//! A flow is one RC QP pair carrying one message, as the reference opens
+//! one QP per flow. Its ideal completion time is
+//! [`crate::topology::Routes::framed_ideal_fct`] on the scenario's own
+//! graph ([`graph`]): every frame of the message at the path's bottleneck
+//! rate plus the unloaded round trip with rocesim's framing.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::fabric::resolve_path;
+use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, WorkloadCfg};
+use super::{KeyPath, ModelError};
+use crate::time::{Ps, Rate};
+use crate::topology::{
+    Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, Port, Routes, Topology, ecmp_routes,
+};
+use crate::traffic::{self, Arrivals, FlowSpec, Hosts, Pattern, Sizes, TrafficClass, Verb};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PatternCfg {
+    AllToAll,
+    Permutation,
+    Incast,
+    OneToMany,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowVerbCfg {
+    #[default]
+    Write,
+    Send,
+    Read,
+}
+
+/// One `[[traffic]]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficCfg {
+    pub name: Option<String>,
+    /// The reference's flow file (`src dst priority dport size start_s`);
+    /// excludes the generator keys.
+    pub flows: Option<String>,
+    pub pattern: Option<PatternCfg>,
+    /// `WebSearch` (scenarios' `cdf/WebSearch.txt`), or a file in the
+    /// reference's CDF format, relative to the scenario.
+    pub cdf: Option<String>,
+    /// A fixed flow size instead of a CDF.
+    pub size: Option<Bytes>,
+    /// Offered load per sender, a fraction of its host link (Poisson
+    /// arrivals); without it every flow of the pattern starts at `start`.
+    pub load: Option<f64>,
+    /// Arrival window (with `load`).
+    pub duration: Option<Dur>,
+    #[serde(default = "zero")]
+    pub start: Dur,
+    /// Host link rate the load is a share of (default: the first
+    /// sender's link).
+    pub rate: Option<RateQ>,
+    /// Incast receiver / one-to-many sender.
+    pub receiver: Option<String>,
+    pub sender: Option<String>,
+    /// The many side (default: every other host).
+    pub hosts: Option<Vec<String>>,
+    /// Or this many drawn at random.
+    pub count: Option<u32>,
+    /// Traffic class: priority 0..=7 (DSCP = priority x 8).
+    #[serde(default = "three")]
+    pub priority: u8,
+    #[serde(default = "hundred")]
+    pub dport: u16,
+    #[serde(default)]
+    pub verb: FlowVerbCfg,
+}
+
+fn zero() -> Dur {
+    Dur(Ps::ZERO)
+}
+fn three() -> u8 {
+    3
+}
+fn hundred() -> u16 {
+    100
+}
+
+/// A flow of the scenario: its spec and the workload that carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowRef {
+    pub spec: FlowSpec,
+    /// Index in `Scenario::workloads`.
+    pub workload: u32,
+    /// Ideal FCT on an idle fabric with rocesim's framing.
+    pub ideal: Ps,
+}
+
+/// Lowers every `[[traffic]]` into workloads and `sc.flows`.
+pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
+    if sc.traffic.is_empty() {
+        return Ok(());
+    }
+    let mut flows = Vec::new();
+    for (ti, t) in sc.traffic.iter().enumerate() {
+        let at = KeyPath::root().key("traffic").index(ti);
+        flows.extend(flows_of(sc, t, ti, &at, base)?);
+    }
+    let flows = traffic::merge(flows);
+    let (topo, routes) = graph(sc)
+        .map_err(|m| ModelError::new(KeyPath::root().key("traffic"), format!("the fabric: {m}")))?;
+    for f in flows {
+        let host = &sc.hosts[f.src.0 as usize];
+        let (mtu, vlan) = host
+            .nics
+            .first()
+            .map_or((1500, false), |n| (n.mtu, n.vlan.is_some()));
+        let framing = Framing {
+            pmtu: crate::world::roce_mtu(mtu).unwrap_or(1024),
+            vlan,
+        };
+        let ideal = routes
+            .framed_ideal_fct(&topo, f.src, f.dst, f.size_bytes, framing)
+            .ok_or_else(|| {
+                ModelError::new(
+                    KeyPath::root().key("traffic"),
+                    format!(
+                        "flow {}: no path from `{}` to `{}`",
+                        f.id, host.name, sc.hosts[f.dst.0 as usize].name
+                    ),
+                )
+            })?;
+        let workload = sc.workloads.len() as u32;
+        sc.workloads.push(workload_of(sc, &f));
+        sc.flows.push(FlowRef {
+            spec: f,
+            workload,
+            ideal,
+        });
+    }
+    Ok(())
+}
+
+fn flows_of(
+    sc: &Scenario,
+    t: &TrafficCfg,
+    ti: usize,
+    at: &KeyPath,
+    base: &Path,
+) -> Result<Vec<FlowSpec>, ModelError> {
+    let hosts = sc.hosts.len() as u32;
+    let host = |name: &str, key: &str| {
+        sc.hosts
+            .iter()
+            .position(|h| h.name == name)
+            .map(|i| HostId(i as u32))
+            .ok_or_else(|| {
+                ModelError::new(at.key(key), format!("no host named `{name}`"))
+                    .did_you_mean(name, sc.hosts.iter().map(|h| h.name.as_str()))
+            })
+    };
+    if let Some(file) = &t.flows {
+        if t.pattern.is_some() || t.cdf.is_some() || t.load.is_some() {
+            return Err(ModelError::new(
+                at.key("flows"),
+                "a flow file gives every flow; drop `pattern`, `cdf` and `load`",
+            ));
+        }
+        let path = resolve_path(base, file);
+        let read = crate::hpcc::flows::read(&path)
+            .map_err(|e| ModelError::new(at.key("flows"), e.to_string()))?;
+        // Node n is the host `n<n>` (an imported topology), else host index n.
+        let mut out = Vec::new();
+        for f in &read.flows {
+            let node = |n: u32, what: &str| {
+                sc.hosts
+                    .iter()
+                    .position(|h| h.name == format!("n{n}"))
+                    .map(|i| HostId(i as u32))
+                    .or((n < hosts).then_some(HostId(n)))
+                    .ok_or_else(|| {
+                        ModelError::new(
+                            at.key("flows"),
+                            format!(
+                                "{}:{}: {what} node {n} is not a host of the scenario ({hosts} hosts)",
+                                path.display(),
+                                f.line
+                            ),
+                        )
+                    })
+            };
+            out.push(FlowSpec {
+                id: 0,
+                src: node(f.src, "src")?,
+                dst: node(f.dst, "dst")?,
+                size_bytes: f.size,
+                start: f.start,
+                priority: f.priority,
+                dport: f.dport,
+                verb: verb_of(t.verb),
+            });
+        }
+        return Ok(out);
+    }
+    let pattern = t.pattern.ok_or_else(|| {
+        ModelError::new(at.clone(), "a [[traffic]] needs `pattern` (or `flows`)")
+            .hint("pattern = \"all-to-all\", \"permutation\", \"incast\" or \"one-to-many\"")
+    })?;
+    let many = || -> Result<Hosts, ModelError> {
+        Ok(match (&t.hosts, t.count) {
+            (Some(list), _) => Hosts::List(
+                list.iter()
+                    .map(|n| host(n, "hosts"))
+                    .collect::<Result<_, _>>()?,
+            ),
+            (None, Some(n)) => Hosts::Random(n),
+            (None, None) => Hosts::All,
+        })
+    };
+    let one = |key: &str, v: &Option<String>| {
+        let name = v.as_deref().ok_or_else(|| {
+            ModelError::new(
+                at.clone(),
+                format!("this pattern needs `{key}` (a host name)"),
+            )
+        })?;
+        host(name, key)
+    };
+    let pattern = match pattern {
+        PatternCfg::AllToAll => Pattern::AllToAll,
+        PatternCfg::Permutation => Pattern::Permutation,
+        PatternCfg::Incast => Pattern::Incast {
+            receiver: one("receiver", &t.receiver)?,
+            senders: many()?,
+        },
+        PatternCfg::OneToMany => Pattern::OneToMany {
+            sender: one("sender", &t.sender)?,
+            receivers: many()?,
+        },
+    };
+    let sizes = match (&t.cdf, t.size) {
+        (Some(_), Some(_)) => {
+            return Err(ModelError::new(
+                at.key("size"),
+                "give `cdf` or `size`, not both",
+            ));
+        }
+        (Some(c), None) => {
+            let path = if c.contains('/') || c.contains('.') {
+                resolve_path(base, c)
+            } else {
+                base.join("cdf").join(format!("{c}.txt"))
+            };
+            Sizes::Cdf(
+                crate::hpcc::cdf::read(&path)
+                    .map_err(|e| ModelError::new(at.key("cdf"), e.to_string()))?,
+            )
+        }
+        (None, Some(s)) => Sizes::Fixed(s.0),
+        (None, None) => {
+            return Err(ModelError::new(
+                at.clone(),
+                "a generated [[traffic]] needs `cdf` or `size`",
+            )
+            .hint("cdf = \"WebSearch\" or size = \"1MB\""));
+        }
+    };
+    let arrivals = match (t.load, t.duration) {
+        (Some(load), Some(d)) => Arrivals::Poisson {
+            load,
+            host_rate: match t.rate {
+                Some(r) => r.0,
+                None => host_rate(sc, first_sender(&pattern)).ok_or_else(|| {
+                    ModelError::new(at.key("rate"), "no host link to take the rate from")
+                })?,
+            },
+            start: t.start.0,
+            duration: d.0,
+            like_traffic_gen: false,
+        },
+        (Some(_), None) => {
+            return Err(ModelError::new(
+                at.key("load"),
+                "`load` needs an arrival window `duration`",
+            ));
+        }
+        (None, _) => Arrivals::Once { at: t.start.0 },
+    };
+    let w = traffic::Workload {
+        name: t.name.clone().unwrap_or_else(|| format!("traffic{ti}")),
+        pattern,
+        arrivals,
+        sizes,
+        class: TrafficClass {
+            priority: t.priority,
+            dport: t.dport,
+            verb: verb_of(t.verb),
+        },
+    };
+    traffic::generate(&w, hosts, sc.seed).map_err(|e| ModelError::new(at.clone(), e.0))
+}
+
+fn first_sender(p: &Pattern) -> HostId {
+    match p {
+        Pattern::OneToMany { sender, .. } => *sender,
+        Pattern::Incast { receiver, .. } if receiver.0 == 0 => HostId(1),
+        _ => HostId(0),
+    }
+}
+
+fn verb_of(v: FlowVerbCfg) -> Verb {
+    match v {
+        FlowVerbCfg::Write => Verb::Write,
+        FlowVerbCfg::Send => Verb::Send,
+        FlowVerbCfg::Read => Verb::Read,
+    }
+}
+
+/// The rate of the link cabled to host `h`'s first NIC.
+fn host_rate(sc: &Scenario, h: HostId) -> Option<Rate> {
+    let name = &sc.hosts.get(h.0 as usize)?.name;
+    let prefix = format!("{name}.");
+    sc.links
+        .iter()
+        .find(|l| l.a.starts_with(&prefix) || l.b.starts_with(&prefix))
+        .map(|l| l.rate.0)
+}
+
+/// The workload that carries flow `f`: one QP, one message.
+fn workload_of(sc: &Scenario, f: &FlowSpec) -> WorkloadCfg {
+    let verb = match f.verb {
+        Verb::Write => VerbCfg::Write,
+        Verb::Send => VerbCfg::Send,
+        Verb::Read => VerbCfg::Read,
+    };
+    let mut w: WorkloadCfg =
+        toml::from_str("tool = \"messages\"\nclient = \"-\"\nserver = \"-\"\ntx_depth = 1\n")
+            .expect("a valid workload table");
+    w.tool = Tool::Messages;
+    w.name = Some(format!("flow{}", f.id));
+    w.client = sc.hosts[f.src.0 as usize].name.clone();
+    w.server = sc.hosts[f.dst.0 as usize].name.clone();
+    // DSCP = priority x 8, as the shipped scenarios map priority 3 to TC 104.
+    w.tc = f.priority << 5;
+    w.start = Dur(f.start);
+    w.messages = vec![MessageCfg {
+        verb,
+        size: Bytes(f.size_bytes),
+        qp: 0,
+        at: None,
+    }];
+    w
+}
+
+/// The scenario's hosts, switches and links as a graph (hosts first, in
+/// `[[host]]` order, so host index i is `sc.hosts[i]`), and its ECMP
+/// routes: what ideal completion times are computed on.
+pub fn graph(sc: &Scenario) -> Result<(Topology, Routes), String> {
+    let mut nodes: Vec<Node> = sc
+        .hosts
+        .iter()
+        .map(|h| Node {
+            name: h.name.clone(),
+            kind: NodeKind::Host,
+            tier: 0,
+        })
+        .collect();
+    nodes.extend(sc.switches.iter().map(|s| Node {
+        name: s.name.clone(),
+        kind: NodeKind::Switch,
+        tier: 1,
+    }));
+    let index: std::collections::HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i))
+        .collect();
+    let mut next_port = vec![0u16; nodes.len()];
+    let mut links = Vec::new();
+    for l in &sc.links {
+        let end = |s: &str| {
+            let node = s.split('.').next().unwrap_or(s);
+            index
+                .get(node)
+                .copied()
+                .ok_or_else(|| format!("no node `{node}` for link end `{s}`"))
+        };
+        let (a, b) = (end(&l.a)?, end(&l.b)?);
+        let mut port = |n: usize| {
+            next_port[n] += 1;
+            if nodes[n].kind == NodeKind::Host {
+                Port::Nic(next_port[n] - 1)
+            } else {
+                Port::Down(next_port[n])
+            }
+        };
+        let (a_port, b_port) = (port(a), port(b));
+        links.push(Link {
+            a: NodeId(a as u32),
+            a_port,
+            b: NodeId(b as u32),
+            b_port,
+            rate: l.rate.0,
+            delay: l.delay.0,
+        });
+    }
+    let topo = Topology::new(nodes, links, Addressing::Sequential).map_err(|e| e.0)?;
+    let routes = ecmp_routes(&topo).map_err(|e| e.0)?;
+    Ok((topo, routes))
+}

@@ -1,0 +1,224 @@
+//! Generated fabrics and flow workloads end to end: `[topology]` lowered
+//! into hosts, switches and routes; `[[traffic]]` into flows; the per-flow
+//! results (fct.txt in the reference's format, fct.csv, summary.json's
+//! `fct`); `rocesim import-hpcc`.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const LEAF_SPINE: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+"#;
+
+/// fct.csv as rows of named fields.
+fn csv_rows(dir: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// A 64 000-byte WRITE from host0 to host3 (other leaf) on an idle
+/// leaf-spine, small enough that the requester's window (128 unacked
+/// PSNs, an ACK asked for every 66th) never stalls it. Ideal, by hand: 63
+/// frames of a 1024-byte path MTU (62 full, 512 bytes in the last); 82
+/// bytes of framing each (Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS
+/// 4, preamble 8, gap 12) and the RETH (16) on the first: 69 182 wire
+/// bytes = 5 534.56 ns at 100 Gb/s; plus the unloaded round trip over 4
+/// links: 8 us of propagation and, per link, one full data frame (1106 B)
+/// and an ACK (86 B: + AETH 4) = 95.36 ns, so 8 381.44 ns. 13 916.00 ns in
+/// all.
+#[test]
+fn a_single_flow_on_an_idle_path_takes_its_ideal_time() {
+    let text = format!(
+        "{LEAF_SPINE}\n[[traffic]]\npattern = \"one-to-many\"\nsender = \"host0\"\nhosts = [\"host3\"]\nsize = \"64000\"\n"
+    );
+    let (dir, s) = run_text("flow_single", &text, &[]);
+    let rows = csv_rows(&dir.join("run"));
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!((r["src"].as_str(), r["dst"].as_str()), ("host0", "host3"));
+    let ideal: f64 = r["ideal_fct_ns"].parse().unwrap();
+    assert!((ideal - 13_916.0).abs() <= 1.0, "ideal {ideal}");
+    let fct: f64 = r["fct_ns"].parse().unwrap();
+    // One full frame at 100 Gb/s: 88.48 ns.
+    let packet = 1106.0 * 8.0 / 100.0;
+    assert!(
+        (fct - ideal).abs() <= packet,
+        "fct {fct} ns vs ideal {ideal} ns (one packet {packet} ns)"
+    );
+    assert_eq!(s["fct"]["flows"], 1);
+    assert_eq!(s["fct"]["by_size"].as_array().unwrap().len(), 5);
+}
+
+/// A k = 4 fat-tree has 16 hosts, 20 switches, 48 links; one flow from
+/// every host to every other completes (every host reaches every other
+/// through the generated routes), and fct.txt parses as the reference's.
+#[test]
+fn a_generated_fat_tree_connects_every_pair() {
+    let text = r#"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = { rate = "100Gbps", delay = "1us" }
+[[traffic]]
+pattern = "all-to-all"
+size = "4KB"
+"#;
+    let dir = tmp("flow_fat_tree_check");
+    let file = dir.join("ft.toml");
+    std::fs::write(&file, text).unwrap();
+    let o = bin().arg("check").arg(&file).output().unwrap();
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        line.contains("16 hosts, 20 switches, 48 links, 240 RC connections"),
+        "{line}"
+    );
+    let (dir, s) = run_text("flow_fat_tree", text, &[]);
+    let run = dir.join("run");
+    assert_eq!(s["fct"]["flows"], 240);
+    assert_eq!(s["fct"]["finished"], 240);
+    let fct = rocesim::hpcc::fct::read(&run.join("fct.txt")).unwrap();
+    assert_eq!(fct.len(), 240);
+    let mut pairs: Vec<(u32, u32)> = fct
+        .iter()
+        .map(|f| (u32::from(f.sip), u32::from(f.dip)))
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    assert_eq!(pairs.len(), 240);
+    // Generated hosts: 10.0.0.1 + h << 8.
+    assert!(
+        fct.iter()
+            .all(|f| f.sip.octets()[0] == 10 && f.sip.octets()[3] == 1)
+    );
+    for f in &fct {
+        assert_eq!(f.size, 4000);
+        assert!(f.fct_ns >= f.standalone_ns * 99 / 100, "{f:?}");
+    }
+    // The plot is a PNG.
+    let png = std::fs::read(run.join("fct.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+/// Same scenario and seed: byte-identical flow outputs; another seed
+/// draws other flows.
+#[test]
+fn flow_outputs_are_deterministic() {
+    let text = format!(
+        "{LEAF_SPINE}\n[[traffic]]\npattern = \"all-to-all\"\ncdf = \"{}\"\nload = 0.3\nduration = \"200us\"\n",
+        repo().join("scenarios/cdf/WebSearch.txt").display()
+    );
+    let (a, sa) = run_text("flow_det_a", &text, &[]);
+    let (b, _) = run_text("flow_det_b", &text, &[]);
+    for f in ["fct.txt", "fct.csv", "fct.png"] {
+        assert_eq!(
+            std::fs::read(a.join("run").join(f)).unwrap(),
+            std::fs::read(b.join("run").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let (c, _) = run_text("flow_det_c", &text, &["seed=2"]);
+    assert_ne!(
+        std::fs::read(a.join("run/fct.csv")).unwrap(),
+        std::fs::read(c.join("run/fct.csv")).unwrap()
+    );
+    assert!(sa["fct"]["flows"].as_u64().unwrap() > 0);
+}
+
+/// import-hpcc of the reference's 2:1 incast config: a scenario that
+/// `rocesim check` accepts, with the reference's 2 flows on its 65-host
+/// star.
+#[test]
+fn import_hpcc_gives_a_scenario_check_accepts() {
+    let Some(dir) = roce_testkit::ci::shared("anchors/hpcc-ns3") else {
+        return;
+    };
+    let out = tmp("import_hpcc").join("e3.toml");
+    let o = bin()
+        .arg("import-hpcc")
+        .arg(dir.join("e3_dcqcn_2to1_notrace.cfg"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bin().arg("check").arg(&out).output().unwrap();
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        line.contains("65 hosts, 1 switch, 65 links, 2 RC connections"),
+        "{line}"
+    );
+}
+
+fn fct(s: &Value) -> &Value {
+    &s["fct"]
+}
+
+/// A run without flows has no `fct` key and no fct files.
+#[test]
+fn a_run_without_flows_has_no_fct() {
+    let (dir, s) = run_scenario("ecmp", "flow_none", &[]);
+    assert!(fct(&s).is_null());
+    assert!(!dir.join("fct.txt").exists());
+}
+
+/// The generated fat-tree scenario is the reference's fabric: 320 hosts,
+/// 56 switches, 480 links; a short run of it finishes flows.
+#[test]
+fn the_generated_fat_tree_scenario_has_the_references_counts() {
+    let o = bin()
+        .arg("check")
+        .arg(scenario("fat_tree_websearch_generated"))
+        .args(["--set", "traffic.0.duration=100us"])
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(line.contains("320 hosts, 56 switches, 480 links"), "{line}");
+}
+
+/// The capacity sweep of leaf_spine_capacity.toml, shortened: sweep.csv
+/// carries the FCT slowdown columns, one row per spine count.
+#[test]
+fn the_leaf_spine_sweep_reports_fct_slowdowns() {
+    let out = tmp("flow_sweep");
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("leaf_spine_capacity"))
+        .args(["--set", "topology.spines=2,4"])
+        .args(["--set", "traffic.0.duration=100us"])
+        .args(["--seeds", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let p99 = head
+        .iter()
+        .position(|h| *h == "fct_slowdown_p99")
+        .expect("a p99 column");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let v: f64 = r[p99].parse().unwrap();
+        assert!(v >= 1.0, "{csv}");
+    }
+    assert!(String::from_utf8_lossy(&o.stdout).contains("slowdown p50"));
+}
