@@ -320,3 +320,30 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(dir.join("run/summary.json").is_file());
 }
+
+/// Interface names are Linux's (the run directory has `sysfs/<host>/
+/// class/net/<name>`): a `/` or a 16-character name is refused where it
+/// is written.
+#[test]
+fn interface_names_are_linux_names() {
+    // The bond's name line is the first `name = "bond0"`.
+    let err = fails_at("ifname_slash", "name = \"bond0\"", "name = \"bond/0\"");
+    says(
+        &err,
+        &[
+            "key `host[0].bond[0].name`",
+            "`bond/0` is no Linux interface name",
+            "hint: 1 to 15 characters",
+        ],
+    );
+    let t = lag_text().replacen("name = \"eth0\"", "name = \"eth0123456789012\"", 1);
+    let t = t.replacen("\"eth0\"", "\"eth0123456789012\"", 1);
+    let err = fails("ifname_long", &t, &[]);
+    says(
+        &err,
+        &[
+            "key `host[0].nic[0].name`",
+            "`eth0123456789012` is no Linux interface name",
+        ],
+    );
+}
