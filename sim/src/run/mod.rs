@@ -6,6 +6,8 @@
 //!  scenario ──check──▶ World ──run──▶ finished World ──finish (flush taps)──▶ &World
 //!                                                                               ├─ summary.rs  summary.json (Summary), figures.rs QpFigures
 //!                                                                               ├─ csv.rs      ports.csv, qps.csv
+//!                                                                               ├─ prom.rs     counters.prom (devices.rs: hosts as Linux shows them)
+//!                                                                               ├─ sysfs.rs    sysfs/<host>/class/{infiniband,net}/...
 //!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg
 //!                                                                               └─ table.rs    what `rocesim` prints
 //!  sweep.rs: a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
@@ -17,10 +19,13 @@
 
 pub mod counters;
 mod csv;
+pub mod devices;
 mod figures;
 pub mod plot;
+pub mod prom;
 pub mod summary;
 mod sweep;
+pub mod sysfs;
 pub mod table;
 
 use std::path::{Path, PathBuf};
@@ -167,8 +172,8 @@ pub fn run(
     Ok((s, out))
 }
 
-/// Writes summary.json, the CSVs and the plots of a finished world into
-/// `dir`.
+/// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
+/// plots of a finished world into `dir`.
 pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, String> {
     let s = Summary::of(w, wall_s);
     let write = |name: &str, text: String| {
@@ -179,6 +184,8 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
     write("summary.json", json + "\n")?;
     write("ports.csv", ports_csv(w))?;
     write("qps.csv", qps_csv(w))?;
+    write("counters.prom", prom::counters_prom(w, &s.counters))?;
+    sysfs::write(w, &s.counters, dir)?;
     plot::throughput_plots(w, dir)?;
     Ok(s)
 }
