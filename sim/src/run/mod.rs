@@ -221,16 +221,22 @@ fn write_dir_atomically<T>(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)
-        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
+    // Which directory could not be written, and for which --out.
+    let cannot = |what: &str, p: &Path, e: std::io::Error| {
+        RunError::Output(format!(
+            "--out {}: cannot {what} {}: {e}",
+            out.display(),
+            p.display()
+        ))
+    };
+    std::fs::create_dir_all(parent).map_err(|e| cannot("create", parent, e))?;
     let leaf = out
         .file_name()
         .map_or_else(|| default_leaf.into(), |s| s.to_string_lossy().into_owned());
     remove_stale_temps(parent, &leaf);
     let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
+    std::fs::create_dir_all(&tmp).map_err(|e| cannot("write into", parent, e))?;
     let finish = |v: T| -> Result<T, RunError> {
         if out.exists() {
             std::fs::remove_dir_all(out)
