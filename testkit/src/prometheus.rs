@@ -56,6 +56,14 @@ pub fn check_metrics(promtool: &str, file: &Path) {
     );
 }
 
+/// node_exporter (`prometheus-node-exporter` as Debian names it, or
+/// `node_exporter`), if installed (else [`skip`]).
+pub fn node_exporter() -> Option<&'static str> {
+    find(&["prometheus-node-exporter", "node_exporter"]).or_else(|| {
+        skip("node_exporter is not installed (Debian package prometheus-node-exporter)")
+    })
+}
+
 /// A node_exporter listening on 127.0.0.1, stopped when dropped.
 pub struct NodeExporter {
     child: Child,
@@ -63,14 +71,11 @@ pub struct NodeExporter {
 }
 
 impl NodeExporter {
-    /// Starts node_exporter (`prometheus-node-exporter` as Debian names
-    /// it, or `node_exporter`) with `args` on a free port of 127.0.0.1 and
-    /// waits until it answers; `None` if it is not installed (else
+    /// Starts [`node_exporter`] with `args` on a free port of 127.0.0.1
+    /// and waits until it answers; `None` if it is not installed (else
     /// [`skip`]). Fails the test if it exits or does not answer in 20 s.
     pub fn start(args: &[String]) -> Option<NodeExporter> {
-        let bin = find(&["prometheus-node-exporter", "node_exporter"]).or_else(|| {
-            skip("node_exporter is not installed (Debian package prometheus-node-exporter)")
-        })?;
+        let bin = node_exporter()?;
         // A port the kernel just handed out and took back is free for a
         // moment; good enough for a test.
         let port = TcpListener::bind("127.0.0.1:0")
