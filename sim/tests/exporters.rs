@@ -59,6 +59,23 @@ fn hosts(s: &Value) -> Vec<String> {
     h
 }
 
+/// A hardware name's metric part and priority, read independently of the
+/// exporter: `rx_prio3_pause` is (`rx_prio_pause`, `Some("3")`).
+fn prio_split(hw: &str) -> (String, Option<String>) {
+    let parts: Vec<&str> = hw.split('_').collect();
+    for (i, p) in parts.iter().enumerate() {
+        if let Some(n) = p.strip_prefix("prio")
+            && !n.is_empty()
+            && n.bytes().all(|b| b.is_ascii_digit())
+        {
+            let mut base = parts.clone();
+            base[i] = "prio";
+            return (base.join("_"), Some(n.to_string()));
+        }
+    }
+    (hw.to_string(), None)
+}
+
 /// Every counter of summary.json is one sample of counters.prom, under
 /// the name and labels the module docs promise, with the same value.
 fn every_counter_is_a_sample(name: &str, s: &Value, prom: &[Sample]) {
@@ -79,16 +96,20 @@ fn every_counter_is_a_sample(name: &str, s: &Value, prom: &[Sample]) {
         let rdma_device = (hosts.iter().any(|h| h == host) && has_rdma).then(|| mlx5_name(iface));
         for (hw, v) in set.as_object().unwrap() {
             let v = v.as_u64().unwrap() as f64;
-            let (metric, labels) = match (&rdma_device, rdma(hw)) {
+            let (base, prio) = prio_split(hw);
+            let (metric, mut labels) = match (&rdma_device, rdma(hw)) {
                 (Some(dev), true) => (
-                    format!("rocesim_rdma_{hw}_total"),
+                    format!("rocesim_rdma_{base}_total"),
                     vec![("host", host), ("device", dev.as_str()), ("port", "1")],
                 ),
                 _ => (
-                    format!("rocesim_ethtool_{hw}_total"),
+                    format!("rocesim_ethtool_{base}_total"),
                     vec![("host", host), ("device", iface)],
                 ),
             };
+            if let Some(p) = &prio {
+                labels.push(("priority", p.as_str()));
+            }
             assert_eq!(
                 prometheus::value(prom, &metric, &labels),
                 v,
@@ -189,11 +210,13 @@ fn sysfs_matches_summary(name: &str, out: &Path, s: &Value) {
             if root.join(&dev).exists() {
                 let files = |d: &str| std::fs::read_dir(root.join(&dev).join(d)).unwrap().count();
                 let rdma = set.as_object().unwrap().keys().filter(|k| rdma(k)).count();
+                // hw_counters/ also has the kernel's `lifespan`.
                 assert_eq!(
                     files("counters") + files("hw_counters"),
-                    rdma,
+                    rdma + 1,
                     "{name}: {dev}"
                 );
+                assert_eq!(read_u64(&root, &format!("{dev}/hw_counters/lifespan")), 10);
             }
         }
     }
@@ -413,4 +436,73 @@ fn node_exporter_reads_a_simulated_host_unchanged() {
             25e9 / 8.0
         );
     }
+}
+
+/// Counters the model does not produce yet (the lossless-fabric and DCQCN
+/// work adds them to `run/counters.rs`) come out with no change to the
+/// exporters: per-priority pauses as one metric with a `priority` label,
+/// an mlx5 congestion counter under `hw_counters/`, a name neither list
+/// knows as an ethtool counter; promtool accepts the result.
+#[test]
+fn counters_added_later_need_no_exporter_change() {
+    let (_, w) = rocesim::run::check(&scenario("lag_hash"), &[]).unwrap();
+    let mut c = rocesim::run::counters::of(&w);
+    for (key, name, v) in [
+        ("sw1.p3", "rx_prio3_pause", 12),
+        ("sw1.p3", "tx_prio3_pause_duration", 340),
+        ("hostB.eth0", "rx_prio3_pause", 7),
+        ("hostB.eth0", "tx_prio7_ecn_marked", 5),
+        ("hostB.eth0", "rx_discards_phy", 2),
+        ("hostA.bond0", "np_cnp_sent", 9),
+        ("hostA.bond0", "rp_cnp_handled", 8),
+    ] {
+        c.get_mut(key).unwrap().insert(name.to_string(), v);
+    }
+    let text = rocesim::run::prom::counters_prom(&w, &c);
+    let m = prometheus::parse(&text);
+    let v = |n: &str, l: &[(&str, &str)]| prometheus::value(&m, n, l);
+    let sw = [("host", "sw1"), ("device", "p3"), ("priority", "3")];
+    assert_eq!(v("rocesim_ethtool_rx_prio_pause_total", &sw), 12.0);
+    assert_eq!(
+        v("rocesim_ethtool_tx_prio_pause_duration_total", &sw),
+        340.0
+    );
+    let b = [("host", "hostB"), ("device", "eth0"), ("priority", "3")];
+    assert_eq!(v("rocesim_ethtool_rx_prio_pause_total", &b), 7.0);
+    let b7 = [("host", "hostB"), ("device", "eth0"), ("priority", "7")];
+    assert_eq!(v("rocesim_ethtool_tx_prio_ecn_marked_total", &b7), 5.0);
+    let b = [("host", "hostB"), ("device", "eth0")];
+    assert_eq!(v("rocesim_ethtool_rx_discards_phy_total", &b), 2.0);
+    let a = [("host", "hostA"), ("device", "mlx5_bond_0"), ("port", "1")];
+    assert_eq!(v("rocesim_rdma_np_cnp_sent_total", &a), 9.0);
+    assert_eq!(v("rocesim_rdma_rp_cnp_handled_total", &a), 8.0);
+    // One HELP and TYPE per metric, however many priorities and ports.
+    let helps = text
+        .lines()
+        .filter(|l| l.starts_with("# HELP rocesim_ethtool_rx_prio_pause_total "))
+        .count();
+    assert_eq!(helps, 1, "{text}");
+    assert!(
+        text.contains("# HELP rocesim_ethtool_tx_prio_pause_duration_total ethtool -S counter tx_prio{N}_pause_duration"),
+        "{text}"
+    );
+    if let Some(p) = promtool() {
+        let dir = tmp("prom_later");
+        let file = dir.join("counters.prom");
+        std::fs::write(&file, &text).unwrap();
+        check_metrics(p, &file);
+    }
+    // The sysfs tree places the RDMA ones by the kernel's directories and
+    // leaves the ethtool ones to counters.prom.
+    let t = rocesim::run::sysfs::tree(&w, &c);
+    let file = |rel: &str| {
+        t.files
+            .iter()
+            .find(|(p, _)| p == Path::new(rel))
+            .map(|(_, v)| v.as_str())
+    };
+    let hw = "sysfs/hostA/class/infiniband/mlx5_bond_0/ports/1/hw_counters";
+    assert_eq!(file(&format!("{hw}/np_cnp_sent")), Some("9\n"));
+    assert_eq!(file(&format!("{hw}/rp_cnp_handled")), Some("8\n"));
+    assert!(t.files.iter().all(|(p, _)| !p.ends_with("rx_prio3_pause")));
 }

@@ -23,7 +23,8 @@
 //!   (`5: LinkUp`, `3: Disabled`), `rate` `"%d%s Gb/sec (%dX%s)"`
 //!   (`100 Gb/sec (4X EDR)`), `node_type` `1: CA`, GUIDs as four groups of
 //!   four hex digits, the PMA counters (`pma_attrs_ext`) and
-//!   `hw_counters/` as `"%llu"`. The counters are 64-bit here, as on any
+//!   `hw_counters/` as `"%llu"`, with the core's `lifespan` file (`10`,
+//!   the milliseconds a read is cached) among the driver's counters. The counters are 64-bit here, as on any
 //!   device with extended PMA counters; `port_xmit_data` and
 //!   `port_rcv_data` count 4-byte words.
 //! * `drivers/infiniband/hw/mlx5/main.c`: `hca_type` `"MT%d"`, `fw_ver`
@@ -39,11 +40,13 @@
 //!   `layer3+4 1`), `slaves` space-separated.
 //! * What readers need, from prometheus/procfs `sysfs/class_infiniband.go`
 //!   (node_exporter's infiniband collector): `fw_ver` (required), then
-//!   `board_id` and `hca_type` if present, and for every port `state`,
-//!   `phys_state` and `rate` (all required, parsed as above), a
-//!   `counters/` directory (required, every file an integer) and, for
-//!   `mlx5_*` devices, `hw_counters/`. Both directories are always written,
-//!   even empty.
+//!   `board_id`, `hca_type` and `node_guid` if present, and for every
+//!   port `state`, `phys_state` and `rate` (all required, parsed as
+//!   above; newer versions also require `link_layer`), a `counters/`
+//!   directory (every file an integer) and `hw_counters/` (older versions
+//!   read it only for `mlx5_*` devices, newer ones wherever it exists,
+//!   `lifespan` included). Both directories are always written, even
+//!   empty.
 //!
 //! Simulated values: the counters (from `summary.json`'s `counters`: a
 //! counter the model adds there appears here, a counter it does not
@@ -160,6 +163,9 @@ fn rdma_device(m: &Machine<'_>, d: &RdmaDevice<'_>, set: &CounterSet, dir: &Path
     let (pma, hw) = (port.join("counters"), port.join("hw_counters"));
     out.dirs.push(pma.clone());
     out.dirs.push(hw.clone());
+    // The kernel's own file beside the driver's counters: how long (ms) a
+    // read value is cached (`hw_stat_device_lifespan`, 10 by default).
+    out.put(&hw, "lifespan", 10);
     for (name, &v) in set {
         match devices::kind(name) {
             Kind::Pma => out.put(&pma, name, v),
