@@ -33,13 +33,13 @@ impl<'a> PortView<'a> {
     pub fn rate(&self) -> Rate {
         self.port.rate()
     }
-    /// A host NIC's port (not a switch's).
-    pub fn is_host_port(&self) -> bool {
-        self.port.is_host_port()
-    }
     /// Whether its link's carrier is up (after a run: as the run left it).
     pub fn carrier(&self) -> bool {
         self.port.carrier()
+    }
+    /// A host NIC's port (not a switch's).
+    pub fn is_host_port(&self) -> bool {
+        self.port.is_host_port()
     }
 }
 
