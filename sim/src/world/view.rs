@@ -6,13 +6,12 @@ use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
-use super::host::{Host, HostBond, IfaceKind, Nic};
+use super::host::IfaceKind;
 use super::port::{Owner, Port, PortCounters};
 use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
 use super::tap::Tap;
-use crate::scenario::schema::BondMode;
 use crate::time::{Ps, Rate};
 use crate::transport::{QpWorkloadStats, RcQp};
 
@@ -49,7 +48,7 @@ impl<'a> PortView<'a> {
 pub struct HostView<'a> {
     world: &'a World,
     index: u32,
-    host: &'a Host,
+    host: &'a super::host::Host,
 }
 
 impl<'a> HostView<'a> {
@@ -78,8 +77,8 @@ impl<'a> HostView<'a> {
 #[derive(Clone, Copy)]
 pub struct NicView<'a> {
     world: &'a World,
-    host: &'a Host,
-    nic: &'a Nic,
+    host: &'a super::host::Host,
+    nic: &'a super::host::Nic,
 }
 
 impl<'a> NicView<'a> {
@@ -194,7 +193,7 @@ impl<'a> QpView<'a> {
 #[derive(Clone, Copy)]
 pub struct BondView<'a> {
     world: &'a World,
-    hb: &'a HostBond,
+    hb: &'a super::host::HostBond,
 }
 
 impl<'a> BondView<'a> {
@@ -224,7 +223,7 @@ impl<'a> BondView<'a> {
     /// monitor found up; in enslave order.
     pub fn tx_slaves(&self) -> impl Iterator<Item = PortView<'a>> + use<'a> {
         let (w, b) = (self.world, self.bond());
-        let backup = b.mode == BondMode::ActiveBackup;
+        let backup = b.mode == crate::scenario::schema::BondMode::ActiveBackup;
         b.slaves
             .iter()
             .enumerate()
