@@ -38,11 +38,15 @@ pub enum Event {
     Miimon { bond: u32 },
     /// A workload's connection setup (frames-mode ARP) may proceed.
     ArpStart { conn: u32 },
-    /// A host's ARP request for `next_hop` may need sending again.
+    /// A host's ARP request on interface `iface` for `next_hop` may need
+    /// sending again.
     ArpRetry {
         host: u32,
+        iface: u32,
         next_hop: core::net::Ipv4Addr,
     },
+    /// A frame a host's kernel prepared (an ARP reply) goes to its port.
+    KernelTx { port: u32, pkt: PacketId },
     /// A client QP's workload asked to be driven at this time (a scheduled
     /// message, the end of a `-D` run, the workload's start).
     Drive { qp: u32 },

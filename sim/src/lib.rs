@@ -81,12 +81,16 @@
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
-//! * Neighbour resolution (ARP) follows the kernel's routing, `arp_ignore`
-//!   and `arp_announce` rules (see `world::build`): by default as an
+//! * Neighbour resolution (ARP) follows the kernel's routing, `arp_ignore`,
+//!   `arp_announce` and `rp_filter` rules, per device, with the RDMA
+//!   stack's lookups bound to the GID's device and replies racing by a
+//!   seeded processing time (see `world::build`): by default as an
 //!   instantaneous step at connection setup, or with `[sim] arp = "frames"`
 //!   as real ARP requests and replies before each workload starts, which
 //!   the captures then show. LACPDUs and RDMA-CM (or perftest's TCP
-//!   exchange) are not put on the wire.
+//!   exchange) are not put on the wire; their neighbour resolutions are
+//!   made. An active-backup bond announces a failover with `num_grat_arp`
+//!   gratuitous ARPs.
 //! * Switch FDBs and neighbour tables start as learned (they would be after
 //!   the ARP/CM exchange); switches still learn and flood. A port or LAG
 //!   named as a route next hop (`via`) is a routed port: it takes only

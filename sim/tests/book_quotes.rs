@@ -72,7 +72,10 @@ fn the_book_quotes_todays_rocesim_output() {
             vec!["host.hostA.bond.bond0.xmit_hash_policy=layer2+3"],
         ),
         ("retry_exceeded", vec![]),
-        ("retry_exceeded", vec!["host.hostB.arp_ignore=1"]),
+        (
+            "retry_exceeded",
+            vec!["host.hostB.arp_ignore=1", "host.hostB.arp_announce=2"],
+        ),
         ("failover", vec![]),
     ] {
         let o = out(&format!("{name}{}", sets.len()));

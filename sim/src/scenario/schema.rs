@@ -270,6 +270,12 @@ pub struct HostCfg {
     /// `net.ipv4.conf.*.arp_announce` (0, 1 or 2).
     #[serde(default)]
     pub arp_announce: u8,
+    /// `net.ipv4.conf.*.rp_filter`: 0 off (the kernel's default), 1 strict
+    /// (the route back to the sender must leave the receiving interface;
+    /// many distributions set it), 2 loose (any route back). It decides
+    /// which interfaces answer an ARP request.
+    #[serde(default)]
+    pub rp_filter: u8,
     /// Source-based policy routing (`ip rule from <ip> table <nic>`): route
     /// lookups use the table of the interface that owns the source address.
     #[serde(default)]
@@ -412,6 +418,15 @@ pub struct BondCfg {
     /// Hash buckets per port of the port-selection table.
     #[serde(default = "one_u32")]
     pub lag_buckets: u32,
+    /// Gratuitous ARPs the bond sends from its new active slave after a
+    /// failover (active-backup), one per MII poll: the kernel's
+    /// `num_grat_arp` (0 to 255, default 1).
+    #[serde(default = "one_u8")]
+    pub num_grat_arp: u8,
+}
+
+fn one_u8() -> u8 {
+    1
 }
 
 fn default_policy() -> HashPolicy {

@@ -26,8 +26,10 @@ use roce_codec::IbRepr;
 use roce_codec::frame::{EthRepr, VlanTag};
 use roce_codec::hash::bond_xmit_hash;
 
+use super::host::Route;
+use super::neigh::{Step, reply_delay};
 use super::port::DropReason;
-use super::{IfaceKind, Role, World};
+use super::{IfaceKind, World};
 use crate::engine::Event;
 use crate::packet::{L3, Packet, PacketId};
 use crate::time::Ps;
@@ -39,9 +41,10 @@ const ARP_RETRANS: Ps = Ps::from_ms(1000);
 /// An ARP request not answered yet.
 pub(crate) struct PendingArp {
     host: u32,
-    next_hop: Ipv4Addr,
-    /// The interface it leaves and the sender address it carries.
+    /// The interface it leaves (whose neighbour table learns the answer)
+    /// and the sender address it carries.
     egress: u32,
+    next_hop: Ipv4Addr,
     sender_ip: Ipv4Addr,
     /// Connections waiting for the answer.
     waiters: Vec<u32>,
@@ -68,6 +71,10 @@ pub(crate) struct Conn {
     pub(crate) server_dmac: Option<[u8; 6]>,
     pub(crate) clients: Vec<u32>,
     pub(crate) servers: Vec<u32>,
+    /// The next of the [`Step`]s to make, and the client socket's source
+    /// address (known once step 1 is routed).
+    pub(crate) step: usize,
+    pub(crate) client_sock: Ipv4Addr,
     pub(crate) started: bool,
 }
 
@@ -75,65 +82,43 @@ impl World {
     /// Advances a connection's setup as far as the neighbour tables allow.
     pub(crate) fn conn_step(&mut self, c: u32) {
         let now = self.now();
-        for side in [Role::Client, Role::Server] {
+        while let Some(&step) = Step::ALL.get(self.setup.conns[c as usize].step) {
             let conn = &self.setup.conns[c as usize];
-            let (known, (host, iface), dst, router) = match side {
-                Role::Client => (
-                    conn.client_dmac,
-                    conn.client,
-                    conn.server_ip,
-                    conn.client_dmac_router,
-                ),
-                Role::Server => (
-                    conn.server_dmac,
-                    conn.server,
-                    conn.client_ip,
-                    conn.server_dmac_router,
-                ),
+            let (host, router, dst) = match step {
+                Step::ClientSocket => (conn.client.0, None, conn.server_ip),
+                Step::ServerSocketReply => (conn.server.0, None, conn.client_sock),
+                Step::ServerRoce => (conn.server.0, conn.server_dmac_router, conn.client_ip),
+                Step::ClientRoce => (conn.client.0, conn.client_dmac_router, conn.server_ip),
             };
-            if known.is_some() {
-                continue;
-            }
-            let Ok(route) = self.hosts[host as usize].route(iface, dst) else {
+            let h = &self.hosts[host as usize];
+            let Ok(route) = step.route(
+                h,
+                (conn.client.1, conn.client_ip),
+                (conn.server.1, conn.server_ip),
+                conn.client_sock,
+            ) else {
                 return;
             };
             let next_hop = route.next_hop;
             let mac = if next_hop != dst {
-                router
+                // A router answers at once; a socket step needs nothing
+                // from it.
+                router.or(Some([0; 6]))
             } else {
-                self.hosts[host as usize].neigh.get(&next_hop).copied()
+                h.neigh.get(&(route.egress, next_hop)).copied()
             };
-            match mac {
-                Some(m) => {
-                    let conn = &mut self.setup.conns[c as usize];
-                    match side {
-                        Role::Client => conn.client_dmac = Some(m),
-                        Role::Server => conn.server_dmac = Some(m),
-                    }
-                }
-                None => {
-                    if let Some(p) = self
-                        .setup
-                        .pending
-                        .iter_mut()
-                        .find(|p| p.host == host && p.next_hop == next_hop)
-                    {
-                        if !p.waiters.contains(&c) {
-                            p.waiters.push(c);
-                        }
-                    } else {
-                        self.setup.pending.push(PendingArp {
-                            host,
-                            next_hop,
-                            egress: route.egress,
-                            sender_ip: route.sender_ip,
-                            waiters: vec![c],
-                        });
-                        self.solicit(host, next_hop);
-                    }
-                    return;
-                }
+            let Some(m) = mac else {
+                self.request(c, host, route);
+                return;
+            };
+            let conn = &mut self.setup.conns[c as usize];
+            match step {
+                Step::ClientSocket => conn.client_sock = route.sender_ip,
+                Step::ServerSocketReply => {}
+                Step::ServerRoce => conn.server_dmac = Some(m),
+                Step::ClientRoce => conn.client_dmac = Some(m),
             }
+            conn.step += 1;
         }
         let conn = &mut self.setup.conns[c as usize];
         if conn.started {
@@ -153,39 +138,90 @@ impl World {
         }
     }
 
-    /// Broadcasts the pending request of `host` for `next_hop` and arms
-    /// its retransmission.
-    fn solicit(&mut self, host: u32, next_hop: Ipv4Addr) {
+    /// Makes connection `c` wait for `host`'s ARP request along `route`,
+    /// sending it unless the same request is already out.
+    fn request(&mut self, c: u32, host: u32, route: Route) {
+        let same = |p: &PendingArp| {
+            p.host == host && p.egress == route.egress && p.next_hop == route.next_hop
+        };
+        if let Some(p) = self.setup.pending.iter_mut().find(|p| same(p)) {
+            if !p.waiters.contains(&c) {
+                p.waiters.push(c);
+            }
+            return;
+        }
+        self.setup.pending.push(PendingArp {
+            host,
+            egress: route.egress,
+            next_hop: route.next_hop,
+            sender_ip: route.sender_ip,
+            waiters: vec![c],
+        });
+        self.solicit(host, route.egress, route.next_hop);
+    }
+
+    /// Broadcasts the pending request of `host` on `egress` for
+    /// `next_hop` and arms its retransmission.
+    fn solicit(&mut self, host: u32, egress: u32, next_hop: Ipv4Addr) {
         let Some(p) = self
             .setup
             .pending
             .iter()
-            .find(|p| p.host == host && p.next_hop == next_hop)
+            .find(|p| p.host == host && p.egress == egress && p.next_hop == next_hop)
         else {
             return;
         };
-        let (egress, sender_ip) = (p.egress, p.sender_ip);
-        self.send_arp(host, egress, 1, BROADCAST, sender_ip, [0; 6], next_hop);
-        let at = self.now() + ARP_RETRANS;
-        self.sched.at(at, Event::ArpRetry { host, next_hop });
+        let sender_ip = p.sender_ip;
+        let now = self.now();
+        self.send_arp(host, egress, 1, BROADCAST, sender_ip, [0; 6], next_hop, now);
+        self.sched.at(
+            now + ARP_RETRANS,
+            Event::ArpRetry {
+                host,
+                iface: egress,
+                next_hop,
+            },
+        );
     }
 
     /// The retransmission timer of a request: sends it again if it is
     /// still unanswered. Returns whether it did.
-    pub(crate) fn arp_retry(&mut self, host: u32, next_hop: Ipv4Addr) -> bool {
+    pub(crate) fn arp_retry(&mut self, host: u32, iface: u32, next_hop: Ipv4Addr) -> bool {
         let waiting = self
             .setup
             .pending
             .iter()
-            .any(|p| p.host == host && p.next_hop == next_hop);
+            .any(|p| p.host == host && p.egress == iface && p.next_hop == next_hop);
         if waiting {
-            self.solicit(host, next_hop);
+            self.solicit(host, iface, next_hop);
         }
         waiting
     }
 
-    /// Queues an ARP frame on the port that interface `iface` of `host`
-    /// transmits kernel traffic on.
+    /// A bond's new active slave announces the bond's address with
+    /// gratuitous ARP requests (`num_grat_arp`), so that switches learn
+    /// where its MAC now lives and peers refresh their entries.
+    pub(crate) fn gratuitous_arp(&mut self, host: u32, iface: u32) {
+        let Some(ip) = self.hosts[host as usize].ifaces[iface as usize].ip else {
+            return;
+        };
+        let now = self.now();
+        self.send_arp(host, iface, 1, BROADCAST, ip.addr, [0; 6], ip.addr, now);
+    }
+
+    /// A frame the host's kernel queued earlier (an ARP reply after its
+    /// processing time) goes to its port now.
+    pub(crate) fn kernel_tx(&mut self, port: u32, id: crate::packet::PacketId) {
+        let len = self.pool.get(id).frame_len;
+        let p = &mut self.ports[port as usize];
+        p.push(0, id, len);
+        if !p.busy() {
+            self.pump(port);
+        }
+    }
+
+    /// Queues an ARP frame, at time `at`, on the port that interface
+    /// `iface` of `host` transmits kernel traffic on.
     #[allow(clippy::too_many_arguments)]
     fn send_arp(
         &mut self,
@@ -196,6 +232,7 @@ impl World {
         spa: Ipv4Addr,
         tha: [u8; 6],
         tpa: Ipv4Addr,
+        at: Ps,
     ) {
         let now = self.now();
         let h = &self.hosts[host as usize];
@@ -227,12 +264,11 @@ impl World {
                 bond.slaves[bond.kernel_slave(hash)].port
             }
         };
-        let len = pkt.frame_len;
         let id = self.pool.alloc(pkt);
-        let p = &mut self.ports[port as usize];
-        p.push(0, id, len);
-        if !p.busy() {
-            self.pump(port);
+        if at > now {
+            self.sched.at(at, Event::KernelTx { port, pkt: id });
+        } else {
+            self.kernel_tx(port, id);
         }
     }
 
@@ -252,23 +288,31 @@ impl World {
         }
         self.pool.free(id);
         match op {
-            // A request this interface answers: learn the asker, reply.
+            // A request this interface answers: learn the asker
+            // (overriding what it knew), reply after the kernel's time.
             1 if h.arp_answers(iface, tpa, spa) => {
-                self.hosts[host as usize].neigh.insert(spa, sha);
-                self.send_arp(host, iface, 2, sha, tpa, sha, spa);
+                self.hosts[host as usize].neigh.insert((iface, spa), sha);
+                let at = self.now() + reply_delay(self.seed, host, iface, spa, tpa);
+                self.send_arp(host, iface, 2, sha, tpa, sha, spa, at);
+            }
+            // A gratuitous ARP refreshes an entry the device has.
+            1 if spa == tpa => {
+                if let Some(m) = self.hosts[host as usize].neigh.get_mut(&(iface, spa)) {
+                    *m = sha;
+                }
             }
             2 => {
                 let Some(i) = self
                     .setup
                     .pending
                     .iter()
-                    .position(|p| p.host == host && p.next_hop == spa)
+                    .position(|p| p.host == host && p.egress == iface && p.next_hop == spa)
                 else {
                     // Not asked for, or a later answer inside locktime.
                     return;
                 };
                 let waiters = self.setup.pending.swap_remove(i).waiters;
-                self.hosts[host as usize].neigh.insert(spa, sha);
+                self.hosts[host as usize].neigh.insert((iface, spa), sha);
                 for c in waiters {
                     self.conn_step(c);
                 }

@@ -80,6 +80,10 @@ pub(crate) struct Bond {
     pub(crate) rng: ChaCha8Rng,
     /// A Miimon event is pending.
     pub(crate) poll_pending: bool,
+    /// Gratuitous ARPs to send after a failover (`num_grat_arp`), and how
+    /// many of the last failover's are still to go.
+    pub(crate) num_grat_arp: u8,
+    pub(crate) grat_arp_left: u8,
     /// (time, message) of every change the bond made, for the summary.
     pub(crate) log: Vec<(Ps, String)>,
 }
@@ -127,6 +131,8 @@ impl Bond {
             contexts: 0,
             rng,
             poll_pending: false,
+            num_grat_arp: 1,
+            grat_arp_left: 0,
             log: Vec::new(),
         }
     }
@@ -256,7 +262,7 @@ impl Bond {
         Some(first_poll)
     }
 
-    fn next_poll(&self, now: Ps) -> Ps {
+    pub(crate) fn next_poll(&self, now: Ps) -> Ps {
         let m = self.miimon.as_ps();
         Ps((now.as_ps() / m + 1) * m)
     }
@@ -309,6 +315,9 @@ impl Bond {
                     ));
                 }
                 self.active = a;
+                if self.mode == BondMode::ActiveBackup {
+                    self.grat_arp_left = self.num_grat_arp;
+                }
             }
         }
         let usable: Vec<u32> = (0..n as u32)

@@ -105,13 +105,16 @@ pub(crate) struct Host {
     pub(super) roce: RoceMode,
     pub(super) trust: Trust,
     pub(super) arp_ignore: u8,
+    pub(super) rp_filter: u8,
     pub(super) arp_announce: u8,
     pub(super) policy_routing: bool,
     pub(super) gateway: Option<Ipv4Addr>,
     pub(super) nics: Vec<Nic>,
     pub(super) ifaces: Vec<Iface>,
-    /// The kernel's neighbour table (frames-mode ARP).
-    pub(super) neigh: FastMap<Ipv4Addr, [u8; 6]>,
+    /// The kernel's neighbour tables (frames-mode ARP): one per device, as
+    /// Linux keeps them (`ip neigh show dev eth1`), keyed by (interface,
+    /// address).
+    pub(super) neigh: FastMap<(u32, Ipv4Addr), [u8; 6]>,
 }
 
 impl Host {
@@ -122,8 +125,70 @@ impl Host {
         &self.ifaces[i as usize]
     }
 
-    /// The route of this host's traffic from interface `src_iface` to
-    /// `dst_ip`, as the kernel picks it (see `world::build` for the rules).
+    /// The route of an unbound socket's traffic to `dst_ip` (perftest's
+    /// TCP connection, a ping): the main table picks the interface, and
+    /// the packet's source is that interface's own address, so policy
+    /// rules keyed on another source do not apply.
+    pub(crate) fn unbound_route(&self, dst_ip: Ipv4Addr) -> Result<Route, String> {
+        let e = match self
+            .ifaces
+            .iter()
+            .position(|f| f.ip.is_some_and(|n| n.contains(dst_ip)))
+        {
+            Some(e) => e,
+            None => {
+                let gw = self.gateway.ok_or_else(|| {
+                    format!(
+                        "no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`",
+                        self.name
+                    )
+                })?;
+                self.ifaces
+                    .iter()
+                    .position(|f| f.ip.is_some_and(|n| n.contains(gw)))
+                    .ok_or_else(|| {
+                        format!(
+                            "gateway {gw} of host `{}` is on none of its subnets",
+                            self.name
+                        )
+                    })?
+            }
+        };
+        self.route(e as u32, dst_ip)
+    }
+
+    /// The route the RDMA stack resolves a GID's peer with: bound to the
+    /// GID's device (`addr4_resolve` with `flowi4_oif = bound_dev_if`), so
+    /// it leaves that interface whatever the main table says, and its ARP
+    /// (sent with no packet behind it) asks with the interface's own
+    /// address (`inet_select_addr`), whatever `arp_announce` says.
+    pub(crate) fn roce_route(&self, gid_iface: u32, dst_ip: Ipv4Addr) -> Result<Route, String> {
+        let f = &self.ifaces[gid_iface as usize];
+        let net =
+            f.ip.ok_or_else(|| format!("{}.{} has no address", self.name, f.name))?;
+        let next_hop = if net.contains(dst_ip) {
+            dst_ip
+        } else {
+            match self.gateway {
+                Some(gw) if net.contains(gw) => gw,
+                _ => {
+                    return Err(format!(
+                        "no route from {}.{} (the GID's device, which RDMA address resolution is bound to) to {dst_ip}: not on its subnet {net} and no `gateway` on it",
+                        self.name, f.name
+                    ));
+                }
+            }
+        };
+        Ok(Route {
+            egress: gid_iface,
+            next_hop,
+            sender_ip: net.addr,
+        })
+    }
+
+    /// The route of this host's traffic from interface `src_iface`'s
+    /// address to `dst_ip`, as the kernel picks it for a socket bound to
+    /// that address (see `world::build` for the rules).
     pub(crate) fn route(&self, src_iface: u32, dst_ip: Ipv4Addr) -> Result<Route, String> {
         let s_if = &self.ifaces[src_iface as usize];
         let s_ip = s_if
@@ -186,19 +251,35 @@ impl Host {
     }
 
     /// Whether interface `iface` answers an ARP request for `target` from
-    /// `sender` (`arp_ignore`): 0 any local address, 1 the interface's own,
-    /// 2 its own and the sender in its subnet.
+    /// `sender`: `arp_ignore` 0 any local address, 1 the interface's own,
+    /// 2 its own and the sender in its subnet; then `rp_filter`, which the
+    /// kernel applies to the request as to any packet for a local address
+    /// (`ip_route_input` → `fib_validate_source`): 1 the route back to the
+    /// sender, from the target address, must leave this interface, 2 there
+    /// must be one.
     pub(super) fn arp_answers(&self, iface: u32, target: Ipv4Addr, sender: Ipv4Addr) -> bool {
         let Some(net) = self.ifaces[iface as usize].ip else {
             return false;
         };
-        match self.arp_ignore {
+        let ignore_ok = match self.arp_ignore {
             0 => self
                 .ifaces
                 .iter()
                 .any(|f| f.ip.is_some_and(|n| n.addr == target)),
             1 => net.addr == target,
             _ => net.addr == target && net.contains(sender),
+        };
+        if !ignore_ok || self.rp_filter == 0 {
+            return ignore_ok;
+        }
+        let owner = self
+            .ifaces
+            .iter()
+            .position(|f| f.ip.is_some_and(|n| n.addr == target))
+            .map_or(iface, |i| i as u32);
+        match self.route(owner, sender) {
+            Ok(back) => self.rp_filter == 2 || back.egress == iface,
+            Err(_) => false,
         }
     }
 
@@ -306,13 +387,34 @@ impl World {
         let now = self.now();
         let bond = &mut self.bonds[b as usize].bond;
         bond.poll_pending = false;
-        let (changed, again) = bond.poll(now);
+        let (changed, mut again) = bond.poll(now);
+        // Peer notification: one gratuitous ARP per poll from the new
+        // active slave until `num_grat_arp` went out.
+        let garp = bond.grat_arp_left > 0;
+        if garp {
+            bond.grat_arp_left -= 1;
+            let (n, left) = (bond.num_grat_arp, bond.grat_arp_left);
+            let msg = format!(
+                "{}: gratuitous ARP {} of {n} from slave {}",
+                bond.name,
+                n - left,
+                bond.active
+            );
+            bond.log.push((now, msg));
+            if left > 0 {
+                again = Some(again.unwrap_or(bond.next_poll(now)));
+            }
+        }
         if let Some(t) = again {
             bond.poll_pending = true;
             self.sched.at(t, Event::Miimon { bond: b });
         }
         if changed {
             self.remap_bond(b);
+        }
+        if garp {
+            let HostBond { host, iface, .. } = self.bonds[b as usize];
+            self.gratuitous_arp(host, iface);
         }
     }
 

@@ -40,6 +40,7 @@ mod build;
 mod host;
 mod link;
 pub mod mmu;
+mod neigh;
 mod port;
 mod qp;
 mod sample;
@@ -169,7 +170,12 @@ impl World {
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
-            Event::ArpRetry { host, next_hop } => return self.arp_retry(host, next_hop),
+            Event::ArpRetry {
+                host,
+                iface,
+                next_hop,
+            } => return self.arp_retry(host, iface, next_hop),
+            Event::KernelTx { port, pkt } => self.kernel_tx(port, pkt),
             Event::Drive { qp } => return self.drive(qp),
             Event::Sample => {
                 self.sample_tick();

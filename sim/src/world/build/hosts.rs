@@ -43,6 +43,13 @@ fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
         )
         .hint("the kernel accepts 0, 1 or 2"));
     }
+    if hc.rp_filter > 2 {
+        return Err(ModelError::new(
+            at.key("rp_filter"),
+            format!("rp_filter = {} is out of range", hc.rp_filter),
+        )
+        .hint("use 0 (no check), 1 (strict: the reverse route must use the receiving interface) or 2 (loose)"));
+    }
     if hc.nics.is_empty() {
         return Err(ModelError::new(
             at.key("nic"),
@@ -173,6 +180,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
         roce: hc.roce,
         trust: hc.trust,
         arp_ignore: hc.arp_ignore,
+        rp_filter: hc.rp_filter,
         arp_announce: hc.arp_announce,
         policy_routing: hc.policy_routing,
         gateway: hc.gateway.map(|g| g.0),
@@ -205,7 +213,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
         }
         let bond_id = w.bonds.len() as u32;
         let full_name = format!("{}.{}", hc.name, bc.name);
-        let bond = Bond::new(
+        let mut bond = Bond::new(
             full_name.clone(),
             bc.mode,
             bc.xmit_hash_policy,
@@ -218,6 +226,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
             slaves.iter().map(|&n| (n, u32::MAX)).collect(),
             component_rng(seed, &format!("bond:{full_name}")),
         );
+        bond.num_grat_arp = bc.num_grat_arp;
         w.bonds.push(HostBond {
             host: hi as u32,
             iface,

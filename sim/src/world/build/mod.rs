@@ -20,41 +20,40 @@
 //! [`crate::scenario::Loaded::locate`]).
 //!
 //! ## Neighbour resolution (ARP)
-//! By default ARP is an instantaneous resolution step at connection setup
-//! (what RDMA-CM does before the first RoCE packet), following the kernel's
-//! rules; it also validates every scenario (an ARP nobody answers is an
-//! error). With `[sim] arp = "frames"` the same rules are played out with
-//! real frames (`world::arp`), and captures show them. The rules:
+//! By default ARP is an instantaneous resolution step at connection setup,
+//! following the kernel's rules; it also validates every scenario (an ARP
+//! nobody answers is an error). With `[sim] arp = "frames"` the same rules
+//! are played out with real frames (`world::arp`), and captures show them.
+//! Both walk the set-up's four resolutions (`world::neigh`): the client's
+//! TCP connection (unbound socket: main table), the server's SYN-ACK (from
+//! the address connected to: policy routing, `arp_announce`), then each
+//! side's QP bound to its GID's device (`addr4_resolve` with
+//! `flowi4_oif = bound_dev_if`; its ARP asks with the device's own
+//! address). The rules:
 //!
-//! 1. Route: with `policy_routing` the lookup uses the table of the
-//!    interface that owns the source address; without it, the main table's
+//! 1. Route: with `policy_routing` the lookup of a bound source uses the
+//!    table of the interface that owns it; without it, the main table's
 //!    first connected route that covers the destination (the interface listed
-//!    first) — or the gateway, through the interface on its subnet.
-//! 2. The request leaves that interface `E`. Its sender IP is the
-//!    connection's source address (`arp_announce = 0`, or 1 when `E`'s
-//!    subnet holds both that address and the target), else `E`'s own
-//!    address (`arp_announce = 2`, and 1 otherwise).
-//! 3. Every interface of the target host on the requester's subnet receives
-//!    the broadcast and answers with its own MAC if `arp_ignore` allows:
-//!    0 = the target address is any local address, 1 = it is configured on
-//!    the receiving interface, 2 = as 1 and the sender IP is in that
-//!    interface's subnet. The first answer wins (the kernel ignores later
-//!    ones within `locktime`); equal paths answer in interface order.
-//! 4. An answering interface records the sender IP → `E`'s MAC, which is
-//!    what the responder later uses to send its ACKs back.
+//!    first), or the gateway, through the interface on its subnet. A QP's
+//!    lookup leaves its GID's interface.
+//! 2. The request leaves that interface `E`. Its sender IP is the packet's
+//!    source address (`arp_announce = 0`, or 1 when `E`'s subnet holds both
+//!    that address and the target), else `E`'s own address.
+//! 3. Every interface of the target host on the requester's L2 segment
+//!    receives the broadcast and answers with its own MAC if `arp_ignore`
+//!    allows (0 = the target is any local address, 1 = it is the receiving
+//!    interface's, 2 = as 1 and the sender in that interface's subnet) and
+//!    `rp_filter` passes (1: the route back to the sender leaves the
+//!    receiving interface; 2: there is one). Each reply takes a processing
+//!    time drawn from the seed (under 20 µs); the first reply wins (the
+//!    kernel ignores later ones within `locktime`).
+//! 4. An answering interface records sender IP → `E`'s MAC in its own
+//!    neighbour table, overriding what it had (`neigh_event_ns`); a device
+//!    with an entry does not ask again. Tables are per device, as Linux's.
 //!
 //! A RoCE NIC accepts only frames to its own MAC whose destination GID
-//! (IP) it owns, so a wrong answer in step 3 or a wrong learned entry in
-//! step 4 silently blackholes one direction: "ping works, RDMA fails".
-//!
-//! What step 1 stands for: the route of the host's *socket* traffic from
-//! the connection's source address (a ping, perftest's or NCCL's TCP
-//! exchange), whose ARP is the first the peer sees. The kernel's RDMA
-//! address resolution itself binds its lookup to the GID's netdev
-//! (`addr4_resolve` with `flowi4_oif = bound_dev_if`), so an ARP the RoCE
-//! stack sends on its own always leaves the QP's NIC with that NIC's
-//! address; policy routing and `arp_announce` matter through the socket
-//! traffic. Neighbour entries are kept per host, not per interface.
+//! (IP) it owns, so a wrong answer in step 3 or a wrong entry from step 4
+//! silently blackholes one direction: "ping works, RDMA fails".
 
 mod fabric;
 mod hosts;

@@ -6,12 +6,11 @@ use std::collections::HashMap;
 
 use core::net::Ipv4Addr;
 
+use crate::time::Ps;
 use crate::world::World;
-use crate::world::host::IfaceKind;
+use crate::world::host::{IfaceKind, Route};
+use crate::world::neigh::{Step, reply_delay};
 use crate::world::port::Owner;
-
-/// A neighbour entry a host learned from an ARP request: (host, IP, MAC).
-pub(super) type Learned = (u32, Ipv4Addr, [u8; 6]);
 
 /// MACs (and IPs) reachable at layer 2 behind `port`: the host interface
 /// there, or the switch and, unless it was entered through a routed port,
@@ -50,22 +49,63 @@ pub(super) fn macs_behind(w: &World, port: u32) -> Vec<([u8; 6], Option<Ipv4Addr
     out
 }
 
-/// Resolves `dst_ip` for interface `iface` of `host`: the destination MAC
-/// it will use, and the entries the answering host learned from the
-/// request. `learned` holds what earlier requests taught.
-pub(super) fn resolve(
+/// Neighbour entries taught so far: (host, interface, address) → MAC.
+pub(super) type Learned = HashMap<(u32, u32, Ipv4Addr), [u8; 6]>;
+
+/// Plays a connection's set-up ([`Step`]s) through the kernels' rules:
+/// the MACs the client's and the server's QPs will send to, or the step
+/// that failed and why (`true` when the failure is about the server's
+/// address, the client's otherwise). `learned` keeps what earlier
+/// requests taught.
+pub(super) fn resolve_conn(
+    w: &World,
+    client: (u32, u32, Ipv4Addr),
+    server: (u32, u32, Ipv4Addr),
+    learned: &mut Learned,
+) -> Result<([u8; 6], [u8; 6]), (bool, String)> {
+    let (mut client_sock, mut c_dmac, mut s_dmac) = (client.2, [0; 6], [0; 6]);
+    for step in Step::ALL {
+        let host = if step.on_server() { server.0 } else { client.0 };
+        let dst = match step {
+            Step::ClientSocket | Step::ClientRoce => server.2,
+            Step::ServerSocketReply => client_sock,
+            Step::ServerRoce => client.2,
+        };
+        let about_server = matches!(step, Step::ClientSocket | Step::ClientRoce);
+        let route = step
+            .route(
+                &w.hosts[host as usize],
+                (client.1, client.2),
+                (server.1, server.2),
+                client_sock,
+            )
+            .map_err(|e| (about_server, e))?;
+        let mac = resolve(w, host, route, dst, learned).map_err(|e| (about_server, e))?;
+        match step {
+            Step::ClientSocket => client_sock = route.sender_ip,
+            Step::ServerSocketReply => {}
+            Step::ServerRoce => s_dmac = mac,
+            Step::ClientRoce => c_dmac = mac,
+        }
+    }
+    Ok((c_dmac, s_dmac))
+}
+
+/// Resolves `dst_ip` along `route` of `host`: the destination MAC it will
+/// use. The answering interfaces learn the asker; the first reply (by the
+/// seeded reply delays) wins.
+fn resolve(
     w: &World,
     host: u32,
-    iface: u32,
+    route: Route,
     dst_ip: Ipv4Addr,
-    learned: &HashMap<(u32, Ipv4Addr), [u8; 6]>,
-) -> Result<([u8; 6], Vec<Learned>), String> {
+    learned: &mut Learned,
+) -> Result<[u8; 6], String> {
     let h = &w.hosts[host as usize];
-    let route = h.route(iface, dst_ip)?;
     let next_hop = route.next_hop;
     let e_if = h.iface(route.egress);
-    if let Some(&mac) = learned.get(&(host, next_hop)) {
-        return Ok((mac, vec![]));
+    if let Some(&mac) = learned.get(&(host, route.egress, next_hop)) {
+        return Ok(mac);
     }
     // Who answers: walk what is behind the egress interface's port.
     let e_port = match e_if.kind {
@@ -79,7 +119,7 @@ pub(super) fn resolve(
             .iter()
             .find(|(m, _)| w.switches.iter().any(|s| s.mac() == *m))
         {
-            return Ok((*mac, vec![]));
+            return Ok(*mac);
         }
         return Err(format!(
             "no router behind {}.{} answers for gateway {next_hop}",
@@ -93,20 +133,25 @@ pub(super) fn resolve(
     }) else {
         return Err(format!("no host owns {next_hop}"));
     };
-    let mut learned_out = Vec::new();
-    let mut answer = None;
+    let mut answer: Option<(Ps, [u8; 6])> = None;
     for (ri, rf) in th.ifaces.iter().enumerate() {
         let reachable = reach.iter().any(|(m, _)| *m == rf.mac);
         if !reachable || ti as u32 == host && ri as u32 == route.egress {
             continue;
         }
         if th.arp_answers(ri as u32, next_hop, route.sender_ip) {
-            learned_out.push((ti as u32, route.sender_ip, e_if.mac));
-            answer.get_or_insert(rf.mac);
+            learned.insert((ti as u32, ri as u32, route.sender_ip), e_if.mac);
+            let d = reply_delay(w.seed, ti as u32, ri as u32, route.sender_ip, next_hop);
+            if answer.is_none_or(|(best, _)| d < best) {
+                answer = Some((d, rf.mac));
+            }
         }
     }
     match answer {
-        Some(mac) => Ok((mac, learned_out)),
+        Some((_, mac)) => {
+            learned.insert((host, route.egress, next_hop), mac);
+            Ok(mac)
+        }
         None => Err(format!(
             "ARP for {next_hop} from {}.{} gets no answer: host `{}` has arp_ignore = {} and no interface reachable from {}.{} owns {next_hop}",
             h.name, e_if.name, th.name, th.arp_ignore, h.name, e_if.name

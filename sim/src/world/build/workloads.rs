@@ -11,7 +11,7 @@ use roce_codec::Psn;
 use roce_codec::frame::{EthRepr, VlanTag};
 
 use super::names::{host_key, root};
-use super::neighbours::resolve;
+use super::neighbours::{Learned, resolve_conn};
 use super::roce_mtu;
 use crate::engine::Event;
 use crate::packet::{L3, Packet};
@@ -130,15 +130,17 @@ fn add_workload(
     cfg.validate()
         .map_err(|e| ModelError::new(at.key("tool"), e.to_string()))?;
 
-    // Neighbours, both directions (the client resolves first).
-    let mut learned: HashMap<(u32, Ipv4Addr), [u8; 6]> = HashMap::new();
-    let (c_dmac, taught) = resolve(w, client.host, client.iface, server.ip, &learned)
-        .map_err(|e| ModelError::new(at.key("server"), e))?;
-    for (h, ip, mac) in taught {
-        learned.entry((h, ip)).or_insert(mac);
-    }
-    let (s_dmac, _) = resolve(w, server.host, server.iface, client.ip, &learned)
-        .map_err(|e| ModelError::new(at.key("client"), e))?;
+    // Neighbours: the connection's set-up as the kernels make it.
+    let mut learned = Learned::new();
+    let (c_dmac, s_dmac) = resolve_conn(
+        w,
+        (client.host, client.iface, client.ip),
+        (server.host, server.iface, server.ip),
+        &mut learned,
+    )
+    .map_err(|(about_server, e)| {
+        ModelError::new(at.key(if about_server { "server" } else { "client" }), e)
+    })?;
 
     let mut c_qpns = Vec::new();
     for _ in 0..wc.qps {
@@ -610,7 +612,7 @@ fn start(
     // learn their peers' MACs from the ARP exchange.
     let router = |ep: &Endpoint, dst: Ipv4Addr, mac: [u8; 6]| {
         w.hosts[ep.host as usize]
-            .route(ep.iface, dst)
+            .roce_route(ep.iface, dst)
             .ok()
             .filter(|r| r.next_hop != dst)
             .map(|_| mac)
@@ -626,6 +628,8 @@ fn start(
         server_dmac: None,
         clients,
         servers,
+        step: 0,
+        client_sock: client.ip,
         started: false,
     };
     let id = w.setup.conns.len() as u32;
