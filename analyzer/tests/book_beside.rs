@@ -5,7 +5,8 @@
 //!   directory laid out like the repository root (`scenarios/`, and
 //!   `../shared` beside it), with the workspace's `rocesim` and `roce-pcap`
 //!   first on `PATH`, and must exit 0 (```` ```shell ```` blocks are for a
-//!   real host and are not run);
+//!   real host and are not run); the Prometheus section needs promtool,
+//!   node_exporter (on 127.0.0.1:19100) and curl;
 //! * every line of its ```` ```text ```` blocks is a line one of those
 //!   commands printed, or a line of a file they wrote that a command
 //!   printed (`grep`);
@@ -20,8 +21,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use roce_testkit::ci::public_trace;
+use roce_testkit::ci::{public_trace, skip};
 use roce_testkit::cli::{TempDir, stderr};
+use roce_testkit::prometheus;
 use roce_testkit::repo::{book_blocks, root};
 
 const BIN: &str = env!("CARGO_BIN_EXE_roce-pcap");
@@ -31,11 +33,29 @@ fn symlink(target: &Path, link: &Path) {
         .unwrap_or_else(|e| panic!("{} -> {}: {e}", link.display(), target.display()));
 }
 
+/// `curl`, which scrapes node_exporter in the chapter, if installed (else
+/// [`skip`]).
+fn curl() -> Option<&'static str> {
+    let ok = Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Some("curl")
+    } else {
+        skip("curl is not installed")
+    }
+}
+
 #[test]
 fn the_chapter_shows_what_its_commands_produce() {
     let Some(real) = public_trace("roce.pcap") else {
         return;
     };
+    let tools = [prometheus::promtool(), prometheus::node_exporter(), curl()];
+    if tools.iter().any(Option::is_none) {
+        return;
+    }
     // .../shared/traces/public/roce.pcap
     let shared = real.ancestors().nth(3).unwrap().to_path_buf();
     let top = TempDir::new("book-beside");

@@ -471,3 +471,69 @@ fn topology_and_traffic_errors_name_their_key() {
     );
     says(&err, &["host.host1.nic.eth0.mtu=lots"]);
 }
+
+/// Interface names are Linux's (the run directory has `sysfs/<host>/
+/// class/net/<name>`): a `/` or a 16-character name is refused where it
+/// is written.
+#[test]
+fn interface_names_are_linux_names() {
+    // The bond's name line is the first `name = "bond0"`.
+    let err = fails_at("ifname_slash", "name = \"bond0\"", "name = \"bond/0\"");
+    says(
+        &err,
+        &[
+            "key `host[0].bond[0].name`",
+            "`bond/0` is no Linux interface name",
+            "hint: 1 to 15 characters",
+        ],
+    );
+    let t = lag_text().replacen("name = \"eth0\"", "name = \"eth0123456789012\"", 1);
+    let t = t.replacen("\"eth0\"", "\"eth0123456789012\"", 1);
+    let err = fails("ifname_long", &t, &[]);
+    says(
+        &err,
+        &[
+            "key `host[0].nic[0].name`",
+            "`eth0123456789012` is no Linux interface name",
+        ],
+    );
+}
+
+/// An output directory that cannot be written: the error names `--out`
+/// and the directory that refused, the exit status is 1 (an output
+/// error), and nothing is left behind.
+#[test]
+fn an_unwritable_output_directory_is_named() {
+    let dir = tmp("unwritable_out");
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "mine").unwrap();
+    // A parent that is a file, and a directory without write permission
+    // (which root may still write: that case is checked only where the
+    // permission holds).
+    let ro = dir.join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let ro_holds = std::fs::write(ro.join("probe"), "").is_err();
+    let mut cases = vec![(
+        file.join("run"),
+        format!("cannot create {}", file.display()),
+    )];
+    if ro_holds {
+        cases.push((
+            ro.join("run"),
+            format!("cannot write into {}", ro.display()),
+        ));
+    }
+    for (out, want) in cases {
+        let o = run(&scenario("retry_exceeded"), &out, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        says(&err, &[&format!("--out {}: ", out.display()), &want]);
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _ = std::fs::remove_file(ro.join("probe"));
+    assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}

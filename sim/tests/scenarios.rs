@@ -385,19 +385,16 @@ fn failover_moves_traffic_after_miimon() {
     assert_eq!(eth0_late, 0, "nothing leaves eth0 once the bond moved away");
 }
 
+/// Every file of a run directory (the sysfs tree included) and its bytes,
+/// by path relative to `dir`, sorted.
 fn read_all(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
+    files_below(dir)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(dir.join(&f)).unwrap();
+            (f.to_string_lossy().into_owned(), bytes)
         })
-        .collect();
-    v.sort();
-    v
+        .collect()
 }
 
 fn without_wall(json: &[u8]) -> Value {
@@ -423,6 +420,8 @@ fn same_seed_gives_byte_identical_outputs() {
             "{:?}",
             fa.iter().map(|f| &f.0).collect::<Vec<_>>()
         );
+        assert!(fa.iter().any(|f| f.0 == "counters.prom"), "{name}");
+        assert!(fa.iter().any(|f| f.0.starts_with("sysfs/")), "{name}");
         for ((n, x), (_, y)) in fa.iter().zip(&fb) {
             if n == "summary.json" {
                 // wall_s is the one value that measures the machine.

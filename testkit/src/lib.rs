@@ -2,8 +2,8 @@
 //!
 //! What the workspace's tests and benches share, so that no test file
 //! carries its own copy: one synthetic-capture generator, the generator of
-//! the committed corpus in `traces/`, tshark, and the helpers every CLI
-//! test needs. A dev-dependency only (`publish = false`); nothing here is
+//! the committed corpus in `traces/`, tshark, promtool and node_exporter,
+//! and the helpers every CLI test needs. A dev-dependency only (`publish = false`); nothing here is
 //! part of either tool.
 //!
 //! ```text
@@ -15,7 +15,8 @@
 //!        │       ├─ traces   generate(dir): every file of traces/, byte for byte
 //!        │       ├─ pcap     what the writer does not write: SLL/SLL2, µs, raw pcapng times, gzip
 //!        │       ├─ tshark   the field lists and one way to run tshark
-//!        │       ├─ ci       ROCESIM_CI=1: missing tshark or ../shared fails, else skips
+//!        │       ├─ prometheus  promtool check metrics; node_exporter started and scraped
+//!        │       ├─ ci       ROCESIM_CI=1: a missing tool or ../shared fails, else skips
 //!        │       ├─ cli      run a binary, stdout/stderr, JSON lines, TempDir
 //!        │       ├─ repo     the repository's root, traces/, the book's quotes
 //!        │       ├─ rocesim  the workspace's rocesim binary, built for tests of other packages
@@ -38,6 +39,9 @@
 //!   [`pcap::gzip`].
 //! * [`tshark`] holds [`tshark::BTH_FIELDS`], [`tshark::dissect_fields`],
 //!   [`tshark::fields`].
+//! * [`prometheus`] holds [`prometheus::promtool`],
+//!   [`prometheus::check_metrics`], [`prometheus::NodeExporter`],
+//!   [`prometheus::parse`], [`prometheus::value`].
 //! * [`ci`] holds [`ci::skip`], [`ci::public_trace`], [`ci::shared`].
 //! * [`cli`] holds [`cli::run`], [`cli::TempDir`], [`cli::json_lines`].
 //! * [`repo`] holds [`repo::trace`], [`repo::book_text_blocks`].
@@ -53,6 +57,7 @@ pub mod chromium;
 pub mod ci;
 pub mod cli;
 pub mod pcap;
+pub mod prometheus;
 pub mod repo;
 pub mod rocesim;
 pub mod setup;

@@ -6,6 +6,8 @@
 //!  scenario ──check──▶ World ──run──▶ finished World ──finish (flush taps)──▶ &World
 //!                                                                               ├─ summary.rs  summary.json (Summary), figures.rs QpFigures
 //!                                                                               ├─ csv.rs      ports.csv, qps.csv
+//!                                                                               ├─ prom.rs     counters.prom (devices.rs: hosts as Linux shows them)
+//!                                                                               ├─ sysfs.rs    sysfs/<host>/class/{infiniband,net}/...
 //!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg
 //!                                                                               └─ table.rs    what `rocesim` prints
 //!  sweep.rs: a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
@@ -18,12 +20,15 @@
 
 pub mod counters;
 mod csv;
+pub mod devices;
 pub mod fct;
 mod figures;
 pub mod plot;
+pub mod prom;
 mod shard;
 pub mod summary;
 mod sweep;
+pub mod sysfs;
 pub mod table;
 
 use std::path::{Path, PathBuf};
@@ -171,8 +176,8 @@ pub fn run(
     Ok((s, out))
 }
 
-/// Writes summary.json, the CSVs and the plots of a finished world into
-/// `dir`.
+/// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
+/// plots of a finished world into `dir`.
 pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, String> {
     let s = Summary::of(w, wall_s);
     let write = |name: &str, text: String| {
@@ -183,6 +188,8 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
     write("summary.json", json + "\n")?;
     write("ports.csv", ports_csv(w))?;
     write("qps.csv", qps_csv(w))?;
+    write("counters.prom", prom::counters_prom(w, &s.counters))?;
+    sysfs::write(w, &s.counters, dir)?;
     plot::throughput_plots(w, dir)?;
     fct::write(w, dir, s.fct.as_ref())?;
     Ok(s)
@@ -216,16 +223,22 @@ fn write_dir_atomically<T>(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)
-        .map_err(|e| RunError::Output(format!("{}: {e}", parent.display())))?;
+    // Which directory could not be written, and for which --out.
+    let cannot = |what: &str, p: &Path, e: std::io::Error| {
+        RunError::Output(format!(
+            "--out {}: cannot {what} {}: {e}",
+            out.display(),
+            p.display()
+        ))
+    };
+    std::fs::create_dir_all(parent).map_err(|e| cannot("create", parent, e))?;
     let leaf = out
         .file_name()
         .map_or_else(|| default_leaf.into(), |s| s.to_string_lossy().into_owned());
     remove_stale_temps(parent, &leaf);
     let tmp = parent.join(format!(".{leaf}.tmp-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| RunError::Output(format!("{}: {e}", tmp.display())))?;
+    std::fs::create_dir_all(&tmp).map_err(|e| cannot("write into", parent, e))?;
     let finish = |v: T| -> Result<T, RunError> {
         if out.exists() {
             std::fs::remove_dir_all(out)

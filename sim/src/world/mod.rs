@@ -67,7 +67,7 @@ pub use flows::FlowResult;
 pub use port::{PRIOS, PortCounters};
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
-pub use view::{BondView, PortView, QpView, SwitchView, TapView};
+pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
 
 /// Progress reported while running.
 pub trait Progress {

@@ -32,9 +32,76 @@ impl<'a> PortView<'a> {
     pub fn rate(&self) -> Rate {
         self.port.rate()
     }
+    /// Whether its link's carrier is up (after a run: as the run left it).
+    pub fn carrier(&self) -> bool {
+        self.port.carrier()
+    }
     /// A host NIC's port (not a switch's).
     pub fn is_host_port(&self) -> bool {
         self.port.is_host_port()
+    }
+}
+
+/// A host: its NICs and bonds, each bond or unbonded NIC one interface and
+/// one RDMA device.
+#[derive(Clone, Copy)]
+pub struct HostView<'a> {
+    world: &'a World,
+    index: u32,
+    host: &'a super::host::Host,
+}
+
+impl<'a> HostView<'a> {
+    pub fn name(&self) -> &'a str {
+        &self.host.name
+    }
+    /// Its NICs, in the scenario's order.
+    pub fn nics(&self) -> impl ExactSizeIterator<Item = NicView<'a>> + use<'a> {
+        let (world, host) = (self.world, self.host);
+        host.nics
+            .iter()
+            .map(move |nic| NicView { world, host, nic })
+    }
+    /// Its bonds, in the scenario's order.
+    pub fn bonds(&self) -> impl Iterator<Item = BondView<'a>> + use<'a> {
+        let (world, index) = (self.world, self.index);
+        world
+            .bonds
+            .iter()
+            .filter(move |b| b.host == index)
+            .map(move |hb| BondView { world, hb })
+    }
+}
+
+/// A host's NIC.
+#[derive(Clone, Copy)]
+pub struct NicView<'a> {
+    world: &'a World,
+    host: &'a super::host::Host,
+    nic: &'a super::host::Nic,
+}
+
+impl<'a> NicView<'a> {
+    /// Its name on the host (`eth0`).
+    pub fn name(&self) -> &'a str {
+        &self.nic.name
+    }
+    /// Its own (permanent) MAC address.
+    pub fn mac(&self) -> [u8; 6] {
+        self.nic.mac
+    }
+    pub fn port(&self) -> PortView<'a> {
+        self.world.port(self.nic.port())
+    }
+    /// Its Ethernet MTU: a bond's slave has its bond's.
+    pub fn mtu(&self) -> u32 {
+        self.host.iface(self.nic.iface()).mtu
+    }
+    /// The bond it is a slave of (the bond's name on the host), if any.
+    pub fn bond(&self) -> Option<&'a str> {
+        self.nic
+            .slave()
+            .map(|_| self.host.iface(self.nic.iface()).name.as_str())
     }
 }
 
@@ -126,28 +193,57 @@ impl<'a> QpView<'a> {
 #[derive(Clone, Copy)]
 pub struct BondView<'a> {
     world: &'a World,
-    bond: &'a Bond,
+    hb: &'a super::host::HostBond,
 }
 
 impl<'a> BondView<'a> {
+    fn bond(&self) -> &'a Bond {
+        &self.hb.bond
+    }
     /// `host.bond`.
     pub fn name(&self) -> &'a str {
-        &self.bond.name
+        &self.bond().name
+    }
+    /// Its name on its host (`bond0`).
+    pub fn iface_name(&self) -> &'a str {
+        &self.iface().name
+    }
+    /// Its MAC address and Ethernet MTU.
+    pub fn mac(&self) -> [u8; 6] {
+        self.iface().mac
+    }
+    pub fn mtu(&self) -> u32 {
+        self.iface().mtu
+    }
+    fn iface(&self) -> &'a super::host::Iface {
+        self.world.hosts[self.hb.host as usize].iface(self.hb.iface)
+    }
+    /// The slaves it may transmit on now (the kernel's `bond_slave_can_tx`):
+    /// the active slave of an active-backup bond, else every slave the MII
+    /// monitor found up; in enslave order.
+    pub fn tx_slaves(&self) -> impl Iterator<Item = PortView<'a>> + use<'a> {
+        let (w, b) = (self.world, self.bond());
+        let backup = b.mode == crate::scenario::schema::BondMode::ActiveBackup;
+        b.slaves
+            .iter()
+            .enumerate()
+            .filter(move |&(i, s)| s.usable && (!backup || i == b.active))
+            .map(move |(_, s)| w.port(s.port))
     }
     pub fn mode(&self) -> &'static str {
-        self.bond.mode.name()
+        self.bond().mode.name()
     }
     pub fn xmit_hash_policy(&self) -> &'static str {
-        self.bond.policy.codec().name()
+        self.bond().policy.codec().name()
     }
     /// How the RoCE traffic picks its slave, in words a report can print:
     /// `None` for an active-backup bond (the active slave carries it).
     pub fn roce_port_selection(&self) -> Option<&'static str> {
         use crate::scenario::schema::{BondMode, LagHash, LagSelect};
-        if self.bond.mode == BondMode::ActiveBackup {
+        if self.bond().mode == BondMode::ActiveBackup {
             return None;
         }
-        Some(match (self.bond.lag, self.bond.lag_hash) {
+        Some(match (self.bond().lag, self.bond().lag_hash) {
             (LagSelect::Hash, LagHash::Linux) => {
                 "RoCE LAG hash mode: each packet's slave is predicted with the Linux bond formula (lag_hash = linux); the ConnectX hardware hash is not public"
             }
@@ -165,11 +261,11 @@ impl<'a> BondView<'a> {
     /// Its slaves' ports, in enslave order.
     pub fn slaves(&self) -> impl Iterator<Item = PortView<'a>> + use<'a> {
         let w = self.world;
-        self.bond.slaves.iter().map(move |s| w.port(s.port))
+        self.bond().slaves.iter().map(move |s| w.port(s.port))
     }
     /// Every change it made: (time, kernel-style message).
     pub fn log(&self) -> &'a [(Ps, String)] {
-        &self.bond.log
+        &self.bond().log
     }
 }
 
@@ -234,9 +330,14 @@ impl World {
         (0..self.qps.len() as u32).map(|i| self.qp(i))
     }
     pub fn bonds(&self) -> impl ExactSizeIterator<Item = BondView<'_>> {
-        self.bonds.iter().map(|b| BondView {
+        self.bonds.iter().map(|hb| BondView { world: self, hb })
+    }
+    /// Every host, in the scenario's order.
+    pub fn hosts(&self) -> impl ExactSizeIterator<Item = HostView<'_>> {
+        self.hosts.iter().enumerate().map(|(i, host)| HostView {
             world: self,
-            bond: &b.bond,
+            index: i as u32,
+            host,
         })
     }
     pub fn switches(&self) -> impl ExactSizeIterator<Item = SwitchView<'_>> {

@@ -35,6 +35,24 @@ pub fn run(scenario: &Path, out: &Path, sets: &[&str]) -> Output {
     c.output().unwrap()
 }
 
+/// Every file below `dir` (sysfs/ trees included), relative to it, sorted.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Runs and returns summary.json, failing the test on a non-zero exit.
 pub fn run_ok(scenario: &Path, out: &Path, sets: &[&str]) -> Value {
     let o = run(scenario, out, sets);

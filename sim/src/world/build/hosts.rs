@@ -9,8 +9,8 @@ use super::names::{host_key, iface_key};
 use super::roce_mtu;
 use crate::fasthash::FastMap;
 use crate::rng::component_rng;
-use crate::scenario::ModelError;
 use crate::scenario::schema::{HostCfg, Scenario};
+use crate::scenario::{KeyPath, ModelError};
 use crate::world::World;
 use crate::world::bond::Bond;
 use crate::world::host::{Host, HostBond, Iface, IfaceKind, Nic};
@@ -65,6 +65,7 @@ fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
                 format!("NIC name `{}` is repeated or contains `.`", nc.name),
             ));
         }
+        check_ifname(&nc.name, nic_at.key("name"))?;
         if !(576..=9216).contains(&nc.mtu) {
             return Err(ModelError::new(
                 nic_at.key("mtu"),
@@ -90,6 +91,7 @@ fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
     let mut enslaved = vec![false; hc.nics.len()];
     for (bi, bc) in hc.bonds.iter().enumerate() {
         let bond_at = at.key("bond").index(bi);
+        check_ifname(&bc.name, bond_at.key("name"))?;
         if seen.contains_key(bc.name.as_str()) {
             return Err(ModelError::new(
                 bond_at.key("name"),
@@ -147,6 +149,25 @@ fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
                 .hint("move the address to the bond"));
             }
         }
+    }
+    Ok(())
+}
+
+/// A name the kernel accepts for a netdev (`dev_valid_name` in
+/// net/core/dev.c): 1 to 15 bytes, not `.` or `..`, no `/`, `:` or
+/// white space. The run directory's `sysfs/<host>/class/net/<name>` needs
+/// it too.
+fn check_ifname(name: &str, at: KeyPath) -> Result<(), ModelError> {
+    let bad = name.is_empty()
+        || name.len() >= 16
+        || name == "."
+        || name == ".."
+        || name.contains(|c: char| c == '/' || c == ':' || c.is_whitespace());
+    if bad {
+        return Err(
+            ModelError::new(at, format!("`{name}` is no Linux interface name"))
+                .hint("1 to 15 characters, no `/`, `:` or spaces (the kernel's dev_valid_name)"),
+        );
     }
     Ok(())
 }

@@ -1,0 +1,225 @@
+//! `counters.prom`: every counter of `summary.json`'s `counters` in the
+//! Prometheus text exposition format (version 0.0.4), for node_exporter's
+//! textfile collector (`--collector.textfile.directory`) or any scraper;
+//! `promtool check metrics` passes on it.
+//!
+//! ```text
+//!  # HELP rocesim_rdma_port_xmit_data_total RDMA port counter port_xmit_data (...), in 4-byte words: ...
+//!  # TYPE rocesim_rdma_port_xmit_data_total counter
+//!  rocesim_rdma_port_xmit_data_total{host="hostA",device="mlx5_bond_0",port="1"} 67371136
+//!  # HELP rocesim_ethtool_rx_prio_pause_total ethtool -S counter rx_prio{N}_pause ..., a count
+//!  # TYPE rocesim_ethtool_rx_prio_pause_total counter
+//!  rocesim_ethtool_rx_prio_pause_total{host="sw1",device="p3",priority="3"} 12
+//! ```
+//!
+//! Naming: `rocesim_` + the group + the hardware name + `_total` (every one
+//! is a counter, and promtool's lint wants the suffix):
+//!
+//! | group | counters | labels |
+//! |---|---|---|
+//! | `rocesim_ethtool_` | a netdev's `ethtool -S` counters, host NICs and switch ports | `host` (host or switch), `device` (netdev, or the switch's port) |
+//! | `rocesim_rdma_` | an RDMA device port's IB PMA counters (`counters/`) and hardware counters (`hw_counters/`) | `host`, `device` (`mlx5_0`, `mlx5_bond_0`), `port` (`1`) |
+//!
+//! A per-priority name (`rx_prio3_pause`) loses its number to a `priority`
+//! label: one metric `rocesim_ethtool_rx_prio_pause_total` with eight
+//! series. Values are the hardware's own: `port_xmit_data` and
+//! `port_rcv_data` stay in 4-byte words (the HELP line says so; multiply
+//! by 4 for bytes, as node_exporter's infiniband collector does with the
+//! sysfs files), pause durations in microseconds. Besides the counters,
+//! the gauge `rocesim_rdma_port_info{host,device,port,netdev} 1` maps
+//! every RDMA device to its netdev, as `ibdev2netdev` does.
+//!
+//! Which counters exist is `summary.json`'s business ([`super::counters`]):
+//! a counter the model adds there shows here with no change to this file.
+//! Families and series come in name order, so the file is a pure function
+//! of the run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::counters::CounterSet;
+use super::devices::{self, Kind};
+use crate::world::World;
+
+/// One metric family: its HELP and TYPE, then its series (label set,
+/// value), in the order they were added.
+struct Family {
+    help: String,
+    kind: &'static str,
+    series: Vec<(Vec<(&'static str, String)>, u64)>,
+}
+
+/// The text of `counters.prom` for the run's `counters`.
+pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> String {
+    let owners = devices::owners(w);
+    let mut families: BTreeMap<String, Family> = BTreeMap::new();
+    let mut add = |name: String, help: String, kind, labels, v| {
+        families
+            .entry(name)
+            .or_insert_with(|| Family {
+                help,
+                kind,
+                series: Vec::new(),
+            })
+            .series
+            .push((labels, v));
+    };
+    for (key, set) in counters {
+        let o = devices::owner(&owners, key);
+        for (hw, &v) in set {
+            let (base, prio) = devices::split_priority(hw);
+            let rdma = o
+                .rdma
+                .as_ref()
+                .filter(|_| devices::kind(hw) != Kind::Ethtool);
+            let kind = rdma.map_or(Kind::Ethtool, |_| devices::kind(hw));
+            let mut labels = vec![("host", o.host.clone())];
+            let group = match rdma {
+                Some(dev) => {
+                    labels.push(("device", dev.clone()));
+                    labels.push(("port", "1".to_string()));
+                    "rdma"
+                }
+                None => {
+                    labels.push(("device", o.netdev.clone()));
+                    "ethtool"
+                }
+            };
+            if let Some(p) = prio {
+                labels.push(("priority", p.to_string()));
+            }
+            let mut name = format!("rocesim_{group}_{}", metric_name(&base));
+            if !name.ends_with("_total") {
+                name.push_str("_total");
+            }
+            add(name, help(hw, kind, &base, prio), "counter", labels, v);
+        }
+    }
+    for m in devices::machines(w) {
+        for d in &m.rdma {
+            let labels = vec![
+                ("host", m.name.to_string()),
+                ("device", d.name.clone()),
+                ("port", "1".to_string()),
+                ("netdev", d.netdev.name().to_string()),
+            ];
+            add(
+                "rocesim_rdma_port_info".into(),
+                "An RDMA device port of a simulated host and the netdev it runs over \
+                 (ibdev2netdev); always 1"
+                    .into(),
+                "gauge",
+                labels,
+                1,
+            );
+        }
+    }
+    let mut out = String::new();
+    for (name, f) in &families {
+        let _ = writeln!(out, "# HELP {name} {}", escape_help(&f.help));
+        let _ = writeln!(out, "# TYPE {name} {}", f.kind);
+        for (labels, v) in &f.series {
+            let l: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+                .collect();
+            let _ = writeln!(out, "{name}{{{}}} {v}", l.join(","));
+        }
+    }
+    out
+}
+
+/// A hardware name as a metric name: anything but `[A-Za-z0-9_]` becomes
+/// `_`.
+fn metric_name(hw: &str) -> String {
+    hw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// What the counter is and its unit, from its hardware name.
+fn help(hw: &str, kind: Kind, base: &str, prio: Option<u8>) -> String {
+    let per_prio = prio.is_some();
+    let shown = if per_prio {
+        base.replacen("prio", "prio{N}", 1)
+    } else {
+        hw.to_string()
+    };
+    let what = match kind {
+        Kind::Pma => format!(
+            "RDMA port counter {shown} (sysfs class/infiniband/<device>/ports/<port>/counters/)"
+        ),
+        Kind::Hw => format!(
+            "RDMA hardware counter {shown} (sysfs class/infiniband/<device>/ports/<port>/hw_counters/)"
+        ),
+        Kind::Ethtool => format!("ethtool -S counter {shown} of the netdev (or switch port)"),
+    };
+    let unit = if matches!(hw, "port_xmit_data" | "port_rcv_data") {
+        "in 4-byte words: multiply by 4 for bytes"
+    } else if hw == "port_xmit_wait" {
+        "in ticks of the port's sampling clock"
+    } else if hw.contains("bytes") {
+        "in bytes"
+    } else if hw.ends_with("duration") {
+        "in microseconds"
+    } else {
+        "a count"
+    };
+    let prio = if per_prio {
+        ", priority N in the priority label"
+    } else {
+        ""
+    };
+    format!("{what}{prio}, {unit}; simulated by rocesim")
+}
+
+/// HELP text escapes backslash and newline.
+fn escape_help(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// Label values escape backslash, double quote and newline.
+fn escape_label(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_names_the_unit() {
+        let h = help("port_xmit_data", Kind::Pma, "port_xmit_data", None);
+        assert!(h.contains("counters/") && h.contains("4-byte words"), "{h}");
+        let h = help(
+            "rx_prio3_pause_duration",
+            Kind::Ethtool,
+            "rx_prio_pause_duration",
+            Some(3),
+        );
+        assert!(h.contains("rx_prio{N}_pause_duration"), "{h}");
+        assert!(
+            h.contains("microseconds") && h.contains("priority label"),
+            "{h}"
+        );
+        let h = help("np_cnp_sent", Kind::Hw, "np_cnp_sent", None);
+        assert!(h.contains("hw_counters/") && h.ends_with("a count; simulated by rocesim"));
+        let h = help("tx_bytes_phy", Kind::Ethtool, "tx_bytes_phy", None);
+        assert!(h.contains("ethtool -S") && h.contains("in bytes"), "{h}");
+    }
+
+    #[test]
+    fn escapes_follow_the_exposition_format() {
+        assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(escape_help("a\\b\nc\""), "a\\\\b\\nc\"");
+        assert_eq!(metric_name("rx-prio.x"), "rx_prio_x");
+    }
+}

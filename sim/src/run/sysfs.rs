@@ -1,0 +1,335 @@
+//! `sysfs/<host>/`: each simulated host's counters laid out as Linux's
+//! sysfs lays out a real host's, so that a script or an exporter written
+//! for real NICs reads a simulated host unchanged
+//! (`node_exporter --path.sysfs runs/X/sysfs/hostA`).
+//!
+//! ```text
+//!  sysfs/hostA/class/infiniband/mlx5_bond_0/          one RDMA device per NIC or bond (see super::devices)
+//!      fw_ver hca_type board_id hw_rev node_type node_guid sys_image_guid node_desc
+//!      ports/1/state phys_state rate link_layer lid sm_lid sm_sl lid_mask_count
+//!      ports/1/counters/port_xmit_data ...           IB PMA counters (data in 4-byte words)
+//!      ports/1/hw_counters/out_of_sequence ...       mlx5 hardware counters
+//!  sysfs/hostA/class/net/eth0/                        every netdev: NICs and bonds
+//!      address addr_len broadcast carrier duplex flags ifindex iflink mtu operstate speed tx_queue_len type
+//!      statistics/rx_bytes rx_packets rx_dropped tx_bytes tx_packets tx_dropped
+//!  sysfs/hostA/class/net/bond0/bonding/mode slaves xmit_hash_policy
+//! ```
+//!
+//! Every file is one value and a newline, as the kernel's `sysfs_emit`
+//! writes it. The formats are the kernel's:
+//!
+//! * `drivers/infiniband/core/sysfs.c` (torvalds/linux): `state` is
+//!   `"%d: %s"` (`4: ACTIVE`, `1: DOWN`), `phys_state` `"%u: %s"`
+//!   (`5: LinkUp`, `3: Disabled`), `rate` `"%d%s Gb/sec (%dX%s)"`
+//!   (`100 Gb/sec (4X EDR)`), `node_type` `1: CA`, GUIDs as four groups of
+//!   four hex digits, the PMA counters (`pma_attrs_ext`) and
+//!   `hw_counters/` as `"%llu"`, with the core's `lifespan` file (`10`,
+//!   the milliseconds a read is cached) among the driver's counters. The counters are 64-bit here, as on any
+//!   device with extended PMA counters; `port_xmit_data` and
+//!   `port_rcv_data` count 4-byte words.
+//! * `drivers/infiniband/hw/mlx5/main.c`: `hca_type` `"MT%d"`, `fw_ver`
+//!   `"%d.%d.%04d"`, `board_id`; the port state of a RoCE port is ACTIVE
+//!   and LinkUp when its netdev (a LAG's bond) is running with carrier,
+//!   else DOWN and Disabled (`mlx5_query_port_roce`); the rate comes from
+//!   the Ethernet speed (`translate_eth_legacy_proto_oper`: 25G is 1X
+//!   EDR, 100G 4X EDR, 200G 4X HDR, 400G 4X NDR, ...).
+//! * `net/core/net-sysfs.c`: `speed` in Mb/s, `-1` without carrier
+//!   (`SPEED_UNKNOWN`), `duplex` `unknown` then; `flags` `"%#x"`;
+//!   `statistics/*` `"%llu"`. `drivers/net/bonding/bond_sysfs.c`:
+//!   `mode` and `xmit_hash_policy` as `"%s %d"` (`802.3ad 4`,
+//!   `layer3+4 1`), `slaves` space-separated.
+//! * What readers need, from prometheus/procfs `sysfs/class_infiniband.go`
+//!   (node_exporter's infiniband collector): `fw_ver` (required), then
+//!   `board_id`, `hca_type` and `node_guid` if present, and for every
+//!   port `state`, `phys_state` and `rate` (all required, parsed as
+//!   above; newer versions also require `link_layer`), a `counters/`
+//!   directory (every file an integer) and `hw_counters/` (older versions
+//!   read it only for `mlx5_*` devices, newer ones wherever it exists,
+//!   `lifespan` included). Both directories are always written, even
+//!   empty.
+//!
+//! Simulated values: the counters (from `summary.json`'s `counters`: a
+//! counter the model adds there appears here, a counter it does not
+//! produce is absent rather than a made-up zero), port `state` and
+//! `phys_state`, `rate`, and in `class/net` `address`, `carrier`,
+//! `operstate`, `speed`, `duplex`, `mtu`, the `statistics/` and the bond's
+//! `bonding/` files, all as the run left them at its end. Fixed
+//! descriptive values: `fw_ver` `0.0.0000`, `board_id` `ROCESIM`,
+//! `hca_type` `MT4119` (a ConnectX-5, the mlx5 the model follows),
+//! `hw_rev` `0`, `node_type`, `node_desc` (`<host> <device>`, as rdma-ndd
+//! sets it), the GUIDs (the NIC's MAC with `03:00` after its OUI, as
+//! ConnectX GUIDs are formed), `link_layer`, `lid`, `sm_lid`, `sm_sl`,
+//! `lid_mask_count`, `addr_len`, `broadcast`, `flags`, `ifindex`,
+//! `iflink`, `tx_queue_len`, `type`. Not written: GID tables, `device/`
+//! links, `lo`, switches (their counters are in `counters.prom`).
+//!
+//! `statistics/` counts every frame on the port, as ethtool's `_phy`
+//! counters do: on a real mlx5 NIC the netdev's statistics count only what
+//! its kernel stack handled, and RoCE traffic, which bypasses the kernel,
+//! shows only in the `_phy` and RDMA counters. A simulated host has no
+//! kernel traffic to set apart, so its statistics show the wire.
+//! `rx_dropped` counts frames the NIC refused (not for it), `tx_dropped`
+//! frames its port could not send (link down); the other
+//! `rtnl_link_stats64` files are not written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::counters::CounterSet;
+use super::devices::{self, Kind, Machine, Netdev, RdmaDevice};
+use crate::time::Rate;
+use crate::world::World;
+
+/// The tree: its directories (parents first) and files, paths below the
+/// run directory.
+#[derive(Default)]
+pub struct Tree {
+    pub dirs: Vec<PathBuf>,
+    pub files: Vec<(PathBuf, String)>,
+}
+
+impl Tree {
+    fn put(&mut self, dir: &Path, name: &str, value: impl std::fmt::Display) {
+        self.files.push((dir.join(name), format!("{value}\n")));
+    }
+}
+
+/// The tree of the run's hosts.
+pub fn tree(w: &World, counters: &BTreeMap<String, CounterSet>) -> Tree {
+    let mut out = Tree::default();
+    for m in devices::machines(w) {
+        let root = Path::new("sysfs").join(m.name).join("class");
+        for d in &m.rdma {
+            let none = CounterSet::new();
+            let set = counters.get(&d.key).unwrap_or(&none);
+            rdma_device(&m, d, set, &root.join("infiniband").join(&d.name), &mut out);
+        }
+        for (i, n) in m.netdevs.iter().enumerate() {
+            netdev(&m, i, n, &root.join("net").join(n.name()), &mut out);
+        }
+    }
+    out
+}
+
+/// Writes the tree into `dir` (the run directory being filled).
+pub fn write(w: &World, counters: &BTreeMap<String, CounterSet>, dir: &Path) -> Result<(), String> {
+    let t = tree(w, counters);
+    let file_dirs = t.files.iter().filter_map(|(f, _)| f.parent());
+    for d in t.dirs.iter().map(PathBuf::as_path).chain(file_dirs) {
+        let path = dir.join(d);
+        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    for (rel, text) in t.files {
+        let path = dir.join(rel);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// `class/infiniband/<device>/`: the device's files, port 1, its counters.
+fn rdma_device(m: &Machine<'_>, d: &RdmaDevice<'_>, set: &CounterSet, dir: &Path, out: &mut Tree) {
+    let guid = guid(d.netdev.mac(m));
+    for (name, value) in [
+        ("board_id", "ROCESIM".to_string()),
+        ("fw_ver", "0.0.0000".to_string()),
+        ("hca_type", "MT4119".to_string()),
+        ("hw_rev", "0".to_string()),
+        ("node_desc", format!("{} {}", m.name, d.name)),
+        ("node_guid", guid.clone()),
+        ("node_type", "1: CA".to_string()),
+        ("sys_image_guid", guid),
+    ] {
+        out.put(dir, name, value);
+    }
+    let port = dir.join("ports").join("1");
+    let (state, phys) = if d.active() {
+        ("4: ACTIVE", "5: LinkUp")
+    } else {
+        ("1: DOWN", "3: Disabled")
+    };
+    for (name, value) in [
+        ("lid", "0x0".to_string()),
+        ("lid_mask_count", "0".to_string()),
+        ("link_layer", "Ethernet".to_string()),
+        ("phys_state", phys.to_string()),
+        ("rate", ib_rate(d.rate())),
+        ("sm_lid", "0x0".to_string()),
+        ("sm_sl", "0".to_string()),
+        ("state", state.to_string()),
+    ] {
+        out.put(&port, name, value);
+    }
+    // The directories exist even when empty: readers list them.
+    let (pma, hw) = (port.join("counters"), port.join("hw_counters"));
+    out.dirs.push(pma.clone());
+    out.dirs.push(hw.clone());
+    // The kernel's own file beside the driver's counters: how long (ms) a
+    // read value is cached (`hw_stat_device_lifespan`, 10 by default).
+    out.put(&hw, "lifespan", 10);
+    for (name, &v) in set {
+        match devices::kind(name) {
+            Kind::Pma => out.put(&pma, name, v),
+            Kind::Hw => out.put(&hw, name, v),
+            Kind::Ethtool => {}
+        }
+    }
+}
+
+/// `class/net/<if>/`: the attributes, `statistics/`, a bond's `bonding/`.
+fn netdev(m: &Machine<'_>, i: usize, n: &Netdev<'_>, dir: &Path, out: &mut Tree) {
+    let carrier = n.carrier();
+    // IFF_UP | IFF_BROADCAST | IFF_MULTICAST, with IFF_MASTER (0x400) on a
+    // bond and IFF_SLAVE (0x800) on its slaves.
+    let flags = match n {
+        Netdev::Bond(_) => 0x1403,
+        Netdev::Nic(nic) if nic.bond().is_some() => 0x1803,
+        Netdev::Nic(_) => 0x1003,
+    };
+    let speed = n.speed_mbps().map_or("-1".to_string(), |s| s.to_string());
+    let index = m.ifindex(i);
+    for (name, value) in [
+        ("addr_len", "6".to_string()),
+        ("address", mac(n.mac(m))),
+        ("broadcast", mac([0xff; 6])),
+        ("carrier", u8::from(carrier).to_string()),
+        (
+            "duplex",
+            if carrier { "full" } else { "unknown" }.to_string(),
+        ),
+        ("flags", format!("{flags:#x}")),
+        ("ifindex", index.to_string()),
+        ("iflink", index.to_string()),
+        ("mtu", n.mtu().to_string()),
+        ("operstate", if carrier { "up" } else { "down" }.to_string()),
+        ("speed", speed),
+        ("tx_queue_len", "1000".to_string()),
+        ("type", "1".to_string()),
+    ] {
+        out.put(dir, name, value);
+    }
+    let s = n.stats();
+    let stats = dir.join("statistics");
+    for (name, v) in [
+        ("rx_bytes", s.rx_bytes),
+        ("rx_dropped", s.rx_dropped),
+        ("rx_packets", s.rx_packets),
+        ("tx_bytes", s.tx_bytes),
+        ("tx_dropped", s.tx_dropped),
+        ("tx_packets", s.tx_packets),
+    ] {
+        out.put(&stats, name, v);
+    }
+    if let Netdev::Bond(b) = n {
+        let bonding = dir.join("bonding");
+        out.put(&bonding, "mode", numbered(b.mode(), &BOND_MODES));
+        let policy = numbered(b.xmit_hash_policy(), &XMIT_POLICIES);
+        out.put(&bonding, "xmit_hash_policy", policy);
+        let slaves: Vec<&str> = m
+            .netdevs
+            .iter()
+            .filter_map(|d| match d {
+                Netdev::Nic(nic) if nic.bond() == Some(b.iface_name()) => Some(nic.name()),
+                _ => None,
+            })
+            .collect();
+        out.put(&bonding, "slaves", slaves.join(" "));
+    }
+}
+
+/// The bonding driver's mode numbers (`BOND_MODE_*`).
+const BOND_MODES: [&str; 7] = [
+    "balance-rr",
+    "active-backup",
+    "balance-xor",
+    "broadcast",
+    "802.3ad",
+    "balance-tlb",
+    "balance-alb",
+];
+/// Its transmit hash policy numbers (`BOND_XMIT_POLICY_*`).
+const XMIT_POLICIES: [&str; 6] = [
+    "layer2",
+    "layer3+4",
+    "layer2+3",
+    "encap2+3",
+    "encap3+4",
+    "vlan+srcmac",
+];
+
+/// `name N` with N its index in `table`, as bond_sysfs.c shows an option.
+fn numbered(name: &str, table: &[&str]) -> String {
+    match table.iter().position(|t| *t == name) {
+        Some(i) => format!("{name} {i}"),
+        None => name.to_string(),
+    }
+}
+
+/// `%pM`: six lower-case hex bytes joined by colons.
+fn mac(m: [u8; 6]) -> String {
+    m.map(|b| format!("{b:02x}")).join(":")
+}
+
+/// A ConnectX-style GUID from a MAC (OUI, `03:00`, the rest), as sysfs
+/// prints GUIDs: four groups of four hex digits.
+fn guid(m: [u8; 6]) -> String {
+    let g = [m[0], m[1], m[2], 0x03, 0x00, m[3], m[4], m[5]];
+    g.chunks(2)
+        .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The port's `rate` file: the IB width and speed mlx5 reports for an
+/// Ethernet speed, in the kernel's format. A rate no Ethernet PHY runs at
+/// (a simulated link can run at any) shows its own value, width 1X.
+fn ib_rate(r: Rate) -> String {
+    // (Gb/s, width, speed name, deci-Gb/s per lane)
+    const TABLE: [(u64, u32, &str, u64); 9] = [
+        (1, 1, "SDR", 25),
+        (10, 1, "QDR", 100),
+        (25, 1, "EDR", 250),
+        (40, 4, "QDR", 100),
+        (50, 2, "EDR", 250),
+        (100, 4, "EDR", 250),
+        (200, 4, "HDR", 500),
+        (400, 4, "NDR", 1000),
+        (800, 8, "NDR", 1000),
+    ];
+    let bps = r.bps();
+    match TABLE.iter().find(|t| t.0 * 1_000_000_000 == bps) {
+        Some(&(_, width, speed, lane)) => {
+            let deci = lane * u64::from(width);
+            let half = if deci % 10 != 0 { ".5" } else { "" };
+            format!("{}{half} Gb/sec ({width}X {speed})", deci / 10)
+        }
+        None => {
+            let g = bps as f64 / 1e9;
+            format!("{g} Gb/sec (1X)")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_read_as_the_kernel_writes_them() {
+        assert_eq!(ib_rate(Rate::gbps(100)), "100 Gb/sec (4X EDR)");
+        assert_eq!(ib_rate(Rate::gbps(25)), "25 Gb/sec (1X EDR)");
+        assert_eq!(ib_rate(Rate::gbps(200)), "200 Gb/sec (4X HDR)");
+        assert_eq!(ib_rate(Rate::gbps(1)), "2.5 Gb/sec (1X SDR)");
+        assert_eq!(ib_rate(Rate(12_500_000_000)), "12.5 Gb/sec (1X)");
+    }
+
+    #[test]
+    fn addresses_and_options_read_as_the_kernel_writes_them() {
+        let m = [0x0c, 0x42, 0xa1, 0x65, 0x8e, 0x6c];
+        assert_eq!(mac(m), "0c:42:a1:65:8e:6c");
+        assert_eq!(guid(m), "0c42:a103:0065:8e6c");
+        assert_eq!(numbered("802.3ad", &BOND_MODES), "802.3ad 4");
+        assert_eq!(numbered("active-backup", &BOND_MODES), "active-backup 1");
+        assert_eq!(numbered("layer3+4", &XMIT_POLICIES), "layer3+4 1");
+        assert_eq!(numbered("layer2+3", &XMIT_POLICIES), "layer2+3 2");
+    }
+}
