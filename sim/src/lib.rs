@@ -2,8 +2,9 @@
 //!
 //! A deterministic discrete-event simulator of RoCEv2 networks: hosts with
 //! bonded NICs, switches with per-priority queues, ECMP and LACP trunks, and
-//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN run
-//! in no simulation yet: see the end of this page). Packets carry `roce-codec`
+//! RC queue pairs that retransmit go-back-N, ECN marking at switch egress
+//! (PFC and DCQCN run in no simulation yet: see the end of this page).
+//! Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
 //! ## Crate map
@@ -77,7 +78,8 @@
 //!   the rate-limiter seam. Switch ports queue per priority (strict
 //!   priority); the switch buffer is shared, tail-dropping, and accounted
 //!   per (ingress port, priority) for PFC. A port skips the priorities its
-//!   pause state marks, which nothing sets yet.
+//!   pause state marks, which nothing sets yet. A switch with
+//!   `[switch.ecn]` marks CE by RED on each egress queue (`world::ecn`).
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
@@ -93,7 +95,7 @@
 //!   frames addressed to the switch and is never flooded to. No spanning
 //!   tree runs, so a bridging loop (a cycle of links between switch ports
 //!   that are not routed, a LAG counting once) is refused at load.
-//! * Not simulated yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (their
+//! * Not simulated yet: PFC/PAUSE, CNPs and DCQCN (their
 //!   algorithms are in [`cc`] and [`world::mmu`], the world's hooks are in
 //!   place, the two are not joined), IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe

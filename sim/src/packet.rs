@@ -119,6 +119,26 @@ impl Packet {
         matches!(self.l3, L3::V2 { ecn: 3, .. })
     }
 
+    /// The 2-bit ECN field of an IP packet (RoCEv2); `None` for frames
+    /// without an IP header (RoCE v1, ARP), which a switch's RED never
+    /// marks: ECN is an IP function.
+    #[inline]
+    pub fn ip_ecn(&self) -> Option<u8> {
+        match self.l3 {
+            L3::V2 { ecn, .. } => Some(ecn & 3),
+            L3::V1 { .. } | L3::Arp { .. } => None,
+        }
+    }
+
+    /// A congested switch marks the packet Congestion Experienced (CE,
+    /// both ECN bits set); frames without an IP header are left alone.
+    #[inline]
+    pub fn set_ce(&mut self) {
+        if let L3::V2 { ecn, .. } = &mut self.l3 {
+            *ecn = 3;
+        }
+    }
+
     pub fn dst_ip(&self) -> Ipv4Addr {
         self.l3.dst_ip()
     }

@@ -320,3 +320,68 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(dir.join("run/summary.json").is_file());
 }
+
+/// lag_hash with `[switch.ecn]` lines after sw1's `trust`.
+fn ecn_fails(name: &str, lines: &str) -> String {
+    fails_at(
+        name,
+        "trust = \"dscp\"\n",
+        &format!("trust = \"dscp\"\n  [switch.ecn]\n  priorities = [4]\n{lines}"),
+    )
+}
+
+#[test]
+fn ecn_thresholds_are_checked_at_their_key() {
+    let err = ecn_fails(
+        "ecn_kmin",
+        "  kmax = \"400KB\"\n  pmax = 0.2\n  kmin = \"1600KB\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.kmin`: Kmin (1600000 bytes) is above Kmax (400000 bytes) at 100Gbps",
+            "hint: marking ramps up from kmin to kmax; kmin = kmax marks every packet above it",
+        ],
+    );
+    let err = ecn_fails(
+        "ecn_kmax",
+        "  kmin = \"400KB\"\n  pmax = 0.2\n  kmax = \"64MiB\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.kmax`: Kmax (67108864 bytes at 100Gbps) is above the switch buffer (33554432 bytes): no queue gets there",
+            "hint: lower kmax, or enlarge the switch's `buffer`",
+        ],
+    );
+    let err = ecn_fails(
+        "ecn_speed",
+        "  kmax = \"1600KB\"\n  pmax = 0.2\n  kmin = { \"25Gbps\" = \"100KB\", \"400Gbps\" = \"1600KB\" }\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.kmin`: has no value for 100Gbps, the speed of port `sw1.p1`",
+            "hint: add \"100Gbps\" = ... to the table (it names 25Gbps, 400Gbps)",
+        ],
+    );
+    let err = ecn_fails(
+        "ecn_pmax",
+        "  kmin = \"400KB\"\n  kmax = \"1600KB\"\n  pmax = 20\n",
+    );
+    says(
+        &err,
+        &["key `switch[0].ecn.pmax`: 20 at 100Gbps is not a probability in [0, 1]"],
+    );
+    let err = ecn_fails(
+        "ecn_unknown",
+        "  kmin = \"400KB\"\n  kmax = \"1600KB\"\n  pmax = 0.2\n  mark = \"enqeue\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.mark`: unknown value `enqeue`",
+            "hint: did you mean `enqueue`?",
+        ],
+    );
+}

@@ -42,6 +42,14 @@ fn netdev(p: PortView<'_>, out: &mut CounterSet) {
     out.insert("tx_packets_phy".into(), c.tx_packets);
     out.insert("rx_bytes_phy".into(), c.rx_bytes);
     out.insert("rx_packets_phy".into(), c.rx_packets);
+    for prio in bits(p.marking_priorities()) {
+        out.insert(format!("tx_prio{prio}_ecn_marked"), p.ecn_marked(prio));
+    }
+}
+
+/// The priorities whose bit is set in `mask`, ascending.
+fn bits(mask: u8) -> impl Iterator<Item = usize> {
+    (0..8).filter(move |p| mask & 1 << p != 0)
 }
 
 /// The RDMA device's port counters (`/sys/class/infiniband/<dev>/ports/1/

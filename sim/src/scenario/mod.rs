@@ -13,6 +13,7 @@
 //! with a hint where one helps. Values that came from `--set` are reported
 //! as such.
 
+pub mod qos;
 pub mod schema;
 
 use std::fmt;

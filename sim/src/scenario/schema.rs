@@ -461,6 +461,8 @@ pub struct SwitchCfg {
     /// IP routes for routed (L3) forwarding.
     #[serde(default, rename = "route")]
     pub routes: Vec<RouteCfg>,
+    /// RED/ECN marking on the egress queues; none: nothing is marked.
+    pub ecn: Option<super::qos::EcnCfg>,
 }
 
 fn default_buffer() -> Bytes {

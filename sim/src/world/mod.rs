@@ -16,6 +16,7 @@
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, its shared buffer |
+//! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
 //! | [`mmu`] | the full switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting, not wired in yet |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
@@ -37,6 +38,7 @@
 mod arp;
 mod bond;
 mod build;
+mod ecn;
 mod host;
 mod link;
 pub mod mmu;
@@ -186,7 +188,7 @@ impl World {
             return;
         }
         match p.owner() {
-            Owner::Switch { .. } => self.pump_switch(port),
+            Owner::Switch { sw, local } => self.pump_switch(port, sw, local),
             Owner::Host { host, nic } => self.pump_host(port, host, nic),
         }
     }

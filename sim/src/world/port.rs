@@ -168,6 +168,10 @@ pub(crate) struct Port {
     /// yet; see the module docs.
     paused: u8,
     counters: PortCounters,
+    /// Packets this port's egress queues marked CE, per priority.
+    ecn_marked: [u64; PRIOS],
+    /// Priorities whose egress queues mark (bit per priority).
+    marking: u8,
     tap: Option<u32>,
 }
 
@@ -186,6 +190,8 @@ impl Port {
             queued_bytes: [0; PRIOS],
             paused: 0,
             counters: PortCounters::default(),
+            ecn_marked: [0; PRIOS],
+            marking: 0,
             tap: None,
         }
     }
@@ -319,6 +325,30 @@ impl Port {
     pub(crate) fn drain(&mut self) -> Vec<(usize, Queued)> {
         self.queued_bytes = [0; PRIOS];
         self.queues.drain()
+    }
+
+    /// Bytes waiting in the queue of priority `prio`.
+    #[inline]
+    pub(crate) fn queued_bytes_of(&self, prio: usize) -> u64 {
+        self.queued_bytes[prio]
+    }
+
+    // ----- ECN ----------------------------------------------------------
+
+    /// The switch marked a packet leaving by priority `prio`'s queue.
+    #[inline]
+    pub(crate) fn count_ecn_mark(&mut self, prio: usize) {
+        self.ecn_marked[prio] += 1;
+    }
+    pub(crate) fn ecn_marked(&self, prio: usize) -> u64 {
+        self.ecn_marked[prio]
+    }
+    /// Bit `p` set: priority `p`'s egress queue marks (RED/ECN).
+    pub(crate) fn marking(&self) -> u8 {
+        self.marking
+    }
+    pub(crate) fn set_marking(&mut self, mask: u8) {
+        self.marking = mask;
     }
 
     /// Bytes waiting in all queues.

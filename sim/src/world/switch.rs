@@ -33,6 +33,7 @@ use core::net::Ipv4Addr;
 use roce_codec::hash::{EcmpHash, FiveTuple};
 
 use super::World;
+use super::ecn::Ecn;
 use super::port::{DropReason, PRIOS};
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
@@ -148,6 +149,8 @@ pub(crate) struct Switch {
     hash: EcmpHash,
     trust: Trust,
     buffer: SharedBuffer,
+    /// RED/ECN marking on the egress queues, if configured.
+    ecn: Option<Box<Ecn>>,
 }
 
 impl Switch {
@@ -172,6 +175,7 @@ impl Switch {
             hash,
             trust,
             buffer: SharedBuffer::new(buffer),
+            ecn: None,
         }
     }
 
@@ -199,6 +203,11 @@ impl Switch {
             self.routed[h.group as usize] = true;
         }
         self.routes.push((net, hops));
+    }
+
+    /// Marks on its egress queues.
+    pub(crate) fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = Some(Box::new(ecn));
     }
 
     /// The pre-learned FDB (MAC → group) and neighbour table.
@@ -428,15 +437,28 @@ impl World {
         }
         pkt.ingress = in_local;
         s.buffer.admit(in_local, prio, len);
+        if let Some(e) = s.ecn.as_deref_mut() {
+            if !e.at_dequeue() && e.mark(out_local, prio, p.queued_bytes_of(prio), pkt) {
+                p.count_ecn_mark(prio);
+            }
+        }
         p.push(prio, id, len);
         if !p.busy() {
             self.pump(out);
         }
     }
 
-    /// A switch port starts its next frame: strict priority.
-    pub(super) fn pump_switch(&mut self, port: u32) {
-        if let Some((prio, q)) = self.ports[port as usize].pop_strict() {
+    /// A switch port (local index `local` of switch `sw`) starts its next
+    /// frame: strict priority.
+    pub(super) fn pump_switch(&mut self, port: u32, sw: u32, local: u32) {
+        let p = &mut self.ports[port as usize];
+        if let Some((prio, q)) = p.pop_strict() {
+            if let Some(e) = self.switches[sw as usize].ecn.as_deref_mut() {
+                let pkt = self.pool.get_mut(q.id);
+                if e.at_dequeue() && e.mark(local, prio, p.queued_bytes_of(prio), pkt) {
+                    p.count_ecn_mark(prio);
+                }
+            }
             self.release_buffer(port, prio, q.id, q.len);
             self.transmit(port, q.id);
         }

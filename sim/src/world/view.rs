@@ -36,6 +36,14 @@ impl<'a> PortView<'a> {
     pub fn is_host_port(&self) -> bool {
         self.port.is_host_port()
     }
+    /// Bit `p` set: priority `p`'s egress queue marks ECN (switch ports).
+    pub fn marking_priorities(&self) -> u8 {
+        self.port.marking()
+    }
+    /// Packets its egress queue of priority `prio` marked CE.
+    pub fn ecn_marked(&self, prio: usize) -> u64 {
+        self.port.ecn_marked(prio)
+    }
 }
 
 /// A queue pair and where it sits.

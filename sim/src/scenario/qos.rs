@@ -1,0 +1,115 @@
+//! The scenario keys of a lossless fabric: a switch's ECN marking
+//! (`[switch.ecn]`). Like the rest of the schema: what a user may write,
+//! nothing more; `world::build` checks the values against the fabric.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, Visitor};
+
+use super::schema::Bytes;
+use crate::time::Rate;
+use crate::units;
+
+/// One value for every port, or one per link speed:
+/// `kmin = "400KB"` or `kmin = { "100Gbps" = "400KB", "400Gbps" = "1600KB" }`
+/// (ECN thresholds scale with the speed of the port that marks).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PerSpeed<T> {
+    All(T),
+    BySpeed(Vec<(Rate, T)>),
+}
+
+impl<T: Copy> PerSpeed<T> {
+    /// The value for a port running at `rate`, if there is one.
+    pub fn at(&self, rate: Rate) -> Option<T> {
+        match self {
+            PerSpeed::All(v) => Some(*v),
+            PerSpeed::BySpeed(m) => m.iter().find(|(r, _)| *r == rate).map(|&(_, v)| v),
+        }
+    }
+
+    /// The speeds a table names, for a hint.
+    pub fn speeds(&self) -> Vec<Rate> {
+        match self {
+            PerSpeed::All(_) => Vec::new(),
+            PerSpeed::BySpeed(m) => m.iter().map(|&(r, _)| r).collect(),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerSpeed<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = PerSpeed<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a value, or a table of values per link speed such as { \"100Gbps\" = ..., \"400Gbps\" = ... }",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                T::deserialize(s.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(Rate, T)> = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    let rate = units::parse_rate(&k).map_err(de::Error::custom)?;
+                    if out.iter().any(|(r, _)| *r == rate) {
+                        return Err(de::Error::custom(format!("speed `{k}` is given twice")));
+                    }
+                    out.push((rate, m.next_value::<T>()?));
+                }
+                Ok(PerSpeed::BySpeed(out))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// Where a switch reads the queue and marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkAt {
+    /// When the packet joins the egress queue, on the bytes ahead of it
+    /// (switch ASICs).
+    #[default]
+    Enqueue,
+    /// When it leaves, on the bytes left behind it (the HPCC reference).
+    Dequeue,
+}
+
+/// RED/ECN marking on a switch's egress queues (`[switch.ecn]`): per
+/// (egress port, priority), with Kmin, Kmax and Pmax per port speed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnCfg {
+    /// The priorities whose egress queues mark.
+    pub priorities: Vec<u8>,
+    /// No marking up to this many bytes queued.
+    pub kmin: PerSpeed<Bytes>,
+    /// Every packet marked above this many bytes queued.
+    pub kmax: PerSpeed<Bytes>,
+    /// Marking probability at Kmax (linear from 0 at Kmin).
+    pub pmax: PerSpeed<f64>,
+    #[serde(default)]
+    pub mark: MarkAt,
+    /// Only ECN-capable (ECT) packets are marked, as RFC 3168 routers do;
+    /// `false` marks Not-ECT packets too (the HPCC reference).
+    #[serde(default = "yes")]
+    pub ect_only: bool,
+}
+
+fn yes() -> bool {
+    true
+}
