@@ -113,3 +113,65 @@ pub struct EcnCfg {
 fn yes() -> bool {
     true
 }
+
+/// Named switch buffer configurations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MmuPreset {
+    /// The HPCC reference's switch-mmu.cc as its third.cc sets it up:
+    /// priority 0 unaccounted, 1-7 lossless, 4 KiB reserves, 3 KiB XON
+    /// offset, headroom 3 × rate × delay, threshold free >> shift.
+    HpccReference,
+}
+
+/// How a port asks its peer to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PauseMode {
+    /// 802.1Qbb per-priority flow control.
+    #[default]
+    Pfc,
+    /// 802.3x PAUSE: every priority at once.
+    Global,
+}
+
+/// What the PFC watchdog does to a queue in a pause storm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchdogActionCfg {
+    Drop,
+    Forward,
+}
+
+/// `[switch.mmu.watchdog]` (SONiC's `pfcwd start --action ... detection-time restoration-time`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchdogCfg {
+    pub detect: super::schema::Dur,
+    pub restore: super::schema::Dur,
+    pub action: WatchdogActionCfg,
+}
+
+/// The switch buffer and its flow control (`[switch.mmu]`). Absent: one
+/// shared pool that tail-drops every priority when full.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MmuCfg {
+    pub preset: Option<MmuPreset>,
+    /// The lossless (PFC-protected) priorities; the others tail-drop.
+    #[serde(default)]
+    pub lossless: Vec<u8>,
+    /// Headroom per (ingress port, lossless priority).
+    pub headroom: Option<Bytes>,
+    /// Reserved per (ingress port, priority).
+    pub reserve: Option<Bytes>,
+    /// Dynamic threshold: a queue may hold alpha × the free shared pool.
+    pub alpha: Option<f64>,
+    /// XON once a paused queue is this far under its threshold.
+    pub resume_offset: Option<Bytes>,
+    /// The time an XOFF asks for, in quanta of 512 bit times.
+    pub quanta: Option<u16>,
+    #[serde(default)]
+    pub pause: PauseMode,
+    pub watchdog: Option<WatchdogCfg>,
+}

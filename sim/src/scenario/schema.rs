@@ -463,6 +463,8 @@ pub struct SwitchCfg {
     pub routes: Vec<RouteCfg>,
     /// RED/ECN marking on the egress queues; none: nothing is marked.
     pub ecn: Option<super::qos::EcnCfg>,
+    /// The buffer's partition and PFC; none: one tail-dropping pool.
+    pub mmu: Option<super::qos::MmuCfg>,
 }
 
 fn default_buffer() -> Bytes {

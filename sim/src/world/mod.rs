@@ -42,6 +42,7 @@ mod ecn;
 mod host;
 mod link;
 pub mod mmu;
+mod pfc;
 mod port;
 mod qp;
 mod sample;
@@ -177,6 +178,9 @@ impl World {
                 self.sample_tick();
                 return false;
             }
+            Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
+            Event::PauseExpire { port } => self.pause_expire(port),
+            Event::Watchdog { port, prio } => self.watchdog(port, prio),
         }
         true
     }
@@ -184,9 +188,10 @@ impl World {
     /// Starts the next frame on an idle port.
     fn pump(&mut self, port: u32) {
         let p = &self.ports[port as usize];
-        if p.busy() {
+        if p.busy() || self.send_pending_pause(port) {
             return;
         }
+        let p = &self.ports[port as usize];
         match p.owner() {
             Owner::Switch { sw, local } => self.pump_switch(port, sw, local),
             Owner::Host { host, nic } => self.pump_host(port, host, nic),

@@ -6,11 +6,13 @@ use super::names::switch_key;
 use crate::cc::red::{MarkPoint, RedParams};
 use crate::rng::component_rng;
 use crate::scenario::ModelError;
-use crate::scenario::qos::{EcnCfg, MarkAt};
+use crate::scenario::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
 use crate::scenario::schema::Scenario;
 use crate::units::fmt_rate;
 use crate::world::World;
 use crate::world::ecn::Ecn;
+use crate::world::mmu::{Mmu, MmuConfig, PrioClass, mellanox_headroom_bytes};
+use crate::world::pfc::{PauseConfig, Watchdog, WatchdogAction};
 use crate::world::port::PRIOS;
 
 /// ECN marking on every switch that asks for it; the ports must exist.
@@ -132,4 +134,115 @@ fn mark_point(m: MarkAt) -> MarkPoint {
         MarkAt::Enqueue => MarkPoint::Enqueue,
         MarkAt::Dequeue => MarkPoint::Dequeue,
     }
+}
+
+/// Every switch's buffer: `[switch.mmu]`, or one tail-dropping pool; PFC
+/// on its ports when it has lossless priorities or a watchdog.
+pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    for (si, scfg) in sc.switches.iter().enumerate() {
+        let ports = w.switches[si].ports().to_vec();
+        let buffer = scfg.buffer.0;
+        let Some(cfg) = &scfg.mmu else {
+            let mmu = Mmu::new(&MmuConfig::shared_pool(buffer, ports.len()))
+                .map_err(|e| ModelError::new(switch_key(si).key("buffer"), e.problem))?;
+            w.switches[si].set_mmu(mmu);
+            continue;
+        };
+        let at = switch_key(si).key("mmu");
+        let mmu = match cfg.preset {
+            Some(MmuPreset::HpccReference) => {
+                let links: Vec<_> = ports
+                    .iter()
+                    .map(|&p| {
+                        let p = &w.ports[p as usize];
+                        (p.rate(), w.links[p.link() as usize].delay())
+                    })
+                    .collect();
+                let nic = links
+                    .iter()
+                    .map(|l| l.0)
+                    .min()
+                    .unwrap_or(crate::time::Rate::gbps(100));
+                Mmu::hpcc_reference(buffer, &links, nic).map_err(|e| {
+                    ModelError::new(switch_key(si).key("buffer"), e.problem)
+                        .hint(e.hint.unwrap_or_default())
+                })?
+            }
+            None => {
+                let mut classes = [PrioClass::Lossy; PRIOS];
+                for (i, &p) in cfg.lossless.iter().enumerate() {
+                    if usize::from(p) >= PRIOS {
+                        return Err(ModelError::new(
+                            at.key("lossless").index(i),
+                            format!("priority {p} does not exist"),
+                        )
+                        .hint("802.1p priorities are 0..=7"));
+                    }
+                    classes[usize::from(p)] = PrioClass::Lossless;
+                }
+                let headroom = cfg.headroom.map_or(0, |b| b.0);
+                if !cfg.lossless.is_empty() && headroom == 0 {
+                    let p = &w.ports[ports[0] as usize];
+                    let guess = mellanox_headroom_bytes(9216, 9216, 100, p.rate());
+                    return Err(ModelError::new(
+                        at.key("headroom"),
+                        format!("lossless priorities {:?} need headroom: what still arrives after XOFF while the peer stops", cfg.lossless),
+                    )
+                    .hint(format!(
+                        "the Mellanox rule for a {} port with 100 m of cable and 9216-byte MTUs is {guess} bytes: headroom = \"{guess}B\"",
+                        fmt_rate(p.rate())
+                    )));
+                }
+                let alpha = cfg.alpha.unwrap_or(0.125);
+                let mc = MmuConfig {
+                    buffer_bytes: buffer,
+                    classes,
+                    reserve_bytes: [cfg.reserve.map_or(0, |b| b.0); PRIOS],
+                    alpha: [alpha; PRIOS],
+                    headroom_bytes: vec![headroom; ports.len()],
+                    resume_offset_bytes: cfg.resume_offset.map_or(3 * 1024, |b| b.0),
+                };
+                Mmu::new(&mc).map_err(|e| {
+                    let key = if e.key.starts_with("alpha") {
+                        at.key("alpha")
+                    } else {
+                        at.key("headroom")
+                    };
+                    let problem = if e.key == "buffer_bytes" {
+                        format!(
+                            "{}: the reserves and headroom of {} ports are above the switch buffer",
+                            e.problem,
+                            ports.len()
+                        )
+                    } else {
+                        e.problem
+                    };
+                    ModelError::new(key, problem).hint(e.hint.unwrap_or_default())
+                })?
+            }
+        };
+        let lossless = (0..PRIOS).any(|p| mmu.class(p) == PrioClass::Lossless);
+        w.switches[si].set_mmu(mmu);
+        if !lossless && cfg.watchdog.is_none() {
+            continue;
+        }
+        let watchdog = cfg.watchdog.as_ref().map(|wd| Watchdog {
+            detect: wd.detect.0,
+            restore: wd.restore.0,
+            action: match wd.action {
+                WatchdogActionCfg::Drop => WatchdogAction::Drop,
+                WatchdogActionCfg::Forward => WatchdogAction::Forward,
+            },
+        });
+        let pc = PauseConfig {
+            mac: w.switches[si].mac(),
+            quanta: cfg.quanta.unwrap_or(u16::MAX).max(1),
+            global: cfg.pause == PauseMode::Global,
+            watchdog,
+        };
+        for &p in &ports {
+            w.ports[p as usize].pause_mut().configure(pc);
+        }
+    }
+    Ok(())
 }
