@@ -52,6 +52,10 @@ pub enum Event {
     PfcRefresh { port: u32, prio: u8 },
     /// A pause received by `port` may have run out.
     PauseExpire { port: u32 },
+    /// A host NIC's receive buffer hands its oldest frame to the host.
+    RxDrain { port: u32 },
+    /// A host NIC's stall detection looks at its pausing.
+    NicStall { port: u32 },
     /// The PFC watchdog looks at (`port`, `prio`).
     Watchdog { port: u32, prio: u8 },
 }

@@ -33,6 +33,9 @@ pub fn of(w: &World) -> BTreeMap<String, CounterSet> {
         if p.pause_configured() || w.peer_sends_pauses(i) {
             pauses(w, p, set);
         }
+        w.nic_rx_counters(i, |name, v| {
+            set.insert(name.into(), v);
+        });
     }
     rdma(w, &mut out);
     out

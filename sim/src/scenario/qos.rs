@@ -175,3 +175,32 @@ pub struct MmuCfg {
     pub pause: PauseMode,
     pub watchdog: Option<WatchdogCfg>,
 }
+
+/// A host NIC's flow control and receive buffer (`[host.pfc]`): the
+/// priorities it pauses, and a receiver slower than its link.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostPfcCfg {
+    /// The lossless priorities the NIC pauses when its buffer backs up.
+    pub priorities: Vec<u8>,
+    /// The host drains the NIC's receive buffer at this rate (default:
+    /// line rate, it never backs up).
+    pub rx_rate: Option<super::schema::RateQ>,
+    /// The receive buffer (default 256 KiB).
+    pub rx_buffer: Option<Bytes>,
+    /// XOFF at this many bytes waiting (default half the buffer).
+    pub xoff: Option<Bytes>,
+    /// XON at this many (default half of xoff).
+    pub xon: Option<Bytes>,
+    /// The host stops draining from this time on (a hung receiver).
+    pub stall_at: Option<super::schema::Dur>,
+    pub quanta: Option<u16>,
+    #[serde(default)]
+    pub pause: PauseMode,
+    /// The NIC counts a `tx_pause_storm_warning_events` after pausing
+    /// without a break this long ...
+    pub stall_warning: Option<super::schema::Dur>,
+    /// ... and a `tx_pause_storm_error_events` after this long, and stops
+    /// pausing (mlx5's stall prevention).
+    pub stall_error: Option<super::schema::Dur>,
+}

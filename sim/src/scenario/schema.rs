@@ -283,6 +283,8 @@ pub struct HostCfg {
     pub nics: Vec<NicCfg>,
     #[serde(default, rename = "bond")]
     pub bonds: Vec<BondCfg>,
+    /// Its NICs' PFC and receive buffer; none: they take every frame.
+    pub pfc: Option<super::qos::HostPfcCfg>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -42,7 +42,8 @@ mod ecn;
 mod host;
 mod link;
 pub mod mmu;
-mod pfc;
+pub(crate) mod nic_rx;
+pub(crate) mod pfc;
 mod port;
 mod qp;
 mod sample;
@@ -181,6 +182,8 @@ impl World {
             Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
             Event::PauseExpire { port } => self.pause_expire(port),
             Event::Watchdog { port, prio } => self.watchdog(port, prio),
+            Event::RxDrain { port } => self.rx_drain(port),
+            Event::NicStall { port } => self.nic_stall(port),
         }
         true
     }
@@ -215,7 +218,14 @@ impl World {
         for l in &self.links {
             l.conserved()?;
         }
-        let queued: usize = self.ports.iter().map(Port::queued_frames).sum();
+        let queued: usize = self.ports.iter().map(Port::queued_frames).sum::<usize>()
+            + self
+                .hosts
+                .iter()
+                .flat_map(|h| &h.nics)
+                .filter_map(|n| n.rx.as_deref())
+                .map(|rx| rx.frames())
+                .sum::<usize>();
         if self.sched.peek_time().is_none() && self.pool.live() != queued {
             return Err(format!(
                 "{} packets allocated but {} queued with no events pending",

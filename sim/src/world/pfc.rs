@@ -157,32 +157,30 @@ impl PauseState {
 }
 
 impl World {
-    /// Port `port` asks its peer to stop (`xoff`) or resume priority
-    /// `prio`; the frame goes out once the port's current frame finishes.
-    pub(super) fn send_pause(&mut self, port: u32, prio: usize, xoff: bool) {
+    /// Port `port` asks its peer to stop (`xoff`) or resume the priorities
+    /// of `mask`; the frame goes out once the port's current frame
+    /// finishes.
+    pub(super) fn send_pause(&mut self, port: u32, mask: u8, xoff: bool) {
         let now = self.now();
         let p = &mut self.ports[port as usize];
+        let rate = p.rate();
         let s = p.pause_mut();
         let Some(cfg) = s.cfg else { return };
-        let bit = 1u8 << prio;
         if xoff {
-            s.want |= bit;
+            s.want |= mask;
         } else {
-            s.want &= !bit;
+            s.want &= !mask;
         }
-        s.pending |= bit;
-        if xoff && s.refresh_armed & bit == 0 {
-            s.refresh_armed |= bit;
-            let half = Ps(pause_quanta_to_ps(cfg.quanta, p.rate().bps()) / 2);
-            self.sched.at(
-                now + half.max(Ps(1)),
-                Event::PfcRefresh {
-                    port,
-                    prio: prio as u8,
-                },
-            );
+        s.pending |= mask;
+        let arm = if xoff { mask & !s.refresh_armed } else { 0 };
+        s.refresh_armed |= arm;
+        let half = Ps(pause_quanta_to_ps(cfg.quanta, rate.bps()) / 2).max(Ps(1));
+        for prio in 0..PRIOS as u8 {
+            if arm & 1 << prio != 0 {
+                self.sched.at(now + half, Event::PfcRefresh { port, prio });
+            }
         }
-        if !p.busy() {
+        if !self.ports[port as usize].busy() {
             self.pump(port);
         }
     }
@@ -232,7 +230,7 @@ impl World {
         let s = self.ports[port as usize].pause_mut();
         s.refresh_armed &= !(1 << prio);
         if s.wants(prio) {
-            self.send_pause(port, prio, true);
+            self.send_pause(port, 1 << prio, true);
         }
     }
 

@@ -398,7 +398,7 @@ impl World {
         p.push(prio, id, len);
         if let Some(a) = pfc {
             let upstream = s.ports[in_local as usize];
-            self.send_pause(upstream, prio, a == PfcAction::Xoff);
+            self.send_pause(upstream, 1 << prio, a == PfcAction::Xoff);
         }
         if !self.ports[out as usize].busy() {
             self.pump(out);
@@ -429,7 +429,7 @@ impl World {
             let s = &mut self.switches[sw as usize];
             if let Some(PfcAction::Xon) = s.mmu.release(ingress as usize, prio, u64::from(len)) {
                 let upstream = s.ports[ingress as usize];
-                self.send_pause(upstream, prio, false);
+                self.send_pause(upstream, 1 << prio, false);
             }
         }
     }

@@ -232,6 +232,15 @@ impl World {
     pub fn ports(&self) -> impl ExactSizeIterator<Item = PortView<'_>> {
         self.ports.iter().map(|port| PortView { port })
     }
+    /// The receive-buffer counters of port `i`'s NIC, if it has one
+    /// (`rx_discards_phy`, `tx_pause_storm_*_events`).
+    pub fn nic_rx_counters(&self, i: usize, f: impl FnMut(&'static str, u64)) {
+        if let Owner::Host { host, nic } = self.ports[i].owner() {
+            if let Some(rx) = self.hosts[host as usize].nics[nic as usize].rx.as_deref() {
+                rx.counters(f);
+            }
+        }
+    }
     /// Whether the port at the other end of port `i`'s link sends pauses.
     pub fn peer_sends_pauses(&self, i: usize) -> bool {
         let peer = self.ports[i].peer();

@@ -2,7 +2,7 @@
 //! priority) from `[switch.ecn]`, its thresholds chosen by each port's
 //! speed and checked against the buffer.
 
-use super::names::switch_key;
+use super::names::{host_key, switch_key};
 use crate::cc::red::{MarkPoint, RedParams};
 use crate::rng::component_rng;
 use crate::scenario::ModelError;
@@ -12,6 +12,7 @@ use crate::units::fmt_rate;
 use crate::world::World;
 use crate::world::ecn::Ecn;
 use crate::world::mmu::{Mmu, MmuConfig, PrioClass, mellanox_headroom_bytes};
+use crate::world::nic_rx::{RxBuffer, RxConfig};
 use crate::world::pfc::{PauseConfig, Watchdog, WatchdogAction};
 use crate::world::port::PRIOS;
 
@@ -208,16 +209,17 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
                     } else {
                         at.key("headroom")
                     };
-                    let problem = if e.key == "buffer_bytes" {
-                        format!(
+                    if e.key == "buffer_bytes" {
+                        let problem = format!(
                             "{}: the reserves and headroom of {} ports are above the switch buffer",
                             e.problem,
                             ports.len()
-                        )
-                    } else {
-                        e.problem
-                    };
-                    ModelError::new(key, problem).hint(e.hint.unwrap_or_default())
+                        );
+                        return ModelError::new(key, problem).hint(
+                            "lower `headroom` or `reserve`, or enlarge the switch's `buffer`",
+                        );
+                    }
+                    ModelError::new(key, e.problem).hint(e.hint.unwrap_or_default())
                 })?
             }
         };
@@ -242,6 +244,67 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
         };
         for &p in &ports {
             w.ports[p as usize].pause_mut().configure(pc);
+        }
+    }
+    Ok(())
+}
+
+/// Every host's `[host.pfc]`: a receive buffer and PFC on each of its NICs.
+pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    for (hi, hcfg) in sc.hosts.iter().enumerate() {
+        let Some(cfg) = &hcfg.pfc else { continue };
+        let at = host_key(hi).key("pfc");
+        let mut prios = 0u8;
+        for (i, &p) in cfg.priorities.iter().enumerate() {
+            if usize::from(p) >= PRIOS {
+                return Err(ModelError::new(
+                    at.key("priorities").index(i),
+                    format!("priority {p} does not exist"),
+                )
+                .hint("802.1p priorities are 0..=7"));
+            }
+            prios |= 1 << p;
+        }
+        let capacity = cfg.rx_buffer.map_or(256 * 1024, |b| b.0);
+        let xoff = cfg.xoff.map_or(capacity / 2, |b| b.0);
+        let xon = cfg.xon.map_or(xoff / 2, |b| b.0);
+        if xoff > capacity {
+            return Err(ModelError::new(
+                at.key("xoff"),
+                format!("XOFF at {xoff} bytes is above the receive buffer ({capacity} bytes): the NIC would drop before it pauses"),
+            )
+            .hint("xoff below rx_buffer, leaving room for what arrives while the switch stops"));
+        }
+        if xon > xoff {
+            return Err(ModelError::new(
+                at.key("xon"),
+                format!("XON at {xon} bytes is above XOFF ({xoff} bytes)"),
+            )
+            .hint("xon below xoff (hysteresis), e.g. half of it"));
+        }
+        let rx = RxConfig {
+            rate: cfg.rx_rate.map(|r| r.0),
+            capacity,
+            xoff,
+            xon,
+            stall_at: cfg.stall_at.map(|d| d.0),
+            prios,
+            stall_warning: cfg.stall_warning.map(|d| d.0),
+            stall_error: cfg.stall_error.map(|d| d.0),
+        };
+        for n in 0..w.hosts[hi].nics.len() {
+            let nic = &mut w.hosts[hi].nics[n];
+            nic.rx = Some(Box::new(RxBuffer::new(rx)));
+            let (port, mac) = (nic.port, nic.mac);
+            if port == u32::MAX {
+                continue; // not cabled
+            }
+            w.ports[port as usize].pause_mut().configure(PauseConfig {
+                mac,
+                quanta: cfg.quanta.unwrap_or(u16::MAX).max(1),
+                global: cfg.pause == PauseMode::Global,
+                watchdog: None,
+            });
         }
     }
     Ok(())
