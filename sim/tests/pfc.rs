@@ -128,3 +128,75 @@ fn global_pause_stops_every_priority() {
         assert_eq!(sw["lossless_drops"], 0, "{sw}");
     }
 }
+
+fn client<'a>(s: &'a Value, host: &str) -> &'a Value {
+    clients(s)
+        .into_iter()
+        .find(|c| c["host"] == host)
+        .unwrap_or_else(|| panic!("no client on {host}"))
+}
+
+/// A hung receiver's NIC pauses its switch port for the rest of the run,
+/// refreshing every half quanta: 65535 x 512 bits at 100G is 335.5392 us,
+/// so one XOFF every 167.7696 us from the first.
+#[test]
+fn pfc_storm_the_watchdog_stops_the_spread() {
+    let (_, s) = run_scenario("pfc_storm", "pfc_storm", &[]);
+    let paused_us = counter(&s, "r.eth0", "tx_prio3_pause_duration");
+    assert!(paused_us > 18_000, "{paused_us}");
+    assert_eq!(
+        counter(&s, "r.eth0", "tx_prio3_pause"),
+        1 + paused_us * 1_000_000 / 167_769_600,
+        "refreshed every half quanta"
+    );
+    assert_eq!(counter(&s, "sw1.pr", "rx_prio3_pause_transition"), 1);
+    assert_eq!(counter(&s, "r.eth0", "tx_pause_storm_warning_events"), 1);
+    assert_eq!(counter(&s, "r.eth0", "tx_pause_storm_error_events"), 0);
+    assert_eq!(counter(&s, "sw1.pr", "pfc_wd_prio3_storm_detected"), 1);
+    assert!(counter(&s, "sw1.pr", "pfc_wd_prio3_tx_dropped") > 1000);
+    assert!(counter(&s, "sw1.up", "tx_prio3_pause_duration") < 2_000);
+    assert_eq!(client(&s, "h4")["status"], "success");
+    for sw in s["switches"].as_array().unwrap() {
+        assert_eq!(sw["lossless_drops"], 0, "{sw}");
+    }
+
+    // Without the watchdog the storm reaches the uplink and the innocent
+    // flow behind it.
+    let (_, s) = run_scenario(
+        "pfc_storm",
+        "pfc_storm_nowd",
+        &["switch.sw1.mmu.watchdog.detect=1s"],
+    );
+    assert_eq!(counter(&s, "sw1.pr", "pfc_wd_prio3_storm_detected"), 0);
+    assert!(counter(&s, "sw1.up", "tx_prio3_pause_duration") > 15_000);
+    assert!(counter(&s, "h4.eth0", "rx_prio3_pause_duration") > 1_000);
+    assert_ne!(client(&s, "h4")["status"], "success");
+
+    // The NIC's stall prevention: after stall_error it stops pausing (its
+    // last XOFF runs out) and drops what it cannot take.
+    let (_, s) = run_scenario(
+        "pfc_storm",
+        "pfc_storm_nic",
+        &[
+            "switch.sw1.mmu.watchdog.detect=1s",
+            "host.r.pfc.stall_error=3ms",
+        ],
+    );
+    assert_eq!(counter(&s, "r.eth0", "tx_pause_storm_error_events"), 1);
+    assert_eq!(counter(&s, "r.eth0", "tx_prio3_pause_duration"), 3_000);
+    assert!(counter(&s, "r.eth0", "rx_discards_phy") > 0);
+    assert_eq!(client(&s, "h4")["status"], "success");
+}
+
+/// The victim shares a paused uplink and priority with congested flows:
+/// it is held to their share; on a lossy priority it runs past them.
+#[test]
+fn pfc_hol_the_victim_is_paused_with_the_congested_flows() {
+    let gbps = |s: &Value| client(s, "victim")["goodput_gbps"].as_f64().unwrap();
+    let (_, s) = run_scenario("pfc_hol", "pfc_hol", &[]);
+    assert!(gbps(&s) < 20.0, "{}", gbps(&s));
+    assert!(counter(&s, "victim.eth0", "rx_prio3_pause") > 0);
+    let (_, lossy) = run_scenario("pfc_hol", "pfc_hol_tc0", &["workload.victim.tc=0"]);
+    assert!(gbps(&lossy) > 50.0, "{}", gbps(&lossy));
+    assert_eq!(counter(&lossy, "victim.eth0", "rx_prio3_pause"), 0);
+}
