@@ -54,6 +54,26 @@ fn pfc_incast_drops_nothing_and_pauses_every_upstream_hop() {
     for c in clients(&s) {
         assert_eq!(c["status"], "success", "{c}");
     }
+    // queues.csv: h1's NIC is shown paused on priority 3 at some samples,
+    // sw1.pr's queue is never above the buffer, and priority 3 is the only
+    // one that ever queued or paused.
+    let csv = std::fs::read_to_string(dir.join("queues.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert!(rows.iter().any(|r| r[1] == "h1.eth0" && r[4] == "1"));
+    assert!(rows.iter().all(|r| r[2] == "3"));
+    let peak = rows
+        .iter()
+        .filter(|r| r[1] == "sw1.pr")
+        .map(|r| r[3].parse::<u64>().unwrap())
+        .max()
+        .unwrap();
+    assert!(peak > 100_000 && peak <= 1 << 20, "{peak}");
+    assert!(dir.join("queues.png").is_file());
+
     // The pauses in h1's capture are what tshark reads as PFC: opcode
     // 0x0101, class-enable vector 0x0008 (priority 3), quanta 65535 for
     // XOFF and 0 for XON, 60-byte frames with no expert complaint.

@@ -20,6 +20,7 @@ pub mod counters;
 mod csv;
 mod figures;
 pub mod plot;
+mod queues;
 mod shard;
 pub mod summary;
 mod sweep;
@@ -183,6 +184,10 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
     write("ports.csv", ports_csv(w))?;
     write("qps.csv", qps_csv(w))?;
     plot::throughput_plots(w, dir)?;
+    if queues::wanted(w) {
+        write("queues.csv", queues::queues_csv(w))?;
+        queues::queues_plot(w, dir)?;
+    }
     Ok(s)
 }
 
