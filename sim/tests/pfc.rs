@@ -220,3 +220,59 @@ fn pfc_hol_the_victim_is_paused_with_the_congested_flows() {
     assert!(gbps(&lossy) > 50.0, "{}", gbps(&lossy));
     assert_eq!(counter(&lossy, "victim.eth0", "rx_prio3_pause"), 0);
 }
+
+/// The PFC chapter quotes today's runs: every line of its text blocks
+/// (but the frame layout and the commands) is a line rocesim prints for
+/// the commands shown, or the counters `jq` picks from summary.json.
+#[test]
+fn the_pfc_chapter_quotes_todays_runs() {
+    let mut printed: Vec<String> = Vec::new();
+    for (name, tag, sets) in [
+        ("pfc_incast", "book_pfc_incast", vec![]),
+        ("pfc_storm", "book_pfc_storm", vec![]),
+        (
+            "pfc_storm",
+            "book_pfc_storm_nowd",
+            vec!["switch.sw1.mmu.watchdog.detect=1s"],
+        ),
+    ] {
+        let dir = tmp(tag);
+        let o = run(&scenario(name), &dir, &sets);
+        assert!(o.status.success());
+        printed.extend(
+            String::from_utf8(o.stdout)
+                .unwrap()
+                .lines()
+                .map(str::to_string),
+        );
+        if name == "pfc_incast" {
+            let s: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                    .unwrap();
+            for port in ["h1.eth0", "sw2.up", "h5.eth0"] {
+                let picked: serde_json::Map<String, Value> = s["counters"][port]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("rx_prio3_pause"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                printed.push(serde_json::to_string(&picked).unwrap());
+            }
+        }
+    }
+    let mut quoted = 0;
+    for block in roce_testkit::repo::book_text_blocks("pfc.md") {
+        if block[0].starts_with("DA ") {
+            continue;
+        }
+        for line in block.iter().filter(|l| !l.starts_with("$ ")) {
+            quoted += 1;
+            assert!(
+                printed.contains(line),
+                "book/src/pfc.md quotes a line rocesim no longer prints:\n{line}"
+            );
+        }
+    }
+    assert!(quoted > 15, "quotes not found");
+}
