@@ -15,9 +15,11 @@
 //! | `link.rs` | the link | delay, loss (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
-//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, its shared buffer |
+//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
-//! | [`mmu`] | the full switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting, not wired in yet |
+//! | [`mmu`] | the switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting the switch calls |
+//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured, pause counters, the PFC watchdog |
+//! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
 //! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |
@@ -29,9 +31,9 @@
 //! of the scenario and the seed. Every component's randomness comes from
 //! its own stream ([`crate::rng`]).
 //!
-//! Hooks for PFC, ECN and DCQCN are in place: every port skips the
-//! priorities its pause state marks (`Port::paused`); switches account
-//! buffer per (ingress port, priority); QPs have a rate limiter seam
+//! PFC and ECN run: every port skips the priorities its peer paused
+//! (`Port::paused`); switches account buffer per (ingress port, priority)
+//! in their [`mmu`]. For DCQCN the hook is in place: QPs have a rate limiter seam
 //! through `tx_ready_at` (a [`Event::QpWake`] is scheduled for the time it
 //! returns).
 

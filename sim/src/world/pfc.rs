@@ -204,10 +204,10 @@ impl World {
             MacControlRepr::Pause { time: time(on) }
         } else {
             let mut times = [0u16; PRIOS];
-            for prio in 0..PRIOS {
+            for (prio, t) in times.iter_mut().enumerate() {
                 if s.pending & 1 << prio != 0 {
                     let on = s.want & 1 << prio != 0;
-                    times[prio] = time(on);
+                    *t = time(on);
                     track(&mut s.tx_since[prio], &mut s.tx_duration[prio], on, now);
                     s.tx_frames[prio] += 1;
                 }

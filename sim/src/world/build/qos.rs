@@ -46,8 +46,13 @@ fn priorities(cfg: &EcnCfg, si: usize) -> Result<u8, ModelError> {
         return Err(ModelError::new(at, "no priority to mark")
             .hint("name the RoCE priority, e.g. priorities = [3], or remove [switch.ecn]"));
     }
+    prio_mask(&cfg.priorities, &at)
+}
+
+/// A list of 802.1p priorities (the key `at`) as a bit mask.
+fn prio_mask(list: &[u8], at: &crate::scenario::KeyPath) -> Result<u8, ModelError> {
     let mut mask = 0u8;
-    for (i, &p) in cfg.priorities.iter().enumerate() {
+    for (i, &p) in list.iter().enumerate() {
         if usize::from(p) >= PRIOS {
             return Err(
                 ModelError::new(at.index(i), format!("priority {p} does not exist"))
@@ -170,17 +175,11 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
                 })?
             }
             None => {
-                let mut classes = [PrioClass::Lossy; PRIOS];
-                for (i, &p) in cfg.lossless.iter().enumerate() {
-                    if usize::from(p) >= PRIOS {
-                        return Err(ModelError::new(
-                            at.key("lossless").index(i),
-                            format!("priority {p} does not exist"),
-                        )
-                        .hint("802.1p priorities are 0..=7"));
-                    }
-                    classes[usize::from(p)] = PrioClass::Lossless;
-                }
+                let lossless = prio_mask(&cfg.lossless, &at.key("lossless"))?;
+                let classes = std::array::from_fn(|p| match lossless & 1 << p {
+                    0 => PrioClass::Lossy,
+                    _ => PrioClass::Lossless,
+                });
                 let headroom = cfg.headroom.map_or(0, |b| b.0);
                 if !cfg.lossless.is_empty() && headroom == 0 {
                     let p = &w.ports[ports[0] as usize];
@@ -254,17 +253,7 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
     for (hi, hcfg) in sc.hosts.iter().enumerate() {
         let Some(cfg) = &hcfg.pfc else { continue };
         let at = host_key(hi).key("pfc");
-        let mut prios = 0u8;
-        for (i, &p) in cfg.priorities.iter().enumerate() {
-            if usize::from(p) >= PRIOS {
-                return Err(ModelError::new(
-                    at.key("priorities").index(i),
-                    format!("priority {p} does not exist"),
-                )
-                .hint("802.1p priorities are 0..=7"));
-            }
-            prios |= 1 << p;
-        }
+        let prios = prio_mask(&cfg.priorities, &at.key("priorities"))?;
         let capacity = cfg.rx_buffer.map_or(256 * 1024, |b| b.0);
         let xoff = cfg.xoff.map_or(capacity / 2, |b| b.0);
         let xon = cfg.xon.map_or(xoff / 2, |b| b.0);
