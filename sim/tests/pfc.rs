@@ -276,3 +276,74 @@ fn the_pfc_chapter_quotes_todays_runs() {
     }
     assert!(quoted > 15, "quotes not found");
 }
+
+/// A receiver that drains at half its link rate (`[host.pfc] rx_rate`)
+/// pauses its switch port and gets exactly half a link: 50 Gb/s of wire
+/// bytes. With MTU 1500 (RoCE MTU 1024) a WRITE packet is 1082 bytes
+/// captured, 1106 on the wire with FCS, preamble and gap, so goodput is
+/// 50 x 1024 / 1106 = 46.29 Gb/s (hpcc_2to1's per-flow figure, for the
+/// same reason). Nothing is dropped anywhere; the switch holds the rest
+/// of a's window (the NIC's 64 KB buffer pauses at 32 KB).
+#[test]
+fn a_slow_receiver_pauses_its_switch_port_and_gets_its_drain_rate() {
+    let pfc = "  [host.pfc]\n  priorities = [3]\n  rx_rate = \"50Gbps\"\n  rx_buffer = \"64KB\"\n";
+    let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  lossless = [3]\n  headroom = \"40KB\"\n";
+    let t = host("a", "", &[("eth0", "10.0.0.1/24")], 1500)
+        + &host("b", pfc, &[("eth0", "10.0.0.2/24")], 1500)
+        + &switch("sw1", mmu, &[])
+        + &link("a.eth0", "sw1.pa", "100G")
+        + &link("b.eth0", "sw1.pb", "100G")
+        + &write_bw("a", "b", "size = \"1MiB\"\niters = 16\ntc = 106\n");
+    let (_, s) = run_text("slow_receiver", &t, &[]);
+    let c = &clients(&s)[0];
+    assert_eq!(c["status"], "success");
+    let gbps = c["goodput_gbps"].as_f64().unwrap();
+    assert!((gbps - 46.29).abs() < 0.5, "{gbps}");
+    assert!(counter(&s, "b.eth0", "tx_prio3_pause") > 0);
+    assert_eq!(
+        counter(&s, "sw1.pb", "rx_prio3_pause"),
+        counter(&s, "b.eth0", "tx_prio3_pause")
+    );
+    // a's 128-packet window fits in the switch: a itself is not paused.
+    assert_eq!(counter(&s, "a.eth0", "rx_prio3_pause"), 0);
+    assert_eq!(counter(&s, "b.eth0", "rx_discards_phy"), 0);
+    assert_eq!(s["switches"][0]["lossless_drops"], 0);
+}
+
+/// `preset = "hpcc_reference"`: priorities 1-7 lossless, 0 bypasses the
+/// MMU. An 8:1 incast into a 1 MiB reference buffer (9 x 37500 B headroom:
+/// 3 x 100 Gb/s x 1 us) pauses priority 3
+/// and drops nothing; on priority 0 nothing is accounted, so nothing is
+/// paused (and nothing dropped: the bypass never fills).
+#[test]
+fn the_hpcc_reference_preset_is_lossless_except_priority_0() {
+    let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  preset = \"hpcc_reference\"\n";
+    let mut t = host("r", "", &[("eth0", "10.0.0.100/24")], 1500)
+        + &switch("sw1", mmu, &[])
+        + &link("r.eth0", "sw1.pr", "100G");
+    for i in 1..=8 {
+        t += &host(
+            &format!("h{i}"),
+            "",
+            &[("eth0", &format!("10.0.0.{i}/24"))],
+            1500,
+        );
+        t += &link(&format!("h{i}.eth0"), &format!("sw1.p{i}"), "100G");
+        t += &write_bw(
+            &format!("h{i}"),
+            "r",
+            "size = \"256KiB\"\niters = 4\ntc = 106\n",
+        );
+    }
+    let (_, s) = run_text("hpcc_preset", &t, &[]);
+    assert_eq!(s["switches"][0]["lossless_drops"], 0);
+    let paused: u64 = (1..=8)
+        .map(|i| counter(&s, &format!("h{i}.eth0"), "rx_prio3_pause"))
+        .sum();
+    assert!(paused > 0);
+    let (_, s) = run_text("hpcc_preset_prio0", &t.replace("tc = 106", "tc = 0"), &[]);
+    let paused: u64 = (1..=8)
+        .map(|i| counter(&s, &format!("h{i}.eth0"), "rx_prio0_pause"))
+        .sum();
+    assert_eq!(paused, 0);
+}
