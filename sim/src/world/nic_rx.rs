@@ -141,6 +141,7 @@ impl World {
     }
 
     /// The host takes the oldest frame of its NIC's receive buffer.
+    #[inline(never)]
     pub(super) fn rx_drain(&mut self, port: u32) {
         let now = self.now();
         let super::Owner::Host { host, nic } = self.ports[port as usize].owner() else {
@@ -177,6 +178,7 @@ impl World {
     }
 
     /// The NIC's stall detection looks at how long it has been pausing.
+    #[inline(never)]
     pub(super) fn nic_stall(&mut self, port: u32) {
         let now = self.now();
         let super::Owner::Host { host, nic } = self.ports[port as usize].owner() else {

@@ -160,6 +160,7 @@ impl World {
     /// Port `port` asks its peer to stop (`xoff`) or resume the priorities
     /// of `mask`; the frame goes out once the port's current frame
     /// finishes.
+    #[inline(never)]
     pub(super) fn send_pause(&mut self, port: u32, mask: u8, xoff: bool) {
         let now = self.now();
         let p = &mut self.ports[port as usize];
@@ -189,12 +190,14 @@ impl World {
     /// returns whether there was one.
     #[inline]
     pub(super) fn send_pending_pause(&mut self, port: u32) -> bool {
+        let p = &self.ports[port as usize];
+        p.sends_pauses() && p.pause().pending != 0 && self.put_pause_frame(port)
+    }
+
+    #[inline(never)]
+    fn put_pause_frame(&mut self, port: u32) -> bool {
         let now = self.now();
-        let p = &mut self.ports[port as usize];
-        let s = p.pause_mut();
-        if s.pending == 0 {
-            return false;
-        }
+        let s = self.ports[port as usize].pause_mut();
         let cfg = s.cfg.expect("pending pauses need a configuration");
         let time = |on: bool| if on { cfg.quanta } else { 0 };
         let repr = if cfg.global {
@@ -225,6 +228,7 @@ impl World {
 
     /// A PFC refresh timer: XOFF again if the port still wants `prio`
     /// stopped.
+    #[inline(never)]
     pub(super) fn pfc_refresh(&mut self, port: u32, prio: u8) {
         let prio = usize::from(prio);
         let s = self.ports[port as usize].pause_mut();
@@ -235,6 +239,7 @@ impl World {
     }
 
     /// A PAUSE or PFC frame arrived at `port`: the MAC consumes it.
+    #[inline(never)]
     pub(super) fn pause_received(&mut self, port: u32, m: MacControlRepr) {
         let now = self.now();
         let p = &mut self.ports[port as usize];
@@ -311,6 +316,7 @@ impl World {
     }
 
     /// Pauses of `port` that were not refreshed run out.
+    #[inline(never)]
     pub(super) fn pause_expire(&mut self, port: u32) {
         let now = self.now();
         let p = &mut self.ports[port as usize];
@@ -341,6 +347,7 @@ impl World {
 
     /// The watchdog looks at (`port`, `prio`) `detect` after it was paused,
     /// or `restore` after it found a storm.
+    #[inline(never)]
     pub(super) fn watchdog(&mut self, port: u32, prio: u8) {
         let now = self.now();
         let prio = usize::from(prio);

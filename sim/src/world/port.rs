@@ -25,7 +25,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use super::pfc::PauseState;
+use super::pfc::{PauseConfig, PauseState};
 use crate::packet::PacketId;
 use crate::time::{Ps, Rate, wire_bytes};
 
@@ -168,6 +168,9 @@ pub(crate) struct Port {
     paused: u8,
     /// Pauses both ways: state, pending frame, counters.
     pause: Box<PauseState>,
+    /// It sends pauses (PFC/PAUSE configured): only then is `pause`
+    /// looked at on the hot path.
+    sends_pauses: bool,
     counters: PortCounters,
     /// Packets this port's egress queues marked CE, per priority.
     ecn_marked: [u64; PRIOS],
@@ -195,6 +198,7 @@ impl Port {
             queued_bytes: [0; PRIOS],
             paused: 0,
             pause: Box::default(),
+            sends_pauses: false,
             counters: PortCounters::default(),
             ecn_marked: [0; PRIOS],
             marking: 0,
@@ -308,6 +312,15 @@ impl Port {
     #[inline]
     pub(crate) fn pause_mut(&mut self) -> &mut PauseState {
         &mut self.pause
+    }
+    /// It sends pauses as `cfg` says.
+    pub(crate) fn configure_pauses(&mut self, cfg: PauseConfig) {
+        self.pause.configure(cfg);
+        self.sends_pauses = true;
+    }
+    #[inline]
+    pub(crate) fn sends_pauses(&self) -> bool {
+        self.sends_pauses
     }
 
     /// Bit `p` set: priority `p` has a frame queued.

@@ -378,7 +378,7 @@ impl World {
         if !p.carrier() {
             return self.drop_frame(out, id, DropReason::LinkDown);
         }
-        if p.pause().wd_drops(prio) {
+        if p.sends_pauses() && p.pause().wd_drops(prio) {
             p.pause_mut().count_wd_drop(prio);
             return self.drop_frame(out, id, DropReason::Buffer);
         }

@@ -242,7 +242,7 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
             watchdog,
         };
         for &p in &ports {
-            w.ports[p as usize].pause_mut().configure(pc);
+            w.ports[p as usize].configure_pauses(pc);
         }
     }
     Ok(())
@@ -288,7 +288,7 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
             if port == u32::MAX {
                 continue; // not cabled
             }
-            w.ports[port as usize].pause_mut().configure(PauseConfig {
+            w.ports[port as usize].configure_pauses(PauseConfig {
                 mac,
                 quanta: cfg.quanta.unwrap_or(u16::MAX).max(1),
                 global: cfg.pause == PauseMode::Global,
