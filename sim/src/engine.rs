@@ -52,6 +52,16 @@ pub enum Event {
     Drive { qp: u32 },
     /// Take one sample of every time series.
     Sample,
+    /// A port's PFC XOFF for `prio` is due again if it still wants it.
+    PfcRefresh { port: u32, prio: u8 },
+    /// A pause received by `port` may have run out.
+    PauseExpire { port: u32 },
+    /// A host NIC's receive buffer hands its oldest frame to the host.
+    RxDrain { port: u32 },
+    /// A host NIC's stall detection looks at its pausing.
+    NicStall { port: u32 },
+    /// The PFC watchdog looks at (`port`, `prio`).
+    Watchdog { port: u32, prio: u8 },
 }
 
 /// `key` = time << 64 | seq: one 128-bit comparison orders by time, then

@@ -2,8 +2,10 @@
 //!
 //! A deterministic discrete-event simulator of RoCEv2 networks: hosts with
 //! bonded NICs, switches with per-priority queues, ECMP and LACP trunks, and
-//! RC queue pairs that retransmit go-back-N (PFC, ECN marking and DCQCN run
-//! in no simulation yet: see the end of this page). Packets carry `roce-codec`
+//! RC queue pairs that retransmit go-back-N, lossless priorities with PFC
+//! (or 802.3x PAUSE) between switches and host NICs, ECN marking at switch
+//! egress (DCQCN runs in no simulation yet: see the end of this page).
+//! Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
 //! ## Crate map
@@ -14,7 +16,7 @@
 //!   run/        run directory, sweeps, summary.json, CSV, plots, printed tables, QpFigures
 //!      │        reads the world only through world::view
 //!   world/      the network: components in arenas, one scheduler, event dispatch;
-//!      │        build/ turns a Scenario into a World; mmu.rs the PFC buffer (not wired in yet)
+//!      │        build/ turns a Scenario into a World; mmu.rs the switch buffer, pfc.rs pauses
 //!      ├──────────────────────┐
 //!   transport/  RC QPs and    cc/  DCQCN reaction and notification points, RED marking
 //!      │        workloads      │   (pure algorithms: told the time, say what to do)
@@ -75,9 +77,13 @@
 //!   priority between the 8 priorities, round robin inside one), so a NIC
 //!   never queues more than the frame on the wire; a QP's `tx_ready_at` is
 //!   the rate-limiter seam. Switch ports queue per priority (strict
-//!   priority); the switch buffer is shared, tail-dropping, and accounted
-//!   per (ingress port, priority) for PFC. A port skips the priorities its
-//!   pause state marks, which nothing sets yet.
+//!   priority); the switch buffer ([`world::mmu`]) is accounted per
+//!   (ingress port, priority): lossy priorities tail-drop, lossless ones
+//!   (`[switch.mmu]`) send PFC XOFF/XON upstream and never drop while the
+//!   headroom holds. A port skips the priorities its peer paused; a host
+//!   NIC with `[host.pfc]` has a receive buffer and pauses its switch port
+//!   (`world::pfc`, `world::nic_rx`). A switch with
+//!   `[switch.ecn]` marks CE by RED on each egress queue (`world::ecn`).
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
@@ -97,9 +103,8 @@
 //!   frames addressed to the switch and is never flooded to. No spanning
 //!   tree runs, so a bridging loop (a cycle of links between switch ports
 //!   that are not routed, a LAG counting once) is refused at load.
-//! * Not simulated yet: PFC/PAUSE, ECN marking, CNPs and DCQCN (their
-//!   algorithms are in [`cc`] and [`world::mmu`], the world's hooks are in
-//!   place, the two are not joined), IPv6, LACP negotiation (802.3ad behaves as balance-xor
+//! * Not simulated yet: CNPs and DCQCN (their algorithms are in [`cc`],
+//!   the world's hooks are in place, the two are not joined), IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe
 //!   limits of the hosts, VLAN-aware bridging (a VLAN id is a tag carrying
 //!   the priority; a bridged workload must stay within one VLAN), spanning

@@ -14,6 +14,7 @@ use roce_codec::IbRepr;
 use roce_codec::frame::{EthRepr, FrameRepr, IpRepr, Ipv4Repr, NetRepr, UdpRepr, VlanTag, Vlans};
 use roce_codec::hash::{FiveTuple, FlowAddrs, FlowKeys, ROCE_V2_UDP_DPORT};
 use roce_codec::wire::grh::{GrhRepr, NXTHDR_IBA};
+use roce_codec::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr, PAUSE_DST_MAC};
 
 use crate::time::Ps;
 
@@ -51,6 +52,10 @@ pub enum L3 {
         tha: [u8; 6],
         tpa: Ipv4Addr,
     },
+    /// A MAC control frame (EtherType 0x8808): 802.1Qbb PFC or 802.3x
+    /// PAUSE, untagged, to 01:80:c2:00:00:01, consumed by the MAC it
+    /// reaches (never forwarded).
+    MacControl(MacControlRepr),
 }
 
 impl L3 {
@@ -61,6 +66,7 @@ impl L3 {
             L3::V2 { src, .. } => src,
             L3::V1 { sgid, .. } => sgid,
             L3::Arp { spa, .. } => spa,
+            L3::MacControl(_) => Ipv4Addr::UNSPECIFIED,
         }
     }
 
@@ -70,6 +76,7 @@ impl L3 {
             L3::V2 { dst, .. } => dst,
             L3::V1 { dgid, .. } => dgid,
             L3::Arp { tpa, .. } => tpa,
+            L3::MacControl(_) => Ipv4Addr::UNSPECIFIED,
         }
     }
 }
@@ -112,11 +119,32 @@ impl Packet {
             L3::V2 { .. } => l2 + IPV4_LEN + UDP_LEN + ib.buffer_len() as u32,
             L3::V1 { .. } => l2 + GrhRepr::LEN as u32 + ib.buffer_len() as u32,
             L3::Arp { .. } => l2 + ARP_BODY_LEN as u32,
+            L3::MacControl(_) => l2 + MacControlRepr::LEN as u32,
         }
     }
 
     pub fn ecn_ce(&self) -> bool {
         matches!(self.l3, L3::V2 { ecn: 3, .. })
+    }
+
+    /// The 2-bit ECN field of an IP packet (RoCEv2); `None` for frames
+    /// without an IP header (RoCE v1, ARP), which a switch's RED never
+    /// marks: ECN is an IP function.
+    #[inline]
+    pub fn ip_ecn(&self) -> Option<u8> {
+        match self.l3 {
+            L3::V2 { ecn, .. } => Some(ecn & 3),
+            L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => None,
+        }
+    }
+
+    /// A congested switch marks the packet Congestion Experienced (CE,
+    /// both ECN bits set); frames without an IP header are left alone.
+    #[inline]
+    pub fn set_ce(&mut self) {
+        if let L3::V2 { ecn, .. } = &mut self.l3 {
+            *ecn = 3;
+        }
     }
 
     pub fn dst_ip(&self) -> Ipv4Addr {
@@ -130,7 +158,7 @@ impl Packet {
     pub fn dscp(&self) -> Option<u8> {
         match self.l3 {
             L3::V2 { dscp, .. } => Some(dscp),
-            L3::V1 { .. } | L3::Arp { .. } => None,
+            L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => None,
         }
     }
 
@@ -145,6 +173,36 @@ impl Packet {
 
     pub fn is_arp(&self) -> bool {
         matches!(self.l3, L3::Arp { .. })
+    }
+
+    /// A PFC or PAUSE frame from a port whose MAC is `src`.
+    pub fn mac_control(src: [u8; 6], repr: MacControlRepr) -> Packet {
+        let l3 = L3::MacControl(repr);
+        Packet {
+            eth: EthRepr {
+                dst: PAUSE_DST_MAC,
+                src,
+            },
+            vlan: None,
+            frame_len: Packet::compute_frame_len(false, &l3, &IbRepr::default()),
+            l3,
+            ib: IbRepr::default(),
+            prio: 7,
+            src_qp: u32::MAX,
+            ingress: u32::MAX,
+            born: Ps::ZERO,
+        }
+    }
+
+    /// The bytes after the EtherType of a frame that is not RoCE (ARP,
+    /// MAC control), padding included: the 46-byte minimum payload.
+    pub fn l2_body(&self) -> Option<[u8; ARP_BODY_LEN]> {
+        if let L3::MacControl(m) = self.l3 {
+            let mut b = [0u8; ARP_BODY_LEN];
+            m.emit(&mut b);
+            return Some(b);
+        }
+        self.arp_body()
     }
 
     /// The ARP body and padding as on the wire (RFC 826, Ethernet/IPv4).
@@ -182,13 +240,13 @@ impl Packet {
                 k.vlan_tci = self.vlan.map(|v| v.tci());
                 k
             }
-            L3::V1 { .. } | L3::Arp { .. } => FlowKeys {
+            L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => FlowKeys {
                 src_mac: self.eth.src,
                 dst_mac: self.eth.dst,
-                ethertype: if self.is_arp() {
-                    ETHERTYPE_ARP
-                } else {
-                    roce_codec::frame::ETHERTYPE_ROCE_V1
+                ethertype: match self.l3 {
+                    L3::Arp { .. } => ETHERTYPE_ARP,
+                    L3::MacControl(_) => ETHERTYPE_MAC_CONTROL,
+                    _ => roce_codec::frame::ETHERTYPE_ROCE_V1,
                 },
                 vlan_tci: self.vlan.map(|v| v.tci()),
                 addrs: None,
@@ -208,6 +266,15 @@ impl Packet {
                 protocol: roce_codec::frame::IP_PROTO_UDP,
                 sport,
                 dport: ROCE_V2_UDP_DPORT,
+            },
+            L3::MacControl(_) => FiveTuple {
+                addrs: FlowAddrs::V4 {
+                    src: Ipv4Addr::UNSPECIFIED,
+                    dst: Ipv4Addr::UNSPECIFIED,
+                },
+                protocol: 0,
+                sport: 0,
+                dport: 0,
             },
             L3::Arp { spa, tpa, .. } => FiveTuple {
                 addrs: FlowAddrs::V4 { src: spa, dst: tpa },
@@ -252,6 +319,9 @@ impl Packet {
             }
             L3::Arp { .. } => NetRepr::Other {
                 ethertype: ETHERTYPE_ARP,
+            },
+            L3::MacControl(_) => NetRepr::Other {
+                ethertype: ETHERTYPE_MAC_CONTROL,
             },
             L3::V1 {
                 sgid,

@@ -537,3 +537,132 @@ fn an_unwritable_output_directory_is_named() {
     assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
+
+/// lag_hash with `[switch.ecn]` lines after sw1's `trust`.
+fn ecn_fails(name: &str, lines: &str) -> String {
+    fails_at(
+        name,
+        "trust = \"dscp\"\n",
+        &format!("trust = \"dscp\"\n  [switch.ecn]\n  priorities = [4]\n{lines}"),
+    )
+}
+
+#[test]
+fn ecn_thresholds_are_checked_at_their_key() {
+    let err = ecn_fails(
+        "ecn_kmin",
+        "  kmax = \"400KB\"\n  pmax = 0.2\n  kmin = \"1600KB\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.kmin`: Kmin (1600000 bytes) is above Kmax (400000 bytes) at 100Gbps",
+            "hint: marking ramps up from kmin to kmax; kmin = kmax marks every packet above it",
+        ],
+    );
+    let err = ecn_fails(
+        "ecn_kmax",
+        "  kmin = \"400KB\"\n  pmax = 0.2\n  kmax = \"64MiB\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.kmax`: Kmax (67108864 bytes at 100Gbps) is above the switch buffer (33554432 bytes): no queue gets there",
+            "hint: lower kmax, or enlarge the switch's `buffer`",
+        ],
+    );
+    let err = ecn_fails(
+        "ecn_speed",
+        "  kmax = \"1600KB\"\n  pmax = 0.2\n  kmin = { \"25Gbps\" = \"100KB\", \"400Gbps\" = \"1600KB\" }\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.kmin`: has no value for 100Gbps, the speed of port `sw1.p1`",
+            "hint: add \"100Gbps\" = ... to the table (it names 25Gbps, 400Gbps)",
+        ],
+    );
+    let err = ecn_fails(
+        "ecn_pmax",
+        "  kmin = \"400KB\"\n  kmax = \"1600KB\"\n  pmax = 20\n",
+    );
+    says(
+        &err,
+        &["key `switch[0].ecn.pmax`: 20 at 100Gbps is not a probability in [0, 1]"],
+    );
+    let err = ecn_fails(
+        "ecn_unknown",
+        "  kmin = \"400KB\"\n  kmax = \"1600KB\"\n  pmax = 0.2\n  mark = \"enqeue\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].ecn.mark`: unknown value `enqeue`",
+            "hint: did you mean `enqueue`?",
+        ],
+    );
+}
+
+/// lag_hash with `[switch.mmu]` lines after sw1's `trust`.
+fn mmu_fails(name: &str, lines: &str) -> String {
+    fails_at(
+        name,
+        "trust = \"dscp\"\n",
+        &format!("trust = \"dscp\"\n  [switch.mmu]\n{lines}"),
+    )
+}
+
+/// The Mellanox rule in the hint, by hand: 9216 + 9216 + 3840 B and
+/// 130 B per 100 m per Gb/s (100 m at 100 Gb/s: 13000 B) = 35272 B.
+#[test]
+fn mmu_keys_are_checked_at_their_key() {
+    // A missing key: the error names its table's line.
+    let t = lag_text().replacen(
+        "trust = \"dscp\"\n",
+        "trust = \"dscp\"\n  [switch.mmu]\n  lossless = [4]\n",
+        1,
+    );
+    let err = fails("mmu_no_headroom", &t, &[]);
+    at(line_of(&t, "[switch.mmu]"), &err);
+    says(
+        &err,
+        &[
+            "key `switch[0].mmu.headroom`: lossless priorities [4] need headroom",
+            "hint: the Mellanox rule for a 100Gbps port with 100 m of cable and 9216-byte MTUs is 35272 bytes",
+        ],
+    );
+    let err = mmu_fails(
+        "mmu_headroom_buffer",
+        "  lossless = [4]\n  headroom = \"16MiB\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `switch[0].mmu.headroom`: 33554432 bytes cannot hold the reserves (0 bytes) and the headroom (",
+            "the reserves and headroom of",
+            "hint: lower `headroom` or `reserve`, or enlarge the switch's `buffer`",
+        ],
+    );
+    let err = mmu_fails("mmu_prio", "  headroom = \"40KB\"\n  lossless = [8]\n");
+    says(
+        &err,
+        &["key `switch[0].mmu.lossless[0]`: priority 8 does not exist"],
+    );
+}
+
+/// lag_hash with `[host.pfc]` on hostB (before its NICs).
+#[test]
+fn host_pfc_thresholds_are_checked_at_their_key() {
+    let err = fails_at(
+        "host_pfc_xoff",
+        "qpn_base = 0x2c0\n",
+        "qpn_base = 0x2c0\n  [host.pfc]\n  priorities = [4]\n  rx_buffer = \"64KB\"\n  xoff = \"128KB\"\n",
+    );
+    says(
+        &err,
+        &[
+            "key `host[1].pfc.xoff`: XOFF at 128000 bytes is above the receive buffer (64000 bytes)",
+            "hint: xoff below rx_buffer",
+        ],
+    );
+}

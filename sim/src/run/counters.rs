@@ -27,8 +27,15 @@ pub type CounterSet = BTreeMap<String, u64>;
 /// Every port's counters, by port (or RDMA device) name.
 pub fn of(w: &World) -> BTreeMap<String, CounterSet> {
     let mut out: BTreeMap<String, CounterSet> = BTreeMap::new();
-    for p in w.ports() {
-        netdev(p, out.entry(p.name().to_string()).or_default());
+    for (i, p) in w.ports().enumerate() {
+        let set = out.entry(p.name().to_string()).or_default();
+        netdev(p, set);
+        if p.pause_configured() || w.peer_sends_pauses(i) {
+            pauses(w, p, set);
+        }
+        w.nic_rx_counters(i, |name, v| {
+            set.insert(name.into(), v);
+        });
     }
     rdma(w, &mut out);
     out
@@ -42,6 +49,33 @@ fn netdev(p: PortView<'_>, out: &mut CounterSet) {
     out.insert("tx_packets_phy".into(), c.tx_packets);
     out.insert("rx_bytes_phy".into(), c.rx_bytes);
     out.insert("rx_packets_phy".into(), c.rx_packets);
+    for prio in bits(p.marking_priorities()) {
+        out.insert(format!("tx_prio{prio}_ecn_marked"), p.ecn_marked(prio));
+    }
+}
+
+/// The PFC/PAUSE counters (`rx_prio{N}_pause`, `_pause_duration` in
+/// microseconds, `_pause_transition`, `tx_prio{N}_pause`,
+/// `_pause_duration`; `global` for 802.3x; `rx/tx_pause_ctrl_phy`) of a
+/// port that takes part in flow control (it or its peer sends pauses),
+/// and on a switch port with PFC its per-priority buffer discards and its
+/// watchdog's counters.
+fn pauses(w: &World, p: PortView<'_>, out: &mut CounterSet) {
+    p.pause_counters(w.now(), |name, v| {
+        out.insert(name, v);
+    });
+    if !p.is_host_port() && p.pause_configured() {
+        for prio in 0..8 {
+            let (all, lossless) = p.prio_drops(prio);
+            out.insert(format!("tx_prio{prio}_discards"), all);
+            out.insert(format!("tx_prio{prio}_lossless_discards"), lossless);
+        }
+    }
+}
+
+/// The priorities whose bit is set in `mask`, ascending.
+fn bits(mask: u8) -> impl Iterator<Item = usize> {
+    (0..8).filter(move |p| mask & 1 << p != 0)
 }
 
 /// The RDMA device's port counters (`/sys/class/infiniband/<dev>/ports/1/

@@ -25,6 +25,7 @@ pub mod fct;
 mod figures;
 pub mod plot;
 pub mod prom;
+mod queues;
 mod shard;
 pub mod summary;
 mod sweep;
@@ -192,6 +193,10 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
     sysfs::write(w, &s.counters, dir)?;
     plot::throughput_plots(w, dir)?;
     fct::write(w, dir, s.fct.as_ref())?;
+    if queues::wanted(w) {
+        write("queues.csv", queues::queues_csv(w))?;
+        queues::queues_plot(w, dir)?;
+    }
     Ok(s)
 }
 

@@ -92,6 +92,10 @@ pub struct SwitchSummary {
     pub name: String,
     pub buffer_bytes: u64,
     pub peak_buffer_bytes: u64,
+    /// Lossless frames the buffer dropped: 0 in a fabric built right.
+    /// Only for a switch with lossless priorities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lossless_drops: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -251,6 +255,7 @@ impl Summary {
                 name: s.name().to_string(),
                 buffer_bytes: s.buffer_bytes(),
                 peak_buffer_bytes: s.peak_buffer_bytes(),
+                lossless_drops: s.lossless_drops(),
             })
             .collect();
         let taps = w

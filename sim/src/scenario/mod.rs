@@ -14,6 +14,7 @@
 //! as such.
 
 pub mod fabric;
+pub mod qos;
 pub mod schema;
 pub mod traffic;
 

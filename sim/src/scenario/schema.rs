@@ -298,6 +298,8 @@ pub struct HostCfg {
     pub nics: Vec<NicCfg>,
     #[serde(default, rename = "bond")]
     pub bonds: Vec<BondCfg>,
+    /// Its NICs' PFC and receive buffer; none: they take every frame.
+    pub pfc: Option<super::qos::HostPfcCfg>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -485,6 +487,10 @@ pub struct SwitchCfg {
     /// IP routes for routed (L3) forwarding.
     #[serde(default, rename = "route")]
     pub routes: Vec<RouteCfg>,
+    /// RED/ECN marking on the egress queues; none: nothing is marked.
+    pub ecn: Option<super::qos::EcnCfg>,
+    /// The buffer's partition and PFC; none: one tail-dropping pool.
+    pub mmu: Option<super::qos::MmuCfg>,
 }
 
 fn default_buffer() -> Bytes {

@@ -49,7 +49,9 @@ impl World {
                         src, dst, sport, ..
                     } => (src, dst, sport),
                     L3::V1 { sgid, dgid, .. } => (sgid, dgid, 0),
-                    L3::Arp { .. } => (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0),
+                    L3::Arp { .. } | L3::MacControl(_) => {
+                        (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0)
+                    }
                 };
                 let done = slot.workload.qp_done(0);
                 FlowResult {

@@ -24,6 +24,7 @@ use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
+use super::nic_rx::RxBuffer;
 use super::port::{DropReason, PrioQueues, highest};
 use crate::engine::Event;
 use crate::fasthash::FastMap;
@@ -40,6 +41,9 @@ pub(crate) struct Nic {
     pub(super) slave: Option<u32>,
     /// QPs that may have something to send, per priority.
     active: PrioQueues<u32>,
+    /// A receive buffer that can back up (`[host.pfc]`), or none: the
+    /// host takes every frame as it arrives.
+    pub(super) rx: Option<Box<RxBuffer>>,
 }
 
 impl Nic {
@@ -51,6 +55,7 @@ impl Nic {
             iface: u32::MAX,
             slave: None,
             active: PrioQueues::default(),
+            rx: None,
         }
     }
     pub(super) fn port(&self) -> u32 {
@@ -298,8 +303,16 @@ impl Host {
 }
 
 impl World {
-    /// A frame arrived at NIC `nic` of `host` (its port `port`).
+    /// A frame arrived at NIC `nic` of `host` (its port `port`): through
+    /// its receive buffer if it has one.
     pub(super) fn host_receive(&mut self, port: u32, host: u32, nic: u32, id: PacketId) {
+        if !self.rx_buffer_enqueue(port, host, nic, id) {
+            self.host_deliver(port, host, nic, id);
+        }
+    }
+
+    /// The host takes a frame its NIC received.
+    pub(super) fn host_deliver(&mut self, port: u32, host: u32, nic: u32, id: PacketId) {
         let now = self.now();
         let h = &self.hosts[host as usize];
         if self.pool.get(id).is_arp() {

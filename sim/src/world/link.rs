@@ -59,6 +59,10 @@ impl Link {
         }
     }
 
+    pub(crate) fn delay(&self) -> Ps {
+        self.delay
+    }
+
     /// The two ports, as the scenario's `a` and `b`.
     pub(crate) fn ends(&self) -> [u32; 2] {
         self.ends
@@ -148,6 +152,10 @@ impl World {
         p.count_rx(self.pool.get(id).frame_len);
         if let Some(t) = p.tap() {
             self.taps[t as usize].record(now, self.pool.get(id));
+        }
+        if let crate::packet::L3::MacControl(m) = self.pool.get(id).l3 {
+            self.pool.free(id);
+            return self.pause_received(port, m);
         }
         match p.owner() {
             Owner::Host { host, nic } => self.host_receive(port, host, nic, id),

@@ -95,7 +95,25 @@ pub struct MmuConfig {
     pub resume_offset_bytes: u64,
 }
 
+/// An alpha so large that no queue has a threshold of its own: only the
+/// pool's end drops ([`MmuConfig::shared_pool`]).
+pub const NO_THRESHOLD_ALPHA: f64 = 1e30;
+
 impl MmuConfig {
+    /// One pool for everyone, tail drop when it is full, every priority
+    /// lossy, no reserves and no per-queue threshold: the buffer of a
+    /// switch without `[switch.mmu]`.
+    pub fn shared_pool(buffer_bytes: u64, ports: usize) -> MmuConfig {
+        MmuConfig {
+            buffer_bytes,
+            classes: [PrioClass::Lossy; PRIOS],
+            reserve_bytes: [0; PRIOS],
+            alpha: [NO_THRESHOLD_ALPHA; PRIOS],
+            headroom_bytes: vec![0; ports],
+            resume_offset_bytes: 0,
+        }
+    }
+
     fn accounted(&self) -> impl Iterator<Item = usize> + '_ {
         (0..PRIOS).filter(|&p| self.classes[p] != PrioClass::Bypass)
     }

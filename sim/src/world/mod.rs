@@ -15,8 +15,11 @@
 //! | `link.rs` | the link | delay, loss (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
-//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, its shared buffer |
-//! | [`mmu`] | the full switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting, not wired in yet |
+//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
+//! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
+//! | [`mmu`] | the switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting the switch calls |
+//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured, pause counters, the PFC watchdog |
+//! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
 //! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |
@@ -28,20 +31,23 @@
 //! of the scenario and the seed. Every component's randomness comes from
 //! its own stream ([`crate::rng`]).
 //!
-//! Hooks for PFC, ECN and DCQCN are in place: every port skips the
-//! priorities its pause state marks (`Port::paused`); switches account
-//! buffer per (ingress port, priority); QPs have a rate limiter seam
+//! PFC and ECN run: every port skips the priorities its peer paused
+//! (`Port::paused`); switches account buffer per (ingress port, priority)
+//! in their [`mmu`]. For DCQCN the hook is in place: QPs have a rate limiter seam
 //! through `tx_ready_at` (a [`Event::QpWake`] is scheduled for the time it
 //! returns).
 
 mod arp;
 mod bond;
 mod build;
+mod ecn;
 mod flows;
 mod host;
 mod link;
 pub mod mmu;
 mod neigh;
+pub(crate) mod nic_rx;
+pub(crate) mod pfc;
 mod port;
 mod qp;
 mod sample;
@@ -192,6 +198,11 @@ impl World {
                 self.sample_tick();
                 return false;
             }
+            Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
+            Event::PauseExpire { port } => self.pause_expire(port),
+            Event::Watchdog { port, prio } => self.watchdog(port, prio),
+            Event::RxDrain { port } => self.rx_drain(port),
+            Event::NicStall { port } => self.nic_stall(port),
         }
         true
     }
@@ -199,11 +210,12 @@ impl World {
     /// Starts the next frame on an idle port.
     fn pump(&mut self, port: u32) {
         let p = &self.ports[port as usize];
-        if p.busy() {
+        if p.busy() || self.send_pending_pause(port) {
             return;
         }
+        let p = &self.ports[port as usize];
         match p.owner() {
-            Owner::Switch { .. } => self.pump_switch(port),
+            Owner::Switch { sw, local } => self.pump_switch(port, sw, local),
             Owner::Host { host, nic } => self.pump_host(port, host, nic),
         }
     }
@@ -225,7 +237,14 @@ impl World {
         for l in &self.links {
             l.conserved()?;
         }
-        let queued: usize = self.ports.iter().map(Port::queued_frames).sum();
+        let queued: usize = self.ports.iter().map(Port::queued_frames).sum::<usize>()
+            + self
+                .hosts
+                .iter()
+                .flat_map(|h| &h.nics)
+                .filter_map(|n| n.rx.as_deref())
+                .map(|rx| rx.frames())
+                .sum::<usize>();
         if self.sched.peek_time().is_none() && self.pool.live() != queued {
             return Err(format!(
                 "{} packets allocated but {} queued with no events pending",

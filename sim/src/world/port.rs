@@ -17,15 +17,15 @@
 //! from its queue pairs at the moment the port is free (`world::host`), so
 //! a NIC never holds more than the frame on the wire.
 //!
-//! PFC hook: a port sends no frame of a priority whose bit is set in
-//! [`Port::paused`], the per-priority pause state PFC frames will set; it is
-//! set by nothing yet (no PAUSE frames are modelled), so no priority is ever
-//! paused today.
+//! PFC: a port sends no frame of a priority whose bit is set in
+//! [`Port::paused`], which PFC and PAUSE frames from its peer set and clear
+//! (`world::pfc`); its own pending PAUSE frame goes before any queued one.
 
 use std::collections::VecDeque;
 
 use serde::Serialize;
 
+use super::pfc::{PauseConfig, PauseState};
 use crate::packet::PacketId;
 use crate::time::{Ps, Rate, wire_bytes};
 
@@ -164,10 +164,22 @@ pub(crate) struct Port {
     carrier: bool,
     queues: PrioQueues<Queued>,
     queued_bytes: [u64; PRIOS],
-    /// PFC: bit `p` set = the peer paused priority `p`. Nothing sets it
-    /// yet; see the module docs.
+    /// PFC: bit `p` set = the peer paused priority `p`.
     paused: u8,
+    /// Pauses both ways: state, pending frame, counters.
+    pause: Box<PauseState>,
+    /// It sends pauses (PFC/PAUSE configured): only then is `pause`
+    /// looked at on the hot path.
+    sends_pauses: bool,
     counters: PortCounters,
+    /// Packets this port's egress queues marked CE, per priority.
+    ecn_marked: [u64; PRIOS],
+    /// Priorities whose egress queues mark (bit per priority).
+    marking: u8,
+    /// Frames the switch buffer refused, per egress priority; of them,
+    /// lossless ones (the fabric's promise broken).
+    prio_drops: [u64; PRIOS],
+    lossless_drops: [u64; PRIOS],
     tap: Option<u32>,
 }
 
@@ -185,7 +197,13 @@ impl Port {
             queues: PrioQueues::default(),
             queued_bytes: [0; PRIOS],
             paused: 0,
+            pause: Box::default(),
+            sends_pauses: false,
             counters: PortCounters::default(),
+            ecn_marked: [0; PRIOS],
+            marking: 0,
+            prio_drops: [0; PRIOS],
+            lossless_drops: [0; PRIOS],
             tap: None,
         }
     }
@@ -278,10 +296,31 @@ impl Port {
 
     // ----- egress queues ------------------------------------------------
 
-    /// Bit `p` set: the peer paused priority `p` (PFC); none, so far.
+    /// Bit `p` set: the peer paused priority `p` (PFC).
     #[inline]
     pub(crate) fn paused(&self) -> u8 {
         self.paused
+    }
+    #[inline]
+    pub(crate) fn set_paused(&mut self, mask: u8) {
+        self.paused = mask;
+    }
+    #[inline]
+    pub(crate) fn pause(&self) -> &PauseState {
+        &self.pause
+    }
+    #[inline]
+    pub(crate) fn pause_mut(&mut self) -> &mut PauseState {
+        &mut self.pause
+    }
+    /// It sends pauses as `cfg` says.
+    pub(crate) fn configure_pauses(&mut self, cfg: PauseConfig) {
+        self.pause.configure(cfg);
+        self.sends_pauses = true;
+    }
+    #[inline]
+    pub(crate) fn sends_pauses(&self) -> bool {
+        self.sends_pauses
     }
 
     /// Bit `p` set: priority `p` has a frame queued.
@@ -315,10 +354,53 @@ impl Port {
         self.pop(prio).map(|q| (prio, q))
     }
 
+    /// Empties the queue of priority `prio` (the PFC watchdog drops it).
+    pub(crate) fn drain_prio(&mut self, prio: usize) -> Vec<Queued> {
+        self.queued_bytes[prio] = 0;
+        std::iter::from_fn(|| self.queues.pop(prio)).collect()
+    }
+
     /// Empties every queue (the link died), paused or not.
     pub(crate) fn drain(&mut self) -> Vec<(usize, Queued)> {
         self.queued_bytes = [0; PRIOS];
         self.queues.drain()
+    }
+
+    /// Bytes waiting in the queue of priority `prio`.
+    #[inline]
+    pub(crate) fn queued_bytes_of(&self, prio: usize) -> u64 {
+        self.queued_bytes[prio]
+    }
+
+    /// The buffer refused a frame of priority `prio` for this port.
+    #[inline]
+    pub(crate) fn count_prio_drop(&mut self, prio: usize, lossless: bool) {
+        self.prio_drops[prio] += 1;
+        self.lossless_drops[prio] += u64::from(lossless);
+    }
+    pub(crate) fn prio_drops(&self, prio: usize) -> u64 {
+        self.prio_drops[prio]
+    }
+    pub(crate) fn lossless_drops(&self, prio: usize) -> u64 {
+        self.lossless_drops[prio]
+    }
+
+    // ----- ECN ----------------------------------------------------------
+
+    /// The switch marked a packet leaving by priority `prio`'s queue.
+    #[inline]
+    pub(crate) fn count_ecn_mark(&mut self, prio: usize) {
+        self.ecn_marked[prio] += 1;
+    }
+    pub(crate) fn ecn_marked(&self, prio: usize) -> u64 {
+        self.ecn_marked[prio]
+    }
+    /// Bit `p` set: priority `p`'s egress queue marks (RED/ECN).
+    pub(crate) fn marking(&self) -> u8 {
+        self.marking
+    }
+    pub(crate) fn set_marking(&mut self, mask: u8) {
+        self.marking = mask;
     }
 
     /// Bytes waiting in all queues.

@@ -13,7 +13,7 @@
 //! ```
 
 use super::World;
-use super::port::Port;
+use super::port::{PRIOS, Port};
 use super::qp::{QpSlot, Role, WorkloadSlot};
 use crate::engine::Event;
 use crate::time::Ps;
@@ -29,6 +29,10 @@ pub struct PortSample {
     /// Bytes in the port's egress queues.
     pub queued: u64,
     pub drops: u64,
+    /// Bytes in each priority's egress queue.
+    pub queued_prio: [u64; PRIOS],
+    /// Bit `p` set: the peer has priority `p` paused (PFC/PAUSE).
+    pub paused: u8,
 }
 
 /// One sample of one QP.
@@ -93,6 +97,8 @@ impl Sampler {
                 rx_bytes: c.rx_bytes,
                 queued: p.queued_bytes(),
                 drops: c.drops,
+                queued_prio: std::array::from_fn(|prio| p.queued_bytes_of(prio)),
+                paused: p.paused(),
             });
         }
         for (i, s) in qps.iter().enumerate() {

@@ -19,12 +19,10 @@
 //! it takes only frames addressed to the switch, learns nothing, and is
 //! never flooded to.
 //!
-//! The [`SharedBuffer`] is the switch buffer the world runs with today: one
-//! pool that tail-drops when full, accounted per (ingress port, priority),
-//! the counters PFC's XOFF/XON thresholds read. [`super::mmu`] holds the
-//! full MMU (reserves, headroom, dynamic thresholds, PFC edges) that takes
-//! its place where `enqueue` admits and `release_buffer` releases once PFC
-//! is wired in.
+//! The buffer is a [`Mmu`]: `enqueue` admits (lossy priorities tail-drop,
+//! lossless ones never do and may send XOFF upstream on the ingress port),
+//! `release_buffer` releases (and may send XON). Without `[switch.mmu]` it
+//! is one shared pool that tail-drops when full.
 
 use std::collections::HashMap;
 
@@ -33,7 +31,9 @@ use core::net::Ipv4Addr;
 use roce_codec::hash::{EcmpHash, FiveTuple};
 
 use super::World;
-use super::port::{DropReason, PRIOS};
+use super::ecn::Ecn;
+use super::mmu::{Admit, DropReason as MmuDrop, Mmu, MmuConfig, PfcAction};
+use super::port::DropReason;
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
 use crate::scenario::schema::{IpNet, Trust};
@@ -74,61 +74,6 @@ pub(crate) enum Forward {
     Drop(DropReason),
 }
 
-/// The shared packet buffer, accounted per (ingress port, priority).
-#[derive(Debug, Clone)]
-pub(crate) struct SharedBuffer {
-    buffer: u64,
-    used: u64,
-    peak_used: u64,
-    /// Bytes held per (ingress local port, priority): what PFC thresholds
-    /// compare.
-    ingress: Vec<[u64; PRIOS]>,
-}
-
-impl SharedBuffer {
-    fn new(buffer: u64) -> SharedBuffer {
-        SharedBuffer {
-            buffer,
-            used: 0,
-            peak_used: 0,
-            ingress: Vec::new(),
-        }
-    }
-
-    /// Whether a frame of `len` bytes fits in the buffer now.
-    pub(crate) fn has_room(&self, len: u32) -> bool {
-        self.used + u64::from(len) <= self.buffer
-    }
-
-    /// A frame that came in on `in_local` takes `len` bytes of priority
-    /// `prio`.
-    pub(crate) fn admit(&mut self, in_local: u32, prio: usize, len: u32) {
-        let len = u64::from(len);
-        self.used += len;
-        self.peak_used = self.peak_used.max(self.used);
-        self.ingress[in_local as usize][prio] += len;
-    }
-
-    /// The frame left (or was dropped from) its egress queue.
-    /// `in_local` is `u32::MAX` for a frame the switch did not admit
-    /// through an ingress port.
-    pub(crate) fn release(&mut self, in_local: u32, prio: usize, len: u32) {
-        let len = u64::from(len);
-        self.used -= len;
-        if let Some(ing) = self.ingress.get_mut(in_local as usize) {
-            ing[prio] = ing[prio].saturating_sub(len);
-        }
-    }
-
-    pub(crate) fn size(&self) -> u64 {
-        self.buffer
-    }
-
-    pub(crate) fn peak_used(&self) -> u64 {
-        self.peak_used
-    }
-}
-
 pub(crate) struct Switch {
     name: String,
     mac: [u8; 6],
@@ -151,7 +96,10 @@ pub(crate) struct Switch {
     lpm: Vec<(u8, FastMap<u32, u32>)>,
     hash: EcmpHash,
     trust: Trust,
-    buffer: SharedBuffer,
+    /// The buffer: accounting, thresholds, PFC edges.
+    mmu: Mmu,
+    /// RED/ECN marking on the egress queues, if configured.
+    ecn: Option<Box<Ecn>>,
 }
 
 impl Switch {
@@ -176,7 +124,8 @@ impl Switch {
             lpm: Vec::new(),
             hash,
             trust,
-            buffer: SharedBuffer::new(buffer),
+            mmu: Mmu::new(&MmuConfig::shared_pool(buffer, 0)).expect("an empty pool is valid"),
+            ecn: None,
         }
     }
 
@@ -186,7 +135,6 @@ impl Switch {
     pub(crate) fn add_port(&mut self, port: u32) -> u32 {
         self.ports.push(port);
         self.port_up.push(true);
-        self.buffer.ingress.push([0; PRIOS]);
         (self.ports.len() - 1) as u32
     }
 
@@ -216,6 +164,11 @@ impl Switch {
             .1
             .insert(net.network(), self.routes.len() as u32);
         self.routes.push((net, hops));
+    }
+
+    /// Marks on its egress queues.
+    pub(crate) fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = Some(Box::new(ecn));
     }
 
     /// The pre-learned FDB (MAC → group) and neighbour table.
@@ -257,8 +210,12 @@ impl Switch {
             .copied()
             .unwrap_or(false)
     }
-    pub(crate) fn buffer(&self) -> &SharedBuffer {
-        &self.buffer
+    pub(crate) fn mmu(&self) -> &Mmu {
+        &self.mmu
+    }
+    /// Its buffer, once its ports are known.
+    pub(crate) fn set_mmu(&mut self, mmu: Mmu) {
+        self.mmu = mmu;
     }
 
     // ----- behaviour ----------------------------------------------------
@@ -299,7 +256,9 @@ impl Switch {
     pub(crate) fn classify(&self, pkt: &Packet) -> u8 {
         match (self.trust, pkt.l3) {
             (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
-            (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. }) => pkt.vlan.map_or(0, |v| v.pcp),
+            (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_)) => {
+                pkt.vlan.map_or(0, |v| v.pcp)
+            }
             (Trust::Pcp, _) => pkt.vlan.map_or(0, |v| v.pcp),
         }
     }
@@ -430,46 +389,69 @@ impl World {
     }
 
     /// Queues a frame on the switch's egress port `out_local`, if the port
-    /// has carrier and the buffer has room.
+    /// has carrier and the buffer admits it; the MMU's XOFF goes upstream.
     fn enqueue(&mut self, sw: u32, in_local: u32, out_local: u32, id: PacketId) {
         let s = &mut self.switches[sw as usize];
         let out = s.ports[out_local as usize];
         let pkt = self.pool.get_mut(id);
         let (len, prio) = (pkt.frame_len, usize::from(pkt.prio & 7));
         let p = &mut self.ports[out as usize];
-        let refused = if !p.carrier() {
-            Some(DropReason::LinkDown)
-        } else if !s.buffer.has_room(len) {
-            Some(DropReason::Buffer)
-        } else {
-            None
-        };
-        if let Some(why) = refused {
-            return self.drop_frame(out, id, why);
+        if !p.carrier() {
+            return self.drop_frame(out, id, DropReason::LinkDown);
         }
+        if p.sends_pauses() && p.pause().wd_drops(prio) {
+            p.pause_mut().count_wd_drop(prio);
+            return self.drop_frame(out, id, DropReason::Buffer);
+        }
+        let pfc = match s.mmu.admit(in_local as usize, prio, u64::from(len)) {
+            Admit::Accept { pfc } => pfc,
+            Admit::Drop(why) => {
+                p.count_prio_drop(prio, why == MmuDrop::HeadroomFull);
+                return self.drop_frame(out, id, DropReason::Buffer);
+            }
+        };
         pkt.ingress = in_local;
-        s.buffer.admit(in_local, prio, len);
+        if let Some(e) = s.ecn.as_deref_mut() {
+            if !e.at_dequeue() && e.mark(out_local, prio, p.queued_bytes_of(prio), pkt) {
+                p.count_ecn_mark(prio);
+            }
+        }
         p.push(prio, id, len);
-        if !p.busy() {
+        if let Some(a) = pfc {
+            let upstream = s.ports[in_local as usize];
+            self.send_pause(upstream, 1 << prio, a == PfcAction::Xoff);
+        }
+        if !self.ports[out as usize].busy() {
             self.pump(out);
         }
     }
 
-    /// A switch port starts its next frame: strict priority.
-    pub(super) fn pump_switch(&mut self, port: u32) {
-        if let Some((prio, q)) = self.ports[port as usize].pop_strict() {
+    /// A switch port (local index `local` of switch `sw`) starts its next
+    /// frame: strict priority.
+    pub(super) fn pump_switch(&mut self, port: u32, sw: u32, local: u32) {
+        let p = &mut self.ports[port as usize];
+        if let Some((prio, q)) = p.pop_strict() {
+            if let Some(e) = self.switches[sw as usize].ecn.as_deref_mut() {
+                let pkt = self.pool.get_mut(q.id);
+                if e.at_dequeue() && e.mark(local, prio, p.queued_bytes_of(prio), pkt) {
+                    p.count_ecn_mark(prio);
+                }
+            }
             self.release_buffer(port, prio, q.id, q.len);
             self.transmit(port, q.id);
         }
     }
 
-    /// A frame left the egress queue of `port`: a switch frees its buffer.
+    /// A frame left the egress queue of `port`: a switch frees its buffer,
+    /// and the MMU's XON goes upstream.
     pub(super) fn release_buffer(&mut self, port: u32, prio: usize, id: PacketId, len: u32) {
         if let super::Owner::Switch { sw, .. } = self.ports[port as usize].owner() {
             let ingress = self.pool.get(id).ingress;
-            self.switches[sw as usize]
-                .buffer
-                .release(ingress, prio, len);
+            let s = &mut self.switches[sw as usize];
+            if let Some(PfcAction::Xon) = s.mmu.release(ingress as usize, prio, u64::from(len)) {
+                let upstream = s.ports[ingress as usize];
+                self.send_pause(upstream, 1 << prio, false);
+            }
         }
     }
 }
@@ -682,20 +664,5 @@ mod tests {
         assert_eq!(s.classify(&p), 26 >> 3);
         s.trust = Trust::Pcp;
         assert_eq!(s.classify(&p), 5);
-    }
-
-    #[test]
-    fn the_buffer_accounts_per_ingress_and_priority() {
-        let mut m = SharedBuffer::new(1000);
-        m.ingress = vec![[0; PRIOS]; 2];
-        assert!(m.has_room(1000) && !m.has_room(1001));
-        m.admit(0, 3, 600);
-        m.admit(1, 3, 300);
-        assert!(!m.has_room(101));
-        assert_eq!((m.ingress[0][3], m.ingress[1][3]), (600, 300));
-        m.release(0, 3, 600);
-        m.release(u32::MAX, 0, 300);
-        assert_eq!((m.used, m.peak_used), (0, 900));
-        assert_eq!(m.ingress[0][3], 0);
     }
 }

@@ -49,8 +49,8 @@ impl Tap {
             return;
         }
         let repr = pkt.frame_repr();
-        let arp = pkt.arp_body();
-        let payload = match &arp {
+        let body = pkt.l2_body();
+        let payload = match &body {
             Some(body) => &body[..],
             None => &ZEROS[..pkt.ib.payload_len as usize],
         };

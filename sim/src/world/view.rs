@@ -7,7 +7,7 @@ use core::net::Ipv4Addr;
 use super::World;
 use super::bond::Bond;
 use super::host::IfaceKind;
-use super::port::{Owner, Port, PortCounters};
+use super::port::{Owner, PRIOS, Port, PortCounters};
 use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
@@ -39,6 +39,32 @@ impl<'a> PortView<'a> {
     /// A host NIC's port (not a switch's).
     pub fn is_host_port(&self) -> bool {
         self.port.is_host_port()
+    }
+    /// Bit `p` set: priority `p`'s egress queue marks ECN (switch ports).
+    pub fn marking_priorities(&self) -> u8 {
+        self.port.marking()
+    }
+    /// Its pause counters (`rx_prio3_pause`, ...; watchdog counters on a
+    /// switch port that has one), pauses still on counted up to `now`.
+    pub fn pause_counters(&self, now: Ps, f: impl FnMut(String, u64)) {
+        self.port.pause().counters(now).each(f)
+    }
+    /// Whether it sends or honours pauses (configured for PFC or PAUSE).
+    pub fn pause_configured(&self) -> bool {
+        self.port.pause().configured()
+    }
+    /// Frames of priority `prio` the switch buffer refused for this egress
+    /// port, and how many of them were lossless.
+    pub fn prio_drops(&self, prio: usize) -> (u64, u64) {
+        (self.port.prio_drops(prio), self.port.lossless_drops(prio))
+    }
+    /// Bit `p` set: priority `p` is paused by the peer now.
+    pub fn paused(&self) -> u8 {
+        self.port.paused()
+    }
+    /// Packets its egress queue of priority `prio` marked CE.
+    pub fn ecn_marked(&self, prio: usize) -> u64 {
+        self.port.ecn_marked(prio)
     }
 }
 
@@ -280,10 +306,17 @@ impl<'a> SwitchView<'a> {
         self.switch.name()
     }
     pub fn buffer_bytes(&self) -> u64 {
-        self.switch.buffer().size()
+        self.switch.mmu().buffer_bytes()
     }
     pub fn peak_buffer_bytes(&self) -> u64 {
-        self.switch.buffer().peak_used()
+        self.switch.mmu().peak_used_bytes()
+    }
+    /// Lossless frames its buffer dropped (`None`: it has no lossless
+    /// priority).
+    pub fn lossless_drops(&self) -> Option<u64> {
+        let m = self.switch.mmu();
+        let any = (0..PRIOS).any(|p| m.class(p) == super::mmu::PrioClass::Lossless);
+        any.then(|| m.lossless_drops())
     }
 }
 
@@ -316,6 +349,22 @@ impl World {
     }
     pub fn ports(&self) -> impl ExactSizeIterator<Item = PortView<'_>> {
         self.ports.iter().map(|port| PortView { port })
+    }
+    /// The receive-buffer counters of port `i`'s NIC, if it has one
+    /// (`rx_discards_phy`, `tx_pause_storm_*_events`).
+    pub fn nic_rx_counters(&self, i: usize, f: impl FnMut(&'static str, u64)) {
+        if let Owner::Host { host, nic } = self.ports[i].owner() {
+            if let Some(rx) = self.hosts[host as usize].nics[nic as usize].rx.as_deref() {
+                rx.counters(f);
+            }
+        }
+    }
+    /// Whether the port at the other end of port `i`'s link sends pauses.
+    pub fn peer_sends_pauses(&self, i: usize) -> bool {
+        let peer = self.ports[i].peer();
+        self.ports
+            .get(peer as usize)
+            .is_some_and(|q| q.pause().configured())
     }
     /// QP `i` (indices as in [`QpSample::qp`]).
     pub fn qp(&self, i: u32) -> QpView<'_> {

@@ -73,6 +73,9 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
         add_routes(w, sc, si)?;
     }
     check_bridging_loops(w, sc)?;
+    super::qos::add_ecn(w, sc)?;
+    super::qos::add_mmu(w, sc)?;
+    super::qos::add_host_pfc(w, sc)?;
     for si in 0..w.switches.len() {
         prelearn(w, si);
     }

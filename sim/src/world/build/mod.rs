@@ -7,6 +7,7 @@
 //!           ─▶ hosts.rs      hosts, NICs, bonds, interfaces; unique IPs
 //!           ─▶ fabric.rs     switches, unique MACs, links and ports, LAGs, routes,
 //!                            bridging loops, pre-learned FDBs and neighbour tables
+//!              qos.rs        ECN marking per (egress port, priority), by port speed
 //!           ─▶ taps.rs       capture points (checked; files opened last)
 //!           ─▶ workloads.rs  endpoints, transport settings, neighbours
 //!                            (neighbours.rs), QPNs, PSNs, QPs on ports
@@ -59,6 +60,7 @@ mod fabric;
 mod hosts;
 mod names;
 mod neighbours;
+mod qos;
 mod taps;
 mod workloads;
 

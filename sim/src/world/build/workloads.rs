@@ -549,7 +549,7 @@ fn add_qp(
     let l3_len = match l3 {
         L3::V2 { .. } => 20 + 8,
         L3::V1 { .. } => 40,
-        L3::Arp { .. } => unreachable!("QPs send RoCE"),
+        L3::Arp { .. } | L3::MacControl(_) => unreachable!("QPs send RoCE"),
     };
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
