@@ -67,5 +67,23 @@ fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
         add("rx_write_requests", c.rx.write.packets);
         add("rx_read_requests", c.rx.read_request.packets);
         add("np_ecn_marked_roce_packets", c.ce_marks_rx);
+        add("req_cqe_error", c.req_cqe_error);
+        add("req_cqe_flush_error", c.req_cqe_flush_error);
+        add("resp_cqe_error", c.resp_cqe_error);
+        add("resp_cqe_flush_error", c.resp_cqe_flush_error);
+        // The reaction point's counters where the NIC runs DCQCN: CNPs
+        // that reached a QP with a reaction point, and those that reached
+        // one whose priority has none.
+        if q.dcqcn() {
+            add("rp_cnp_handled", q.reaction_point().map_or(0, |rp| rp.cnps()));
+            add("rp_cnp_ignored", q.cnps_ignored());
+        }
+    }
+    // The notification point's CNPs, per NIC port, summed per device.
+    for (device, np) in w.notification_points() {
+        *out.entry(device)
+            .or_default()
+            .entry("np_cnp_sent".into())
+            .or_default() += np.cnps_sent();
     }
 }

@@ -6,7 +6,7 @@
 //!  scenario ──check──▶ World ──run──▶ finished World ──finish (flush taps)──▶ &World
 //!                                                                               ├─ summary.rs  summary.json (Summary), figures.rs QpFigures
 //!                                                                               ├─ csv.rs      ports.csv, qps.csv
-//!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg
+//!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg, rates.png/svg
 //!                                                                               └─ table.rs    what `rocesim` prints
 //!  sweep.rs: a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
 //! ```
@@ -180,6 +180,7 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
     write("ports.csv", ports_csv(w))?;
     write("qps.csv", qps_csv(w))?;
     plot::throughput_plots(w, dir)?;
+    plot::rate_plot(w, dir)?;
     Ok(s)
 }
 

@@ -24,7 +24,9 @@ use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
+use super::profile::NicProfile;
 use super::port::{DropReason, PrioQueues, highest};
+use crate::cc::NotificationPoint;
 use crate::engine::Event;
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
@@ -40,6 +42,8 @@ pub(crate) struct Nic {
     pub(super) slave: Option<u32>,
     /// QPs that may have something to send, per priority.
     active: PrioQueues<u32>,
+    /// DCQCN's notification point of this port, if the profile runs one.
+    pub(super) np: Option<NotificationPoint>,
 }
 
 impl Nic {
@@ -51,6 +55,7 @@ impl Nic {
             iface: u32::MAX,
             slave: None,
             active: PrioQueues::default(),
+            np: None,
         }
     }
     pub(super) fn port(&self) -> u32 {
@@ -112,6 +117,8 @@ pub(crate) struct Host {
     pub(super) ifaces: Vec<Iface>,
     /// The kernel's neighbour table (frames-mode ARP).
     pub(super) neigh: FastMap<Ipv4Addr, [u8; 6]>,
+    /// How its NICs build, acknowledge, mark and pace RC traffic.
+    pub(super) profile: NicProfile,
 }
 
 impl Host {
@@ -229,16 +236,22 @@ impl World {
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);
         };
+        let cnp = self.congestion_rx(host, nic, q, id);
+        let pkt = self.pool.get(id);
         self.qps[q as usize]
             .qp
             .on_receive(&pkt.ib, pkt.ecn_ce(), now);
         self.pool.free(id);
         self.after_qp_change(q);
+        if let Some(c) = cnp {
+            self.send_cnp(c);
+        }
     }
 
-    /// A host port starts its next frame: strict priority over the
-    /// kernel's frames and the NIC's lists of active QPs, round robin
-    /// inside one priority.
+    /// A host port starts its next frame: strict priority over the frames
+    /// queued on the port (the kernel's ARP; the NIC's CNPs, and ACKs of a
+    /// profile that sends them at a priority of their own) and the NIC's
+    /// lists of active QPs, round robin inside one priority.
     pub(super) fn pump_host(&mut self, port: u32, host: u32, nic: u32) {
         let now = self.now();
         loop {
@@ -247,8 +260,9 @@ impl World {
             let Some(prio) = highest((p.queued() | active) & !p.paused()) else {
                 return;
             };
-            // Frames the host's kernel queued (ARP, at priority 0) go
-            // before the QPs of their priority, after higher ones.
+            // Frames queued on the port (ARP at priority 0, CNPs, ACKs at
+            // their own priority) go before the QPs of their priority,
+            // after higher ones.
             if let Some(q) = self.ports[port as usize].pop(prio) {
                 return self.transmit(port, q.id);
             }

@@ -37,10 +37,12 @@
 mod arp;
 mod bond;
 mod build;
+mod dcqcn;
 mod host;
 mod link;
 pub mod mmu;
 mod port;
+mod profile;
 mod qp;
 mod sample;
 mod switch;
@@ -62,6 +64,7 @@ use tap::Tap;
 
 pub use build::{BuildOptions, roce_mtu};
 pub use port::{PRIOS, PortCounters};
+pub use profile::{AckPriority, DcqcnSetup, EcnMode, NicProfile, ProfileBase, hpcc_dcqcn};
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
 pub use view::{BondView, PortView, QpView, SwitchView, TapView};
@@ -166,6 +169,7 @@ impl World {
             Event::Arrive { port, pkt } => self.arrive(port, pkt),
             Event::QpWake { qp } => self.qp_wake(qp),
             Event::QpTimer { qp } => return self.qp_timer(qp),
+            Event::RpDeadline { qp } => return self.rp_deadline(qp),
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
