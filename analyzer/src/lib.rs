@@ -16,10 +16,14 @@
 //! | module | holds |
 //! |---|---|
 //! | [`flags`] | the command-line flags the subcommands share, checked (errors name the flag) before the library sees typed values |
+//! | [`inputs`] | what an input is (a capture, `-`, a directory of captures, a rocesim run directory) and the captures it stands for |
 //! | [`dissect`] | `roce-pcap dissect`: the driver, its CLI, the text line and the JSON keys of a frame |
 //! | [`analyze`] | per-flow sequence analysis, PFC, LAG balance, findings; the [`analyze::model`] of a report |
 //! | [`export`] | the exporters of a report, one trait and one file per `--format` |
-//! | [`plot`] | the pictures of an analysis |
+//! | [`plot`] | the pictures of an analysis, and of a comparison |
+//! | [`compare`] | `roce-pcap compare`: two analyses joined flow by flow, slave by slave, priority by priority |
+//! | [`html`] | self-contained HTML reports of `analyze` and `compare` |
+//! | [`infer`] | `roce-pcap infer`: a rocesim scenario read off an analysis, what was assumed said in it |
 //!
 //! ## One vocabulary with rocesim
 //!
@@ -38,19 +42,26 @@
 //! | `first_ns`, `last_ns` | `first_ts_ns`, `last_ts_ns` less the first frame of all the captures analyzed (`capture.first_ts_ns`) |
 //! | `payload_bytes` | `payload_bytes`: requests and READ responses, resends included |
 //! | `packets`, `wire_bytes` | `packets`, `bytes`: both directions, CNPs included, mirror copies not |
+//! | `request_packets` | `request_packets` less the CNPs the requester sent (`cnps` - `cnps_to_requester`) |
 //! | `goodput_gbps` | `goodput_gbps`: first transmissions over the flow's first to last frame |
 //! | `messages` | `messages`: seen from their first packet to their last (READs: to the last response) |
 //! | `retransmitted_packets` | `retransmitted_packets`: requests at or before the highest PSN seen |
+//! | `go_back_n` | `go_back_n.episodes` |
 //! | `timeouts` | go-back-N episodes with cause `timeout` (no NAK came before the resend) |
 //! | `naks` | every NAK of the flow, all syndromes (`naks` summed) |
 //! | `cnps` | the CNPs to the requester (not those to the responder about marked READ responses) |
 //! | `ecn_ce_packets` | the CE-marked requests (not responses) |
+//! | `message_latency_ns` | `message_latency_ns` (`p50`, `p99`, `max`): first packet to the ACK covering the last |
 //! | `port` | the capture file that carried most of the requests (`lag.qp_map[].request_file`) |
 
 pub mod analyze;
+pub mod compare;
 pub mod dissect;
 pub mod export;
 pub mod flags;
+pub mod html;
+pub mod infer;
+pub mod inputs;
 pub mod plot;
 
 /// The exporters' old path (`report::Format`), kept while tests written

@@ -28,6 +28,10 @@ enum Cmd {
     Analyze(roce_pcap::analyze::cli::Args),
     /// PNG and SVG plots: goodput per QP and per file, PSN time-sequence graphs, PFC, ECN/CNP.
     Plot(roce_pcap::plot::cli::Args),
+    /// Two analyses side by side (captures, directories, rocesim run directories): per-QP figures, slaves, PFC.
+    Compare(roce_pcap::compare::cli::Args),
+    /// A rocesim scenario from captures: hosts, bond slaves and hash policy, QPs, verbs, sizes, times.
+    Infer(roce_pcap::infer::cli::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
         Cmd::Dissect(a) => roce_pcap::dissect::run(a).map_err(Into::into),
         Cmd::Analyze(a) => roce_pcap::analyze::cli::run(a).map_err(Into::into),
         Cmd::Plot(a) => roce_pcap::plot::cli::run(a).map_err(Into::into),
+        Cmd::Compare(a) => roce_pcap::compare::cli::run(a).map_err(Into::into),
+        Cmd::Infer(a) => roce_pcap::infer::cli::run(a).map_err(Into::into),
     };
     match result {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,

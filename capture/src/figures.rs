@@ -63,6 +63,9 @@ pub struct QpFigures {
     /// included), `roce-pcap` what the captures saw.
     pub packets: u64,
     pub wire_bytes: u64,
+    /// Requests the requester sent, first transmissions and resends, not
+    /// counting CNPs (what `ecn_ce_packets` is a share of).
+    pub request_packets: u64,
     /// Payload delivered once over the flow's active span, Gb/s: `rocesim`
     /// counts completed messages, `roce-pcap` first transmissions.
     pub goodput_gbps: f64,
@@ -70,6 +73,10 @@ pub struct QpFigures {
     /// their last (`roce-pcap`; a READ to its last response).
     pub messages: u64,
     pub retransmitted_packets: u64,
+    /// Go-back-N episodes: times the requester went back to a PSN it had
+    /// sent before, after a NAK, an RNR NAK or a timeout (`roce-pcap` sees
+    /// each as a resend run; `rocesim` does not count them yet: 0).
+    pub go_back_n: u64,
     /// ACK timeouts of the requester (`rocesim` counts them; `roce-pcap`
     /// infers them from go-back-N episodes no NAK caused).
     pub timeouts: u64,
@@ -81,8 +88,20 @@ pub struct QpFigures {
     pub cnps: u64,
     /// Requests that arrived (or were captured) with ECN CE.
     pub ecn_ce_packets: u64,
+    /// Message latency: from the message's first packet to the ACK that
+    /// covers its last (a READ: to its last response), as the capture point
+    /// sees them (`roce-pcap`; `rocesim` does not state it yet: `None`).
+    pub message_latency_ns: Percentiles,
     /// The port (bond slave) that carried the requests: in `rocesim` the
     /// port of the first request (a bond failover can move later ones), in
     /// `roce-pcap` the capture file that carried most of them.
     pub port: Option<String>,
+}
+
+/// Nearest-rank percentiles of a set of samples; `None` without samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Percentiles {
+    pub p50: Option<u64>,
+    pub p99: Option<u64>,
+    pub max: Option<u64>,
 }

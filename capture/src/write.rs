@@ -141,7 +141,7 @@ impl CaptureWriter {
         result.map_err(|e| pcap_err(&self.path, e))
     }
 
-    /// Flushes and closes the file.
+    /// Flushes and closes the file (and syncs it to disk, when it is one).
     pub fn finish(self) -> io::Result<()> {
         let mut out = match self.inner {
             Inner::Pcap(w) => w.into_writer(),
@@ -149,9 +149,15 @@ impl CaptureWriter {
         };
         out.flush()
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path.display())))?;
-        out.into_inner()
-            .map_err(|e| io::Error::other(format!("{}: {e}", self.path.display())))?
-            .sync_all()
+        let file = out
+            .into_inner()
+            .map_err(|e| io::Error::other(format!("{}: {e}", self.path.display())))?;
+        // A FIFO or a device (a capture streamed into a pipe) has nothing
+        // to sync, and fsync on it fails with EINVAL.
+        if file.metadata()?.is_file() {
+            file.sync_all()?;
+        }
+        Ok(())
     }
 }
 

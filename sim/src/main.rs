@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rocesim::run::{self, RunError, RunOptions, Summary, table};
 use rocesim::time::Ps;
@@ -80,24 +80,66 @@ enum Cmd {
         sets: Vec<String>,
     },
     /// Run a grid of --set values over a range of seeds in parallel and
-    /// write one table (CSV + JSON) and a plot.
-    Sweep {
-        /// Scenario file (TOML).
-        scenario: PathBuf,
-        /// An axis: KEY=V1,V2,... (repeatable; the first is the plot's x axis).
-        #[arg(long = "set", value_name = "KEY=V1,V2,...")]
-        sets: Vec<String>,
-        /// Seeds: A..B (B excluded), A..=B, or one seed N.
-        #[arg(long, default_value = "1")]
-        seeds: String,
-        /// Parallel runs (default: number of CPUs).
+    /// write one table (CSV + JSON) and a plot; or merge sharded sweeps.
+    Sweep(SweepArgs),
+}
+
+#[derive(Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "\
+A sweep too large for one machine runs as N shards, each on its own machine
+or job-array task, then merges:
+  rocesim sweep S.toml --seeds 1..33 --set workload.0.qps=1,2,4,8 --shard 0/3 --out shards/0
+  rocesim sweep S.toml --seeds 1..33 --set workload.0.qps=1,2,4,8 --shard 1/3 --out shards/1
+  rocesim sweep S.toml --seeds 1..33 --set workload.0.qps=1,2,4,8 --shard 2/3 --out shards/2
+  rocesim sweep merge shards/0 shards/1 shards/2 --out runs/S-sweep
+In a Slurm job array or a Kubernetes Indexed Job, --shard auto/N reads K from
+SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX (examples in scripts/cluster/)."
+)]
+struct SweepArgs {
+    #[command(subcommand)]
+    action: Option<SweepAction>,
+    /// Scenario file (TOML).
+    #[arg(required = true)]
+    scenario: Option<PathBuf>,
+    /// An axis: KEY=V1,V2,... (repeatable; the first is the plot's x axis).
+    #[arg(long = "set", value_name = "KEY=V1,V2,...")]
+    sets: Vec<String>,
+    /// Seeds: A..B (B excluded), A..=B, or one seed N.
+    #[arg(long, default_value = "1")]
+    seeds: String,
+    /// Run only the K-th of N disjoint slices of the grid (0 <= K < N), for
+    /// `rocesim sweep merge`; `auto/N` takes K from SLURM_ARRAY_TASK_ID or
+    /// JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// Parallel runs (default: number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Output directory (default runs/<scenario name>-sweep/, or
+    /// runs/<scenario name>-sweep-shard-K-of-N/ for a shard).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// What to print on stdout: mean/min/max per grid point (table) or
+    /// every run (json, csv).
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+}
+
+#[derive(Subcommand)]
+enum SweepAction {
+    /// Join the output directories of `rocesim sweep --shard K/N` (every K
+    /// once) into the sweep.csv, sweep.json and plot of the whole sweep.
+    Merge {
+        /// The shards' output directories.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory of the merged sweep.
         #[arg(long)]
-        jobs: Option<usize>,
-        /// Output directory (default runs/<scenario name>-sweep/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// What to print on stdout: mean/min/max per grid point (table) or
-        /// every run (json, csv).
+        out: PathBuf,
+        /// What to print on stdout, as for a sweep.
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
@@ -207,73 +249,119 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 )
             );
         }
-        Cmd::Sweep {
-            scenario,
-            sets,
-            seeds,
-            jobs,
-            out,
-            format,
-        } => {
-            let mut axes = Vec::new();
-            let mut fixed = Vec::new();
-            for s in &sets {
-                let a = run::parse_axis(s)?;
-                if a.values.len() == 1 {
-                    fixed.push(format!("{}={}", a.key, a.values[0]));
-                }
-                axes.push(a);
-            }
-            let axes: Vec<_> = axes.into_iter().filter(|a| a.values.len() > 1).collect();
-            let seeds = run::parse_seeds(&seeds)?;
-            let jobs =
-                jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            if jobs == 0 {
-                return Err(RunError::Usage("--jobs must be at least 1".into()).into());
-            }
-            let (loaded, _) = run::check(&scenario, &fixed)?;
-            let total: u64 =
-                axes.iter().map(|a| a.values.len() as u64).product::<u64>() * seeds.len() as u64;
-            let b = bar();
-            let done = AtomicU64::new(0);
-            if let Some(pb) = &b.0 {
-                pb.set_length(total);
-            }
-            let tick = || {
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(pb) = &b.0 {
-                    pb.set_position(n);
-                    pb.set_message(format!("{n}/{total} runs"));
-                }
-            };
-            let out =
-                out.unwrap_or_else(|| PathBuf::from("runs").join(format!("{}-sweep", loaded.name)));
-            run::check_sweep_out(&out)?;
-            let start = std::time::Instant::now();
-            let rows = run::sweep(&scenario, &fixed, &axes, &seeds, jobs, &tick)?;
-            if let Some(pb) = &b.0 {
-                pb.finish_and_clear();
-            }
-            run::write_sweep(&out, &axes, &rows)?;
-            match format {
-                Format::Json => outln!("{}", std::fs::read_to_string(out.join("sweep.json"))?),
-                Format::Csv => out!("{}", std::fs::read_to_string(out.join("sweep.csv"))?),
-                Format::Table => out!("{}", table::sweep_table(&axes, &rows, seeds.len())),
-            }
-            if seeds.len() > 1 && rows.chunks(seeds.len()).all(run::same_outcome) {
-                eprintln!(
-                    "rocesim: note: every seed gave the same result at every grid point: nothing in \
-                     this scenario draws on the seed; random QPNs (--set host.NAME.qpn_alloc=random) \
-                     or link loss (--set link.N.loss=1e-5) make seeds differ"
-                );
-            }
-            eprintln!(
-                "rocesim: {} runs in {:.1} s, wrote {}",
-                rows.len(),
-                start.elapsed().as_secs_f64(),
-                out.display()
-            );
+        Cmd::Sweep(args) => sweep(args)?,
+    }
+    Ok(())
+}
+
+fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    if let Some(SweepAction::Merge { dirs, out, format }) = args.action {
+        let merged = run::merge_sweep(&dirs)?;
+        let axes = merged.sweep.axes();
+        run::write_sweep(&out, &axes, &merged.rows, None)?;
+        print_sweep(&out, &axes, &merged.rows, merged.sweep.seeds.len(), format)?;
+        eprintln!(
+            "rocesim: merged {} shards, {} runs, wrote {}",
+            dirs.len(),
+            merged.rows.len(),
+            out.display()
+        );
+        return Ok(());
+    }
+    let scenario = args
+        .scenario
+        .expect("clap requires it without a subcommand");
+    let mut axes = Vec::new();
+    let mut fixed = Vec::new();
+    for s in &args.sets {
+        let a = run::parse_axis(s)?;
+        if a.values.len() == 1 {
+            fixed.push(format!("{}={}", a.key, a.values[0]));
         }
+        axes.push(a);
+    }
+    let axes: Vec<_> = axes.into_iter().filter(|a| a.values.len() > 1).collect();
+    let seeds = run::parse_seeds(&args.seeds)?;
+    let shard = args.shard.as_deref().map(run::Shard::parse).transpose()?;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if jobs == 0 {
+        return Err(RunError::Usage("--jobs must be at least 1".into()).into());
+    }
+    let (loaded, _) = run::check(&scenario, &fixed)?;
+    let points = axes.iter().map(|a| a.values.len() as u64).product::<u64>() * seeds.len() as u64;
+    let total = match shard {
+        Some(s) => (0..points).filter(|&i| s.takes(i as usize)).count() as u64,
+        None => points,
+    };
+    let b = bar();
+    let done = AtomicU64::new(0);
+    if let Some(pb) = &b.0 {
+        pb.set_length(total);
+    }
+    let tick = || {
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(pb) = &b.0 {
+            pb.set_position(n);
+            pb.set_message(format!("{n}/{total} runs"));
+        }
+    };
+    let out = args.out.unwrap_or_else(|| {
+        let leaf = match shard {
+            Some(s) => format!("{}-sweep-shard-{}-of-{}", loaded.name, s.index, s.count),
+            None => format!("{}-sweep", loaded.name),
+        };
+        PathBuf::from("runs").join(leaf)
+    });
+    run::check_sweep_out(&out)?;
+    let id = run::SweepId::new(&loaded.name, &scenario, &fixed, &axes, &seeds)?;
+    let start = std::time::Instant::now();
+    let rows = run::sweep(&scenario, &fixed, &axes, &seeds, shard, jobs, &tick)?;
+    if let Some(pb) = &b.0 {
+        pb.finish_and_clear();
+    }
+    run::write_sweep(&out, &axes, &rows, shard.map(|s| (&id, s)))?;
+    match shard {
+        // A shard holds scattered grid points: its table would average
+        // partial seed sets, so it lists its runs (the merge prints the table).
+        Some(_) if matches!(args.format, Format::Table) => {
+            out!("{}", std::fs::read_to_string(out.join("sweep.csv"))?)
+        }
+        _ => print_sweep(&out, &axes, &rows, seeds.len(), args.format)?,
+    }
+    eprintln!(
+        "rocesim: {} runs in {:.1} s{}, wrote {}",
+        rows.len(),
+        start.elapsed().as_secs_f64(),
+        shard.map_or(String::new(), |s| format!(
+            " (shard {s} of {points} grid points; join the shards with `rocesim sweep merge`)"
+        )),
+        out.display()
+    );
+    Ok(())
+}
+
+/// What a whole sweep prints: the table, JSON or CSV, and a note when no
+/// seed changed anything.
+fn print_sweep(
+    out: &std::path::Path,
+    axes: &[run::Axis],
+    rows: &[run::SweepRow],
+    seeds: usize,
+    format: Format,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Json => outln!("{}", std::fs::read_to_string(out.join("sweep.json"))?),
+        Format::Csv => out!("{}", std::fs::read_to_string(out.join("sweep.csv"))?),
+        Format::Table => out!("{}", table::sweep_table(axes, rows, seeds)),
+    }
+    if seeds > 1 && rows.chunks(seeds).all(run::same_outcome) {
+        eprintln!(
+            "rocesim: note: every seed gave the same result at every grid point: nothing in \
+             this scenario draws on the seed; random QPNs (--set host.NAME.qpn_alloc=random) \
+             or link loss (--set link.N.loss=1e-5) make seeds differ"
+        );
     }
     Ok(())
 }

@@ -147,3 +147,235 @@ fn the_mean_of_equal_seeds_is_their_value() {
     assert_eq!((mean, min, max), (3.0, 1.0, 6.0));
     assert_eq!(rocesim::run::mean_min_max(&[]), None);
 }
+
+/// The grid of the sharding tests: 2 x 3 points, small runs, seeds that
+/// matter (random QPNs).
+const SHARD_GRID: [&str; 8] = [
+    "--seeds",
+    "1..4",
+    "--set",
+    "workload.0.qps=1,2",
+    "--set",
+    "workload.0.iters=1",
+    "--set",
+    "host.hostA.qpn_alloc=random",
+];
+
+fn sweep_cmd(out: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("lag_hash"))
+        .args(SHARD_GRID)
+        .args(["--jobs", "1"])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// What an unsharded sweep of the grid writes, to compare merges with.
+fn whole_sweep(d: &std::path::Path) -> std::path::PathBuf {
+    let whole = d.join("whole");
+    sweep_cmd(&whole, &[]);
+    whole
+}
+
+fn assert_same_sweep(a: &std::path::Path, b: &std::path::Path) {
+    for f in ["sweep.csv", "sweep.json", "sweep.svg"] {
+        assert_eq!(
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+            "{f} of {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+fn merge(dirs: &[std::path::PathBuf], out: &std::path::Path) -> std::process::Output {
+    bin()
+        .args(["sweep", "merge"])
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn three_shards_as_three_processes_merge_into_the_unsharded_sweep() {
+    let d = tmp("sweep_shards");
+    let whole = whole_sweep(&d);
+    let shards: Vec<_> = (0..3).map(|k| d.join(format!("shard{k}"))).collect();
+    // Three processes at once, as three machines would run them.
+    let children: Vec<_> = shards
+        .iter()
+        .enumerate()
+        .map(|(k, out)| {
+            bin()
+                .arg("sweep")
+                .arg(scenario("lag_hash"))
+                .args(SHARD_GRID)
+                .args(["--jobs", "1", "--shard", &format!("{k}/3"), "--out"])
+                .arg(out)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // Each shard ran its round-robin third of the 6 points.
+    let rows = |k: usize| std::fs::read_to_string(shards[k].join("sweep.csv")).unwrap();
+    for k in 0..3 {
+        assert_eq!(rows(k).lines().count(), 1 + 2, "shard {k}:\n{}", rows(k));
+    }
+    // Given in any order.
+    let merged = d.join("merged");
+    let o = merge(
+        &[shards[2].clone(), shards[0].clone(), shards[1].clone()],
+        &merged,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same_sweep(&whole, &merged);
+
+    let o = merge(&shards[..2], &d.join("m_missing"));
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("shard 2/3 missing"), "{e}");
+    let o = merge(
+        &[shards[0].clone(), shards[1].clone(), shards[1].clone()],
+        &d.join("m_dup"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("shard 1/3 is given twice"), "{e}");
+    // A shard of another sweep (other seeds) is not taken.
+    let other = d.join("other");
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("lag_hash"))
+        .args(["--seeds", "1..2", "--set", "workload.0.qps=1,2"])
+        .args(["--set", "workload.0.iters=1", "--shard", "2/3", "--out"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = merge(
+        &[shards[0].clone(), shards[1].clone(), other],
+        &d.join("m_other"),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("of another sweep"), "{e}");
+}
+
+/// The shipped Slurm script, run by bash as an array task would be (the
+/// variables Slurm sets, rocesim on the PATH), then merged.
+#[test]
+fn the_slurm_example_runs_as_an_array() {
+    let d = tmp("sweep_slurm");
+    let whole = whole_sweep(&d);
+    let script = scenario("lag_hash")
+        .parent()
+        .unwrap()
+        .join("../scripts/cluster/sweep.slurm");
+    let rocesim_dir = std::path::Path::new(env!("CARGO_BIN_EXE_rocesim"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        rocesim_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for k in 0..3 {
+        let o = std::process::Command::new("bash")
+            .arg(&script)
+            .arg(scenario("lag_hash"))
+            .args(SHARD_GRID)
+            .current_dir(&d)
+            .env("PATH", &path)
+            .env("SLURM_ARRAY_TASK_ID", k.to_string())
+            .env("SLURM_ARRAY_TASK_COUNT", "3")
+            .env("SLURM_CPUS_PER_TASK", "1")
+            .env_remove("JOB_COMPLETION_INDEX")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let shards: Vec<_> = (0..3)
+        .map(|k| d.join("shards").join(k.to_string()))
+        .collect();
+    let merged = d.join("merged");
+    let o = merge(&shards, &merged);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same_sweep(&whole, &merged);
+}
+
+/// The Kubernetes example's container command, as the Job controller
+/// runs it in each pod (JOB_COMPLETION_INDEX set, `$(VAR)` expanded), on
+/// a smaller grid and local paths.
+#[test]
+fn the_kubernetes_example_command_runs_as_an_indexed_job() {
+    let d = tmp("sweep_k8s");
+    let yaml = std::fs::read_to_string(
+        scenario("lag_hash")
+            .parent()
+            .unwrap()
+            .join("../scripts/cluster/sweep-indexed-job.yaml"),
+    )
+    .unwrap();
+    let line = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("command: "))
+        .expect("a command line");
+    let command: Vec<String> = serde_json::from_str(line).expect("a flow sequence of strings");
+    let completions: usize = yaml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("completions: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(command[0], "rocesim");
+    let shard_at = command.iter().position(|a| a == "--shard").unwrap();
+    assert_eq!(command[shard_at + 1], format!("auto/{completions}"));
+    // The same command on this test's grid: its scenario and flags, the
+    // YAML's --shard and --out (with the volume under the temp dir).
+    let mut whole_args = vec![
+        "sweep".to_string(),
+        scenario("lag_hash").display().to_string(),
+    ];
+    whole_args.extend(SHARD_GRID.iter().map(|s| s.to_string()));
+    let out_at = command.iter().position(|a| a == "--out").unwrap();
+    let results = d.join("results");
+    for k in 0..completions {
+        let mut args = whole_args.clone();
+        args.extend(command[shard_at..shard_at + 2].iter().cloned());
+        args.push("--out".into());
+        args.push(
+            command[out_at + 1]
+                .replace("/results", &results.display().to_string())
+                .replace("$(JOB_COMPLETION_INDEX)", &k.to_string()),
+        );
+        let o = bin()
+            .args(&args)
+            .env("JOB_COMPLETION_INDEX", k.to_string())
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let shards: Vec<_> = (0..completions)
+        .map(|k| results.join("shards").join(k.to_string()))
+        .collect();
+    let merged = d.join("merged");
+    let o = merge(&shards, &merged);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same_sweep(&whole_sweep(&d), &merged);
+}

@@ -18,6 +18,8 @@
 //!        │       ├─ ci       ROCESIM_CI=1: missing tshark or ../shared fails, else skips
 //!        │       ├─ cli      run a binary, stdout/stderr, JSON lines, TempDir
 //!        │       ├─ repo     the repository's root, traces/, the book's quotes
+//!        │       ├─ rocesim  the workspace's rocesim binary, built for tests of other packages
+//!        │       ├─ chromium a page in headless Chromium: console errors, network requests, screenshot
 //!        │       └─ bench    settings of the benches from the environment
 //!        ▼
 //!   dev-dependency of roce-pcap (tests, benches) and rocesim (tests)
@@ -39,15 +41,20 @@
 //! * [`ci`] holds [`ci::skip`], [`ci::public_trace`], [`ci::shared`].
 //! * [`cli`] holds [`cli::run`], [`cli::TempDir`], [`cli::json_lines`].
 //! * [`repo`] holds [`repo::trace`], [`repo::book_text_blocks`].
+//! * [`rocesim`](mod@rocesim) holds [`rocesim::rocesim`], [`rocesim::run`].
+//! * [`chromium`](mod@chromium) holds [`chromium::chromium`], [`chromium::load`],
+//!   [`chromium::screenshot`].
 //! * [`bench`](mod@bench) holds [`bench::env_or`].
 //!
 //! Everything is deterministic, so tests can compare bytes.
 
 pub mod bench;
+pub mod chromium;
 pub mod ci;
 pub mod cli;
 pub mod pcap;
 pub mod repo;
+pub mod rocesim;
 pub mod setup;
 pub mod synth;
 pub mod traces;

@@ -20,13 +20,20 @@ pub fn trace(name: &str) -> PathBuf {
 /// `book/src/<chapter>`, one `Vec` per block: what the book quotes a tool
 /// printing.
 pub fn book_text_blocks(chapter: &str) -> Vec<Vec<String>> {
+    book_blocks(chapter, "text")
+}
+
+/// The non-blank lines of every fenced block of `book/src/<chapter>` whose
+/// info string is exactly `info` (`text`, `sh`, ...), one `Vec` per block.
+pub fn book_blocks(chapter: &str, info: &str) -> Vec<Vec<String>> {
     let path = root().join("book/src").join(chapter);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let fence = format!("```{info}");
     let mut blocks = Vec::new();
     let mut inside = false;
     for line in text.lines() {
         if line.starts_with("```") {
-            inside = line == "```text";
+            inside = line == fence;
             if inside {
                 blocks.push(Vec::new());
             }

@@ -81,6 +81,11 @@ pub(crate) enum MergedEvent {
 }
 
 impl MergedEvent {
+    /// The frame's time.
+    pub fn ts_ns(&self) -> u64 {
+        self.key().0
+    }
+
     fn key(&self) -> (u64, u16, u64) {
         match self {
             MergedEvent::Roce(e) => (e.ts_ns, e.file, e.frame),

@@ -25,6 +25,7 @@
 //! | `flow/` | one flow's state: PSN sequence, message assembly, ACK/NAK handling, mirror copies, bond slaves |
 //! | `pfc.rs` | PFC and PAUSE accounting per file, sender and priority |
 //! | `quantiles.rs`, `series.rs` | bounded percentiles, and time series for plots |
+//! | `interval.rs` | summaries of each interval while a capture streams in (`--interval`) |
 //! | `report_builder.rs` | the finished flow table and file counters into a [`Report`] |
 //! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
 //! | `findings.rs` | rules over the finished report, one sentence each |
@@ -48,6 +49,7 @@ pub mod cli;
 mod findings;
 mod flow;
 mod flow_table;
+pub mod interval;
 pub mod model;
 mod options;
 mod pfc;
@@ -66,13 +68,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+pub use interval::{IntervalFlow, IntervalReport};
 pub use model::Report;
 pub use options::{AnalyzeOptions, LinkSpeed, OptionError, PathMtu};
 pub use quantiles::{Quantiles, Summary};
+pub(crate) use report_builder::mac_text;
 
 use roce_codec::ParseOptions;
 
-use roce_capture::read::CaptureError;
+use roce_capture::read::{CaptureError, input_name, is_stdin};
 
 /// The most files analyzed together: frames are numbered by (file, frame)
 /// with a 16-bit file index.
@@ -86,6 +90,8 @@ pub enum AnalyzeError {
     NoInput,
     #[error("{count} files: at most {MAX_FILES} can be analyzed together")]
     TooManyFiles { count: usize },
+    #[error("- (standard input) is given {count} times: it can be read once")]
+    StdinTwice { count: usize },
 }
 
 /// Time series of one flow, for plots.
@@ -150,16 +156,40 @@ pub fn analyze_files<P: AsRef<Path>>(
     paths: &[P],
     opts: &AnalyzeOptions,
 ) -> Result<Analysis, AnalyzeError> {
+    analyze(paths, opts, None)
+}
+
+/// As [`analyze_files`], and hands `out` a summary of every `every_ns` of
+/// capture time as the frames stream in (see [`interval`]).
+pub fn analyze_files_every<P: AsRef<Path>>(
+    paths: &[P],
+    opts: &AnalyzeOptions,
+    every_ns: u64,
+    out: &mut dyn FnMut(&IntervalReport),
+) -> Result<Analysis, AnalyzeError> {
+    analyze(
+        paths,
+        opts,
+        Some(interval::IntervalTracker::new(every_ns, opts.qp, out)),
+    )
+}
+
+fn analyze<P: AsRef<Path>>(
+    paths: &[P],
+    opts: &AnalyzeOptions,
+    mut intervals: Option<interval::IntervalTracker<'_>>,
+) -> Result<Analysis, AnalyzeError> {
     if paths.is_empty() {
         return Err(AnalyzeError::NoInput);
     }
     if paths.len() > MAX_FILES {
         return Err(AnalyzeError::TooManyFiles { count: paths.len() });
     }
-    let names: Vec<String> = paths
-        .iter()
-        .map(|p| p.as_ref().display().to_string())
-        .collect();
+    let stdin = paths.iter().filter(|p| is_stdin(p.as_ref())).count();
+    if stdin > 1 {
+        return Err(AnalyzeError::StdinTwice { count: stdin });
+    }
+    let names: Vec<String> = paths.iter().map(|p| input_name(p.as_ref())).collect();
     let total_bytes: u64 = paths
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok())
@@ -181,6 +211,7 @@ pub fn analyze_files<P: AsRef<Path>>(
         dup_window_ns: opts.dup_window_ns,
         pmtu: opts.pmtu.map(PathMtu::bytes),
         series: opts.series,
+        message_log: opts.message_log,
     };
     let mut table = flow_table::FlowTable::new(paths.len(), flow_opts);
     let mut setups = setup::SetupTable::default();
@@ -191,16 +222,21 @@ pub fn analyze_files<P: AsRef<Path>>(
         &path_refs,
         &src_opts,
         Arc::clone(&progress),
-        |ev| match ev {
-            capture_merge::MergedEvent::Roce(e) => table.event(e),
-            capture_merge::MergedEvent::Setup(e) => setups.event(e),
-            capture_merge::MergedEvent::MacControl {
-                file,
-                frame,
-                ts_ns,
-                src,
-                ctl,
-            } => pfc[usize::from(*file)].frame(*ts_ns, *src, ctl, *frame),
+        |ev| {
+            if let Some(iv) = &mut intervals {
+                iv.before(ev.ts_ns(), &table);
+            }
+            match ev {
+                capture_merge::MergedEvent::Roce(e) => table.event(e),
+                capture_merge::MergedEvent::Setup(e) => setups.event(e),
+                capture_merge::MergedEvent::MacControl {
+                    file,
+                    frame,
+                    ts_ns,
+                    src,
+                    ctl,
+                } => pfc[usize::from(*file)].frame(*ts_ns, *src, ctl, *frame),
+            }
         },
         || {
             if let Some(b) = &bar {
@@ -216,6 +252,9 @@ pub fn analyze_files<P: AsRef<Path>>(
         st.pfc = p;
     }
     table.finish();
+    if let Some(iv) = &mut intervals {
+        iv.finish(&table);
+    }
     let mut report = report_builder::build_report(report_builder::ReportInputs {
         table: &table,
         stats: &stats,

@@ -16,8 +16,20 @@ use std::collections::BTreeMap;
 use roce_capture::human::plural;
 use serde::Serialize;
 
-pub use super::flow::FrameRef;
+pub use super::flow::{FrameRef, LoggedMessage, MessageKind, MessageLog};
 pub use super::quantiles::Summary;
+
+/// A request flow as every table names it: `src:requester_qpn ->
+/// dst:responder_qpn`, with `?` for a requester QPN never seen.
+pub fn flow_label(
+    src: impl std::fmt::Display,
+    requester_qpn: Option<u32>,
+    dst: impl std::fmt::Display,
+    dqpn: u32,
+) -> String {
+    let rq = requester_qpn.map_or("?".to_string(), |q| format!("{q:#x}"));
+    format!("{src}:{rq} -> {dst}:{dqpn:#x}")
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -86,6 +98,26 @@ pub struct QpSetup {
     pub setup: usize,
     pub method: &'static str,
     pub established_ns: Option<u64>,
+}
+
+impl Report {
+    /// The report in one line, as the table starts it: `2 files, 66560
+    /// RoCE frames, 8 request flows, 13.695 ms; findings: 0 error, 0
+    /// warning, 4 info`.
+    pub fn headline(&self) -> String {
+        let roce: u64 = self.files.iter().map(|f| f.roce_packets).sum();
+        let count = |s: Severity| self.findings.iter().filter(|f| f.severity == s).count();
+        format!(
+            "{}, {}, {}, {}; findings: {} error, {} warning, {} info",
+            plural(self.files.len() as u64, "file"),
+            plural(roce, "RoCE frame"),
+            plural(self.qps.len() as u64, "request flow"),
+            roce_capture::human::duration(self.capture.duration_ns),
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info)
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -265,6 +297,27 @@ pub struct QpReport {
     /// capture holds it (the key is left out otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub setup: Option<QpSetup>,
+    /// What the wire showed besides the figures, which `infer` builds a
+    /// scenario from; kept out of the JSON.
+    #[serde(skip)]
+    pub wire: QpWire,
+}
+
+/// Header fields and messages of a flow as the capture showed them.
+#[derive(Debug, Clone, Default)]
+pub struct QpWire {
+    /// The traffic class byte (DSCP << 2 | ECN) of the first request.
+    pub tclass: u8,
+    pub rocev1: bool,
+    /// Ethernet addresses of the requests, and the source of the responses.
+    pub request_src_mac: [u8; 6],
+    pub request_dst_mac: [u8; 6],
+    pub response_src_mac: Option<[u8; 6]>,
+    /// The 802.1Q tag of the requests.
+    pub vlan_tci: Option<u16>,
+    /// The first messages, when the analysis kept them
+    /// ([`crate::analyze::AnalyzeOptions::message_log`]).
+    pub message_log: Option<MessageLog>,
 }
 
 #[derive(Debug, Clone, Serialize)]

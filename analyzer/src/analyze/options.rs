@@ -87,6 +87,9 @@ pub struct AnalyzeOptions {
     pub series: bool,
     /// Show a progress bar on stderr (only when it is a terminal).
     pub progress: bool,
+    /// Keep each flow's first 4096 messages (kind, size, start) in the
+    /// report (`QpReport::wire`), for `infer`.
+    pub message_log: bool,
     /// Threads that decode: each file's reader thread decodes when the
     /// `threads - 1` helper threads (shared by all files) are busy; `None`
     /// is one per core, up to 16. The result is the same for any value.
@@ -103,6 +106,7 @@ impl Default for AnalyzeOptions {
             qp: None,
             series: false,
             progress: false,
+            message_log: false,
             threads: None,
         }
     }

@@ -2,7 +2,7 @@
 //! [`QpFigures`] (`roce_capture::figures`), so that a capture can be put
 //! beside a simulation of it. The crate docs say what each figure is here.
 
-use roce_capture::figures::{QpFigures, QpKey};
+use roce_capture::figures::{Percentiles, QpFigures, QpKey};
 
 use super::model::{QpReport, Report};
 
@@ -32,11 +32,19 @@ impl Report {
             wire_bytes: q.bytes,
             goodput_gbps: q.goodput_gbps,
             messages: q.messages,
+            // The request direction less the CNPs the requester sent.
+            request_packets: q.request_packets - (q.cnps - q.cnps_to_requester),
             retransmitted_packets: q.retransmitted_packets,
+            go_back_n: q.go_back_n.episodes,
             timeouts: q.go_back_n.by_cause.get("timeout").copied().unwrap_or(0),
             naks: q.naks.values().sum(),
             cnps: q.cnps_to_requester,
             ecn_ce_packets: q.ecn_ce_requests,
+            message_latency_ns: Percentiles {
+                p50: q.message_latency_ns.p50,
+                p99: q.message_latency_ns.p99,
+                max: q.message_latency_ns.max,
+            },
             port: self
                 .lag
                 .qp_map
@@ -55,6 +63,8 @@ mod tests {
     use roce_capture::write::{CaptureFormat, CaptureWriter};
     use roce_codec::wire::aeth::Syndrome;
     use roce_codec::{FrameRepr, IbRepr, IpRepr, Ipv4Repr, Opcode, Psn, RethRepr};
+
+    use roce_capture::figures::Percentiles;
 
     use crate::analyze::{AnalyzeOptions, analyze_files};
 
@@ -180,8 +190,22 @@ mod tests {
         assert_eq!(f.goodput_gbps, 4_224.0 * 8.0 / 60_000.0);
         // The WRITE and the SENDs of PSN 103 to 106.
         assert_eq!(f.messages, 5);
+        // First packet to the ACK covering the last: the WRITE 4 µs, the
+        // SENDs 0.5, 5 (NAK, resend), 4 and 48 µs (timeout).
+        assert_eq!(
+            f.message_latency_ns,
+            Percentiles {
+                p50: Some(4_000),
+                p99: Some(48_000),
+                max: Some(48_000)
+            }
+        );
         // PSNs 104 and 105 after the NAK, 106 after the timeout.
         assert_eq!(f.retransmitted_packets, 3);
+        // 10 requests, resends included (not the requester's CNP); the
+        // go-back-N after the NAK and the one after the timeout.
+        assert_eq!(f.request_packets, 10);
+        assert_eq!(f.go_back_n, 2);
         assert_eq!(f.timeouts, 1);
         assert_eq!(f.naks, 1);
         // One CNP each way, one CE mark each way: the figures count the

@@ -166,6 +166,15 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
         ecn_ce_requests: f.ecn_ce_requests,
         cnps_to_requester: f.cnps_to_requester,
         setup: None,
+        wire: QpWire {
+            tclass: f.request_tclass,
+            rocev1: f.request_fields.rocev1,
+            request_src_mac: f.request_fields.src_mac,
+            request_dst_mac: f.request_fields.dst_mac,
+            response_src_mac: f.response_fields.map(|h| h.src_mac),
+            vlan_tci: f.request_fields.vlan_tci,
+            message_log: f.message_log.clone(),
+        },
     }
 }
 

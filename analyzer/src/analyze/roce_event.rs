@@ -26,6 +26,8 @@ pub(crate) struct RoceEvent {
     /// UDP source port (0 for RoCE v1).
     pub sport: u16,
     pub ecn: u8,
+    /// The traffic class byte: DSCP << 2 | ECN (RoCE v1: the GRH's).
+    pub tclass: u8,
     pub opcode: Opcode,
     pub dqpn: u32,
     pub psn: Psn,
@@ -69,13 +71,20 @@ pub(crate) enum Decoded {
 pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decoded {
     let kind = f.kind();
     let vlan_tci = f.vlans.outer().map(|t| t.tci());
-    let (src, dst, sport, ecn, ib, rocev1) = match &f.net {
-        Net::RoceV2 { ip, udp, ib } => (ip.src(), ip.dst(), udp.src_port, ip.ecn(), ib, false),
+    let (src, dst, sport, tclass, ib, rocev1) = match &f.net {
+        Net::RoceV2 { ip, udp, ib } => (
+            ip.src(),
+            ip.dst(),
+            udp.src_port,
+            ip.dscp() << 2 | ip.ecn(),
+            ib,
+            false,
+        ),
         Net::RoceV1 { grh, ib } => (
             IpAddr::V6(grh.sgid.into()),
             IpAddr::V6(grh.dgid.into()),
             0,
-            grh.traffic_class & 3,
+            grh.traffic_class,
             ib,
             true,
         ),
@@ -112,7 +121,8 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
         dst_mac: f.eth.dst,
         vlan_tci,
         sport,
-        ecn,
+        ecn: tclass & 3,
+        tclass,
         opcode: ib.bth.opcode,
         dqpn: ib.bth.dest_qp,
         psn: ib.bth.psn,

@@ -14,7 +14,8 @@ use crate::flags::DecodeFlags;
 #[derive(Debug, clap::Args)]
 #[command(after_long_help = KEYS_HELP)]
 pub struct Args {
-    /// A pcap, pcapng or gzip-compressed capture (Ethernet, Linux SLL or SLL2).
+    /// A pcap, pcapng or gzip-compressed capture (Ethernet, Linux SLL or SLL2);
+    /// `-` reads it from standard input (`tcpdump -w - | roce-pcap dissect -`).
     pub file: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -52,7 +53,7 @@ pub fn run(args: &Args) -> Result<Outcome, DissectError> {
     out.flush()?;
     Ok(match end {
         Next::Cut { offset } => {
-            let file = args.file.display();
+            let file = roce_capture::read::input_name(&args.file);
             let n = d.frames();
             if reader.gzip_truncated() {
                 eprintln!(

@@ -8,7 +8,7 @@ use roce_capture::human::{bytes, duration, plural, rate};
 
 use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::model::{FrameRef, QpReport, Severity, Summary};
+use crate::analyze::model::{FrameRef, QpReport, Summary, flow_label};
 
 pub struct TableExporter;
 
@@ -274,19 +274,7 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
 
 impl Exporter for TableExporter {
     fn write(&self, r: &Report, out: &mut dyn Write) -> io::Result<()> {
-        let roce: u64 = r.files.iter().map(|f| f.roce_packets).sum();
-        let count = |s: Severity| r.findings.iter().filter(|f| f.severity == s).count();
-        writeln!(
-            out,
-            "roce-pcap analyze: {}, {}, {}, {}; findings: {} error, {} warning, {} info",
-            plural(r.files.len() as u64, "file"),
-            plural(roce, "RoCE frame"),
-            plural(r.qps.len() as u64, "request flow"),
-            duration(r.capture.duration_ns),
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info)
-        )?;
+        writeln!(out, "roce-pcap analyze: {}", r.headline())?;
         writeln!(out)?;
         writeln!(out, "FILES")?;
         let w = r
@@ -322,15 +310,7 @@ impl Exporter for TableExporter {
         let flows: Vec<String> = r
             .qps
             .iter()
-            .map(|f| {
-                format!(
-                    "{}:{} -> {}:{:#x}",
-                    f.src,
-                    qpn(f.requester_qpn),
-                    f.dst,
-                    f.dqpn
-                )
-            })
+            .map(|f| flow_label(&f.src, f.requester_qpn, &f.dst, f.dqpn))
             .collect();
         let w = flows
             .iter()

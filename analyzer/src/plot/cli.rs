@@ -39,7 +39,7 @@ pub enum CliError {
 }
 
 pub fn run(args: &Args) -> Result<Outcome, CliError> {
-    let a = args.analysis.analyze(true)?;
+    let a = args.analysis.analyze(true)?.analysis;
     let written = plot(&a, &args.out, args.max_qps)?;
     for w in &written {
         println!("{}", args.out.join(w).display());

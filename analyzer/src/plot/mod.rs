@@ -19,7 +19,6 @@ pub mod cli;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
@@ -59,89 +58,6 @@ pub enum PlotError {
 
 const SIZE: (u32, u32) = (1100, 600);
 const MAX_LINES: usize = 10;
-const TARGET_BINS: u64 = 200;
-
-/// Time axis: nanoseconds since the capture start shown in a unit that fits.
-#[derive(Clone, Copy)]
-struct TimeAxis {
-    origin_ns: u64,
-    div: f64,
-    unit: &'static str,
-    span: f64,
-}
-
-impl TimeAxis {
-    fn new(first: u64, last: u64) -> TimeAxis {
-        let span_ns = last.saturating_sub(first).max(1);
-        let (div, unit) = if span_ns < 2_000_000 {
-            (1e3, "µs")
-        } else if span_ns < 2_000_000_000 {
-            (1e6, "ms")
-        } else {
-            (1e9, "s")
-        };
-        TimeAxis {
-            origin_ns: first,
-            div,
-            unit,
-            span: span_ns as f64 / div,
-        }
-    }
-
-    fn x(&self, ts_ns: u64) -> f64 {
-        ts_ns.saturating_sub(self.origin_ns) as f64 / self.div
-    }
-
-    fn label(&self) -> String {
-        format!("time since capture start ({})", self.unit)
-    }
-}
-
-/// A common bin grid for several adaptive series: the coarsest width among
-/// them, at least span / TARGET_BINS.
-fn grid<'a>(bins: impl Iterator<Item = &'a Bins>, first: u64, last: u64) -> (u64, u64, usize) {
-    let mut w = 1_000u64;
-    // w * TARGET_BINS < span, without overflow on a span of centuries.
-    while w < last.saturating_sub(first).div_ceil(TARGET_BINS) {
-        w *= 2;
-    }
-    for b in bins {
-        w = w.max(b.width_ns);
-    }
-    let start = first - first % w;
-    let n = ((last - start) / w + 1) as usize;
-    (start, w, n)
-}
-
-/// A line: name and (x, y) points.
-struct Line {
-    name: String,
-    pts: Vec<(f64, f64)>,
-}
-
-fn rate_lines(
-    series: &[(String, &Bins)],
-    ax: &TimeAxis,
-    first: u64,
-    last: u64,
-    scale: f64,
-) -> Vec<Line> {
-    let (start, w, n) = grid(series.iter().map(|(_, b)| *b), first, last);
-    series
-        .iter()
-        .map(|(name, b)| {
-            let v = b.rebin(start, w, n);
-            Line {
-                name: name.clone(),
-                pts: v
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &x)| (ax.x(start + i as u64 * w), x * scale / w as f64))
-                    .collect(),
-            }
-        })
-        .collect()
-}
 
 fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl FnOnce(E) -> PlotError + '_ {
     move |e| PlotError::Draw {
@@ -150,354 +66,99 @@ fn draw_err<E: std::fmt::Debug>(path: &Path) -> impl FnOnce(E) -> PlotError + '_
     }
 }
 
-/// Draws with `f` into `<dir>/<stem>.png` and `.svg`.
+/// Where drawn pictures go: PNG and SVG files in a directory, or only the
+/// SVG text, for a page that inlines it.
+pub(crate) struct Sink {
+    dir: Option<PathBuf>,
+    /// The file names written into `dir`, in order.
+    pub written: Vec<String>,
+    /// Each picture's name (stem) and SVG text, in order.
+    pub svgs: Vec<(String, String)>,
+}
+
+impl Sink {
+    /// PNG and SVG files in `dir`.
+    pub(crate) fn files(dir: &Path) -> Sink {
+        Sink {
+            dir: Some(dir.to_path_buf()),
+            written: Vec::new(),
+            svgs: Vec::new(),
+        }
+    }
+
+    /// SVG text only.
+    pub(crate) fn svg_only() -> Sink {
+        Sink {
+            dir: None,
+            written: Vec::new(),
+            svgs: Vec::new(),
+        }
+    }
+
+    fn png(&self, stem: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(format!("{stem}.png")))
+    }
+
+    fn svg(&mut self, stem: &str, text: String) -> Result<(), PlotError> {
+        if let Some(dir) = &self.dir {
+            let path = dir.join(format!("{stem}.svg"));
+            std::fs::write(&path, &text).map_err(|source| PlotError::Io { path, source })?;
+            self.written.push(format!("{stem}.svg"));
+        }
+        self.svgs.push((stem.to_string(), text));
+        Ok(())
+    }
+}
+
+/// Draws `$body` on `$root` into the sink as `<stem>.png` (with a
+/// directory) and `<stem>.svg`.
 macro_rules! both {
-    ($dir:expr, $stem:expr, $written:expr, |$root:ident| $body:expr) => {{
-        let png = $dir.join(format!("{}.png", $stem));
-        {
-            let $root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-            $body.map_err(draw_err(&png))?;
-            $root.present().map_err(draw_err(&png))?;
+    ($sink:expr, $stem:expr, |$root:ident| $body:expr) => {
+        both!($sink, $stem, $crate::plot::SIZE, |$root| $body)
+    };
+    ($sink:expr, $stem:expr, $size:expr, |$root:ident| $body:expr) => {{
+        let stem: String = $stem.to_string();
+        let sink: &mut $crate::plot::Sink = $sink;
+        if let Some(png) = sink.png(&stem) {
+            {
+                let $root = BitMapBackend::new(&png, $size).into_drawing_area();
+                $body.map_err(draw_err(&png))?;
+                $root.present().map_err(draw_err(&png))?;
+            }
+            sink.written.push(format!("{stem}.png"));
         }
-        let svg = $dir.join(format!("{}.svg", $stem));
+        let mut text = String::new();
         {
-            let $root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-            $body.map_err(draw_err(&svg))?;
-            $root.present().map_err(draw_err(&svg))?;
+            let at = std::path::PathBuf::from(format!("{stem}.svg"));
+            let $root = SVGBackend::with_string(&mut text, $size).into_drawing_area();
+            $body.map_err(draw_err(&at))?;
+            $root.present().map_err(draw_err(&at))?;
         }
-        $written.push(format!("{}.png", $stem));
-        $written.push(format!("{}.svg", $stem));
+        sink.svg(&stem, text)?;
     }};
 }
 
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+mod chart;
+pub mod compare;
 
-fn message<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    lines: &[&str],
-) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
-    root.draw(&Text::new(
-        title.to_string(),
-        (30, 30),
-        (FONT, 24).into_font(),
-    ))?;
-    for (i, l) in lines.iter().enumerate() {
-        root.draw(&Text::new(
-            l.to_string(),
-            (30, 80 + 26 * i as i32),
-            (FONT, 17).into_font(),
-        ))?;
-    }
-    Ok(())
-}
-
-/// How a legend row marks its series.
-#[derive(Clone, Copy)]
-enum Mark {
-    Line(RGBAColor, u32),
-    Circle(RGBColor),
-    Triangle(RGBColor),
-    Cross(RGBColor),
-}
-
-/// Splits `root` into the chart and a column on its right for the legend,
-/// as wide as the longest name needs (at most a third of the picture), so
-/// that the legend never covers data.
-fn with_legend_column<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    names: &[&str],
-) -> (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>) {
-    let (w, _) = root.dim_in_pixel();
-    let chars = names.iter().map(|n| n.chars().count()).max().unwrap_or(0) as u32;
-    let legend_w = if names.is_empty() {
-        0
-    } else {
-        (chars * 8 + 44).clamp(120, w / 3)
-    };
-    root.split_horizontally(w - legend_w)
-}
-
-/// One row per series, top down, in the column beside the chart.
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    rows: &[(String, Mark)],
-) -> DrawResult<DB> {
-    const TOP: i32 = 52;
-    const ROW: i32 = 20;
-    let (w, h) = area.dim_in_pixel();
-    let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
-    let font = (FONT, 13).into_font();
-    // Names longer than the column are cut with an ellipsis.
-    let max_chars = ((w as i32 - 40) / 7).max(4) as usize;
-    for (i, (name, mark)) in rows.iter().take(fit).enumerate() {
-        let y = TOP + i as i32 * ROW;
-        match *mark {
-            Mark::Line(c, width) => area.draw(&PathElement::new(
-                vec![(4, y), (26, y)],
-                c.stroke_width(width),
-            ))?,
-            Mark::Circle(c) => area.draw(&Circle::new((15, y), 4, c.filled()))?,
-            Mark::Triangle(c) => area.draw(&TriangleMarker::new((15, y), 5, c.filled()))?,
-            Mark::Cross(c) => area.draw(&Cross::new((15, y), 4, c.stroke_width(2)))?,
-        }
-        let text = if name.chars().count() > max_chars {
-            let cut: String = name.chars().take(max_chars - 1).collect();
-            format!("{cut}…")
-        } else {
-            name.clone()
-        };
-        area.draw(&Text::new(text, (32, y - 7), font.clone()))?;
-    }
-    if rows.len() > fit {
-        let y = TOP + fit as i32 * ROW;
-        area.draw(&Text::new(
-            format!("... {} more", rows.len() - fit),
-            (32, y - 7),
-            font,
-        ))?;
-    }
-    Ok(())
-}
-
-/// The unit that shows the digits of rates up to `max_gbps`: its name and
-/// the factor from Gb/s.
-fn rate_unit(max_gbps: f64) -> (&'static str, f64) {
-    if max_gbps >= 1.0 {
-        ("Gb/s", 1.0)
-    } else if max_gbps >= 1e-3 {
-        ("Mb/s", 1e3)
-    } else if max_gbps >= 1e-6 {
-        ("kb/s", 1e6)
-    } else {
-        ("b/s", 1e9)
-    }
-}
-
-/// `lines` in Gb/s rescaled to the unit that shows them best; returns the unit.
-fn in_rate_unit(lines: &mut [Line]) -> &'static str {
-    let max = lines
-        .iter()
-        .flat_map(|l| l.pts.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
-    let (unit, k) = rate_unit(max);
-    for l in lines.iter_mut() {
-        for p in &mut l.pts {
-            p.1 *= k;
-        }
-    }
-    unit
-}
-
-fn line_chart<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    x_max: f64,
-    lines: &[Line],
-) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.pts.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
-    let y_max = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
-    let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
-    let (plot_area, legend_area) = with_legend_column(root, &names);
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(title, (FONT, 22))
-        .margin(16)
-        .x_label_area_size(45)
-        .y_label_area_size(75)
-        .build_cartesian_2d(0.0..x_max.max(1e-9), 0.0..y_max)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
-        .draw()?;
-    let mut legend = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        // Earlier lines wider, so a later line on top does not hide them.
-        let width = if i == 0 && lines.len() > 1 { 4 } else { 2 };
-        chart.draw_series(LineSeries::new(
-            l.pts.iter().copied(),
-            color.stroke_width(width),
-        ))?;
-        legend.push((l.name.clone(), Mark::Line(color, 3)));
-    }
-    draw_legend(&legend_area, &legend)
-}
-
-struct TimeSequenceGraph<'a> {
-    title: String,
-    /// Only points in [from, to] (ns since the epoch), for a zoomed view.
-    window: Option<(u64, u64)>,
-    originals: &'a [(u64, i64)],
-    retransmissions: &'a [(u64, i64)],
-    acks: &'a [(u64, i64)],
-    naks: &'a [(u64, i64)],
-    stride: u64,
-}
-
-fn tsg_chart<'a, DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    ax: &TimeAxis,
-    t: &TimeSequenceGraph<'a>,
-) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
-    let inside = |p: &&(u64, i64)| t.window.is_none_or(|(a, b)| p.0 >= a && p.0 <= b);
-    let all = || {
-        t.originals
-            .iter()
-            .chain(t.retransmissions)
-            .chain(t.acks)
-            .chain(t.naks)
-            .filter(inside)
-    };
-    let base = all().map(|p| p.1).min().unwrap_or(0);
-    let top = all().map(|p| p.1).max().unwrap_or(0) - base;
-    let x0 = all().map(|p| ax.x(p.0)).fold(f64::MAX, f64::min);
-    let x1 = all().map(|p| ax.x(p.0)).fold(0.0f64, f64::max);
-    let pad = ((x1 - x0) * 0.02).max(1e-3);
-    let blue = RGBColor(30, 90, 200);
-    let red = RGBColor(220, 30, 30);
-    let green = RGBColor(20, 150, 60);
-    let orange = RGBColor(240, 140, 0);
-    let sample = if t.stride > 1 {
-        format!(" (1 in {})", t.stride)
-    } else {
-        String::new()
-    };
-    let legend = [
-        ("NAK / RNR NAK (PSN)".to_string(), Mark::Triangle(orange)),
-        (format!("first transmission{sample}"), Mark::Circle(blue)),
-        ("ACK (PSN acknowledged)".to_string(), Mark::Cross(green)),
-        ("retransmission".to_string(), Mark::Circle(red)),
-    ];
-    let names: Vec<&str> = legend.iter().map(|(n, _)| n.as_str()).collect();
-    let (plot_area, legend_area) = with_legend_column(root, &names);
-    let mut chart = ChartBuilder::on(&plot_area)
-        .caption(&t.title, (FONT, 20))
-        .margin(16)
-        .x_label_area_size(45)
-        .y_label_area_size(75)
-        .build_cartesian_2d((x0 - pad).max(0.0)..x1 + pad, -1i64..top + 2)?;
-    let pts = |v: &'a [(u64, i64)]| v.iter().filter(inside);
-    chart
-        .configure_mesh()
-        .x_desc(ax.label())
-        .y_desc(format!("PSN - {} (unwrapped)", base.rem_euclid(1 << 24)))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
-        .draw()?;
-    chart.draw_series(
-        pts(t.naks).map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 6, orange.filled())),
-    )?;
-    chart.draw_series(
-        pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),
-    )?;
-    chart.draw_series(
-        pts(t.acks).map(|&(ts, p)| Cross::new((ax.x(ts), p - base), 3, green.stroke_width(1))),
-    )?;
-    chart.draw_series(
-        pts(t.retransmissions).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 3, red.filled())),
-    )?;
-    draw_legend(&legend_area, &legend)
-}
-
-fn pfc_chart<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    ax: &TimeAxis,
-    s: &SeriesSet,
-) -> DrawResult<DB> {
-    root.fill(&WHITE)?;
-    let rows: Vec<String> = s
-        .pauses
-        .iter()
-        .map(|p| {
-            let file = p.file.rsplit('/').next().unwrap_or(&p.file);
-            match p.priority {
-                Some(prio) => format!("{file} {} prio {prio}", p.src_mac),
-                None => format!("{file} {} 802.3x", p.src_mac),
-            }
-        })
-        .collect();
-    let n = rows.len() as u32;
-    // Pauses often fill a sliver of the capture: show the stretch from the
-    // first to the last pause when it is under a tenth of the whole.
-    let lo = s
-        .pauses
-        .iter()
-        .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.0)))
-        .fold(f64::MAX, f64::min);
-    let hi = s
-        .pauses
-        .iter()
-        .flat_map(|p| p.intervals.iter().map(|i| ax.x(i.1)))
-        .fold(0.0f64, f64::max);
-    let (x0, x1, title) = if hi > lo && (hi - lo) * 10.0 < ax.span {
-        // At least a millionth of the position: a sliver far from the
-        // origin (hostile timestamps) is otherwise below f64 resolution.
-        let pad = ((hi - lo) * 0.05).max(hi.abs() * 1e-6);
-        (
-            (lo - pad).max(0.0),
-            hi + pad,
-            "PFC / PAUSE: paused intervals per file, sender and priority (zoomed on the pauses)",
-        )
-    } else {
-        (
-            0.0,
-            ax.span.max(1e-9),
-            "PFC / PAUSE: paused intervals per file, sender and priority",
-        )
-    };
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 22))
-        .margin(16)
-        .x_label_area_size(45)
-        .y_label_area_size(290)
-        .build_cartesian_2d(x0..x1, (0..n.saturating_sub(1)).into_segmented())?;
-    chart
-        .configure_mesh()
-        .x_desc(ax.label())
-        .y_labels(rows.len())
-        .y_label_formatter(&|v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) => rows.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 16))
-        .draw()?;
-    // A pause shorter than a pixel still shows as a thin bar.
-    let min_w = (x1 - x0) / 400.0;
-    for (row, p) in s.pauses.iter().enumerate() {
-        let color = Palette99::pick(row).to_rgba();
-        let row = row as u32;
-        chart.draw_series(p.intervals.iter().map(|&(a, b)| {
-            // plotters overflows an i32 on a coordinate far off the chart.
-            let x0r = ax.x(a).clamp(x0, x1);
-            let x1r = ax.x(b).max(x0r + min_w).clamp(x0, x1);
-            Rectangle::new(
-                [
-                    (x0r, SegmentValue::Exact(row)),
-                    (x1r, SegmentValue::Exact(row + 1)),
-                ],
-                color.filled(),
-            )
-        }))?;
-    }
-    Ok(())
-}
+use self::chart::*;
 
 /// Writes every plot of `a` into `out`; returns the file names written.
 pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, PlotError> {
-    register_embedded_font();
     let s = a.series.as_ref().ok_or(PlotError::NoSeries)?;
+    let written = write_dir(out, |sink| draw_all(a, s, sink, max_qps))?;
+    remove_stale_tsgs(out, &written)?;
+    Ok(written)
+}
+
+/// Draws with `draw` into a temporary directory inside `out` (created if
+/// missing), then moves every file into `out` once all were drawn, so that
+/// a failure leaves no half set; returns the file names.
+pub(crate) fn write_dir(
+    out: &Path,
+    draw: impl FnOnce(&mut Sink) -> Result<(), PlotError>,
+) -> Result<Vec<String>, PlotError> {
+    register_embedded_font();
     if out.exists() && !out.is_dir() {
         return Err(PlotError::Io {
             path: out.to_path_buf(),
@@ -513,14 +174,15 @@ pub fn plot(a: &Analysis, out: &Path, max_qps: usize) -> Result<Vec<String>, Plo
         path: tmp.clone(),
         source,
     })?;
-    let result = draw_all(a, s, &tmp, max_qps).and_then(|written| {
+    let mut sink = Sink::files(&tmp);
+    let result = draw(&mut sink).and_then(|()| {
+        let written = sink.written;
         for name in &written {
             std::fs::rename(tmp.join(name), out.join(name)).map_err(|source| PlotError::Io {
                 path: out.join(name),
                 source,
             })?;
         }
-        remove_stale_tsgs(out, &written)?;
         Ok(written)
     });
     let _ = std::fs::remove_dir_all(&tmp);
@@ -561,17 +223,21 @@ fn is_tsg_name(name: &str) -> bool {
     !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
 }
 
-fn draw_all(
-    a: &Analysis,
-    s: &SeriesSet,
-    dir: &Path,
-    max_qps: usize,
-) -> Result<Vec<String>, PlotError> {
+/// The SVG text of every plot of `a` (time-sequence graphs for at most
+/// `max_qps` flows), by name, for a page.
+pub(crate) fn svgs(a: &Analysis, max_qps: usize) -> Result<Vec<(String, String)>, PlotError> {
+    register_embedded_font();
+    let s = a.series.as_ref().ok_or(PlotError::NoSeries)?;
+    let mut sink = Sink::svg_only();
+    draw_all(a, s, &mut sink, max_qps)?;
+    Ok(sink.svgs)
+}
+
+fn draw_all(a: &Analysis, s: &SeriesSet, sink: &mut Sink, max_qps: usize) -> Result<(), PlotError> {
     let r = &a.report;
     let first = r.capture.first_ts_ns.unwrap_or(0);
     let last = r.capture.last_ts_ns.unwrap_or(first).max(first + 1);
     let ax = TimeAxis::new(first, last);
-    let mut written = Vec::new();
 
     // Goodput per flow: the flows with the most goodput bytes, the rest summed.
     let mut flows: Vec<&crate::analyze::FlowSeries> = s.flows.iter().collect();
@@ -584,22 +250,14 @@ fn draw_all(
         .take(MAX_LINES)
         .map(|f| (format!("#{} {}", f.qp, f.label), &f.goodput))
         .collect();
-    let mut others = Bins::default();
     let rest: Vec<_> = flows.iter().skip(MAX_LINES).collect();
+    let others = sum_bins(rest.iter().map(|f| &f.goodput));
     if !rest.is_empty() {
-        // Re-adding bin sums at their start times keeps the totals exact.
-        for f in &rest {
-            for (i, v) in f.goodput.values.iter().enumerate() {
-                if *v > 0.0 {
-                    others.add(f.goodput.start_ns + i as u64 * f.goodput.width_ns, *v);
-                }
-            }
-        }
         named.push((format!("{} other flows", rest.len()), &others));
     }
     let mut lines = rate_lines(&named, &ax, first, last, 8.0);
     let unit = in_rate_unit(&mut lines);
-    both!(dir, "goodput_qps", written, |root| {
+    both!(sink, "goodput_qps", |root| {
         if lines.is_empty() {
             message(
                 &root,
@@ -625,7 +283,7 @@ fn draw_all(
         .collect();
     let mut lines = rate_lines(&files, &ax, first, last, 8.0);
     let unit = in_rate_unit(&mut lines);
-    both!(dir, "goodput_files", written, |root| line_chart(
+    both!(sink, "goodput_files", |root| line_chart(
         &root,
         "RoCE payload per file (bond slave)",
         &ax.label(),
@@ -662,7 +320,7 @@ fn draw_all(
             window: None,
         };
         let stem = format!("tsg_qp{}", f.qp);
-        both!(dir, stem, written, |root| tsg_chart(&root, &ax, &t));
+        both!(sink, stem, |root| tsg_chart(&root, &ax, &t));
         // Real captures often hold one burst and a long idle tail: add a
         // view of the 2nd..95th percentile of the transmission times.
         let mut times: Vec<u64> = f
@@ -686,12 +344,12 @@ fn draw_all(
                     ..t
                 };
                 let stem = format!("tsg_qp{}_zoom", f.qp);
-                both!(dir, stem, written, |root| tsg_chart(&root, &zax, &zoom));
+                both!(sink, stem, |root| tsg_chart(&root, &zax, &zoom));
             }
         }
     }
 
-    both!(dir, "pfc", written, |root| {
+    both!(sink, "pfc", |root| {
         if s.pauses.is_empty() {
             let none: Vec<String> = r
                 .files
@@ -725,7 +383,7 @@ fn draw_all(
         last,
         1e9,
     );
-    both!(dir, "ecn_cnp", written, |root| line_chart(
+    both!(sink, "ecn_cnp", |root| line_chart(
         &root,
         "ECN-CE marks and CNPs",
         &ax.label(),
@@ -733,5 +391,5 @@ fn draw_all(
         ax.span,
         &lines
     ));
-    Ok(written)
+    Ok(())
 }

@@ -3,8 +3,8 @@
 //! ```text
 //!  plain file ──mmap, 8 MiB windows───┐
 //!                                     ├──record walk──▶ next_frame(): RawFrame { ts_ns, data, ... } (borrowed)
-//!  gzip, pipe ──read, 1 MiB buffers───┘             └─▶ next_batch(): FrameBatch (holds its window/buffer: Send)
-//!                                                                        │
+//!  gzip, pipe, ─read, 1 MiB buffers───┘             └─▶ next_batch(): FrameBatch (holds its window/buffer: Send)
+//!  stdin (`-`)                                                           │
 //!                                     Ethernet / Linux SLL / SLL2 ───────┴──▶ roce_codec::Frame
 //! ```
 //! Records are parsed in place, from a mapped window that follows the
@@ -142,6 +142,27 @@ pub enum NextBatch {
     },
 }
 
+/// The path that names standard input on a command line.
+pub const STDIN: &str = "-";
+/// What errors and reports call standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether `path` is `-`, standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
+/// How errors and reports name the input at `path`: [`STDIN_NAME`] for
+/// `-`, else the path as given.
+pub fn input_name(path: &Path) -> String {
+    if is_stdin(path) {
+        STDIN_NAME.to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// Largest record we accept; anything bigger is a corrupt length field.
 const MAX_RECORD: usize = 256 << 20;
 
@@ -176,8 +197,15 @@ impl CaptureReader {
     /// stream. The file must not be truncated while it is read: a mapped
     /// page that is gone ends the process (SIGBUS), as with any tool that
     /// maps its input.
+    ///
+    /// The path `-` ([`STDIN`]) is standard input, read as a stream (pcap,
+    /// pcapng, either gzip-compressed) and named [`STDIN_NAME`] in errors.
     pub fn open(path: impl AsRef<Path>) -> Result<CaptureReader, CaptureError> {
-        let path = path.as_ref().to_path_buf();
+        let path = path.as_ref();
+        if is_stdin(path) {
+            return CaptureReader::open_stream(PathBuf::from(STDIN_NAME), io::stdin());
+        }
+        let path = path.to_path_buf();
         let mut file = File::open(&path).map_err(|source| CaptureError::Open {
             path: path.clone(),
             source,
@@ -187,27 +215,55 @@ impl CaptureReader {
             offset: 0,
             source,
         };
-        let mut head = [0u8; 2];
-        let n = read_up_to(&mut file, &mut head).map_err(io_err)?;
-        let gzip = n == 2 && head == [0x1f, 0x8b];
         let meta = file.metadata().map_err(io_err)?;
-        if !gzip && meta.is_file() && meta.len() > 0 {
-            return CaptureReader::start(
-                path,
-                Source::Mapped {
-                    file,
-                    len: meta.len(),
-                },
-                false,
-            );
+        if meta.is_file() && meta.len() > 0 {
+            let mut head = [0u8; 2];
+            let n = read_up_to(&mut file, &mut head).map_err(io_err)?;
+            if !(n == 2 && head == GZIP_MAGIC) {
+                return CaptureReader::start(
+                    path,
+                    Source::Mapped {
+                        file,
+                        len: meta.len(),
+                    },
+                    false,
+                );
+            }
+            return CaptureReader::stream_after(path, &head[..n], file);
         }
-        let peeked = io::Cursor::new(head[..n].to_vec());
+        CaptureReader::open_stream(path, file)
+    }
+
+    /// Reads a capture (pcap, pcapng, either gzip-compressed) from a byte
+    /// stream such as a pipe, in buffers of 1 MiB that are reused: memory
+    /// stays flat however long the stream runs.
+    pub fn open_stream(
+        path: PathBuf,
+        mut src: impl Read + Send + 'static,
+    ) -> Result<CaptureReader, CaptureError> {
+        let mut head = [0u8; 2];
+        let n = read_up_to(&mut src, &mut head).map_err(|source| CaptureError::Io {
+            path: path.clone(),
+            offset: 0,
+            source,
+        })?;
+        CaptureReader::stream_after(path, &head[..n], src)
+    }
+
+    /// A stream whose first bytes, `head`, were read to look for gzip.
+    fn stream_after(
+        path: PathBuf,
+        head: &[u8],
+        rest: impl Read + Send + 'static,
+    ) -> Result<CaptureReader, CaptureError> {
+        let gzip = head == GZIP_MAGIC;
+        let peeked = io::Cursor::new(head.to_vec());
         let src: Box<dyn Read + Send> = if gzip {
             Box::new(flate2::bufread::MultiGzDecoder::new(
-                io::BufReader::with_capacity(CHUNK, peeked.chain(file)),
+                io::BufReader::with_capacity(CHUNK, peeked.chain(rest)),
             ))
         } else {
-            Box::new(peeked.chain(file))
+            Box::new(peeked.chain(rest))
         };
         CaptureReader::from_reader(path, src, gzip)
     }
@@ -292,7 +348,13 @@ impl CaptureReader {
                 r.advance(used);
             }
             Some(0x0a0d0d0a) => {
-                r.fill(MAX_RECORD.min(1 << 16))?;
+                // The section header block whole, by its own length (a
+                // live pipe may hold nothing more yet).
+                r.fill(12)?;
+                let head = &r.buf.as_slice()[r.start..r.end];
+                if let Some(len) = shb_len(head) {
+                    r.fill(len.min(MAX_RECORD))?;
+                }
                 let avail = &r.buf.as_slice()[r.start..r.end];
                 let (rem, parser) = PcapNgParser::new(avail).map_err(|e| r.corrupt(0, &e))?;
                 let used = avail.len() - rem.len();
@@ -399,7 +461,15 @@ impl CaptureReader {
                 what: format!("record length {need} is implausible (corrupt file?)"),
             });
         }
-        self.fill(need.max(have + 1).max(CHUNK))?;
+        // A mapped file maps a window of at least CHUNK; a stream reads
+        // into a buffer of at least CHUNK but returns once the record is
+        // whole, so that a live pipe (`tcpdump -U -w - | ...`) is analyzed
+        // as its frames come, not a mebibyte later.
+        let want = match self.src {
+            Source::Mapped { .. } => need.max(have + 1).max(CHUNK),
+            Source::Stream(_) => need.max(have + 1),
+        };
+        self.fill(want)?;
         Ok(None)
     }
 
@@ -517,6 +587,18 @@ impl RecordAt<'_> {
             linktype,
         }
     }
+}
+
+/// The total length of the pcapng section header block `head` starts
+/// with, in the byte order its byte-order magic declares.
+fn shb_len(head: &[u8]) -> Option<usize> {
+    let len: [u8; 4] = head.get(4..8)?.try_into().ok()?;
+    let len = match head.get(8..12)? {
+        [0x4d, 0x3c, 0x2b, 0x1a] => u32::from_le_bytes(len),
+        [0x1a, 0x2b, 0x3c, 0x4d] => u32::from_be_bytes(len),
+        _ => return None,
+    };
+    Some(len as usize)
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.

@@ -198,3 +198,85 @@ fn empty_file_is_not_a_capture() {
     let e = CaptureReader::open(&path).err().unwrap();
     assert!(e.to_string().contains("(only 2 bytes: 0a 0d)"), "{e}");
 }
+
+/// A pipe whose writer is the test: `read` blocks until the test sends
+/// the next chunk, and returns 0 when the sender is dropped.
+struct LivePipe {
+    chunks: std::sync::mpsc::Receiver<Vec<u8>>,
+    pending: Vec<u8>,
+}
+
+impl Read for LivePipe {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pending.is_empty() {
+            match self.chunks.recv() {
+                Ok(c) => self.pending = c,
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.pending.len());
+        buf[..n].copy_from_slice(&self.pending[..n]);
+        self.pending.drain(..n);
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_live_stream_yields_each_frame_as_it_arrives() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    for format in [CaptureFormat::Pcap, CaptureFormat::PcapNg] {
+        let (_, bytes) = two_frames(format, &format!("live.{}", format.extension()));
+        // Everything up to the end of the first frame's record: the file
+        // header (pcapng: SHB and IDB) and one record.
+        let second = bytes.len()
+            - match format {
+                CaptureFormat::Pcap => 16 + 300,
+                CaptureFormat::PcapNg => 28 + 300 + 4,
+            };
+        let (tx, rx) = mpsc::channel();
+        let (got_tx, got_rx) = mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let pipe = LivePipe {
+                chunks: rx,
+                pending: Vec::new(),
+            };
+            let mut r = CaptureReader::open_stream(PathBuf::from(STDIN_NAME), pipe).unwrap();
+            let mut n = 0;
+            loop {
+                match r.next_frame().unwrap() {
+                    Next::Frame(f) => {
+                        n += 1;
+                        got_tx.send(f.data.len()).unwrap();
+                    }
+                    Next::End => break n,
+                    Next::Cut { .. } => panic!("cut"),
+                }
+            }
+        });
+        tx.send(bytes[..second].to_vec()).unwrap();
+        // The first frame comes out while the writer still holds the pipe
+        // open and has sent nothing more.
+        assert_eq!(
+            got_rx.recv_timeout(Duration::from_secs(10)),
+            Ok(100),
+            "{format:?}"
+        );
+        tx.send(bytes[second..].to_vec()).unwrap();
+        assert_eq!(
+            got_rx.recv_timeout(Duration::from_secs(10)),
+            Ok(300),
+            "{format:?}"
+        );
+        drop(tx);
+        assert_eq!(reader.join().unwrap(), 2);
+    }
+}
+
+#[test]
+fn dash_is_standard_input_and_named_so() {
+    assert!(is_stdin(Path::new("-")));
+    assert!(!is_stdin(Path::new("./-")));
+    assert_eq!(input_name(Path::new("-")), "<stdin>");
+    assert_eq!(input_name(Path::new("a/b.pcap")), "a/b.pcap");
+}

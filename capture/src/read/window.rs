@@ -95,7 +95,9 @@ const WINDOW_ALIGN: u64 = 2 << 20;
 
 impl CaptureReader {
     /// Makes at least `want` bytes available from `start`, unless the file
-    /// ends first.
+    /// ends first. A stream reads as much as its buffer holds in each call
+    /// but stops as soon as `want` bytes are there, without waiting for
+    /// more input.
     pub(super) fn fill(&mut self, want: usize) -> Result<(), CaptureError> {
         if self.end - self.start >= want || self.eof {
             return Ok(());

@@ -12,8 +12,10 @@
 //! retransmissions, timeouts, NAKs and port from the client row; payload,
 //! frames and wire bytes are what both ends sent; the last packet is the
 //! client's last completion, which in a run that ends cleanly is the
-//! arrival of the last response at the requester. The simulator marks no
-//! ECN and sends no CNPs yet, so those counts are 0.
+//! arrival of the last response at the requester; go-back-N episodes are
+//! the requester's rewinds, whatever their cause. The simulator marks no
+//! ECN and sends no CNPs yet, so those counts are 0, and it keeps no
+//! per-message latencies.
 
 use roce_capture::figures::{QpFigures, QpKey};
 
@@ -52,13 +54,19 @@ fn figures(c: &QpSummary, s: Option<&QpSummary>) -> QpFigures {
         payload_bytes: both(|q| q.tx_payload_bytes),
         packets: both(|q| q.tx_packets),
         wire_bytes: both(|q| q.tx_bytes),
+        request_packets: {
+            let tx = &c.counters.tx;
+            tx.send.packets + tx.write.packets + tx.read_request.packets
+        },
         goodput_gbps: c.goodput_gbps,
         messages: c.msgs_completed,
         retransmitted_packets: c.retransmitted_packets,
+        go_back_n: c.counters.rewinds.total(),
         timeouts: c.timeouts,
         naks: c.naks_rx,
         cnps: 0,
         ecn_ce_packets: 0,
+        message_latency_ns: Default::default(),
         port: c.port.clone(),
     }
 }

@@ -9,6 +9,7 @@
 //!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg, rates.png/svg
 //!                                                                               └─ table.rs    what `rocesim` prints
 //!  sweep.rs: a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
+//!  shard.rs: one slice of a grid per machine (shard.json) ─▶ merge ─▶ the same sweep.csv
 //! ```
 //!
 //! A run writes into `.<out>.tmp-<pid>` beside the target and renames it
@@ -19,6 +20,7 @@ pub mod counters;
 mod csv;
 mod figures;
 pub mod plot;
+mod shard;
 pub mod summary;
 mod sweep;
 pub mod table;
@@ -34,6 +36,7 @@ use crate::time::Ps;
 use crate::world::{BuildOptions, Progress, World};
 
 pub use csv::{ports_csv, qps_csv};
+pub use shard::{Merged, Shard, SweepId, merge as merge_sweep};
 pub use summary::Summary;
 pub use sweep::{
     Axis, SweepRow, check_sweep_out, mean_min_max, parse_axis, parse_seeds, same_outcome, sweep,

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::counters::{self, CounterSet};
 
 use crate::time::Ps;
+use crate::transport::QpCounters;
 use crate::world::{PortCounters, PortView, QpStatus, QpView, Role, World};
 
 #[derive(Debug, Clone, Serialize)]
@@ -58,6 +59,10 @@ pub struct QpSummary {
     pub first_tx_ns: Option<u64>,
     /// Time of the last completion (success or error), ns.
     pub finished_at_ns: Option<u64>,
+    /// Everything the QP counted, for the shared figures (not in the JSON:
+    /// its keys stay as they were).
+    #[serde(skip)]
+    pub counters: QpCounters,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -185,6 +190,7 @@ impl QpSummary {
             } else {
                 None
             },
+            counters: *c,
         }
     }
 }

@@ -10,9 +10,10 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::plot::{Series, line_plot};
+use super::shard::{MANIFEST, Shard, SweepId, manifest_json};
 use super::summary::Summary;
 use super::{RunError, check, check_replaceable, write_dir_atomically};
 use crate::world::QpStatus;
@@ -67,8 +68,10 @@ pub fn parse_seeds(s: &str) -> Result<Vec<u64>, RunError> {
 }
 
 /// One finished grid point of a sweep.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepRow {
+    /// Its index in the whole grid (first axis slowest, seeds fastest).
+    pub point: usize,
     pub params: Vec<(String, String)>,
     pub seed: u64,
     pub sim_time_ns: u64,
@@ -85,14 +88,15 @@ pub struct SweepRow {
     pub min_port_tx_bytes: u64,
 }
 
-/// Runs every combination of `axes` × `seeds`, `jobs` at a time, and
-/// returns the rows in grid order (first axis slowest, seeds fastest)
-/// whatever the thread scheduling.
+/// Runs every combination of `axes` × `seeds` (only `shard`'s slice of
+/// them when given), `jobs` at a time, and returns the rows in grid order
+/// (first axis slowest, seeds fastest) whatever the thread scheduling.
 pub fn sweep(
     path: &Path,
     base_sets: &[String],
     axes: &[Axis],
     seeds: &[u64],
+    shard: Option<Shard>,
     jobs: usize,
     done: &(dyn Fn() + Sync),
 ) -> Result<Vec<SweepRow>, RunError> {
@@ -113,7 +117,8 @@ pub fn sweep(
         .iter()
         .flat_map(|g| seeds.iter().map(move |&s| (g.clone(), s)))
         .collect();
-    // Validate every combination before running any.
+    // Validate every combination before running any (a shard too: every
+    // shard of a broken sweep fails at once, not the one that meets it).
     for (g, seed) in &points {
         let mut sets = base_sets.to_vec();
         sets.extend(g.iter().map(|(k, v)| format!("{k}={v}")));
@@ -127,7 +132,9 @@ pub fn sweep(
     let rows: Vec<Result<SweepRow, RunError>> = pool.install(|| {
         points
             .par_iter()
-            .map(|(g, seed)| {
+            .enumerate()
+            .filter(|(i, _)| shard.is_none_or(|s| s.takes(*i)))
+            .map(|(point, (g, seed))| {
                 let mut sets = base_sets.to_vec();
                 sets.extend(g.iter().map(|(k, v)| format!("{k}={v}")));
                 sets.push(format!("seed={seed}"));
@@ -141,6 +148,7 @@ pub fn sweep(
                     .map(|p| s.ports[p as usize].counters.tx_bytes)
                     .collect();
                 Ok(SweepRow {
+                    point,
                     params: g.clone(),
                     seed: *seed,
                     sim_time_ns: s.sim_time_ns,
@@ -204,13 +212,22 @@ pub fn check_sweep_out(out: &Path) -> Result<(), RunError> {
 }
 
 /// Writes `sweep.csv`, `sweep.json` and `sweep.png/svg` into `out`
-/// (through a temporary directory renamed into place).
-pub fn write_sweep(out: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), RunError> {
+/// (through a temporary directory renamed into place), and for a shard
+/// its `shard.json`, what `rocesim sweep merge` reads.
+pub fn write_sweep(
+    out: &Path,
+    axes: &[Axis],
+    rows: &[SweepRow],
+    shard: Option<(&SweepId, Shard)>,
+) -> Result<(), RunError> {
     check_sweep_out(out)?;
     write_dir_atomically(out, "sweep", |tmp| {
         let io = |e: std::io::Error| RunError::Output(format!("{}: {e}", tmp.display()));
         std::fs::write(tmp.join("sweep.csv"), sweep_csv(axes, rows)).map_err(io)?;
         std::fs::write(tmp.join("sweep.json"), sweep_json(rows)).map_err(io)?;
+        if let Some((id, shard)) = shard {
+            std::fs::write(tmp.join(MANIFEST), manifest_json(id, shard, rows)).map_err(io)?;
+        }
         sweep_plot(tmp, axes, rows).map_err(RunError::Output)
     })
 }

@@ -16,7 +16,7 @@ pub(super) struct OpenMessage {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum MessageKind {
+pub enum MessageKind {
     Send,
     Write,
     Read,
@@ -32,6 +32,28 @@ impl MessageKind {
             MessageKind::Atomic => "atomic",
         }
     }
+}
+
+/// Messages a flow keeps for `infer` ([`super::FlowOptions::message_log`]):
+/// the first this many; the rest are counted.
+pub(crate) const MESSAGE_LOG_MAX: usize = 4096;
+
+/// One message as `infer` replays it: its kind, size and the time of its
+/// first packet (a READ: of its request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedMessage {
+    pub kind: MessageKind,
+    pub size: u64,
+    pub start_ns: u64,
+}
+
+/// The messages of a flow in the order they completed, up to
+/// [`MESSAGE_LOG_MAX`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageLog {
+    pub messages: Vec<LoggedMessage>,
+    /// Messages past the cap, not listed.
+    pub dropped: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -57,11 +79,27 @@ impl Flow {
         *self.messages.entry(kind).or_insert(0) += 1;
         self.message_size.add(size);
         self.message_bytes += size;
+        self.log_message(kind, size, start_ts);
         if acked {
             if self.unacked_messages.len() >= MAX_OUTSTANDING {
                 self.unacked_messages.pop_front();
             }
             self.unacked_messages.push_back((last, start_ts));
+        }
+    }
+
+    /// Keeps the message for `infer` when the log is on and has room.
+    fn log_message(&mut self, kind: MessageKind, size: u64, start_ns: u64) {
+        if let Some(log) = &mut self.message_log {
+            if log.messages.len() < MESSAGE_LOG_MAX {
+                log.messages.push(LoggedMessage {
+                    kind,
+                    size,
+                    start_ns,
+                });
+            } else {
+                log.dropped += 1;
+            }
         }
     }
 
@@ -198,6 +236,7 @@ impl Flow {
         *self.messages.entry(MessageKind::Read).or_insert(0) += 1;
         self.message_size.add(u64::from(r.dma_len));
         self.message_bytes += u64::from(r.dma_len);
+        self.log_message(MessageKind::Read, u64::from(r.dma_len), r.ts);
         self.message_latency.add(ts.saturating_sub(r.ts));
         self.ack_through(last, ts);
     }

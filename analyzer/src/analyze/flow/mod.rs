@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, VecDeque};
 use roce_codec::{Operation, Psn, Transport};
 
 use self::acks::SentRequest;
-pub(crate) use self::messages::MessageKind;
+pub use self::messages::{LoggedMessage, MessageKind, MessageLog};
 use self::messages::{OpenMessage, PendingRead};
 use self::mirror::{DUP_RING, Fingerprint};
 pub(crate) use self::sequence::{Cause, Episode, RetryRun};
@@ -162,6 +162,10 @@ pub(crate) struct Flow {
     pub message_size: Quantiles,
     pub message_bytes: u64,
     pub message_latency: Quantiles,
+    /// The first messages, for `infer` (only with [`FlowOptions::message_log`]).
+    pub message_log: Option<MessageLog>,
+    /// The traffic class byte (DSCP << 2 | ECN) of the first request.
+    pub request_tclass: u8,
     // Slaves.
     cur_request_file: Option<u16>,
     cur_response_file: Option<u16>,
@@ -179,6 +183,8 @@ pub(crate) struct FlowOptions {
     pub dup_window_ns: u64,
     pub pmtu: Option<u32>,
     pub series: bool,
+    /// Keep each flow's first messages ([`MessageLog`]) for `infer`.
+    pub message_log: bool,
 }
 
 impl Flow {
@@ -255,6 +261,8 @@ impl Flow {
             message_size: Quantiles::default(),
             message_bytes: 0,
             message_latency: Quantiles::default(),
+            message_log: opts.message_log.then(MessageLog::default),
+            request_tclass: ev.tclass,
             cur_request_file: None,
             cur_response_file: None,
             request_moves: Vec::new(),
@@ -288,6 +296,10 @@ impl Flow {
             + q(&self.cnp_delay)
             + q(&self.message_size)
             + q(&self.message_latency)
+            + self
+                .message_log
+                .as_ref()
+                .map_or(0, |l| l.messages.capacity() * size_of::<LoggedMessage>())
     }
 
     /// Episode still open at the end of the capture goes into the list.

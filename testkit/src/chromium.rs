@@ -1,0 +1,389 @@
+//! A page opened in headless Chromium, watched through the DevTools
+//! protocol: what its console said, what it asked the network for.
+//!
+//! ```text
+//!  chromium --headless --remote-debugging-port=0 ... about:blank
+//!     │ stderr: "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/..."
+//!     ├── GET /json/list ──▶ the blank page's webSocketDebuggerUrl
+//!     └── WebSocket ──▶ Page/Runtime/Log/Network.enable, Page.navigate(url)
+//!           events until the load event and a quiet moment:
+//!             Runtime.consoleAPICalled (error), Runtime.exceptionThrown,
+//!             Log.entryAdded (error: "Failed to load resource", ...) ─▶ console_errors
+//!             Network.requestWillBeSent ─▶ requests (any URL but the page's own)
+//! ```
+//!
+//! The browser's own background traffic (update checks) is not the page's
+//! and does not show in its Network domain. A minimal WebSocket client
+//! (RFC 6455: masked text frames out, fragmented frames in) is enough for
+//! the protocol, so no crate is needed for it.
+//!
+//! [`chromium`] finds the binary (or skips, see [`crate::ci`]).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::cli::TempDir;
+
+/// The flags every run gets: headless, no sandbox (tests run as root in
+/// CI), no GPU, and none of the browser's own network chatter.
+pub const FLAGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
+/// The Chromium binary (`chromium` or `chromium-browser` on PATH, or
+/// `$CHROMIUM`), or `None` after [`crate::ci::skip`].
+pub fn chromium() -> Option<PathBuf> {
+    let candidates = std::env::var("CHROMIUM")
+        .ok()
+        .into_iter()
+        .chain(["chromium".to_string(), "chromium-browser".to_string()]);
+    for c in candidates {
+        let ok = Command::new(&c)
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Some(PathBuf::from(c));
+        }
+    }
+    crate::ci::skip("chromium is not installed (apt-get install chromium)")
+}
+
+/// What a page did while it loaded.
+#[derive(Debug, Default)]
+pub struct PageLoad {
+    /// Console errors, uncaught exceptions and error log entries, as text.
+    pub console_errors: Vec<String>,
+    /// Every URL the page asked for besides itself.
+    pub requests: Vec<String>,
+    /// `document.title` once loaded.
+    pub title: String,
+    /// `document.body.innerText` once loaded.
+    pub text: String,
+}
+
+/// Opens `page` (a local file) in headless Chromium and reports its
+/// console errors and network requests.
+pub fn load(chromium: &Path, page: &Path) -> PageLoad {
+    let profile = TempDir::new(&format!(
+        "chromium-{}",
+        page.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let mut child = Browser(
+        Command::new(chromium)
+            .args(FLAGS)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("--remote-debugging-port=0")
+            .arg("about:blank")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", chromium.display())),
+    );
+    let port = devtools_port(&mut child.0);
+    let ws_url = page_socket(port);
+    let mut ws = WebSocket::connect(&ws_url);
+    let mut id = 0u64;
+    let mut send = |ws: &mut WebSocket, method: &str, params: Value| {
+        id += 1;
+        ws.send(&json!({"id": id, "method": method, "params": params}).to_string());
+        id
+    };
+    for domain in ["Page", "Runtime", "Log", "Network"] {
+        send(&mut ws, &format!("{domain}.enable"), json!({}));
+    }
+    let url = format!(
+        "file://{}",
+        std::fs::canonicalize(page)
+            .unwrap_or_else(|e| panic!("{}: {e}", page.display()))
+            .display()
+    );
+    send(&mut ws, "Page.navigate", json!({ "url": url }));
+    let mut out = PageLoad::default();
+    let mut loaded: Option<Instant> = None;
+    let mut asked: Option<u64> = None;
+    // Generous: a loaded CI machine (two cores, builds beside) takes a
+    // minute for a page of a few MB; the limit is for a page that hangs.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        assert!(Instant::now() < deadline, "{url} did not load within 300 s");
+        // A second of quiet after the load event: late requests show too.
+        if asked.is_none() && loaded.is_some_and(|t| t.elapsed() > Duration::from_secs(1)) {
+            asked = Some(send(
+                &mut ws,
+                "Runtime.evaluate",
+                json!({"expression": "JSON.stringify([document.title, document.body.innerText])", "returnByValue": true}),
+            ));
+        }
+        let Some(msg) = ws.recv(Duration::from_millis(200)) else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(&msg).unwrap_or_default();
+        if asked.is_some() && v["id"].as_u64() == asked {
+            let s = v["result"]["result"]["value"].as_str().unwrap_or("[]");
+            let pair: Vec<String> = serde_json::from_str(s).unwrap_or_default();
+            out.title = pair.first().cloned().unwrap_or_default();
+            out.text = pair.get(1).cloned().unwrap_or_default();
+            break;
+        }
+        let p = &v["params"];
+        match v["method"].as_str().unwrap_or("") {
+            "Page.loadEventFired" => loaded = Some(Instant::now()),
+            "Runtime.consoleAPICalled" if p["type"] == "error" || p["type"] == "assert" => out
+                .console_errors
+                .push(format!("console.{}: {}", p["type"], p["args"])),
+            "Runtime.exceptionThrown" => out
+                .console_errors
+                .push(format!("exception: {}", p["exceptionDetails"])),
+            "Log.entryAdded" => {
+                let e = &p["entry"];
+                // A request that fails early (no such file, no such host)
+                // shows only here, with its URL.
+                if let Some(u) = e["url"].as_str().filter(|_| e["source"] == "network") {
+                    if u != url && !out.requests.iter().any(|r| r == u) {
+                        out.requests.push(u.to_string());
+                    }
+                }
+                if e["level"] == "error" {
+                    out.console_errors
+                        .push(format!("{}: {} {}", e["source"], e["text"], e["url"]));
+                }
+            }
+            "Network.requestWillBeSent" => {
+                let u = p["request"]["url"].as_str().unwrap_or("").to_string();
+                if u != url && !out.requests.contains(&u) {
+                    out.requests.push(u);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A screenshot of `page` at `width` x `height` CSS pixels into `png`.
+pub fn screenshot(chromium: &Path, page: &Path, (width, height): (u32, u32), png: &Path) {
+    let profile = TempDir::new("chromium-shot");
+    let o = Command::new(chromium)
+        .args(FLAGS)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--window-size={width},{height}"))
+        .arg("--hide-scrollbars")
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(page)
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", chromium.display()));
+    assert!(
+        o.status.success() && png.is_file(),
+        "chromium --screenshot failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Kills the browser (a process this module started) when dropped.
+struct Browser(Child);
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn devtools_port(child: &mut Child) -> u16 {
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Reads stderr to its end, so the browser never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.split("DevTools listening on ws://127.0.0.1:").nth(1) {
+                let port: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let _ = tx.send(port.parse::<u16>().ok());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .ok()
+        .flatten()
+        .expect("chromium did not say where DevTools listens")
+}
+
+/// The WebSocket URL of the browser's first page.
+fn page_socket(port: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(list) = http_get(port, "/json/list") {
+            let list: Value = serde_json::from_str(&list).unwrap_or_default();
+            let page = list
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["type"] == "page")
+                .and_then(|t| t["webSocketDebuggerUrl"].as_str());
+            if let Some(u) = page {
+                return u.to_string();
+            }
+        }
+        assert!(Instant::now() < deadline, "no page target on port {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The body of `GET path` on the DevTools port (by its Content-Length: the
+/// browser keeps the connection open).
+fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut r = BufReader::new(s);
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).ok()?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            if k.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().ok()?;
+            }
+        }
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).ok()?;
+    String::from_utf8(body).ok()
+}
+
+/// The client end of a WebSocket (RFC 6455), text frames only.
+struct WebSocket {
+    s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl WebSocket {
+    fn connect(url: &str) -> WebSocket {
+        let rest = url.strip_prefix("ws://").expect("a ws:// URL");
+        let (host, path) = rest.split_once('/').expect("a path");
+        let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("{host}: {e}"));
+        let req = format!(
+            "GET /{path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: cm9jZXNpbS10ZXN0a2l0IQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        );
+        s.write_all(req.as_bytes()).expect("handshake");
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            s.read_exact(&mut byte).expect("handshake reply");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8_lossy(&head);
+        assert!(
+            head.starts_with("HTTP/1.1 101"),
+            "no WebSocket upgrade: {head}"
+        );
+        WebSocket { s, buf: Vec::new() }
+    }
+
+    fn send(&mut self, text: &str) {
+        let p = text.as_bytes();
+        let mut f = vec![0x81u8];
+        match p.len() {
+            n if n < 126 => f.push(0x80 | n as u8),
+            n if n < 65536 => {
+                f.push(0x80 | 126);
+                f.extend_from_slice(&(n as u16).to_be_bytes());
+            }
+            n => {
+                f.push(0x80 | 127);
+                f.extend_from_slice(&(n as u64).to_be_bytes());
+            }
+        }
+        let mask = [0x5a, 0xa5, 0x3c, 0xc3];
+        f.extend_from_slice(&mask);
+        f.extend(p.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        self.s.write_all(&f).expect("WebSocket write");
+    }
+
+    /// The next whole text message, or `None` when none came within `wait`.
+    fn recv(&mut self, wait: Duration) -> Option<String> {
+        let mut message = Vec::new();
+        loop {
+            let (fin, opcode, payload) = self.frame(wait)?;
+            match opcode {
+                0x8 => panic!("the browser closed the DevTools connection"),
+                0x9 => {
+                    // Ping: answer with the same payload.
+                    let mut f = vec![0x8a, 0x80 | payload.len() as u8, 0, 0, 0, 0];
+                    f.extend_from_slice(&payload);
+                    self.s.write_all(&f).expect("WebSocket pong");
+                    continue;
+                }
+                0xa => continue,
+                _ => message.extend_from_slice(&payload),
+            }
+            if fin {
+                return Some(String::from_utf8_lossy(&message).into_owned());
+            }
+        }
+    }
+
+    /// One frame: FIN, opcode, payload (servers do not mask).
+    fn frame(&mut self, wait: Duration) -> Option<(bool, u8, Vec<u8>)> {
+        self.fill(2, wait)?;
+        let (b0, b1) = (self.buf[0], self.buf[1]);
+        let (len, at) = match b1 & 0x7f {
+            126 => {
+                self.fill(4, Duration::from_secs(30))?;
+                (u64::from(u16::from_be_bytes([self.buf[2], self.buf[3]])), 4)
+            }
+            127 => {
+                self.fill(10, Duration::from_secs(30))?;
+                (u64::from_be_bytes(self.buf[2..10].try_into().unwrap()), 10)
+            }
+            n => (u64::from(n), 2),
+        };
+        let end = at + len as usize;
+        self.fill(end, Duration::from_secs(30))?;
+        let payload = self.buf[at..end].to_vec();
+        self.buf.drain(..end);
+        Some((b0 & 0x80 != 0, b0 & 0x0f, payload))
+    }
+
+    fn fill(&mut self, n: usize, wait: Duration) -> Option<()> {
+        let mut chunk = [0u8; 65536];
+        while self.buf.len() < n {
+            self.s.set_read_timeout(Some(wait)).ok()?;
+            match self.s.read(&mut chunk) {
+                Ok(0) => panic!("the browser closed the DevTools connection"),
+                Ok(k) => self.buf.extend_from_slice(&chunk[..k]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return None;
+                }
+                Err(e) => panic!("DevTools connection: {e}"),
+            }
+        }
+        Some(())
+    }
+}
