@@ -619,6 +619,12 @@ pub struct LinkCfg {
     /// Probability that a frame is lost on this link (each direction).
     #[serde(default)]
     pub loss: f64,
+    /// Probability that an ECT frame crossing this link (either direction)
+    /// arrives CE-marked: a stand-in for a congested hop the scenario does
+    /// not model, to exercise the NIC's notification and reaction points.
+    /// Switches mark by queue depth themselves (RED); this does not.
+    #[serde(default)]
+    pub ce_mark: f64,
     #[serde(default, rename = "event")]
     pub events: Vec<LinkEventCfg>,
 }

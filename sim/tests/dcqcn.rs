@@ -1,0 +1,177 @@
+//! DCQCN end to end on ConnectX profiles, with CE marks injected by a
+//! marking link (`ce_mark`) rather than a switch's RED: the sender's NIC
+//! sets ECT(0), the receiver's notification point answers CE with real
+//! CNPs (checked byte by byte by tshark and by roce-pcap's ICRC check),
+//! paced by `min_time_between_cnps`, and the sender's reaction point cuts
+//! and recovers its QP's rate (the sawtooth in qps.csv). Counters are the
+//! hardware's names; the same seed gives the same bytes.
+
+mod common;
+
+use common::*;
+use roce_testkit::tshark::{fields, tshark};
+use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use rocesim::run::{self, RunOptions, Summary};
+use serde_json::Value;
+use std::path::Path;
+
+/// Runs `toml` into `<tmp>/name/run` through the library: the summary as
+/// a value (for its figures) and as summary.json.
+fn run_lib(name: &str, toml: &str) -> (std::path::PathBuf, Summary, Value) {
+    let dir = tmp(name);
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, toml).unwrap();
+    let opts = RunOptions {
+        out: Some(dir.join("run")),
+        ..RunOptions::default()
+    };
+    let (sum, out) = run::run(&file, &opts, &mut ()).unwrap();
+    let json = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    (dir, sum, serde_json::from_str(&json).unwrap())
+}
+
+/// a ── sw ── b, 100G, 1 µs links; a's link marks ECT frames CE with
+/// probability `ce`; taps at both hosts; one 1 MiB × `iters` WRITE QP.
+fn scenario_text(ce: f64, iters: u32, host_keys: &str) -> String {
+    host("a", host_keys, &[("eth0", "10.0.0.1/24")], 9000)
+        + &host("b", host_keys, &[("eth0", "10.0.0.2/24")], 9000)
+        + &switch("sw", "", &[])
+        + &link_with(
+            "a.eth0",
+            "sw.p1",
+            "100Gbps",
+            &format!("delay = \"1us\"\nce_mark = {ce}\n"),
+        )
+        + &link("sw.p2", "b.eth0", "100Gbps")
+        + &write_bw("a", "b", &format!("size = \"1MiB\"\niters = {iters}\n"))
+        + "[[tap]]\nat = \"a.eth0\"\n[[tap]]\nat = \"b.eth0\"\n"
+}
+
+fn counter(s: &Value, dev: &str, name: &str) -> u64 {
+    s["counters"][dev][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {name} for {dev}: {}", s["counters"][dev]))
+}
+
+/// The client's `rate_gbps` column of qps.csv, in time order.
+fn client_rates(dir: &Path) -> Vec<f64> {
+    let csv = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let (role, rate) = (col("role"), col("rate_gbps"));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[role] == "client")
+        .map(|f| f[rate].parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn ce_marks_become_cnps_and_the_sender_cuts_and_recovers() {
+    let (dir, sum, s) = run_lib("dcqcn_marked", &scenario_text(0.002, 40, ""));
+    let c = clients(&s)[0];
+    assert_eq!(c["status"], "success");
+
+    // The receiver's NP saw every CE-marked request and sent CNPs for some.
+    let marked = counter(&s, "b.eth0", "np_ecn_marked_roce_packets");
+    let sent = counter(&s, "b.eth0", "np_cnp_sent");
+    assert!(marked >= 5, "marked {marked}");
+    assert!(sent >= 1 && sent <= marked, "sent {sent} of {marked}");
+    // Every CNP reached the sender's QP and its reaction point.
+    assert_eq!(counter(&s, "a.eth0", "rp_cnp_handled"), sent);
+    assert_eq!(counter(&s, "a.eth0", "rp_cnp_ignored"), 0);
+
+    // What the captures say, read by roce-pcap: CE-marked requests at the
+    // receiver, the CNPs, no ICRC error anywhere.
+    let files = [dir.join("run/a.eth0.pcap"), dir.join("run/b.eth0.pcap")];
+    let a = analyze_files(&files[1..], &AnalyzeOptions::default()).unwrap();
+    let f = &a.report.qps[0];
+    assert_eq!(f.ecn_ce_requests, marked);
+    assert_eq!(f.cnps_to_requester, sent);
+    for file in &files {
+        let a = analyze_files(std::slice::from_ref(file), &AnalyzeOptions::default()).unwrap();
+        assert_eq!(a.report.files[0].icrc_errors, 0, "{}", file.display());
+    }
+    // And the summary states the connection the same way.
+    let figs = sum.qp_figures();
+    assert_eq!((figs[0].cnps, figs[0].ecn_ce_packets), (sent, marked));
+
+    if tshark().is_some() {
+        // Each CNP as tshark decodes it: opcode 0x81 to the sender's QP,
+        // DSCP 48 (cnp_dscp), ECT(0) as ConnectX sends them, and at most
+        // one per min_time_between_cnps (2 µs) from the port.
+        let rows = fields(
+            &files[1],
+            &["-Y", "infiniband.bth.opcode == 129"],
+            &[
+                "frame.time_epoch",
+                "ip.dst",
+                "ip.dsfield.dscp",
+                "ip.dsfield.ecn",
+                "infiniband.bth.destqp",
+                "_ws.malformed",
+            ],
+        );
+        assert_eq!(rows.len() as u64, sent);
+        let qpn = format!("{:#08x}", c["qpn"].as_u64().unwrap());
+        let mut last: Option<f64> = None;
+        for r in &rows {
+            assert_eq!(r[1..5], ["10.0.0.1", "48", "2", qpn.as_str()], "{r:?}");
+            assert!(r[5].is_empty(), "malformed: {r:?}");
+            let t: f64 = r[0].parse().unwrap();
+            if let Some(l) = last {
+                assert!(t - l >= 1.999e-6, "CNPs {:.3} µs apart", (t - l) * 1e6);
+            }
+            last = Some(t);
+        }
+        // The requests carry ECT(0) (the NIC's, whatever the TC says) or CE.
+        let ecn = fields(
+            &files[0],
+            &["-Y", "infiniband.bth.opcode == 10 || infiniband.bth.opcode == 6"],
+            &["ip.dsfield.ecn"],
+        );
+        assert!(!ecn.is_empty());
+        assert!(ecn.iter().all(|r| r[0] == "2"), "{ecn:?}");
+    }
+
+    // The sawtooth: cuts below line rate, recoveries after them.
+    let rates = client_rates(&dir);
+    let cuts = rates.windows(2).filter(|w| w[1] < w[0]).count();
+    let rises = rates.windows(2).filter(|w| w[1] > w[0]).count();
+    let min = rates.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(min < 60.0, "lowest rate {min}: {rates:?}");
+    assert!(cuts >= 2 && rises >= 2, "{cuts} cuts, {rises} rises: {rates:?}");
+    assert!(dir.join("run/rates.png").exists());
+
+    // Same seed, same bytes.
+    let (dir2, _, _) = run_lib("dcqcn_marked_again", &scenario_text(0.002, 40, ""));
+    for f in ["qps.csv", "a.eth0.pcap", "b.eth0.pcap"] {
+        assert!(
+            std::fs::read(dir.join("run").join(f)).unwrap()
+                == std::fs::read(dir2.join("run").join(f)).unwrap(),
+            "{f} differs between two runs of one seed"
+        );
+    }
+}
+
+#[test]
+fn soft_roce_sends_no_ect_and_no_cnps() {
+    // rxe copies the TC's ECN bits: TC 0 is Not-ECT, so nothing is marked;
+    // it runs no DCQCN, so the NP counters stay 0.
+    let (_, s) = run_text(
+        "dcqcn_rxe",
+        &scenario_text(0.5, 4, "profile = \"rxe\"\n"),
+        &[],
+    );
+    assert_eq!(counter(&s, "b.eth0", "np_ecn_marked_roce_packets"), 0);
+    assert!(s["counters"]["b.eth0"].get("np_cnp_sent").is_none());
+    // TC 2 (ECT(0)) is copied and marked, but rxe sends no CNP.
+    let (_, s) = run_text(
+        "dcqcn_rxe_ect",
+        &scenario_text(0.5, 4, "profile = \"rxe\"\n"),
+        &["workload.0.tc=2"],
+    );
+    assert!(counter(&s, "b.eth0", "np_ecn_marked_roce_packets") > 0);
+    assert!(s["counters"]["b.eth0"].get("np_cnp_sent").is_none());
+}
