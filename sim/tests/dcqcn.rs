@@ -9,8 +9,8 @@
 mod common;
 
 use common::*;
-use roce_testkit::tshark::{fields, tshark};
 use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+use roce_testkit::tshark::{fields, tshark};
 use rocesim::run::{self, RunOptions, Summary};
 use serde_json::Value;
 use std::path::Path;
@@ -81,6 +81,16 @@ fn ce_marks_become_cnps_and_the_sender_cuts_and_recovers() {
     // Every CNP reached the sender's QP and its reaction point.
     assert_eq!(counter(&s, "a.eth0", "rp_cnp_handled"), sent);
     assert_eq!(counter(&s, "a.eth0", "rp_cnp_ignored"), 0);
+    // Nothing is lost: what one NIC's PMA counters sent, the other's
+    // received, CNPs included.
+    for (tx, rx) in [("a.eth0", "b.eth0"), ("b.eth0", "a.eth0")] {
+        for (t, r) in [
+            ("port_xmit_packets", "port_rcv_packets"),
+            ("port_xmit_data", "port_rcv_data"),
+        ] {
+            assert_eq!(counter(&s, tx, t), counter(&s, rx, r), "{tx} {t}");
+        }
+    }
 
     // What the captures say, read by roce-pcap: CE-marked requests at the
     // receiver, the CNPs, no ICRC error anywhere.
@@ -128,7 +138,10 @@ fn ce_marks_become_cnps_and_the_sender_cuts_and_recovers() {
         // The requests carry ECT(0) (the NIC's, whatever the TC says) or CE.
         let ecn = fields(
             &files[0],
-            &["-Y", "infiniband.bth.opcode == 10 || infiniband.bth.opcode == 6"],
+            &[
+                "-Y",
+                "infiniband.bth.opcode == 10 || infiniband.bth.opcode == 6",
+            ],
             &["ip.dsfield.ecn"],
         );
         assert!(!ecn.is_empty());
@@ -141,7 +154,10 @@ fn ce_marks_become_cnps_and_the_sender_cuts_and_recovers() {
     let rises = rates.windows(2).filter(|w| w[1] > w[0]).count();
     let min = rates.iter().cloned().fold(f64::MAX, f64::min);
     assert!(min < 60.0, "lowest rate {min}: {rates:?}");
-    assert!(cuts >= 2 && rises >= 2, "{cuts} cuts, {rises} rises: {rates:?}");
+    assert!(
+        cuts >= 2 && rises >= 2,
+        "{cuts} cuts, {rises} rises: {rates:?}"
+    );
     assert!(dir.join("run/rates.png").exists());
 
     // Same seed, same bytes.

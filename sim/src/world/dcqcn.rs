@@ -148,7 +148,11 @@ impl World {
             };
             // A ConnectX CNP carries ECT(0) (roce-facts §1.6) and UDP
             // source port 0.
-            let ecn = if h.profile.ecn == EcnMode::Cc { ECT0 } else { 0 };
+            let ecn = if h.profile.ecn == EcnMode::Cc {
+                ECT0
+            } else {
+                0
+            };
             CnpOut {
                 qp: q,
                 port: n.port,

@@ -24,8 +24,8 @@ use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
-use super::profile::NicProfile;
 use super::port::{DropReason, PrioQueues, highest};
+use super::profile::NicProfile;
 use crate::cc::NotificationPoint;
 use crate::engine::Event;
 use crate::fasthash::FastMap;

@@ -293,7 +293,10 @@ mod tests {
 
         let h = NicProfile::preset(ProfileBase::Hpcc);
         let q = h.qp_config(QpConfig::default());
-        assert_eq!((q.ack_req_every, q.segment(), q.segment_bytes), (1, 1000, 1000));
+        assert_eq!(
+            (q.ack_req_every, q.segment(), q.segment_bytes),
+            (1, 1000, 1000)
+        );
         assert_eq!(h.ack_priority, AckPriority::Fixed(7));
         assert_eq!(h.ecn_bits(106, 3), 0);
         let d = h.dcqcn.as_ref().unwrap();

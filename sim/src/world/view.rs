@@ -12,8 +12,8 @@ use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
 use super::tap::Tap;
-use crate::time::{Ps, Rate};
 use crate::cc::{NotificationPoint, ReactionPoint};
+use crate::time::{Ps, Rate};
 use crate::transport::{QpWorkloadStats, RcQp};
 
 /// A port.
@@ -137,7 +137,10 @@ impl<'a> QpView<'a> {
     }
     /// Whether its host's NIC profile runs DCQCN.
     pub fn dcqcn(&self) -> bool {
-        self.world.hosts[self.slot.host as usize].profile.dcqcn.is_some()
+        self.world.hosts[self.slot.host as usize]
+            .profile
+            .dcqcn
+            .is_some()
     }
 }
 

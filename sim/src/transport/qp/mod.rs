@@ -251,7 +251,9 @@ impl RcQp {
     /// their own rather than in the QP's turn. Responses keep their order:
     /// an ACK queued behind READ responses waits for them.
     pub fn next_ack(&mut self, now: Ps) -> Option<IbRepr> {
-        if self.state != QpState::Rts || !matches!(self.responses.front(), Some(Response::Ack { .. })) {
+        if self.state != QpState::Rts
+            || !matches!(self.responses.front(), Some(Response::Ack { .. }))
+        {
             return None;
         }
         Some(self.emit_response(false, now))

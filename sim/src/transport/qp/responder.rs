@@ -80,11 +80,7 @@ impl RcQp {
                 let k = next.distance(first) as u32;
                 let seg = u64::from(self.cfg.segment());
                 let last = k + 1 == n;
-                let payload = if last {
-                    len - u64::from(k) * seg
-                } else {
-                    seg
-                } as u32;
+                let payload = if last { len - u64::from(k) * seg } else { seg } as u32;
                 let op = match (n == 1, k == 0, last) {
                     (true, _, _) => 0x10,
                     (_, true, _) => 0x0D,

@@ -28,8 +28,8 @@ use crate::transport::{
 };
 use crate::world::World;
 use crate::world::arp::Conn;
-use crate::world::host::IfaceKind;
 use crate::world::dcqcn::QpCc;
+use crate::world::host::IfaceKind;
 use crate::world::qp::{QpSlot, Role, WorkloadSlot};
 
 pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
