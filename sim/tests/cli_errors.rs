@@ -363,7 +363,10 @@ fn nic_profile_and_dcqcn_keys() {
     let err = table("ack_prio", "hpcc", "transport", "ack_priority = 9");
     says(
         &err,
-        &["key `host[0].transport.ack_priority`", "priority 9 is outside 0..=7"],
+        &[
+            "key `host[0].transport.ack_priority`",
+            "priority 9 is outside 0..=7",
+        ],
     );
     let err = fails_at(
         "ce_mark",

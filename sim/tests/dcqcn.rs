@@ -191,3 +191,61 @@ fn soft_roce_sends_no_ect_and_no_cnps() {
     assert!(counter(&s, "b.eth0", "np_ecn_marked_roce_packets") > 0);
     assert!(s["counters"]["b.eth0"].get("np_cnp_sent").is_none());
 }
+
+#[test]
+fn the_reference_nic_acks_every_1000_byte_packet_and_flags_cnps_on_acks() {
+    // The hpcc profile sends Not-ECT, as the reference does (its switches
+    // mark every packet); `ecn = "tc"` with TC 2 lets the ECT-only marking
+    // link mark it here.
+    let keys = "profile = \"hpcc\"\n  [host.transport]\n  ecn = \"tc\"\n";
+    let (dir, s) = run_text(
+        "dcqcn_hpcc",
+        &scenario_text(0.05, 2, keys),
+        &["workload.0.tc=2"],
+    );
+    let c = clients(&s)[0];
+    assert_eq!(c["status"], "success");
+    // 2 × 1 MiB in 1000-byte packets: ceil(1048576 / 1000) = 1049 each,
+    // and one ACK for every one of them (AckReq on every packet, no
+    // coalescing).
+    assert_eq!(c["tx_packets"], 2 * 1049);
+    let server = s["qps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|q| q["role"] == "server")
+        .unwrap();
+    assert_eq!(server["tx_packets"], 2 * 1049);
+    // min_time_between_cnps 0: a CNP for every CE-marked request. (The
+    // link marks both ways: b's counter of CE-marked packets also counts
+    // the CNPs a's NP sent for marked ACKs, hence the capture's count.)
+    let marked = counter(&s, "b.eth0", "np_cnp_sent");
+    assert!(marked > 50, "{marked}");
+    assert_eq!(counter(&s, "a.eth0", "rp_cnp_handled"), marked);
+    assert!(counter(&s, "b.eth0", "np_ecn_marked_roce_packets") >= marked);
+    if tshark().is_some() {
+        let ce_requests = fields(
+            &dir.join("run/b.eth0.pcap"),
+            &["-Y", "ip.dsfield.ecn == 3 && infiniband.bth.opcode <= 12"],
+            &["infiniband.bth.psn"],
+        );
+        assert_eq!(ce_requests.len() as u64, marked);
+        // At the sender: each CNP right behind an ACK, both at priority 7's
+        // DSCP (56), the ACKs of every request.
+        let rows = fields(
+            &dir.join("run/a.eth0.pcap"),
+            &[
+                "-Y",
+                "ip.src == 10.0.0.2 && (infiniband.bth.opcode == 17 || infiniband.bth.opcode == 129)",
+            ],
+            &["infiniband.bth.opcode", "ip.dsfield.dscp"],
+        );
+        assert_eq!(rows.len() as u64, 2 * 1049 + marked);
+        assert!(rows.iter().all(|r| r[1] == "56"), "{rows:?}");
+        for (i, r) in rows.iter().enumerate() {
+            if r[0] == "129" {
+                assert_eq!(rows[i - 1][0], "17", "CNP {i} not behind an ACK");
+            }
+        }
+    }
+}
