@@ -12,7 +12,7 @@
 //! | unacked-PSN window (`max_unacked_psns`) | 128 (`RXE_MAX_UNACKED_PSNS`) | none beyond the spec's ([`QpConfig::SPEC_WINDOW`]) | none |
 //! | AckReq on every Nth packet (`ack_req_every`) | 66 (`RXE_MAX_PKT_PER_ACK` test) | 256 (`log_ack_req_freq` 8) | 1 |
 //! | queued ACKs coalesce (`ack_coalesce`) | yes | no | no |
-//! | ACK priority (`ack_priority`) | the QP's | the QP's | 7, the top |
+//! | ACK priority (`ack_priority`) | the QP's | the QP's | 7, the top (the reference's queue 0, its highest) |
 //! | payload per packet (`segment_bytes`) | path MTU | path MTU | 1000 bytes |
 //! | IP ECN bits (`ecn`) | the traffic class's | ECT(0) where DCQCN runs (`cc`) | Not-ECT |
 //! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
