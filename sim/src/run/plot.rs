@@ -244,19 +244,7 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         .filter(|(q, _)| q.role() == Role::Client)
         .collect();
     let total = clients.len();
-    let qp_series: Vec<Series> = clients
-        .into_iter()
-        .take(MAX_QP_LINES)
-        .enumerate()
-        .map(|(c, (q, pts))| {
-            let name = if c < 16 {
-                format!("{} qp {:#x}", q.host(), q.qp().qpn())
-            } else {
-                String::new()
-            };
-            Series::new(name, pts, c)
-        })
-        .collect();
+    let qp_series = qp_lines(clients);
     let title = if total > MAX_QP_LINES {
         format!("Payload sent per client QP (first {MAX_QP_LINES} of {total})")
     } else {
@@ -283,8 +271,20 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
         })
         .collect();
     let total = shown.len();
-    let series: Vec<Series> = shown
-        .into_iter()
+    let series = qp_lines(shown);
+    let title = if total > MAX_QP_LINES {
+        format!("Rate allowed per QP (DCQCN), first {MAX_QP_LINES} of {total}")
+    } else {
+        "Rate allowed per QP (DCQCN)".to_string()
+    };
+    let x_label = format!("time ({unit_name})");
+    line_plot(dir, "rates", &title, &x_label, "Gb/s", &series)
+}
+
+/// One line per QP, at most [`MAX_QP_LINES`], the first 16 named in the
+/// legend.
+fn qp_lines(qps: Vec<(QpView<'_>, Vec<(f64, f64)>)>) -> Vec<Series> {
+    qps.into_iter()
         .take(MAX_QP_LINES)
         .enumerate()
         .map(|(c, (q, pts))| {
@@ -295,14 +295,7 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
             };
             Series::new(name, pts, c)
         })
-        .collect();
-    let title = if total > MAX_QP_LINES {
-        format!("Rate allowed per QP (DCQCN), first {MAX_QP_LINES} of {total}")
-    } else {
-        "Rate allowed per QP (DCQCN)".to_string()
-    };
-    let x_label = format!("time ({unit_name})");
-    line_plot(dir, "rates", &title, &x_label, "Gb/s", &series)
+        .collect()
 }
 
 /// A readable unit for a time axis.
