@@ -12,8 +12,10 @@
 //! | file | component | owns |
 //! |---|---|---|
 //! | `port.rs` | [`PortCounters`], the port | egress queues per priority, strict priority, byte accounting, the PFC pause seam |
-//! | `link.rs` | the link | delay, loss (its own RNG), up/down, byte conservation; moving a frame across |
+//! | `link.rs` | the link | delay, loss and `ce_mark` (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
+//! | `profile.rs` | [`NicProfile`] | what a host's NIC does that verbs do not say: window, AckReq, ACKs, segments, ECN bits, trust, DCQCN |
+//! | `dcqcn.rs` | DCQCN in the world | the NIC's notification point sending CNPs, each QP's reaction point pacing it, `RpDeadline` |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, its shared buffer |
 //! | [`mmu`] | the full switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting, not wired in yet |
