@@ -53,8 +53,9 @@ fn counter(s: &Value, dev: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no counter {name} for {dev}: {}", s["counters"][dev]))
 }
 
-/// The client's `rate_gbps` column of qps.csv, in time order.
-fn client_rates(dir: &Path) -> Vec<f64> {
+/// The `rate_gbps` column of qps.csv for the QP of `who` (`client` or
+/// `server`), in time order.
+fn rates_of(dir: &Path, who: &str) -> Vec<f64> {
     let csv = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -62,7 +63,7 @@ fn client_rates(dir: &Path) -> Vec<f64> {
     let (role, rate) = (col("role"), col("rate_gbps"));
     lines
         .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f[role] == "client")
+        .filter(|f| f[role] == who)
         .map(|f| f[rate].parse().unwrap())
         .collect()
 }
@@ -149,7 +150,7 @@ fn ce_marks_become_cnps_and_the_sender_cuts_and_recovers() {
     }
 
     // The sawtooth: cuts below line rate, recoveries after them.
-    let rates = client_rates(&dir);
+    let rates = rates_of(&dir, "client");
     let cuts = rates.windows(2).filter(|w| w[1] < w[0]).count();
     let rises = rates.windows(2).filter(|w| w[1] > w[0]).count();
     let min = rates.iter().cloned().fold(f64::MAX, f64::min);
@@ -243,5 +244,39 @@ fn the_reference_nic_acks_every_1000_byte_packet_and_flags_cnps_on_acks() {
                 assert_eq!(rows[i - 1][0], "17", "CNP {i} not behind an ACK");
             }
         }
+    }
+}
+
+#[test]
+fn a_read_responder_is_rate_limited_by_the_cnps_for_its_responses() {
+    // ib_read_bw: the data flows from b (the responder) to a; the marking
+    // link marks READ responses on their way to a, whose NP sends the CNPs
+    // to b's QP, whose reaction point paces its responses.
+    let (dir, s) = run_text(
+        "dcqcn_read",
+        &scenario_text(0.002, 40, ""),
+        &["workload.0.tool=ib_read_bw"],
+    );
+    assert_eq!(clients(&s)[0]["status"], "success");
+    let sent = counter(&s, "a.eth0", "np_cnp_sent");
+    assert!(sent >= 5, "{sent}");
+    assert_eq!(counter(&s, "b.eth0", "rp_cnp_handled"), sent);
+    let rates = rates_of(&dir, "server");
+    let min = rates.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(min < 60.0, "the responder was never cut: {rates:?}");
+    // The responses went out no faster than allowed: between two samples
+    // the server sent at most what its rate allowed (plus one packet).
+    let csv = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
+    let server: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",server,"))
+        .map(|l| l.split(',').map(|f| f.parse().unwrap_or(0.0)).collect())
+        .collect();
+    for w in server.windows(2) {
+        let (t0, t1) = (w[0][0], w[1][0]);
+        let sent_bits = (w[1][4] - w[0][4]) * 8.0;
+        let allowed = w[0][9].max(w[1][9]) * (t1 - t0) + 4096.0 * 8.0;
+        assert!(sent_bits <= allowed * 1.05, "{w:?}");
     }
 }
