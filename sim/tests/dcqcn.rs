@@ -280,3 +280,75 @@ fn a_read_responder_is_rate_limited_by_the_cnps_for_its_responses() {
         assert!(sent_bits <= allowed * 1.05, "{w:?}");
     }
 }
+
+/// Payload each client QP sent between `from` and `to` (ns), in Gb/s, from
+/// qps.csv's cumulative tx_payload_bytes at those sample times.
+fn shares(dir: &Path, hosts: &[&str], from: u64, to: u64) -> Vec<f64> {
+    let csv = std::fs::read_to_string(dir.join("qps.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let (t, host, role, tx) = (
+        col("t_ns"),
+        col("host"),
+        col("role"),
+        col("tx_payload_bytes"),
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let at = |h: &str, when: u64| -> u64 {
+        let r = rows
+            .iter()
+            .find(|r| r[host] == h && r[role] == "client" && r[t] == when.to_string())
+            .unwrap_or_else(|| panic!("no sample of {h} at {when} ns"));
+        r[tx].parse().unwrap()
+    };
+    hosts
+        .iter()
+        .map(|h| (at(h, to) - at(h, from)) as f64 * 8.0 / (to - from) as f64)
+        .collect()
+}
+
+/// Jain's fairness index: (Σx)² / (n Σx²), 1 when all are equal.
+fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
+
+#[test]
+fn dcqcn_shares_a_bottleneck_fairly_between_2_then_4_flows() {
+    let (out, s) = run_scenario("dcqcn_convergence", "dcqcn_convergence", &[]);
+    // 2:1 (h1, h2 into r from 0 to 10 ms), the second half: fair shares of
+    // a busy bottleneck.
+    let two = shares(&out, &["h1", "h2"], 5_000_000, 10_000_000);
+    assert!(jain(&two) >= 0.99, "Jain {:.4} of {two:?}", jain(&two));
+    assert!(two.iter().sum::<f64>() > 80.0, "{two:?}");
+    // 4:1 from 10 ms on, the second half of that.
+    let four = shares(&out, &["h1", "h2", "h3", "h4"], 15_000_000, 20_000_000);
+    assert!(jain(&four) >= 0.99, "Jain {:.4} of {four:?}", jain(&four));
+    assert!(four.iter().sum::<f64>() > 80.0, "{four:?}");
+    // DCQCN did it, not PFC: CNPs sent and handled, no pause, no drop.
+    let c = &s["counters"];
+    let sent = c["r.eth0"]["np_cnp_sent"].as_u64().unwrap();
+    let handled: u64 = ["h1", "h2", "h3", "h4"]
+        .iter()
+        .map(|h| c[format!("{h}.eth0")]["rp_cnp_handled"].as_u64().unwrap())
+        .sum();
+    assert!(
+        sent > 100 && handled <= sent && handled + 10 >= sent,
+        "{sent} {handled}"
+    );
+    for p in ["sw1.p1", "sw1.p2", "sw1.p3", "sw1.p4"] {
+        assert_eq!(c[p]["tx_prio3_pause"], 0, "{p}");
+    }
+    assert!(c["sw1.pr"]["tx_prio3_ecn_marked"].as_u64().unwrap() > 0);
+    // The sawtooth in the rates: repeated cuts and recoveries per QP.
+    let csv = std::fs::read_to_string(out.join("qps.csv")).unwrap();
+    let rates: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .filter(|l| l.contains(",h1,") && l.contains(",client,"))
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    let cuts = rates.windows(2).filter(|w| w[1] < w[0] * 0.9).count();
+    assert!(cuts >= 5, "{cuts} cuts of 10 % or more: {rates:?}");
+}
