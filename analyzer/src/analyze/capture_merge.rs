@@ -144,9 +144,9 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
             }
             Decoded::CmMad(ev, setup) => {
                 count_roce(&mut c, &ev);
-                MergedEvent::Setup(setup)
+                MergedEvent::Setup(*setup)
             }
-            Decoded::Tcp(setup) => MergedEvent::Setup(setup),
+            Decoded::Tcp(setup) => MergedEvent::Setup(*setup),
             Decoded::RoceUndecodable => {
                 c.roce_packets += 1;
                 c.roce_bytes += raw.wire_len as u64;

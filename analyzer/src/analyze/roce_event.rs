@@ -56,9 +56,11 @@ impl RoceEvent {
 pub(crate) enum Decoded {
     Roce(RoceEvent),
     /// A CM MAD: counted as RoCE, followed as connection set-up, not a flow.
-    CmMad(RoceEvent, SetupEvent),
+    /// (Boxed, as `Tcp`'s: set-up frames are rare, and an unboxed event
+    /// would make every decoded frame 80 bytes longer to move.)
+    CmMad(RoceEvent, Box<SetupEvent>),
     /// TCP to or from perftest's port.
-    Tcp(SetupEvent),
+    Tcp(Box<SetupEvent>),
     /// A RoCE frame whose BTH was not captured or could not be decoded.
     RoceUndecodable,
     MacControl {
@@ -95,7 +97,8 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
             };
         }
         Net::Tcp { .. } => {
-            return setup::decode(f, file, frame, ts_ns).map_or(Decoded::Other, Decoded::Tcp);
+            return setup::decode(f, file, frame, ts_ns)
+                .map_or(Decoded::Other, |s| Decoded::Tcp(Box::new(s)));
         }
         _ => return Decoded::Other,
     };
@@ -135,7 +138,7 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
         rocev1,
     };
     match setup::decode(f, file, frame, ts_ns) {
-        Some(s) if !rocev1 => Decoded::CmMad(ev, s),
+        Some(s) if !rocev1 => Decoded::CmMad(ev, Box::new(s)),
         _ => Decoded::Roce(ev),
     }
 }
