@@ -247,6 +247,41 @@ pub enum RoceMode {
     V2,
 }
 
+impl RoceMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoceMode::V1 => "v1",
+            RoceMode::V2 => "v2",
+        }
+    }
+}
+
+/// The RoCE versions a NIC implements: `v1` only (ConnectX-3), or `v1+v2`
+/// (ConnectX-3 Pro, ConnectX-4 and later), whose GID table lists each
+/// address once per type (`/sys/class/infiniband/*/ports/1/gid_attrs/types`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+pub enum RoceModes {
+    #[serde(rename = "v1")]
+    V1,
+    #[default]
+    #[serde(rename = "v1+v2")]
+    V1V2,
+}
+
+impl RoceModes {
+    pub fn supports(self, m: RoceMode) -> bool {
+        m == RoceMode::V1 || self == RoceModes::V1V2
+    }
+
+    /// The newest version: the drivers' `default_roce_mode`.
+    pub fn newest(self) -> RoceMode {
+        match self {
+            RoceModes::V1 => RoceMode::V1,
+            RoceModes::V1V2 => RoceMode::V2,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Trust {
@@ -267,8 +302,14 @@ pub enum QpnAlloc {
 #[serde(deny_unknown_fields)]
 pub struct HostCfg {
     pub name: String,
+    /// The `default_roce_mode` of its RDMA devices: what its QPs use (a
+    /// server's QP takes the client's mode if its NIC supports it).
+    /// Default: the newest its NICs support, as the drivers set it.
+    pub roce: Option<RoceMode>,
+    /// The RoCE versions its NICs implement: `"v1"` (ConnectX-3) or
+    /// `"v1+v2"` (the default).
     #[serde(default)]
-    pub roce: RoceMode,
+    pub roce_modes: RoceModes,
     /// How the host's NICs map traffic to priorities: `dscp` (prio =
     /// DSCP >> 3) or `pcp` (prio = service level & 7, sent in a VLAN tag).
     #[serde(default)]

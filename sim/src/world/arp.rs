@@ -255,7 +255,15 @@ impl World {
             born: now,
         };
         pkt.frame_len = Packet::compute_frame_len(pkt.vlan.is_some(), &pkt.l3, &pkt.ib);
-        let port = match f.kind {
+        self.kernel_send(host, iface, pkt, at);
+    }
+
+    /// Queues a frame of `host`'s kernel (ARP, ICMP) at time `at` on the
+    /// port interface `iface` transmits it on.
+    pub(crate) fn kernel_send(&mut self, host: u32, iface: u32, pkt: Packet, at: Ps) {
+        let now = self.now();
+        let h = &self.hosts[host as usize];
+        let port = match h.ifaces[iface as usize].kind {
             IfaceKind::Nic(n) => h.nics[n as usize].port,
             IfaceKind::Bond(b) => {
                 // Kernel traffic goes through the bond driver itself.

@@ -49,7 +49,7 @@ impl World {
                         src, dst, sport, ..
                     } => (src, dst, sport),
                     L3::V1 { sgid, dgid, .. } => (sgid, dgid, 0),
-                    L3::Arp { .. } | L3::MacControl(_) => {
+                    L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } => {
                         (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0)
                     }
                 };

@@ -43,6 +43,7 @@ mod build;
 mod ecn;
 mod flows;
 mod host;
+mod icmp;
 mod link;
 pub mod mmu;
 mod neigh;

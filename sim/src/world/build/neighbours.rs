@@ -119,6 +119,7 @@ fn resolve(
             .iter()
             .find(|(m, _)| w.switches.iter().any(|s| s.mac() == *m))
         {
+            learned.insert((host, route.egress, next_hop), *mac);
             return Ok(*mac);
         }
         return Err(format!(

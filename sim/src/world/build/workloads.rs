@@ -141,6 +141,13 @@ fn add_workload(
     .map_err(|(about_server, e)| {
         ModelError::new(at.key(if about_server { "server" } else { "client" }), e)
     })?;
+    if sc.sim.arp != ArpMode::Frames {
+        // The kernels' tables after the set-up, for their own frames (an
+        // ICMP error); with ARP frames they fill as the frames arrive.
+        for ((h, iface, ip), mac) in learned {
+            w.hosts[h as usize].neigh.insert((iface, ip), mac);
+        }
+    }
 
     let mut c_qpns = Vec::new();
     for _ in 0..wc.qps {
@@ -163,6 +170,7 @@ fn add_workload(
         let c_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
         let s_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
         let sport = udp_sport(cq, sq, wc.flow_label);
+        let (c_mode, s_mode) = modes(w, &client, &server);
         let ends = [
             (
                 Role::Client,
@@ -171,6 +179,7 @@ fn add_workload(
                 [cq, sq],
                 [c_psn, s_psn],
                 c_dmac,
+                c_mode,
             ),
             (
                 Role::Server,
@@ -179,9 +188,10 @@ fn add_workload(
                 [sq, cq],
                 [s_psn, c_psn],
                 s_dmac,
+                s_mode,
             ),
         ];
-        for (role, local, remote, qpn, psn, dmac) in ends {
+        for (role, local, remote, qpn, psn, dmac, mode) in ends {
             let side = Side {
                 role,
                 local,
@@ -190,6 +200,7 @@ fn add_workload(
                 psn,
                 dmac,
                 sport,
+                mode,
             };
             let gidx = add_qp(w, wc, cfg, &side, id, q as u32, &mut contexts);
             match role {
@@ -281,16 +292,6 @@ fn check_pair(
         &w.hosts[client.host as usize],
         &w.hosts[server.host as usize],
     );
-    if ch.roce != sh.roce {
-        return Err(ModelError::new(
-            at.key("server"),
-            format!(
-                "`{}` runs RoCE {:?} but `{}` runs {:?}",
-                ch.name, ch.roce, sh.name, sh.roce
-            ),
-        )
-        .hint("set the same `roce` on both hosts"));
-    }
     let (c_if, s_if) = (ch.iface(client.iface), sh.iface(server.iface));
     let (c_ip, s_ip) = (c_if.ip.unwrap(), s_if.ip.unwrap());
     if ch.roce == RoceMode::V1 && !c_ip.contains(s_ip.addr) {
@@ -469,6 +470,25 @@ struct Side {
     psn: [Psn; 2],
     dmac: [u8; 6],
     sport: u16,
+    /// The RoCE version its QP sends.
+    mode: RoceMode,
+}
+
+/// The RoCE versions of a connection's client and server QPs: the client
+/// its `default_roce_mode`; the server the client's when its NIC supports
+/// it (the CM answers in the REQ's GID type), else its own, and then the
+/// two do not understand each other.
+fn modes(w: &World, client: &Endpoint, server: &Endpoint) -> (RoceMode, RoceMode) {
+    let (ch, sh) = (
+        &w.hosts[client.host as usize],
+        &w.hosts[server.host as usize],
+    );
+    let s = if sh.roce_modes.supports(ch.roce) {
+        ch.roce
+    } else {
+        sh.roce
+    };
+    (ch.roce, s)
 }
 
 /// Creates the QP of one end of connection `index` of workload `wl`;
@@ -484,7 +504,7 @@ fn add_qp(
 ) -> u32 {
     let gidx = w.qps.len() as u32;
     let h = &mut w.hosts[side.local.host as usize];
-    let (trust, roce) = (h.trust, h.roce);
+    let (trust, roce) = (h.trust, side.mode);
     let f = &mut h.ifaces[side.local.iface as usize];
     f.qpns.insert(side.qpn[0], gidx);
     let prio = match trust {
@@ -549,7 +569,9 @@ fn add_qp(
     let l3_len = match l3 {
         L3::V2 { .. } => 20 + 8,
         L3::V1 { .. } => 40,
-        L3::Arp { .. } | L3::MacControl(_) => unreachable!("QPs send RoCE"),
+        L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } => {
+            unreachable!("QPs send RoCE")
+        }
     };
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
