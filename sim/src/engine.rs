@@ -38,6 +38,8 @@ pub enum Event {
     Miimon { bond: u32 },
     /// A workload's connection setup (frames-mode ARP) may proceed.
     ArpStart { conn: u32 },
+    /// A workload's client opens its TCP connection (`connect = "socket"`).
+    SocketStart { setup: u32 },
     /// A host's ARP request on interface `iface` for `next_hop` may need
     /// sending again.
     ArpRetry {

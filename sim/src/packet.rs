@@ -14,9 +14,11 @@ use roce_codec::IbRepr;
 use roce_codec::build::linux_icmp_quote;
 use roce_codec::frame::{EthRepr, FrameRepr, IpRepr, Ipv4Repr, NetRepr, UdpRepr, VlanTag, Vlans};
 use roce_codec::hash::{FiveTuple, FlowAddrs, FlowKeys, ROCE_V2_UDP_DPORT};
+use roce_codec::perftest::KEY_MSG_SIZE_GID;
 use roce_codec::wire::grh::{GrhRepr, NXTHDR_IBA};
 use roce_codec::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use roce_codec::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr, PAUSE_DST_MAC};
+use roce_codec::wire::tcp::{IP_PROTO_TCP, TcpOptions, TcpRepr, flags};
 
 use crate::time::Ps;
 
@@ -62,6 +64,13 @@ pub enum L3 {
     /// back about a RoCEv2 datagram it has no UDP listener for (a v2 frame
     /// at a v1-only NIC). The quoted datagram is `about` and the packet's
     /// `ib`; its bytes are made at the tap like any other.
+    /// A TCP segment of the kernel's (`world::connect`), DSCP 0.
+    Tcp {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        ttl: u8,
+        seg: TcpSeg,
+    },
     IcmpUnreachable {
         src: Ipv4Addr,
         dst: Ipv4Addr,
@@ -70,6 +79,30 @@ pub enum L3 {
         ttl: u8,
         about: Udp4,
     },
+}
+
+/// A TCP segment of a connection set-up (perftest's socket to port 18515).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSeg {
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    /// `roce_codec::wire::tcp::flags`.
+    pub flags: u16,
+    /// The MSS a SYN offers (the interface MTU less 40).
+    pub mss: u16,
+    /// Its data, if any: key message `index` of set-up `setup` (the bytes
+    /// are made at the tap from the set-up's values).
+    pub data: Option<SegData>,
+}
+
+/// Which key message a segment carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegData {
+    pub setup: u32,
+    pub from_server: bool,
+    pub index: u16,
 }
 
 /// The IPv4/UDP header values of a RoCEv2 datagram (what an ICMP error
@@ -82,6 +115,38 @@ pub struct Udp4 {
     pub ecn: u8,
     pub ttl: u8,
     pub sport: u16,
+}
+
+impl TcpSeg {
+    /// Linux's SYN and SYN-ACK offer an MSS (for a 1500-byte MTU: 1460);
+    /// other options (SACK, timestamps, window scale) are left out.
+    fn options(&self) -> TcpOptions {
+        if self.flags & flags::SYN != 0 {
+            let [hi, lo] = self.mss.to_be_bytes();
+            TcpOptions::new(&[2, 4, hi, lo]).expect("4 bytes")
+        } else {
+            TcpOptions::default()
+        }
+    }
+
+    fn header_len(&self) -> u32 {
+        (TcpRepr::MIN_LEN + self.options().as_slice().len()) as u32
+    }
+
+    pub fn repr(&self) -> TcpRepr {
+        TcpRepr {
+            src_port: self.sport,
+            dst_port: self.dport,
+            seq: self.seq,
+            ack: self.ack,
+            flags: self.flags,
+            // Linux's initial window for a 1460-byte MSS (44 segments).
+            window: 64240,
+            urgent: 0,
+            options: self.options(),
+            checksum_override: None,
+        }
+    }
 }
 
 impl Udp4 {
@@ -100,7 +165,7 @@ impl L3 {
             L3::V2 { src, .. } => src,
             L3::V1 { sgid, .. } => sgid,
             L3::Arp { spa, .. } => spa,
-            L3::IcmpUnreachable { src, .. } => src,
+            L3::IcmpUnreachable { src, .. } | L3::Tcp { src, .. } => src,
             L3::MacControl(_) => Ipv4Addr::UNSPECIFIED,
         }
     }
@@ -111,7 +176,7 @@ impl L3 {
             L3::V2 { dst, .. } => dst,
             L3::V1 { dgid, .. } => dgid,
             L3::Arp { tpa, .. } => tpa,
-            L3::IcmpUnreachable { dst, .. } => dst,
+            L3::IcmpUnreachable { dst, .. } | L3::Tcp { dst, .. } => dst,
             L3::MacControl(_) => Ipv4Addr::UNSPECIFIED,
         }
     }
@@ -156,6 +221,9 @@ impl Packet {
             L3::V1 { .. } => l2 + GrhRepr::LEN as u32 + ib.buffer_len() as u32,
             L3::Arp { .. } => l2 + ARP_BODY_LEN as u32,
             L3::MacControl(_) => l2 + MacControlRepr::LEN as u32,
+            L3::Tcp { seg, .. } => {
+                l2 + IPV4_LEN + seg.header_len() + seg.data.map_or(0, |_| KEY_MSG_SIZE_GID as u32)
+            }
             L3::IcmpUnreachable { .. } => {
                 let offending = IPV4_LEN + UDP_LEN + ib.buffer_len() as u32;
                 l2 + IPV4_LEN + Icmpv4Repr::LEN as u32 + offending.min(LINUX_MAX_QUOTE as u32)
@@ -176,7 +244,11 @@ impl Packet {
             L3::V2 { ecn, .. } => Some(ecn & 3),
             // An ICMP error keeps ECT(0) of its datagram (Linux's TOS mask)
             // but is a handful of frames: switches here leave it unmarked.
-            L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } => None,
+            L3::V1 { .. }
+            | L3::Arp { .. }
+            | L3::MacControl(_)
+            | L3::IcmpUnreachable { .. }
+            | L3::Tcp { .. } => None,
         }
     }
 
@@ -206,6 +278,7 @@ impl Packet {
         match self.l3 {
             L3::V2 { dscp, .. } => Some(dscp),
             L3::IcmpUnreachable { about, .. } => Some(Self::icmp_tos(&about) >> 2),
+            L3::Tcp { .. } => Some(0),
             L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => None,
         }
     }
@@ -214,7 +287,9 @@ impl Packet {
     pub fn route_hop(&mut self, src: [u8; 6], dst: [u8; 6]) {
         self.eth.src = src;
         self.eth.dst = dst;
-        if let L3::V2 { ttl, .. } | L3::IcmpUnreachable { ttl, .. } = &mut self.l3 {
+        if let L3::V2 { ttl, .. } | L3::IcmpUnreachable { ttl, .. } | L3::Tcp { ttl, .. } =
+            &mut self.l3
+        {
             *ttl -= 1;
         }
     }
@@ -222,7 +297,9 @@ impl Packet {
     /// The destination and TTL of an IPv4 packet a router can forward.
     pub fn ipv4_dst_ttl(&self) -> Option<(Ipv4Addr, u8)> {
         match self.l3 {
-            L3::V2 { dst, ttl, .. } | L3::IcmpUnreachable { dst, ttl, .. } => Some((dst, ttl)),
+            L3::V2 { dst, ttl, .. }
+            | L3::IcmpUnreachable { dst, ttl, .. }
+            | L3::Tcp { dst, ttl, .. } => Some((dst, ttl)),
             _ => None,
         }
     }
@@ -373,13 +450,16 @@ impl Packet {
                 k.vlan_tci = self.vlan.map(|v| v.tci());
                 k
             }
-            L3::IcmpUnreachable { src, dst, .. } => FlowKeys {
+            L3::IcmpUnreachable { src, dst, .. } | L3::Tcp { src, dst, .. } => FlowKeys {
                 src_mac: self.eth.src,
                 dst_mac: self.eth.dst,
                 ethertype: 0x0800,
                 vlan_tci: self.vlan.map(|v| v.tci()),
                 addrs: Some(FlowAddrs::V4 { src, dst }),
-                ports: None,
+                ports: match self.l3 {
+                    L3::Tcp { seg, .. } => Some((seg.sport, seg.dport)),
+                    _ => None,
+                },
             },
             L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => FlowKeys {
                 src_mac: self.eth.src,
@@ -429,6 +509,12 @@ impl Packet {
                 sport: 0,
                 dport: 0,
             },
+            L3::Tcp { src, dst, seg, .. } => FiveTuple {
+                addrs: FlowAddrs::V4 { src, dst },
+                protocol: IP_PROTO_TCP,
+                sport: seg.sport,
+                dport: seg.dport,
+            },
             L3::V1 { sgid, dgid, .. } => FiveTuple {
                 addrs: FlowAddrs::V6 {
                     src: sgid.to_ipv6_mapped(),
@@ -470,6 +556,14 @@ impl Packet {
             L3::MacControl(_) => NetRepr::Other {
                 ethertype: ETHERTYPE_MAC_CONTROL,
             },
+            L3::Tcp { src, dst, ttl, seg } => {
+                let mut ip = Ipv4Repr::tcp(src, dst, 0, 0);
+                ip.ttl = ttl;
+                NetRepr::Tcp {
+                    ip: IpRepr::V4(ip),
+                    tcp: seg.repr(),
+                }
+            }
             L3::IcmpUnreachable {
                 ident, ttl, about, ..
             } => {

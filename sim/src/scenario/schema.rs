@@ -283,6 +283,14 @@ impl RoceModes {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Connect {
+    #[default]
+    None,
+    Socket,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Trust {
     #[default]
@@ -620,6 +628,13 @@ pub struct MessageCfg {
 pub struct WorkloadCfg {
     pub name: Option<String>,
     pub tool: Tool,
+    /// How the two ends exchange QPNs and PSNs before the QPs start:
+    /// `none` (the default: no set-up frames, the QPs start at once, as
+    /// every shipped scenario's outputs assume) or `socket` (perftest's
+    /// default: a TCP connection to port 18515 through the kernel IP path
+    /// and its key messages, on the wire before the first RoCE packet).
+    #[serde(default)]
+    pub connect: Connect,
     /// `host` or `host.interface` (NIC or bond) that runs the client.
     pub client: String,
     /// `host` or `host.interface` the client connects to.

@@ -76,6 +76,11 @@ pub(crate) struct Conn {
     pub(crate) step: usize,
     pub(crate) client_sock: Ipv4Addr,
     pub(crate) started: bool,
+    /// Its socket set-up (`connect = "socket"`), which starts the clients.
+    pub(crate) socket: Option<u32>,
+    /// The steps may run up to here: with a socket set-up each waits for
+    /// the segment that makes a kernel take it (`world::connect`).
+    pub(crate) gate: usize,
 }
 
 impl World {
@@ -84,6 +89,9 @@ impl World {
         let now = self.now();
         while let Some(&step) = Step::ALL.get(self.setup.conns[c as usize].step) {
             let conn = &self.setup.conns[c as usize];
+            if conn.step >= conn.gate {
+                break;
+            }
             let (host, router, dst) = match step {
                 Step::ClientSocket => (conn.client.0, None, conn.server_ip),
                 Step::ServerSocketReply => (conn.server.0, None, conn.client_sock),
@@ -121,6 +129,13 @@ impl World {
             conn.step += 1;
         }
         let conn = &mut self.setup.conns[c as usize];
+        let (socket, done) = (conn.socket, conn.step);
+        if done < Step::ALL.len() {
+            if let Some(s) = socket {
+                self.socket_resolved(s, done);
+            }
+            return;
+        }
         if conn.started {
             return;
         }
@@ -131,6 +146,9 @@ impl World {
         }
         for &q in &conn.servers {
             self.qps[q as usize].eth.dst = sm;
+        }
+        if let Some(s) = socket {
+            return self.socket_resolved(s, done);
         }
         let clients = conn.clients.clone();
         for q in clients {

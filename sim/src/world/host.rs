@@ -338,6 +338,7 @@ impl World {
             // No socket of the RDMA stack listens to ICMP: the requester
             // learns nothing and times out.
             L3::IcmpUnreachable { .. } => return self.pool.free(id),
+            L3::Tcp { .. } => return self.tcp_receive(port, host, nic, id),
             // Not RoCE for this NIC: plain UDP for the kernel.
             L3::V2 { .. } if !h.roce_modes.supports(RoceMode::V2) => {
                 return self.udp_unreachable(port, host, nic, id);

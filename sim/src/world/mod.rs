@@ -37,16 +37,17 @@
 //! through `tx_ready_at` (a [`Event::QpWake`] is scheduled for the time it
 //! returns).
 
-mod arp;
+pub(crate) mod arp;
 mod bond;
 mod build;
+pub(crate) mod connect;
 mod ecn;
 mod flows;
 mod host;
 mod icmp;
 mod link;
 pub mod mmu;
-mod neigh;
+pub(crate) mod neigh;
 pub(crate) mod nic_rx;
 pub(crate) mod pfc;
 mod port;
@@ -106,6 +107,8 @@ pub struct World {
     taps: Vec<Tap>,
     /// Connection setups with ARP on the wire.
     setup: ConnSetup,
+    /// Workloads' socket set-ups (`connect = "socket"`).
+    sockets: Vec<connect::SocketSetup>,
     sampler: Sampler,
     stop_at: Option<Ps>,
     packet_hops: u64,
@@ -188,6 +191,7 @@ impl World {
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
+            Event::SocketStart { setup } => self.socket_start(setup),
             Event::ArpRetry {
                 host,
                 iface,

@@ -255,7 +255,7 @@ impl Switch {
     #[inline]
     pub(crate) fn classify(&self, pkt: &Packet) -> u8 {
         match (self.trust, pkt.l3) {
-            (Trust::Dscp, L3::V2 { .. } | L3::IcmpUnreachable { .. }) => {
+            (Trust::Dscp, L3::V2 { .. } | L3::IcmpUnreachable { .. } | L3::Tcp { .. }) => {
                 pkt.dscp().unwrap_or(0) >> 3
             }
             (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_)) => {

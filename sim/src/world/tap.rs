@@ -47,17 +47,20 @@ impl Tap {
         })
     }
 
-    pub(crate) fn record(&mut self, at: Ps, pkt: &Packet) {
+    /// `data`: the opaque body of a TCP segment (a key message).
+    pub(crate) fn record(&mut self, at: Ps, pkt: &Packet, data: Option<&[u8]>) {
         if self.error.is_some() {
             return;
         }
         let repr = pkt.frame_repr();
         let body = pkt.l2_body();
         let quote = pkt.icmp_data(&mut self.quote, &ZEROS);
-        let payload = match (&body, quote) {
-            (Some(body), _) => &body[..],
-            (None, Some(q)) => q,
-            (None, None) => &ZEROS[..pkt.ib.payload_len as usize],
+        let payload = match (&body, quote, data) {
+            (Some(body), _, _) => &body[..],
+            (None, Some(q), _) => q,
+            (None, None, Some(d)) => d,
+            (None, None, None) if matches!(pkt.l3, crate::packet::L3::Tcp { .. }) => &[],
+            (None, None, None) => &ZEROS[..pkt.ib.payload_len as usize],
         };
         let n = repr.emit(&mut self.buf, payload);
         debug_assert_eq!(n as u32, pkt.frame_len);

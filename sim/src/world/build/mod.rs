@@ -110,6 +110,7 @@ impl World {
             workloads: Vec::new(),
             taps: Vec::new(),
             setup: ConnSetup::default(),
+            sockets: Vec::new(),
             sampler: Sampler::new(sc.sim.sample_interval.map_or(Ps::from_us(10), |d| d.0)),
             stop_at: sc.sim.stop_at.map(|d| d.0),
             packet_hops: 0,

@@ -17,7 +17,7 @@ use crate::engine::Event;
 use crate::packet::{L3, Packet};
 use crate::rng::component_rng;
 use crate::scenario::schema::{
-    ArpMode, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
+    ArpMode, Connect, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
 };
 use crate::scenario::{KeyPath, ModelError};
 use crate::time::Ps;
@@ -27,7 +27,9 @@ use crate::transport::{
 };
 use crate::world::World;
 use crate::world::arp::Conn;
+use crate::world::connect::SocketSetup;
 use crate::world::host::IfaceKind;
+use crate::world::neigh::Step;
 use crate::world::qp::{QpSlot, Role, WorkloadSlot};
 
 pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
@@ -132,11 +134,13 @@ fn add_workload(
 
     // Neighbours: the connection's set-up as the kernels make it.
     let mut learned = Learned::new();
+    let mut snapshots = Vec::new();
     let (c_dmac, s_dmac) = resolve_conn(
         w,
         (client.host, client.iface, client.ip),
         (server.host, server.iface, server.ip),
         &mut learned,
+        &mut snapshots,
     )
     .map_err(|(about_server, e)| {
         ModelError::new(at.key(if about_server { "server" } else { "client" }), e)
@@ -165,10 +169,12 @@ fn add_workload(
     // device it uses (queue-affinity round robin).
     let mut contexts: HashMap<u32, u32> = HashMap::new();
     let (mut clients, mut servers) = (Vec::new(), Vec::new());
+    let mut keys = Vec::new();
     for q in 0..wc.qps as usize {
         let (cq, sq) = (c_qpns[q], s_qpns[q]);
         let c_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
         let s_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
+        keys.push([(cq, c_psn.value()), (sq, s_psn.value())]);
         let sport = udp_sport(cq, sq, wc.flow_label);
         let (c_mode, s_mode) = modes(w, &client, &server);
         let ends = [
@@ -209,6 +215,18 @@ fn add_workload(
             }
         }
     }
+    let socket = (wc.connect == Connect::Socket).then(|| {
+        w.sockets.push(SocketSetup::new(
+            w.seed,
+            &name,
+            (client.host, client.iface, client.ip),
+            (server.host, server.iface, server.ip),
+            keys,
+            clients.clone(),
+            (sc.sim.arp != ArpMode::Frames).then_some(snapshots),
+        ));
+        w.sockets.len() as u32 - 1
+    });
     w.workloads.push(WorkloadSlot {
         name,
         workload,
@@ -222,8 +240,8 @@ fn add_workload(
         &client,
         &server,
         (c_dmac, s_dmac),
-        clients,
-        servers,
+        (clients, servers),
+        socket,
     );
     Ok(())
 }
@@ -569,7 +587,7 @@ fn add_qp(
     let l3_len = match l3 {
         L3::V2 { .. } => 20 + 8,
         L3::V1 { .. } => 40,
-        L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } => {
+        L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } | L3::Tcp { .. } => {
             unreachable!("QPs send RoCE")
         }
     };
@@ -617,16 +635,21 @@ fn start(
     client: &Endpoint,
     server: &Endpoint,
     (c_dmac, s_dmac): ([u8; 6], [u8; 6]),
-    clients: Vec<u32>,
-    servers: Vec<u32>,
+    (clients, servers): (Vec<u32>, Vec<u32>),
+    socket: Option<u32>,
 ) {
     for (i, &q) in servers.iter().enumerate() {
         let workload = &mut w.workloads[wl as usize].workload;
         workload.drive_responder(i, &mut w.qps[q as usize].qp, Ps::ZERO);
     }
     if sc.sim.arp != ArpMode::Frames {
-        for &q in &clients {
-            w.drive_at(q, wc.start.0);
+        match socket {
+            Some(setup) => w.sched.at(wc.start.0, Event::SocketStart { setup }),
+            None => {
+                for &q in &clients {
+                    w.drive_at(q, wc.start.0);
+                }
+            }
         }
         return;
     }
@@ -653,8 +676,13 @@ fn start(
         step: 0,
         client_sock: client.ip,
         started: false,
+        socket,
+        gate: if socket.is_some() { 1 } else { Step::ALL.len() },
     };
     let id = w.setup.conns.len() as u32;
+    if let Some(s) = socket {
+        w.sockets[s as usize].conn = Some(id);
+    }
     w.setup.conns.push(conn);
     w.sched.at(wc.start.0, Event::ArpStart { conn: id });
 }
