@@ -203,6 +203,9 @@ pub struct Packet {
     /// Switch ingress port while the packet sits in a switch buffer (for
     /// per-ingress accounting), `u32::MAX` elsewhere.
     pub ingress: u32,
+    /// A CM MAD's index in the world's log of sent MADs (whose bytes a tap
+    /// writes), `u32::MAX` for every other packet.
+    pub mad: u32,
     /// When it was created by the sending NIC.
     pub born: Ps,
 }
@@ -353,6 +356,7 @@ impl Packet {
             prio: vlan.map_or(0, |v| v.pcp),
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born,
         })
     }
@@ -400,6 +404,7 @@ impl Packet {
             prio: 7,
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: Ps::ZERO,
         }
     }
@@ -688,6 +693,7 @@ mod tests {
             prio: 4,
             src_qp: 0,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: Ps::ZERO,
         }
     }

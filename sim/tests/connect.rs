@@ -202,3 +202,139 @@ fn analyze_reports_the_simulated_socket_setup() {
         "{line} (first RoCE packet at {first} ns)"
     );
 }
+
+/// tshark's fields of every frame of a capture, `names` as columns.
+fn cm_rows(file: &std::path::Path, names: &[&str]) -> Vec<Vec<String>> {
+    fields(file, &[], names)
+}
+
+#[test]
+fn rdma_cm_req_rep_rtu_carry_the_qpns_and_psns() {
+    if tshark().is_none() {
+        return;
+    }
+    let (out, s) = run_scenario(
+        "roce_modes",
+        "connect_cm",
+        &[
+            "workload.0.connect=rdma_cm",
+            "workload.0.qps=2",
+            "workload.0.iters=4",
+            "tap.0.snaplen=0",
+        ],
+    );
+    assert!(clients(&s).iter().all(|q| q["status"] == "success"));
+    let rows = cm_rows(
+        &tap_file(&s, &out, "hostA.eth0"),
+        &[
+            "infiniband.cm.rtu.localcommid",
+            "infiniband.bth.destqp",
+            "infiniband.deth.q_key",
+            "infiniband.cm.req.localqpn",
+            "infiniband.cm.req.startpsn",
+            "infiniband.cm.req.maxcmretr",
+            "infiniband.cm.rep.localqpn",
+            "infiniband.cm.rep.startpsn",
+            "infiniband.bth.psn",
+            "_ws.malformed",
+            "_ws.expert.severity",
+        ],
+    );
+    let kind = |r: &Vec<String>| match (r[3].is_empty(), r[6].is_empty(), r[0].is_empty()) {
+        (false, _, _) => "REQ",
+        (_, false, _) => "REP",
+        (_, _, false) => "RTU",
+        _ => "other",
+    };
+    let kinds: Vec<&str> = rows.iter().take(7).map(kind).collect();
+    assert_eq!(kinds, ["REQ", "REQ", "REP", "RTU", "REP", "RTU", "other"]);
+    for r in &rows[..6] {
+        // UD SEND ONLY to QP1 with the GSI Q_Key.
+        assert_eq!(
+            (r[1].as_str(), r[2].as_str()),
+            ("0x000001", "0x0000000080010000"),
+            "{r:?}"
+        );
+        assert!(r[9].is_empty() && r[10].is_empty(), "{r:?}");
+    }
+    // Each REQ's QPN and starting PSN are the client QP's, each REP's QPN
+    // the server QP its WRITEs go to.
+    for (req, rep) in [(&rows[0], &rows[2]), (&rows[1], &rows[4])] {
+        assert_eq!(req[5], "0x0f", "max_cm_retries");
+        let first = rows
+            .iter()
+            .find(|r| r[1] == rep[6] && r[2].is_empty())
+            .unwrap_or_else(|| panic!("no WRITE to {}", rep[6]));
+        assert_eq!(
+            first[8].parse::<u32>().unwrap(),
+            u32::from_str_radix(req[4].trim_start_matches("0x"), 16).unwrap(),
+            "{req:?} {first:?}"
+        );
+    }
+}
+
+#[test]
+fn rdma_cm_without_listener_is_rejected() {
+    if tshark().is_none() {
+        return;
+    }
+    let (out, s) = run_scenario(
+        "roce_modes",
+        "connect_cm_rej",
+        &[
+            "workload.0.connect=rdma_cm",
+            "workload.0.cm_answer=no_listener",
+            "tap.0.snaplen=0",
+        ],
+    );
+    assert_eq!(clients(&s)[0]["status"], "rejected");
+    let rows = cm_rows(
+        &tap_file(&s, &out, "hostA.eth0"),
+        &["infiniband.cm.req.localqpn", "infiniband.cm.rej.reason"],
+    );
+    assert_eq!(rows.len(), 2, "REQ and REJ, no RoCE data: {rows:?}");
+    assert!(!rows[0][0].is_empty(), "{rows:?}");
+    // IBA table 112: 8 = invalid service ID, Linux's answer without a listener.
+    assert_eq!(rows[1][1], "0x0008");
+}
+
+#[test]
+fn rdma_cm_v2_req_to_a_v1_only_server_times_out_and_analyze_says_so() {
+    use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+    use roce_pcap::report::Format;
+    let (out, s) = run_scenario(
+        "roce_modes",
+        "connect_cm_v1",
+        &[
+            "workload.0.connect=rdma_cm",
+            "host.hostB.roce_modes=v1",
+            "sim.stop_at=80s",
+            "tap.0.snaplen=0",
+        ],
+    );
+    let q = clients(&s)[0];
+    assert_eq!(q["status"], "unreachable");
+    // 16 REQs (15 retries) 4.608 s apart (2 × 256 ms packet life time +
+    // 4096 ms response timeout, cm.c), each answered by an ICMP error.
+    let file = tap_file(&s, &out, "hostA.eth0");
+    let a = analyze_files(std::slice::from_ref(&file), &AnalyzeOptions::default()).unwrap();
+    let mut table = Vec::new();
+    Format::Table
+        .exporter()
+        .write(&a.report, &mut table)
+        .unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(table.contains("unanswered, 15 retries"), "{table}");
+    assert!(table.contains("cm_req_unanswered"), "{table}");
+    assert!(
+        table.contains("sent 16 times (15 retries), the first two 4.61 s apart"),
+        "{table}"
+    );
+    if tshark().is_some() {
+        let rows = cm_rows(&file, &["frame.time_relative", "icmp.type"]);
+        assert_eq!(rows.len(), 32);
+        let last_req: f64 = rows[30][0].parse().unwrap();
+        assert!((last_req - 15.0 * 4.608).abs() < 1e-6, "{last_req}");
+        assert!(rows.iter().skip(1).step_by(2).all(|r| r[1] == "3"));
+    }
+}

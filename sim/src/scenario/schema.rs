@@ -288,6 +288,20 @@ pub enum Connect {
     #[default]
     None,
     Socket,
+    RdmaCm,
+}
+
+/// What the server's RDMA CM does with a REQ (`connect = "rdma_cm"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CmAnswer {
+    /// `rdma_accept`: REP.
+    #[default]
+    Accept,
+    /// No listener on the port: the CM answers REJ "invalid service ID".
+    NoListener,
+    /// `rdma_reject`: REJ "consumer defined".
+    Reject,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -632,9 +646,14 @@ pub struct WorkloadCfg {
     /// `none` (the default: no set-up frames, the QPs start at once, as
     /// every shipped scenario's outputs assume) or `socket` (perftest's
     /// default: a TCP connection to port 18515 through the kernel IP path
-    /// and its key messages, on the wire before the first RoCE packet).
+    /// and its key messages, on the wire before the first RoCE packet) or
+    /// `rdma_cm` (perftest's `-R`: CM REQ/REP/RTU MADs on QP1 over RoCE).
     #[serde(default)]
     pub connect: Connect,
+    /// With `rdma_cm`: the server accepts (`accept`, default), has no
+    /// listener (`no_listener`: REJ) or rejects (`reject`: REJ).
+    #[serde(default)]
+    pub cm_answer: CmAnswer,
     /// `host` or `host.interface` (NIC or bond) that runs the client.
     pub client: String,
     /// `host` or `host.interface` the client connects to.

@@ -78,6 +78,8 @@ pub(crate) struct Conn {
     pub(crate) started: bool,
     /// Its socket set-up (`connect = "socket"`), which starts the clients.
     pub(crate) socket: Option<u32>,
+    /// Its RDMA CM set-up (`connect = "rdma_cm"`), which starts them.
+    pub(crate) cm: Option<u32>,
     /// The steps may run up to here: with a socket set-up each waits for
     /// the segment that makes a kernel take it (`world::connect`).
     pub(crate) gate: usize,
@@ -149,6 +151,9 @@ impl World {
         }
         if let Some(s) = socket {
             return self.socket_resolved(s, done);
+        }
+        if let Some(s) = conn.cm {
+            return self.cm_start(s);
         }
         let clients = conn.clients.clone();
         for q in clients {
@@ -270,6 +275,7 @@ impl World {
             frame_len: 0,
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: now,
         };
         pkt.frame_len = Packet::compute_frame_len(pkt.vlan.is_some(), &pkt.l3, &pkt.ib);

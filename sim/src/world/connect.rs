@@ -238,6 +238,7 @@ impl World {
             frame_len: 0,
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: now,
         };
         pkt.frame_len = Packet::compute_frame_len(vlan.is_some(), &pkt.l3, &pkt.ib);
@@ -310,8 +311,12 @@ impl World {
         }
     }
 
-    /// The bytes of a segment's key message, for a tap.
-    pub(crate) fn key_bytes(&self, pkt: &Packet) -> Option<Vec<u8>> {
+    /// The bytes a tap writes after the headers of a set-up frame: a key
+    /// message, a MAD.
+    pub(crate) fn setup_bytes(&self, pkt: &Packet) -> Option<Vec<u8>> {
+        if let Some(m) = self.mad_bytes(pkt) {
+            return Some(m.to_vec());
+        }
         let L3::Tcp {
             seg: TcpSeg { data: Some(d), .. },
             ..

@@ -26,6 +26,8 @@ use super::World;
 use super::bond::Bond;
 use super::nic_rx::RxBuffer;
 use super::port::{DropReason, PrioQueues, highest};
+use roce_codec::wire::mad::GSI_QPN;
+
 use crate::engine::Event;
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
@@ -303,16 +305,22 @@ impl Host {
     /// implements, and a QPN of the device.
     fn receiving_qp(&self, nic: u32, pkt: &Packet) -> Option<u32> {
         let iface = &self.ifaces[self.nics[nic as usize].iface as usize];
+        self.takes_roce(nic, pkt)
+            .then(|| iface.qpns.get(&pkt.ib.bth.dest_qp).copied())
+            .flatten()
+    }
+
+    /// Whether NIC `nic` takes a RoCE packet: its MAC, a GID the interface
+    /// owns, a RoCE version the NIC implements.
+    fn takes_roce(&self, nic: u32, pkt: &Packet) -> bool {
+        let iface = &self.ifaces[self.nics[nic as usize].iface as usize];
         let owns_gid = iface.ip.is_some_and(|ip| ip.addr == pkt.dst_ip());
         let version_ok = match pkt.l3 {
             L3::V1 { .. } => self.roce_modes.supports(RoceMode::V1),
             L3::V2 { .. } => self.roce_modes.supports(RoceMode::V2),
             _ => false,
         };
-        if pkt.eth.dst != iface.mac || !owns_gid || !version_ok {
-            return None;
-        }
-        iface.qpns.get(&pkt.ib.bth.dest_qp).copied()
+        pkt.eth.dst == iface.mac && owns_gid && version_ok
     }
 }
 
@@ -344,6 +352,9 @@ impl World {
                 return self.udp_unreachable(port, host, nic, id);
             }
             _ => {}
+        }
+        if pkt.ib.bth.dest_qp == GSI_QPN && h.takes_roce(nic, pkt) {
+            return self.cm_receive(port, host, id);
         }
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);

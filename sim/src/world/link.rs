@@ -120,7 +120,7 @@ impl World {
         let tx_time = p.start_tx(frame_len);
         let (link, peer, extra, carrier) = (p.link(), p.peer(), p.extra_delay(), p.carrier());
         if let Some(t) = p.tap() {
-            let body = self.key_bytes(self.pool.get(id));
+            let body = self.setup_bytes(self.pool.get(id));
             self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
         }
         self.sched.at(now + tx_time, Event::TxDone { port });
@@ -153,7 +153,7 @@ impl World {
         p.count_rx(self.pool.get(id).frame_len);
         let (tap, owner) = (p.tap(), p.owner());
         if let Some(t) = tap {
-            let body = self.key_bytes(self.pool.get(id));
+            let body = self.setup_bytes(self.pool.get(id));
             self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
         }
         if let crate::packet::L3::MacControl(m) = self.pool.get(id).l3 {

@@ -40,6 +40,7 @@
 pub(crate) mod arp;
 mod bond;
 mod build;
+pub(crate) mod cm;
 pub(crate) mod connect;
 mod ecn;
 mod flows;
@@ -109,6 +110,9 @@ pub struct World {
     setup: ConnSetup,
     /// Workloads' socket set-ups (`connect = "socket"`).
     sockets: Vec<connect::SocketSetup>,
+    /// Workloads' RDMA CM set-ups, and every MAD they sent.
+    cms: Vec<cm::CmSetup>,
+    mads: Vec<cm::SentMad>,
     sampler: Sampler,
     stop_at: Option<Ps>,
     packet_hops: u64,
@@ -192,6 +196,8 @@ impl World {
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
             Event::SocketStart { setup } => self.socket_start(setup),
+            Event::CmStart { setup } => self.cm_start(setup),
+            Event::CmTimeout { setup, qp, tries } => self.cm_timeout(setup, qp, tries),
             Event::ArpRetry {
                 host,
                 iface,

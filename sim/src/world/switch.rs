@@ -490,6 +490,7 @@ mod tests {
             frame_len: 100,
             src_qp: 0,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: crate::time::Ps::ZERO,
         }
     }

@@ -111,6 +111,8 @@ impl World {
             taps: Vec::new(),
             setup: ConnSetup::default(),
             sockets: Vec::new(),
+            cms: Vec::new(),
+            mads: Vec::new(),
             sampler: Sampler::new(sc.sim.sample_interval.map_or(Ps::from_us(10), |d| d.0)),
             stop_at: sc.sim.stop_at.map(|d| d.0),
             packet_hops: 0,

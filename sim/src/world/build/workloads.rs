@@ -27,6 +27,7 @@ use crate::transport::{
 };
 use crate::world::World;
 use crate::world::arp::Conn;
+use crate::world::cm::{CmEnd, CmSetup};
 use crate::world::connect::SocketSetup;
 use crate::world::host::IfaceKind;
 use crate::world::neigh::Step;
@@ -221,11 +222,36 @@ fn add_workload(
             &name,
             (client.host, client.iface, client.ip),
             (server.host, server.iface, server.ip),
-            keys,
+            keys.clone(),
             clients.clone(),
             (sc.sim.arp != ArpMode::Frames).then_some(snapshots),
         ));
         w.sockets.len() as u32 - 1
+    });
+    let cm = (wc.connect == Connect::RdmaCm).then(|| {
+        let end = |ep: &Endpoint, dmac, q: u32| CmEnd {
+            host: ep.host,
+            iface: ep.iface,
+            ip: ep.ip,
+            dmac,
+            l3: w.qps[q as usize].l3,
+        };
+        let ends = [
+            end(&client, c_dmac, clients[0]),
+            end(&server, s_dmac, servers[0]),
+        ];
+        let code = [256, 512, 1024, 2048, 4096]
+            .iter()
+            .position(|&m| m == pmtu)
+            .map_or(3, |i| i as u8 + 1);
+        w.cms.push(CmSetup::new(
+            ends,
+            keys.clone(),
+            (clients.clone(), servers.clone()),
+            wc.cm_answer,
+            code,
+        ));
+        w.cms.len() as u32 - 1
     });
     w.workloads.push(WorkloadSlot {
         name,
@@ -241,7 +267,7 @@ fn add_workload(
         &server,
         (c_dmac, s_dmac),
         (clients, servers),
-        socket,
+        Setup { socket, cm },
     );
     Ok(())
 }
@@ -563,6 +589,7 @@ fn add_qp(
                 frame_len: 0,
                 src_qp: gidx,
                 ingress: u32::MAX,
+                mad: u32::MAX,
                 born: Ps::ZERO,
             }
             .flow_keys();
@@ -620,8 +647,15 @@ fn add_qp(
         tx_bytes: 0,
         tx_packets: 0,
         tx_payload: 0,
+        unconnected: None,
     });
     gidx
+}
+
+/// A workload's set-up on the wire, if any (`connect`).
+struct Setup {
+    socket: Option<u32>,
+    cm: Option<u32>,
 }
 
 /// Starts a workload: servers post their receives, then the clients start
@@ -636,16 +670,17 @@ fn start(
     server: &Endpoint,
     (c_dmac, s_dmac): ([u8; 6], [u8; 6]),
     (clients, servers): (Vec<u32>, Vec<u32>),
-    socket: Option<u32>,
+    Setup { socket, cm }: Setup,
 ) {
     for (i, &q) in servers.iter().enumerate() {
         let workload = &mut w.workloads[wl as usize].workload;
         workload.drive_responder(i, &mut w.qps[q as usize].qp, Ps::ZERO);
     }
     if sc.sim.arp != ArpMode::Frames {
-        match socket {
-            Some(setup) => w.sched.at(wc.start.0, Event::SocketStart { setup }),
-            None => {
+        match (socket, cm) {
+            (Some(setup), _) => w.sched.at(wc.start.0, Event::SocketStart { setup }),
+            (_, Some(setup)) => w.sched.at(wc.start.0, Event::CmStart { setup }),
+            (None, None) => {
                 for &q in &clients {
                     w.drive_at(q, wc.start.0);
                 }
@@ -677,6 +712,7 @@ fn start(
         client_sock: client.ip,
         started: false,
         socket,
+        cm,
         gate: if socket.is_some() { 1 } else { Step::ALL.len() },
     };
     let id = w.setup.conns.len() as u32;
