@@ -32,6 +32,9 @@ pub enum Event {
     QpWake { qp: u32 },
     /// A queue pair's retransmission or RNR timer may have expired.
     QpTimer { qp: u32 },
+    /// A queue pair's DCQCN reaction point may have a rate cut or a rate
+    /// increase due.
+    RpDeadline { qp: u32 },
     /// A link's carrier goes down or up (both directions).
     Link { link: u32, up: bool },
     /// A bond's MII monitor polls its slaves.

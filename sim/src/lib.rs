@@ -2,10 +2,10 @@
 //!
 //! A deterministic discrete-event simulator of RoCEv2 networks: hosts with
 //! bonded NICs, switches with per-priority queues, ECMP and LACP trunks, and
-//! RC queue pairs that retransmit go-back-N, lossless priorities with PFC
-//! (or 802.3x PAUSE) between switches and host NICs, ECN marking at switch
-//! egress (DCQCN runs in no simulation yet: see the end of this page).
-//! Packets carry `roce-codec`
+//! RC queue pairs that retransmit go-back-N, NICs that behave as Soft-RoCE,
+//! ConnectX or the HPCC reference's NIC, with DCQCN (CNPs, per-QP rate
+//! limiting), lossless priorities with PFC (or 802.3x PAUSE) between
+//! switches and host NICs, and ECN marking at switch egress. Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
 //! ## Crate map
@@ -89,6 +89,12 @@
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
+//! * Each host's NIC profile (`world::profile`: `rxe`, `connectx`, `hpcc`)
+//!   sets what verbs do not: the unacknowledged-PSN window, AckReq
+//!   frequency, ACK coalescing and priority, payload per packet, the ECN
+//!   bits, the trust mode and DCQCN. With DCQCN (`world::dcqcn`) the
+//!   receiving NIC answers CE-marked packets with CNPs on the wire and each
+//!   QP (READ responders too) is paced by its own reaction point.
 //! * Neighbour resolution (ARP) follows the kernel's routing, `arp_ignore`,
 //!   `arp_announce` and `rp_filter` rules, per device, with the RDMA
 //!   stack's lookups bound to the GID's device and replies racing by a
@@ -105,8 +111,7 @@
 //!   frames addressed to the switch and is never flooded to. No spanning
 //!   tree runs, so a bridging loop (a cycle of links between switch ports
 //!   that are not routed, a LAG counting once) is refused at load.
-//! * Not simulated yet: CNPs and DCQCN (their algorithms are in [`cc`],
-//!   the world's hooks are in place, the two are not joined), IPv6, LACP negotiation (802.3ad behaves as balance-xor
+//! * Not simulated yet: IPv6, LACP negotiation (802.3ad behaves as balance-xor
 //!   over the configured slaves), per-port buffer thresholds, CPU/PCIe
 //!   limits of the hosts, VLAN-aware bridging (a VLAN id is a tag carrying
 //!   the priority; a bridged workload must stay within one VLAN), spanning

@@ -666,3 +666,58 @@ fn host_pfc_thresholds_are_checked_at_their_key() {
         ],
     );
 }
+
+/// The NIC profile keys: an unknown profile, a DCQCN knob out of range, a
+/// knob on a host that runs no DCQCN, an ACK priority beyond 7, a link's
+/// CE-marking share beyond 1.
+#[test]
+fn nic_profile_and_dcqcn_keys() {
+    let rxe = "profile = \"rxe\"           #";
+    let err = fails_at("profile_typo", rxe, "profile = \"connect-x\" #");
+    says(
+        &err,
+        &[
+            "key `host[0].profile`",
+            "unknown NIC profile `connect-x`",
+            "did you mean `connectx`?",
+        ],
+    );
+    // A table of the first host, placed before its NICs.
+    let table = |name: &str, profile: &str, table: &str, key: &str| {
+        let t = lag_text()
+            .replacen(rxe, &format!("profile = \"{profile}\" #"), 1)
+            .replacen(
+                "  [[host.nic]]",
+                &format!("  [host.{table}]\n  {key}\n  [[host.nic]]"),
+                1,
+            );
+        let err = fails(name, &t, &[]);
+        at(line_of(&t, key), &err);
+        err
+    };
+    let err = table("dcqcn_range", "connectx", "dcqcn", "rpg_gd = 99");
+    says(&err, &["key `host[0].dcqcn.rpg_gd`", "99"]);
+    let err = table("dcqcn_off", "rxe", "dcqcn", "rpg_ai_rate = 10");
+    says(
+        &err,
+        &[
+            "key `host[0].dcqcn.rpg_ai_rate`",
+            "DCQCN is off on this host (profile `rxe`)",
+            "enable = true",
+        ],
+    );
+    let err = table("ack_prio", "hpcc", "transport", "ack_priority = 9");
+    says(
+        &err,
+        &[
+            "key `host[0].transport.ack_priority`",
+            "priority 9 is outside 0..=7",
+        ],
+    );
+    let err = fails_at(
+        "ce_mark",
+        "delay = \"1us\"",
+        "delay = \"1us\"\nce_mark = 1.5",
+    );
+    says(&err, &["key `link[0].ce_mark`", "must be a probability"]);
+}

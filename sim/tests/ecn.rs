@@ -12,9 +12,9 @@ use serde_json::Value;
 /// links): a 2:1 incast whose queue at sw1.pc builds to a few hundred
 /// kilobytes. Traffic class `tc` (106: DSCP 26 = priority 3, ECT(0)).
 fn incast(tc: u8, ecn: &str) -> String {
-    let mut t = host("a", "", &[("eth0", "10.0.0.1/24")], 4200)
-        + &host("b", "", &[("eth0", "10.0.0.2/24")], 4200)
-        + &host("c", "", &[("eth0", "10.0.0.3/24")], 4200)
+    let mut t = host("a", "profile = \"rxe\"\n", &[("eth0", "10.0.0.1/24")], 4200)
+        + &host("b", "profile = \"rxe\"\n", &[("eth0", "10.0.0.2/24")], 4200)
+        + &host("c", "profile = \"rxe\"\n", &[("eth0", "10.0.0.3/24")], 4200)
         + &switch("sw1", "", &[])
         + ecn;
     for (h, p) in [("a", "pa"), ("b", "pb"), ("c", "pc")] {

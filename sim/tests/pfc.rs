@@ -277,6 +277,10 @@ fn the_pfc_chapter_quotes_todays_runs() {
     assert!(quoted > 15, "quotes not found");
 }
 
+/// These tests' numbers come from Soft-RoCE's 128-PSN window and DSCP
+/// trust: their hosts keep the rxe profile now that connectx is the default.
+const RXE: &str = "profile = \"rxe\"\n";
+
 /// A receiver that drains at half its link rate (`[host.pfc] rx_rate`)
 /// pauses its switch port and gets exactly half a link: 50 Gb/s of wire
 /// bytes. With MTU 1500 (RoCE MTU 1024) a WRITE packet is 1082 bytes
@@ -286,9 +290,9 @@ fn the_pfc_chapter_quotes_todays_runs() {
 /// of a's window (the NIC's 64 KB buffer pauses at 32 KB).
 #[test]
 fn a_slow_receiver_pauses_its_switch_port_and_gets_its_drain_rate() {
-    let pfc = "  [host.pfc]\n  priorities = [3]\n  rx_rate = \"50Gbps\"\n  rx_buffer = \"64KB\"\n";
+    let pfc = "profile = \"rxe\"\n  [host.pfc]\n  priorities = [3]\n  rx_rate = \"50Gbps\"\n  rx_buffer = \"64KB\"\n";
     let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  lossless = [3]\n  headroom = \"40KB\"\n";
-    let t = host("a", "", &[("eth0", "10.0.0.1/24")], 1500)
+    let t = host("a", RXE, &[("eth0", "10.0.0.1/24")], 1500)
         + &host("b", pfc, &[("eth0", "10.0.0.2/24")], 1500)
         + &switch("sw1", mmu, &[])
         + &link("a.eth0", "sw1.pa", "100G")
@@ -318,13 +322,13 @@ fn a_slow_receiver_pauses_its_switch_port_and_gets_its_drain_rate() {
 #[test]
 fn the_hpcc_reference_preset_is_lossless_except_priority_0() {
     let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  preset = \"hpcc_reference\"\n";
-    let mut t = host("r", "", &[("eth0", "10.0.0.100/24")], 1500)
+    let mut t = host("r", RXE, &[("eth0", "10.0.0.100/24")], 1500)
         + &switch("sw1", mmu, &[])
         + &link("r.eth0", "sw1.pr", "100G");
     for i in 1..=8 {
         t += &host(
             &format!("h{i}"),
-            "",
+            RXE,
             &[("eth0", &format!("10.0.0.{i}/24"))],
             1500,
         );

@@ -134,8 +134,9 @@ fn v2_to_a_v1_only_nic_is_udp_for_the_kernel_icmp_and_status_12() {
             (r[1].as_str(), r[2].as_str()),
             ("10.0.0.2,10.0.0.1", "10.0.0.1,10.0.0.2")
         );
-        // TOS: precedence 6 (internetwork control) over the datagram's 0.
-        assert_eq!(r[3], "0xc0,0x00", "{r:?}");
+        // TOS: precedence 6 (internetwork control) over the datagram's TOS
+        // bits; Linux's mask 0x1e keeps ECT(0) (0x02) of a ConnectX packet.
+        assert_eq!(r[3], "0xc2,0x02", "{r:?}");
         // TTL 64; DF clear on the error (IP_PMTUDISC_DONT), set on RoCE.
         assert_eq!((r[4].as_str(), r[5].as_str()), ("64,64", "0,1"), "{r:?}");
         assert_eq!((r[6].as_str(), r[7].as_str()), ("3", "3"));

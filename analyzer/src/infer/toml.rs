@@ -100,6 +100,13 @@ pub fn write_toml(p: &Plan) -> String {
             &quoted(if h.rocev1 { "v1" } else { "v2" }),
             "as the frames were",
         );
+        kv(
+            &mut o,
+            "",
+            "profile",
+            &quoted("rxe"),
+            "assumed, the captures do not name the NIC: Soft-RoCE's 128-PSN window; \"connectx\" for a ConnectX",
+        );
         if let Some(b) = h.qpn_base {
             kv(
                 &mut o,

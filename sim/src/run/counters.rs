@@ -17,6 +17,7 @@
 //! are; a counter a model does not produce is left out rather than shown as
 //! a zero it did not measure.
 
+use roce_codec::IbRepr;
 use std::collections::BTreeMap;
 
 use crate::world::{PortView, World};
@@ -101,5 +102,30 @@ fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
         add("rx_write_requests", c.rx.write.packets);
         add("rx_read_requests", c.rx.read_request.packets);
         add("np_ecn_marked_roce_packets", c.ce_marks_rx);
+        add("req_cqe_error", c.req_cqe_error);
+        add("req_cqe_flush_error", c.req_cqe_flush_error);
+        add("resp_cqe_error", c.resp_cqe_error);
+        add("resp_cqe_flush_error", c.resp_cqe_flush_error);
+        // The reaction point's counters where the NIC runs DCQCN: CNPs
+        // that reached a QP with a reaction point, and those that reached
+        // one whose priority has none.
+        if q.dcqcn() {
+            add(
+                "rp_cnp_handled",
+                q.reaction_point().map_or(0, |rp| rp.cnps()),
+            );
+            add("rp_cnp_ignored", q.cnps_ignored());
+        }
+    }
+    // The notification point's CNPs, per NIC port, summed per device. The
+    // NIC sends them outside any QP's counters, but the port's PMA
+    // counters count them as the receiving QP counts them.
+    let cnp_words = IbRepr::cnp(0).buffer_len() as u64 / 4;
+    for (device, np) in w.notification_points() {
+        let set = out.entry(device).or_default();
+        let sent = np.cnps_sent();
+        *set.entry("np_cnp_sent".into()).or_default() += sent;
+        *set.entry("port_xmit_packets".into()).or_default() += sent;
+        *set.entry("port_xmit_data".into()).or_default() += sent * cnp_words;
     }
 }

@@ -40,11 +40,13 @@ pub fn ports_csv(w: &World) -> String {
     out
 }
 
-/// `t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets`:
-/// payload sent (retransmissions included) and completed, with their rates.
+/// `t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps`:
+/// payload sent (retransmissions included) and completed, with their rates,
+/// and the rate the QP's limiter allowed at that instant (DCQCN's current
+/// rate; the line rate, or `rate_limit`, where DCQCN does not run).
 pub fn qps_csv(w: &World) -> String {
     let mut out = String::from(
-        "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets\n",
+        "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps\n",
     );
     for (s, prev) in with_previous(w.qp_samples(), w.qp_count()) {
         let q = w.qp(s.qp);
@@ -57,7 +59,7 @@ pub fn qps_csv(w: &World) -> String {
         });
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{:.3},{:.3},{}",
+            "{},{},{},{},{},{},{:.3},{:.3},{},{:.3}",
             s.t.as_ns(),
             q.host(),
             q.qp().qpn(),
@@ -66,7 +68,8 @@ pub fn qps_csv(w: &World) -> String {
             s.completed_bytes,
             gbps(dtx, dt),
             gbps(ddone, dt),
-            s.retransmitted
+            s.retransmitted,
+            s.rate_bps as f64 / 1e9
         );
     }
     out

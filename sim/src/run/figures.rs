@@ -13,9 +13,9 @@
 //! frames and wire bytes are what both ends sent; the last packet is the
 //! client's last completion, which in a run that ends cleanly is the
 //! arrival of the last response at the requester; go-back-N episodes are
-//! the requester's rewinds, whatever their cause. The simulator marks no
-//! ECN and sends no CNPs yet, so those counts are 0, and it keeps no
-//! per-message latencies.
+//! the requester's rewinds, whatever their cause; CNPs are those that
+//! reached the client QP, CE-marked requests those that reached the server
+//! QP with CE. It keeps no per-message latencies.
 
 use roce_capture::figures::{QpFigures, QpKey};
 
@@ -64,8 +64,10 @@ fn figures(c: &QpSummary, s: Option<&QpSummary>) -> QpFigures {
         go_back_n: c.counters.rewinds.total(),
         timeouts: c.timeouts,
         naks: c.naks_rx,
-        cnps: 0,
-        ecn_ce_packets: 0,
+        cnps: c.counters.cnps_rx,
+        // The requests that reached the responder with CE: what its NIC's
+        // notification point saw.
+        ecn_ce_packets: s.map_or(0, |s| s.counters.ce_marks_rx),
         message_latency_ns: Default::default(),
         port: c.port.clone(),
     }

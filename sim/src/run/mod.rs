@@ -8,7 +8,7 @@
 //!                                                                               ├─ csv.rs      ports.csv, qps.csv
 //!                                                                               ├─ prom.rs     counters.prom (devices.rs: hosts as Linux shows them)
 //!                                                                               ├─ sysfs.rs    sysfs/<host>/class/{infiniband,net}/...
-//!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg
+//!                                                                               ├─ plot.rs     ports.png/svg, qps.png/svg, rates.png/svg
 //!                                                                               └─ table.rs    what `rocesim` prints
 //!  sweep.rs: a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
 //!  shard.rs: one slice of a grid per machine (shard.json) ─▶ merge ─▶ the same sweep.csv
@@ -197,6 +197,7 @@ pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, Stri
         write("queues.csv", queues::queues_csv(w))?;
         queues::queues_plot(w, dir)?;
     }
+    plot::rate_plot(w, dir)?;
     Ok(s)
 }
 

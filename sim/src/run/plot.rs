@@ -244,8 +244,47 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         .filter(|(q, _)| q.role() == Role::Client)
         .collect();
     let total = clients.len();
-    let qp_series: Vec<Series> = clients
-        .into_iter()
+    let qp_series = qp_lines(clients);
+    let title = if total > MAX_QP_LINES {
+        format!("Payload sent per client QP (first {MAX_QP_LINES} of {total})")
+    } else {
+        "Payload sent per client QP".to_string()
+    };
+    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
+}
+
+/// The rate each QP's limiter allowed over time (`rates.png/svg`): client
+/// QPs, and servers whose reaction point cut their rate (READ responders).
+/// DCQCN's sawtooth: a cut on a CNP, then recovery in steps.
+pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
+    let (unit_name, unit) = time_unit(w.sim_time());
+    let n = w.qp_count();
+    let mut points = vec![Vec::new(); n];
+    for s in w.qp_samples() {
+        points[s.qp as usize].push((s.t.as_secs_f64() / unit, s.rate_bps as f64 / 1e9));
+    }
+    let shown: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w
+        .qps()
+        .zip(points)
+        .filter(|(q, _)| {
+            q.role() == Role::Client || q.reaction_point().is_some_and(|rp| rp.cuts() > 0)
+        })
+        .collect();
+    let total = shown.len();
+    let series = qp_lines(shown);
+    let title = if total > MAX_QP_LINES {
+        format!("Rate allowed per QP (DCQCN), first {MAX_QP_LINES} of {total}")
+    } else {
+        "Rate allowed per QP (DCQCN)".to_string()
+    };
+    let x_label = format!("time ({unit_name})");
+    line_plot(dir, "rates", &title, &x_label, "Gb/s", &series)
+}
+
+/// One line per QP, at most [`MAX_QP_LINES`], the first 16 named in the
+/// legend.
+fn qp_lines(qps: Vec<(QpView<'_>, Vec<(f64, f64)>)>) -> Vec<Series> {
+    qps.into_iter()
         .take(MAX_QP_LINES)
         .enumerate()
         .map(|(c, (q, pts))| {
@@ -256,13 +295,7 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
             };
             Series::new(name, pts, c)
         })
-        .collect();
-    let title = if total > MAX_QP_LINES {
-        format!("Payload sent per client QP (first {MAX_QP_LINES} of {total})")
-    } else {
-        "Payload sent per client QP".to_string()
-    };
-    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
+        .collect()
 }
 
 /// A readable unit for a time axis.

@@ -332,10 +332,19 @@ pub struct HostCfg {
     /// `"v1+v2"` (the default).
     #[serde(default)]
     pub roce_modes: RoceModes,
+    /// The NIC profile (`world::NicProfile`): `connectx` (default), `rxe`
+    /// or `hpcc`. Checked when the world is built, with a did-you-mean.
+    pub profile: Option<String>,
     /// How the host's NICs map traffic to priorities: `dscp` (prio =
     /// DSCP >> 3) or `pcp` (prio = service level & 7, sent in a VLAN tag).
+    /// Default: the profile's (`pcp` on ConnectX, `dscp` otherwise).
+    pub trust: Option<Trust>,
+    /// Overrides of the profile's transport settings.
     #[serde(default)]
-    pub trust: Trust,
+    pub transport: TransportCfg,
+    /// Overrides of the profile's DCQCN settings.
+    #[serde(default)]
+    pub dcqcn: DcqcnCfg,
     /// `net.ipv4.conf.*.arp_ignore` (0, 1 or 2 are modelled).
     #[serde(default)]
     pub arp_ignore: u8,
@@ -363,6 +372,121 @@ pub struct HostCfg {
     pub bonds: Vec<BondCfg>,
     /// Its NICs' PFC and receive buffer; none: they take every frame.
     pub pfc: Option<super::qos::HostPfcCfg>,
+}
+
+/// `[host.transport]`: how the NIC builds and acknowledges RC packets.
+/// Every key defaults to the host's profile.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportCfg {
+    /// PSNs a requester keeps unacknowledged at most; 0 = no window beyond
+    /// the spec's.
+    pub max_unacked_psns: Option<u32>,
+    /// AckReq on every Nth packet sent without one (and on the last packet
+    /// of every message); 0 = only on last packets.
+    pub ack_req_every: Option<u32>,
+    /// A queued positive ACK is replaced by a newer one before it leaves.
+    pub ack_coalesce: Option<bool>,
+    /// `"qp"` or a priority 0..=7 for ACKs and NAKs.
+    pub ack_priority: Option<AckPriorityCfg>,
+    /// Payload bytes per packet; 0 = the path MTU.
+    pub segment_bytes: Option<u32>,
+    /// `cc`, `tc` or `not-ect`.
+    pub ecn: Option<EcnCfg>,
+}
+
+/// `ack_priority`: `"qp"` or an integer priority (range checked at build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckPriorityCfg {
+    Qp,
+    Prio(i64),
+}
+
+impl<'de> Deserialize<'de> for AckPriorityCfg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = AckPriorityCfg;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"qp\" or a priority 0..=7")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<AckPriorityCfg, E> {
+                match s {
+                    "qp" => Ok(AckPriorityCfg::Qp),
+                    _ => Err(E::custom(format!(
+                        "`{s}` is not \"qp\" or a priority 0..=7"
+                    ))),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<AckPriorityCfg, E> {
+                Ok(AckPriorityCfg::Prio(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<AckPriorityCfg, E> {
+                Ok(AckPriorityCfg::Prio(v.min(i64::MAX as u64) as i64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcnCfg {
+    Cc,
+    Tc,
+    NotEct,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RpModelCfg {
+    Connectx,
+    HpccReference,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CnpScopeCfg {
+    Qp,
+    Port,
+    IpPair,
+    DestIp,
+}
+
+/// `[host.dcqcn]`: DCQCN on the host's NICs, the knobs named as the
+/// ConnectX firmware names them (`cc::DcqcnParams`). Every key defaults to
+/// the host's profile.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DcqcnCfg {
+    pub enable: Option<bool>,
+    pub model: Option<RpModelCfg>,
+    /// Priorities the reaction point runs on (`ecn/roce_rp/enable/<p>`).
+    pub rp_priorities: Option<Vec<u8>>,
+    /// Priorities the notification point answers (`ecn/roce_np/enable/<p>`).
+    pub np_priorities: Option<Vec<u8>>,
+    /// Send each CNP right behind the ACK of the marked packet.
+    pub cnp_on_ack: Option<bool>,
+    pub rpg_time_reset: Option<u32>,
+    pub rpg_byte_reset: Option<u32>,
+    pub rpg_threshold: Option<u32>,
+    pub rpg_max_rate: Option<u32>,
+    pub rpg_ai_rate: Option<u32>,
+    pub rpg_hai_rate: Option<u32>,
+    pub rpg_gd: Option<u32>,
+    pub rpg_min_dec_fac: Option<u32>,
+    pub rpg_min_rate: Option<u32>,
+    pub dce_tcp_g: Option<u32>,
+    pub dce_tcp_rtt: Option<u32>,
+    pub rate_reduce_monitor_period: Option<u32>,
+    pub initial_alpha_value: Option<u32>,
+    pub clamp_tgt_rate: Option<bool>,
+    pub clamp_tgt_rate_after_time_inc: Option<bool>,
+    pub rate_to_set_on_first_cnp: Option<u32>,
+    pub min_time_between_cnps: Option<u32>,
+    pub cnp_dscp: Option<u8>,
+    pub cnp_802p_prio: Option<u8>,
+    pub cnp_scope: Option<CnpScopeCfg>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -588,6 +712,12 @@ pub struct LinkCfg {
     /// Probability that a frame is lost on this link (each direction).
     #[serde(default)]
     pub loss: f64,
+    /// Probability that an ECT frame crossing this link (either direction)
+    /// arrives CE-marked: a stand-in for a congested hop the scenario does
+    /// not model, to exercise the NIC's notification and reaction points.
+    /// Switches mark by queue depth themselves (RED); this does not.
+    #[serde(default)]
+    pub ce_mark: f64,
     #[serde(default, rename = "event")]
     pub events: Vec<LinkEventCfg>,
 }

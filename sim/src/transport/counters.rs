@@ -221,6 +221,15 @@ pub struct QpCounters {
     pub bytes_received: u64,
     /// Receive WQEs consumed by SEND / WRITE-with-immediate messages.
     pub recv_wqes_consumed: u64,
+    /// Send completions with an error status other than a flush (mlx5
+    /// `req_cqe_error`), and flushed ones (`req_cqe_flush_error`).
+    pub req_cqe_error: u64,
+    pub req_cqe_flush_error: u64,
+    /// Receive completions in error: a SEND cut short by a fatal NAK
+    /// (`resp_cqe_error`), receive WQEs flushed when the QP went to Error
+    /// (`resp_cqe_flush_error`).
+    pub resp_cqe_error: u64,
+    pub resp_cqe_flush_error: u64,
 }
 
 impl QpCounters {

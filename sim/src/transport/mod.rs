@@ -56,8 +56,11 @@ use crate::time::Ps;
 use thiserror::Error;
 
 /// Static per-QP settings, as `ibv_modify_qp` (INIT→RTR→RTS) and perftest
-/// set them. [`QpConfig::default`] is what `ib_write_bw` would program on a
-/// ConnectX with an RoCE MTU of 4096.
+/// set them, and the NIC's own protocol constants (AckReq frequency,
+/// unacknowledged-PSN window, ACK coalescing, segment size), which differ
+/// between NICs: [`crate::world::NicProfile`] sets them per host.
+/// [`QpConfig::default`] is what `ib_write_bw` would program with an RoCE
+/// MTU of 4096, on Soft-RoCE's (rxe's) protocol constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QpConfig {
     /// Path MTU in payload bytes: 256, 512, 1024, 2048 or 4096.
@@ -82,7 +85,18 @@ pub struct QpConfig {
     /// A request packet with PSN `p` goes out only while
     /// `p - oldest_unacked <= max_unacked_psns` (rxe's test with
     /// `RXE_MAX_UNACKED_PSNS` = 128, so at most 129 PSNs are in flight).
+    /// [`QpConfig::SPEC_WINDOW`] is a NIC with no window of its own.
     pub max_unacked_psns: u32,
+    /// A positive ACK queued behind another positive ACK that has not left
+    /// yet replaces it (one cumulative ACK says what both said). rxe's
+    /// responder does this in effect; a ConnectX responder ACKs every
+    /// packet that asked for it.
+    pub coalesce_acks: bool,
+    /// Payload bytes per packet of a multi-packet message (and of READ
+    /// responses); 0 = the path MTU, as the spec requires. The HPCC ns-3
+    /// reference's NIC cuts every message into 1000-byte packets whatever
+    /// the MTU; a non-zero value here reproduces that (at most `pmtu`).
+    pub segment_bytes: u32,
     /// Send queue depth: work requests posted and not yet completed.
     pub max_send_wr: u32,
     /// Remote buffer the RETH of WRITE and READ requests points at.
@@ -109,6 +123,8 @@ impl Default for QpConfig {
             max_rd_atomic: 16,
             ack_req_every: 66,
             max_unacked_psns: 128,
+            coalesce_acks: true,
+            segment_bytes: 0,
             max_send_wr: 128,
             remote_va: 0x7f00_0000_0000,
             rkey: 0x1234,
@@ -130,6 +146,24 @@ pub enum ConfigError {
 }
 
 impl QpConfig {
+    /// The unacknowledged-PSN window of a NIC that keeps none beyond the
+    /// spec's: IBA lets a requester have at most 2^23 PSNs outstanding
+    /// (half the 24-bit PSN space, so a responder can tell a duplicate from
+    /// a new packet). This window stops new packets at 2^22 − 1, so that
+    /// even a READ sent at its edge (reserving at most 2^21 PSNs, see
+    /// [`max_message_len`]) keeps fewer than 2^23 outstanding. No run
+    /// comes near it: 2^22 packets of 256 bytes are 1 GiB in flight.
+    pub const SPEC_WINDOW: u32 = (1 << 22) - 1;
+
+    /// Payload bytes per packet: `segment_bytes`, or the path MTU.
+    pub fn segment(&self) -> u32 {
+        if self.segment_bytes == 0 {
+            self.pmtu
+        } else {
+            self.segment_bytes
+        }
+    }
+
     /// Checks every field against what a NIC accepts.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |field, value: u64, expected| {
@@ -166,6 +200,13 @@ impl QpConfig {
         }
         if self.max_send_wr == 0 {
             return bad("max_send_wr", 0, "at least 1");
+        }
+        if self.segment_bytes > self.pmtu {
+            return bad(
+                "segment_bytes",
+                self.segment_bytes.into(),
+                "0 (the path MTU) or at most the path MTU",
+            );
         }
         Ok(())
     }

@@ -26,13 +26,14 @@ use super::World;
 use super::bond::Bond;
 use super::nic_rx::RxBuffer;
 use super::port::{DropReason, PrioQueues, highest};
-use roce_codec::wire::mad::GSI_QPN;
-
+use super::profile::NicProfile;
+use crate::cc::NotificationPoint;
 use crate::engine::Event;
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
 use crate::scenario::schema::{IpNet, RoceMode, RoceModes, Trust};
 use crate::time::Ps;
+use roce_codec::wire::mad::GSI_QPN;
 
 pub(crate) struct Nic {
     pub(super) name: String,
@@ -46,6 +47,8 @@ pub(crate) struct Nic {
     /// A receive buffer that can back up (`[host.pfc]`), or none: the
     /// host takes every frame as it arrives.
     pub(super) rx: Option<Box<RxBuffer>>,
+    /// DCQCN's notification point of this port, if the profile runs one.
+    pub(super) np: Option<NotificationPoint>,
 }
 
 impl Nic {
@@ -58,6 +61,7 @@ impl Nic {
             slave: None,
             active: PrioQueues::default(),
             rx: None,
+            np: None,
         }
     }
     pub(super) fn port(&self) -> u32 {
@@ -132,6 +136,8 @@ pub(crate) struct Host {
     /// Linux keeps them (`ip neigh show dev eth1`), keyed by (interface,
     /// address).
     pub(super) neigh: FastMap<(u32, Ipv4Addr), [u8; 6]>,
+    /// How its NICs build, acknowledge, mark and pace RC traffic.
+    pub(super) profile: NicProfile,
 }
 
 impl Host {
@@ -359,16 +365,22 @@ impl World {
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);
         };
+        let cnp = self.congestion_rx(host, nic, q, id);
+        let pkt = self.pool.get(id);
         self.qps[q as usize]
             .qp
             .on_receive(&pkt.ib, pkt.ecn_ce(), now);
         self.pool.free(id);
         self.after_qp_change(q);
+        if let Some(c) = cnp {
+            self.send_cnp(c);
+        }
     }
 
-    /// A host port starts its next frame: strict priority over the
-    /// kernel's frames and the NIC's lists of active QPs, round robin
-    /// inside one priority.
+    /// A host port starts its next frame: strict priority over the frames
+    /// queued on the port (the kernel's ARP; the NIC's CNPs, and ACKs of a
+    /// profile that sends them at a priority of their own) and the NIC's
+    /// lists of active QPs, round robin inside one priority.
     pub(super) fn pump_host(&mut self, port: u32, host: u32, nic: u32) {
         let now = self.now();
         loop {
@@ -377,8 +389,9 @@ impl World {
             let Some(prio) = highest((p.queued() | active) & !p.paused()) else {
                 return;
             };
-            // Frames the host's kernel queued (ARP, at priority 0) go
-            // before the QPs of their priority, after higher ones.
+            // Frames queued on the port (ARP at priority 0, CNPs, ACKs at
+            // their own priority) go before the QPs of their priority,
+            // after higher ones.
             if let Some(q) = self.ports[port as usize].pop(prio) {
                 return self.transmit(port, q.id);
             }

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use super::port::{DropReason, Owner};
 use super::{IfaceKind, World};
 use crate::engine::Event;
-use crate::packet::PacketId;
+use crate::packet::{L3, PacketId};
 use crate::time::Ps;
 
 pub(crate) struct Link {
@@ -26,6 +26,10 @@ pub(crate) struct Link {
     ends: [u32; 2],
     delay: Ps,
     loss: f64,
+    /// Probability that a delivered ECT frame arrives CE-marked
+    /// (`ce_mark`): an impairment standing for a congested hop the
+    /// scenario does not model, not a switch's RED.
+    ce_mark: f64,
     rng: ChaCha8Rng,
     up: bool,
     /// Frames put on the wire / delivered / lost, both directions, bytes.
@@ -51,12 +55,25 @@ impl Link {
             ends,
             delay,
             loss,
+            ce_mark: 0.0,
             rng,
             up: true,
             sent_bytes: 0,
             delivered_bytes: 0,
             lost_bytes: 0,
         }
+    }
+
+    /// Marks delivered ECT frames CE with probability `p`.
+    pub(crate) fn set_ce_mark(&mut self, p: f64) {
+        self.ce_mark = p;
+    }
+
+    /// Whether a delivered frame that is ECT (`ect`) arrives CE-marked. The
+    /// draw is made only for ECT frames on a marking link, so a link
+    /// without `ce_mark` keeps its random stream as before.
+    fn marks_ce(&mut self, ect: bool) -> bool {
+        ect && self.ce_mark > 0.0 && crate::rng::unit_f64(&mut self.rng) < self.ce_mark
     }
 
     pub(crate) fn delay(&self) -> Ps {
@@ -130,13 +147,22 @@ impl World {
                 self.ports[port as usize].count_drop(why);
                 self.pool.free(id);
             }
-            Carry::Delivered { delay } => self.sched.at(
-                now + tx_time + delay + extra,
-                Event::Arrive {
-                    port: peer,
-                    pkt: id,
-                },
-            ),
+            Carry::Delivered { delay } => {
+                let pkt = self.pool.get_mut(id);
+                let ect = matches!(pkt.l3, L3::V2 { ecn: 1 | 2, .. });
+                if self.links[link as usize].marks_ce(ect) {
+                    if let L3::V2 { ecn, .. } = &mut pkt.l3 {
+                        *ecn = 3;
+                    }
+                }
+                self.sched.at(
+                    now + tx_time + delay + extra,
+                    Event::Arrive {
+                        port: peer,
+                        pkt: id,
+                    },
+                )
+            }
         }
     }
 

@@ -12,8 +12,10 @@
 //! | file | component | owns |
 //! |---|---|---|
 //! | `port.rs` | [`PortCounters`], the port | egress queues per priority, strict priority, byte accounting, the PFC pause seam |
-//! | `link.rs` | the link | delay, loss (its own RNG), up/down, byte conservation; moving a frame across |
+//! | `link.rs` | the link | delay, loss and `ce_mark` (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
+//! | `profile.rs` | [`NicProfile`] | what a host's NIC does that verbs do not say: window, AckReq, ACKs, segments, ECN bits, trust, DCQCN |
+//! | `dcqcn.rs` | DCQCN in the world | the NIC's notification point sending CNPs, each QP's reaction point pacing it, `RpDeadline` |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
@@ -42,6 +44,7 @@ mod bond;
 mod build;
 pub(crate) mod cm;
 pub(crate) mod connect;
+mod dcqcn;
 mod ecn;
 mod flows;
 mod host;
@@ -52,6 +55,7 @@ pub(crate) mod neigh;
 pub(crate) mod nic_rx;
 pub(crate) mod pfc;
 mod port;
+mod profile;
 mod qp;
 mod sample;
 mod switch;
@@ -74,6 +78,7 @@ use tap::Tap;
 pub use build::{BuildOptions, roce_mtu};
 pub use flows::FlowResult;
 pub use port::{PRIOS, PortCounters};
+pub use profile::{AckPriority, DcqcnSetup, EcnMode, NicProfile, ProfileBase, hpcc_dcqcn};
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
 pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
@@ -192,6 +197,7 @@ impl World {
             Event::Arrive { port, pkt } => self.arrive(port, pkt),
             Event::QpWake { qp } => self.qp_wake(qp),
             Event::QpTimer { qp } => return self.qp_timer(qp),
+            Event::RpDeadline { qp } => return self.rp_deadline(qp),
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),

@@ -3,9 +3,10 @@
 //! drive it.
 //!
 //! ```text
-//!   Drive ──▶ workload posts work ─┐
-//!   Arrive ─▶ RcQp::on_receive ────┼─▶ after_qp_change ─▶ tx_ready_at: now → on the NIC's active list
-//!   QpTimer ─▶ RcQp::on_timer ─────┘                     │            later → QpWake at that time
+//!   Drive ──▶ workload posts work ─┐                     ┌ ACKs at their own priority → port queue
+//!   Arrive ─▶ RcQp::on_receive ────┤                     ├ DCQCN rate → RcQp::change_rate (dcqcn.rs)
+//!   QpTimer ─▶ RcQp::on_timer ─────┼─▶ after_qp_change ─▶├ tx_ready_at: now → on the NIC's active list
+//!   RpDeadline ─▶ ReactionPoint ───┘                     │            later → QpWake at that time
 //!   QpWake ──▶ on the active list                        └ next_timer ─▶ QpTimer (re-armed)
 //! ```
 //!
@@ -18,6 +19,7 @@ use roce_codec::frame::{EthRepr, VlanTag};
 use serde::Serialize;
 
 use super::World;
+use super::dcqcn::QpCc;
 use crate::engine::{Event, Scheduler};
 use crate::packet::{L3, Packet, PacketId};
 use crate::time::Ps;
@@ -105,6 +107,8 @@ pub(crate) struct QpSlot {
     pub(super) tx_bytes: u64,
     pub(super) tx_packets: u64,
     pub(super) tx_payload: u64,
+    /// DCQCN and the NIC's ACK priority (`world::dcqcn`).
+    pub(super) cc: QpCc,
 }
 
 impl QpSlot {
@@ -188,6 +192,9 @@ impl World {
             }
             Role::Server => w.drive_responder(s.index as usize, &mut s.qp, now),
         }
+        self.flush_acks(q);
+        self.rp_update(q);
+        let s = &mut self.qps[q as usize];
         if !s.active {
             if let Some(t) = s.qp.tx_ready_at(now) {
                 if t <= now {
@@ -222,6 +229,11 @@ impl World {
         s.tx_bytes += u64::from(frame_len);
         s.tx_packets += 1;
         s.tx_payload += u64::from(ib.payload_len);
+        // The byte counter of DCQCN's increase counts the data the limiter
+        // paces (requests, READ responses), not ACKs.
+        if let (Some(rp), false) = (&mut s.cc.rp, ib.bth.opcode.0 == 0x11) {
+            s.cc.dirty |= rp.on_sent(now, u64::from(frame_len));
+        }
         // A client QP's first packet is a request (the first data packet
         // of a WRITE or SEND, the request of a READ); a server's is its
         // first ACK or READ response.

@@ -1,4 +1,5 @@
-//! Time series: every port's and every QP's counters, sampled on a grid.
+//! Time series: every port's and every QP's counters (and the rate its
+//! limiter allows, which DCQCN moves), sampled on a grid.
 //!
 //! Samples sit on a grid of multiples of `every`. The sampler pauses after
 //! an interval without activity and, when activity comes back at `t`,
@@ -46,6 +47,9 @@ pub struct QpSample {
     /// Payload of completed messages (client QPs; 0 for servers).
     pub completed_bytes: u64,
     pub retransmitted: u64,
+    /// The rate its limiter allows (DCQCN's current rate under the
+    /// workload's `rate_limit`, else the line rate), bit/s.
+    pub rate_bps: u64,
 }
 
 pub(crate) struct Sampler {
@@ -85,6 +89,7 @@ impl Sampler {
 
     /// Takes one sample of everything at `t` (once per time).
     fn take(&mut self, t: Ps, ports: &[Port], qps: &[QpSlot], workloads: &[WorkloadSlot]) {
+        let line = |s: &QpSlot| ports[s.port as usize].rate();
         if self.ports.last().is_some_and(|s| s.t >= t) {
             return;
         }
@@ -115,6 +120,7 @@ impl Sampler {
                     0
                 },
                 retransmitted: s.qp.counters().retransmitted_packets,
+                rate_bps: s.cc.allowed_rate(line(s)).bps(),
             });
         }
         self.thin(ports.len(), qps.len());

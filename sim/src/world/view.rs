@@ -12,6 +12,7 @@ use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
 use super::tap::Tap;
+use crate::cc::{NotificationPoint, ReactionPoint};
 use crate::time::{Ps, Rate};
 use crate::transport::{QpWorkloadStats, RcQp};
 
@@ -213,6 +214,27 @@ impl<'a> QpView<'a> {
     pub fn status_code(&self) -> u8 {
         self.world.qp_status_code(self.index)
     }
+    /// DCQCN's reaction point, if its NIC runs one on the QP's priority.
+    pub fn reaction_point(&self) -> Option<&'a ReactionPoint> {
+        self.slot.cc.rp.as_ref()
+    }
+    /// CNPs that reached it while no reaction point ran on its priority.
+    pub fn cnps_ignored(&self) -> u64 {
+        self.slot.cc.cnps_ignored
+    }
+    /// The rate its limiter allows now: DCQCN's, under the workload's
+    /// `rate_limit`, at most the port's line rate.
+    pub fn allowed_rate(&self) -> Rate {
+        let line = self.world.ports[self.slot.port as usize].rate();
+        self.slot.cc.allowed_rate(line)
+    }
+    /// Whether its host's NIC profile runs DCQCN.
+    pub fn dcqcn(&self) -> bool {
+        self.world.hosts[self.slot.host as usize]
+            .profile
+            .dcqcn
+            .is_some()
+    }
 }
 
 /// A bond and what it did.
@@ -402,6 +424,18 @@ impl World {
     /// Every QP's samples, one block of one sample per QP per time.
     pub fn qp_samples(&self) -> &[QpSample] {
         self.sampler.qp_samples()
+    }
+
+    /// Every host NIC's DCQCN notification point, with the name of the
+    /// RDMA device port it belongs to (`host.nic`, or `host.bond` for a
+    /// bond's slaves).
+    pub fn notification_points(&self) -> impl Iterator<Item = (String, &NotificationPoint)> {
+        self.hosts.iter().flat_map(|h| {
+            h.nics.iter().filter_map(move |n| {
+                let np = n.np.as_ref()?;
+                Some((format!("{}.{}", h.name, h.iface(n.iface()).name), np))
+            })
+        })
     }
 
     /// Number of queue pairs (both ends of every connection).

@@ -30,11 +30,12 @@ use responder::{InMessage, Response};
 /// comparison window, so that ranges never become ambiguous.
 const MAX_MSG_PSNS: u64 = 1 << 21;
 
-/// The largest message [`RcQp::post_send`] accepts at path MTU `pmtu`:
-/// [`MAX_MSG_LEN`], or less when the message would span more than 2^21
-/// PSNs (at MTU 256, 512 MiB).
-pub fn max_message_len(pmtu: u32) -> u64 {
-    MAX_MSG_LEN.min(MAX_MSG_PSNS * u64::from(pmtu))
+/// The largest message [`RcQp::post_send`] accepts with `segment` payload
+/// bytes per packet (the path MTU, [`QpConfig::segment`]): [`MAX_MSG_LEN`],
+/// or less when the message would span more than 2^21 PSNs (at MTU 256,
+/// 512 MiB).
+pub fn max_message_len(segment: u32) -> u64 {
+    MAX_MSG_LEN.min(MAX_MSG_PSNS * u64::from(segment))
 }
 
 /// A message the responder executed, in order (see
@@ -91,6 +92,9 @@ pub struct RcQp {
     error_at: Ps,
     rate: Option<Rate>,
     next_send_at: Ps,
+    /// Wire bytes of the last paced packet: what [`RcQp::change_rate`]
+    /// re-times the waiting slot by.
+    last_paced_bytes: u64,
 
     // Responder.
     epsn: Psn,
@@ -154,6 +158,7 @@ impl RcQp {
             error_at: Ps::ZERO,
             rate: None,
             next_send_at: Ps::ZERO,
+            last_paced_bytes: 0,
             epsn: rq_psn,
             msn: 0,
             nak_sent: false,
@@ -174,7 +179,7 @@ impl RcQp {
     /// QP the request is accepted and completes at once with
     /// `WrFlushErr`, as verbs do.
     pub fn post_send(&mut self, wr: WorkRequest) -> Result<(), PostError> {
-        let max = max_message_len(self.cfg.pmtu);
+        let max = max_message_len(self.cfg.segment());
         if wr.len > max {
             return Err(PostError::MessageTooLong { len: wr.len, max });
         }
@@ -185,6 +190,7 @@ impl RcQp {
         }
         if let QpState::Error(_) = self.state {
             self.counters.msgs_failed += 1;
+            self.counters.req_cqe_flush_error += 1;
             self.cq.push_back(Completion {
                 wr_id: wr.wr_id,
                 verb: wr.verb,
@@ -194,7 +200,7 @@ impl RcQp {
             });
             return Ok(());
         }
-        let npkts = Psn::packets_for(wr.len, self.cfg.pmtu);
+        let npkts = Psn::packets_for(wr.len, self.cfg.segment());
         self.sq.push_back(SendWqe {
             wr_id: wr.wr_id,
             verb: wr.verb,
@@ -226,15 +232,7 @@ impl RcQp {
             if paced && now < self.next_send_at {
                 return None;
             }
-            let pkt = self.build_response();
-            self.counters.on_tx(&pkt);
-            if paced {
-                self.pace(&pkt, now);
-            }
-            if self.fatal_after_responses && self.responses.is_empty() {
-                self.fail(WcStatus::WrFlushErr, now);
-            }
-            return Some(pkt);
+            return Some(self.emit_response(paced, now));
         }
         if !self.requester_can_send() || now < self.next_send_at {
             return None;
@@ -246,6 +244,32 @@ impl RcQp {
             self.ack_deadline = self.cfg.ack_timeout().map(|t| now + t);
         }
         Some(pkt)
+    }
+
+    /// The ACKNOWLEDGE (ACK, NAK or RNR NAK) at the head of the responses,
+    /// if one is there: for a NIC that sends its ACKs at a priority of
+    /// their own rather than in the QP's turn. Responses keep their order:
+    /// an ACK queued behind READ responses waits for them.
+    pub fn next_ack(&mut self, now: Ps) -> Option<IbRepr> {
+        if self.state != QpState::Rts
+            || !matches!(self.responses.front(), Some(Response::Ack { .. }))
+        {
+            return None;
+        }
+        Some(self.emit_response(false, now))
+    }
+
+    /// Builds the response at the head of the queue and counts it.
+    fn emit_response(&mut self, paced: bool, now: Ps) -> IbRepr {
+        let pkt = self.build_response();
+        self.counters.on_tx(&pkt);
+        if paced {
+            self.pace(&pkt, now);
+        }
+        if self.fatal_after_responses && self.responses.is_empty() {
+            self.fail(WcStatus::WrFlushErr, now);
+        }
+        pkt
     }
 
     /// Earliest time at which `next_tx` could return `Some` without new
@@ -335,12 +359,33 @@ impl RcQp {
     /// Paces this QP's data packets (requests and READ responses; ACKs and
     /// NAKs are never held back) to `rate` on the wire, counting
     /// `cfg.wire_overhead` bytes per packet. `None` = line rate. This is
-    /// the reaction point DCQCN adjusts.
+    /// the reaction point DCQCN adjusts (see [`RcQp::change_rate`]).
     pub fn set_rate_limit(&mut self, rate: Option<Rate>) {
         self.rate = rate.filter(|r| r.bps() > 0);
         if self.rate.is_none() {
             self.next_send_at = Ps::ZERO;
         }
+    }
+
+    /// A rate limiter's new rate. With `retime`, the packet already waiting
+    /// for its slot (given when the previous packet left at the old rate)
+    /// has that slot moved by the difference of the previous packet's
+    /// serialization times at the new and the old rate ([`crate::cc::retime`],
+    /// the HPCC reference's `ChangeRate`), so a cut holds it back at once
+    /// and an increase lets it go sooner; without, the slot stays and the
+    /// new rate applies from the next packet on. Returns the new earliest
+    /// send time if it moved.
+    pub fn change_rate(&mut self, rate: Option<Rate>, retime: bool) -> Option<Ps> {
+        let old = self.rate;
+        let before = self.next_send_at;
+        self.set_rate_limit(rate);
+        if let (true, Some(old), Some(new)) = (retime, old, self.rate) {
+            if self.last_paced_bytes > 0 {
+                self.next_send_at =
+                    crate::cc::retime(self.next_send_at, self.last_paced_bytes, old, new);
+            }
+        }
+        (self.next_send_at != before).then_some(self.next_send_at)
     }
 
     pub fn rate_limit(&self) -> Option<Rate> {
@@ -409,6 +454,7 @@ impl RcQp {
         if let Some(rate) = self.rate {
             let bytes = pkt.buffer_len() as u64 + u64::from(self.cfg.wire_overhead);
             self.next_send_at = now.max(self.next_send_at) + rate.tx_time(bytes);
+            self.last_paced_bytes = bytes;
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The requester half: send queue, PSNs, go-back-N, completions.
 //!
 //! Posted work requests wait in the send queue until they complete. Each
-//! owns a PSN range fixed at post time: `Psn::packets_for(len, pmtu)` PSNs,
+//! owns a PSN range fixed at post time: `Psn::packets_for(len, segment)` PSNs
+//! (the segment is the path MTU unless the NIC profile says otherwise),
 //! one per packet for SEND/WRITE, and the same number *reserved* for the
 //! responses of a READ, which is sent as one request packet.
 //!
@@ -74,8 +75,8 @@ impl RcQp {
         let wqe = self.sq[self.tx_wqe];
         let psn = self.tx_psn;
         let k = psn.distance(wqe.first_psn) as u32;
-        let pmtu = u64::from(self.cfg.pmtu);
-        let done = u64::from(k) * pmtu;
+        let seg = u64::from(self.cfg.segment());
+        let done = u64::from(k) * seg;
         let retransmit = psn.is_before(self.tx_hi);
         let pkt = if wqe.verb == Verb::Read {
             // One request for the responses still missing: PSN of the first
@@ -94,7 +95,7 @@ impl RcQp {
         } else {
             let n = wqe.npkts;
             let last = k + 1 == n;
-            let payload = if last { wqe.len - done } else { pmtu } as u32;
+            let payload = if last { wqe.len - done } else { seg } as u32;
             let send = matches!(wqe.verb, Verb::Send | Verb::SendImm);
             let imm = wqe.verb.has_immediate();
             let op = match (n == 1, k == 0, last) {
@@ -374,6 +375,11 @@ impl RcQp {
             let st = if first { status } else { WcStatus::WrFlushErr };
             first = false;
             self.counters.msgs_failed += 1;
+            if st == WcStatus::WrFlushErr {
+                self.counters.req_cqe_flush_error += 1;
+            } else {
+                self.counters.req_cqe_error += 1;
+            }
             self.cq.push_back(Completion {
                 wr_id: wqe.wr_id,
                 verb: wqe.verb,
@@ -386,6 +392,8 @@ impl RcQp {
         self.ack_deadline = None;
         self.rnr_deadline = None;
         self.responses.clear();
+        // Posted receive WQEs complete in error (flushed) too.
+        self.counters.resp_cqe_flush_error += u64::from(self.rq_len);
         self.rq_len = 0;
     }
 }

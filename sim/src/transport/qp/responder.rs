@@ -4,9 +4,10 @@
 //! an episode with ePSN, drops later out-of-order packets silently,
 //! re-ACKs duplicates with ePSN - 1 and replays duplicate READs. Its
 //! responses wait in one FIFO (ACKs, NAKs, READ response streams) that
-//! [`RcQp::next_tx`] drains before any request. A positive ACK queued
-//! behind another positive ACK replaces it: a cumulative ACK says
-//! everything the older one said, so a NIC whose port is busy coalesces.
+//! [`RcQp::next_tx`] drains before any request. With
+//! `QpConfig::coalesce_acks` (rxe), a positive ACK queued behind another
+//! positive ACK replaces it: a cumulative ACK says everything the older
+//! one said, so a NIC whose port is busy coalesces.
 
 use super::{InboundMessage, RcQp};
 use crate::time::Ps;
@@ -50,7 +51,7 @@ impl RcQp {
             syndrome,
             msn: self.msn,
         };
-        if syndrome.is_ack() {
+        if syndrome.is_ack() && self.cfg.coalesce_acks {
             if let Some(back) = self.responses.back_mut() {
                 if matches!(back, Response::Ack { syndrome: s, .. } if s.is_ack()) {
                     *back = item;
@@ -77,13 +78,9 @@ impl RcQp {
                 msn,
             } => {
                 let k = next.distance(first) as u32;
-                let pmtu = u64::from(self.cfg.pmtu);
+                let seg = u64::from(self.cfg.segment());
                 let last = k + 1 == n;
-                let payload = if last {
-                    len - u64::from(k) * pmtu
-                } else {
-                    pmtu
-                } as u32;
+                let payload = if last { len - u64::from(k) * seg } else { seg } as u32;
                 let op = match (n == 1, k == 0, last) {
                     (true, _, _) => 0x10,
                     (_, true, _) => 0x0D,
@@ -125,6 +122,11 @@ impl RcQp {
     fn nak_invalid(&mut self, psn: Psn) {
         self.queue_ack(psn, Syndrome::nak(NakCode::InvalidRequest));
         self.fatal_after_responses = true;
+        if self.in_msg == InMessage::Send {
+            // The SEND under way took a receive WQE at its first packet:
+            // that WQE completes in error.
+            self.counters.resp_cqe_error += 1;
+        }
     }
 
     pub(super) fn responder_receive(&mut self, pkt: &IbRepr, now: Ps) {
@@ -185,7 +187,7 @@ impl RcQp {
         self.nak_sent = false;
         if op == 0x0C {
             let len = u64::from(pkt.ext.reth.map_or(0, |r| r.dma_len));
-            self.epsn = psn.add(Psn::packets_for(len, self.cfg.pmtu));
+            self.epsn = psn.add(Psn::packets_for(len, self.cfg.segment()));
             self.msn = (self.msn + 1) & 0xFF_FFFF;
             self.counters.bytes_received += len;
             self.record(Verb::Read, len, psn, None, now);
@@ -243,7 +245,7 @@ impl RcQp {
     /// Queues the responses of a READ of `len` bytes whose first response
     /// is `psn`, carrying the current MSN.
     fn queue_read(&mut self, psn: Psn, len: u64) {
-        let n = Psn::packets_for(len, self.cfg.pmtu);
+        let n = Psn::packets_for(len, self.cfg.segment());
         self.responses.push_back(Response::Read {
             first: psn,
             n,

@@ -130,6 +130,13 @@ fn add_link(
             format!("loss {} must be a probability in [0, 1)", lc.loss),
         ));
     }
+    if !(0.0..=1.0).contains(&lc.ce_mark) {
+        return Err(ModelError::new(
+            at.key("ce_mark"),
+            format!("ce_mark {} must be a probability in [0, 1]", lc.ce_mark),
+        )
+        .hint("the share of ECT frames this link delivers CE-marked; 0 (default) marks none"));
+    }
     let link = w.links.len() as u32;
     let a = add_port(w, sc, &lc.a, at.key("a"), link, lc.rate.0, names)?;
     let b = add_port(w, sc, &lc.b, at.key("b"), link, lc.rate.0, names)?;
@@ -154,6 +161,7 @@ fn add_link(
     let rng = component_rng(sc.seed, &format!("link:{name}"));
     w.links
         .push(Link::new(name, [a, b], lc.delay.0, lc.loss, rng));
+    w.links[link as usize].set_ce_mark(lc.ce_mark);
     Ok(())
 }
 

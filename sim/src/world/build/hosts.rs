@@ -7,6 +7,7 @@ use core::net::Ipv4Addr;
 
 use super::names::{host_key, iface_key};
 use super::roce_mtu;
+use crate::cc::NotificationPoint;
 use crate::fasthash::FastMap;
 use crate::rng::component_rng;
 use crate::scenario::schema::{HostCfg, Scenario};
@@ -14,11 +15,13 @@ use crate::scenario::{KeyPath, ModelError};
 use crate::world::World;
 use crate::world::bond::Bond;
 use crate::world::host::{Host, HostBond, Iface, IfaceKind, Nic};
+use crate::world::profile::NicProfile;
 
 pub(super) fn add_hosts(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     for (hi, hc) in sc.hosts.iter().enumerate() {
         check_host(hc, hi)?;
-        let host = build_host(w, sc.seed, hc, hi);
+        let profile = super::profiles::host_profile(hc, hi)?;
+        let host = build_host(w, sc.seed, hc, hi, profile);
         w.hosts.push(host);
     }
     check_unique_ips(w, sc)
@@ -185,7 +188,7 @@ fn check_ifname(name: &str, at: KeyPath) -> Result<(), ModelError> {
 
 /// Builds a checked host: NICs (MACs assigned), then its bonds (each one
 /// interface over its slaves), then one interface per other NIC.
-fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
+fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize, profile: NicProfile) -> Host {
     let mut host = Host {
         name: hc.name.clone(),
         roce: hc.roce.unwrap_or(hc.roce_modes.newest()),
@@ -194,7 +197,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
         icmp_ident: 0,
         icmp_sent: 0,
         icmp_suppressed: 0,
-        trust: hc.trust,
+        trust: profile.trust,
         arp_ignore: hc.arp_ignore,
         rp_filter: hc.rp_filter,
         arp_announce: hc.arp_announce,
@@ -203,6 +206,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
         nics: Vec::new(),
         ifaces: Vec::new(),
         neigh: FastMap::default(),
+        profile,
     };
     for (ni, nc) in hc.nics.iter().enumerate() {
         let mac = nc.mac.map_or(
@@ -216,7 +220,11 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize) -> Host {
             ],
             |m| m.0,
         );
-        host.nics.push(Nic::new(nc.name.clone(), mac));
+        let mut nic = Nic::new(nc.name.clone(), mac);
+        if let Some(d) = host.profile.dcqcn.as_ref().filter(|d| d.np_prios != 0) {
+            nic.np = Some(NotificationPoint::new(&d.params));
+        }
+        host.nics.push(nic);
     }
     let nic_index = |name: &str| hc.nics.iter().position(|n| n.name == name).unwrap() as u32;
     for bc in &hc.bonds {

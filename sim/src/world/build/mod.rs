@@ -4,7 +4,8 @@
 //!
 //! ```text
 //!  Scenario ─▶ names.rs      unique names, key paths for errors
-//!           ─▶ hosts.rs      hosts, NICs, bonds, interfaces; unique IPs
+//!           ─▶ hosts.rs      hosts, NICs, bonds, interfaces; unique IPs;
+//!                            profiles.rs: each host's NIC profile and its overrides
 //!           ─▶ fabric.rs     switches, unique MACs, links and ports, LAGs, routes,
 //!                            bridging loops, pre-learned FDBs and neighbour tables
 //!              qos.rs        ECN marking per (egress port, priority), by port speed
@@ -60,6 +61,7 @@ mod fabric;
 mod hosts;
 mod names;
 mod neighbours;
+mod profiles;
 mod qos;
 mod taps;
 mod workloads;

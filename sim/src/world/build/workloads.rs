@@ -13,6 +13,7 @@ use roce_codec::frame::{EthRepr, VlanTag};
 use super::names::{host_key, root};
 use super::neighbours::{Learned, resolve_conn};
 use super::roce_mtu;
+use crate::cc::ReactionPoint;
 use crate::engine::Event;
 use crate::packet::{L3, Packet};
 use crate::rng::component_rng;
@@ -29,6 +30,7 @@ use crate::world::World;
 use crate::world::arp::Conn;
 use crate::world::cm::{CmEnd, CmSetup};
 use crate::world::connect::SocketSetup;
+use crate::world::dcqcn::QpCc;
 use crate::world::host::IfaceKind;
 use crate::world::neigh::Step;
 use crate::world::qp::{QpSlot, Role, WorkloadSlot};
@@ -108,7 +110,8 @@ fn add_workload(
     let server = resolve_endpoint(w, sc, &wc.server, at.key("server"))?;
     let pmtu = check_pair(w, wc, &at, &client, &server)?;
     check_settings(wc, &at)?;
-    let workload = Workload::new(workload_spec(wc, pmtu, &at)?).map_err(|e| {
+    let seg = check_segments(w, &at, pmtu, [&client, &server])?;
+    let workload = Workload::new(workload_spec(wc, seg, &at)?).map_err(|e| {
         // Point at the key the transport's check is about.
         let key = match &e {
             WorkloadError::OutOfRange { field, .. }
@@ -121,6 +124,7 @@ fn add_workload(
         };
         ModelError::new(at.key(key), e.to_string())
     })?;
+    // The verbs attributes; each end's NIC adds its own protocol constants.
     let cfg = QpConfig {
         pmtu,
         timeout: wc.timeout,
@@ -415,7 +419,37 @@ fn check_settings(wc: &WorkloadCfg, at: &KeyPath) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// What the workload runs: a message list or a perftest tool.
+/// The payload bytes per packet both ends' NIC profiles use (the larger:
+/// messages are checked against it); each must fit the path MTU.
+fn check_segments(
+    w: &World,
+    at: &KeyPath,
+    pmtu: u32,
+    ends: [&Endpoint; 2],
+) -> Result<u32, ModelError> {
+    let mut seg = pmtu;
+    for ep in ends {
+        let h = &w.hosts[ep.host as usize];
+        let s = h.profile.segment_bytes;
+        if s > pmtu {
+            return Err(ModelError::new(
+                host_key(ep.host as usize).key("transport").key("segment_bytes"),
+                format!(
+                    "host `{}` segments payload into {s}-byte packets, more than this workload's RoCE path MTU of {pmtu}",
+                    h.name
+                ),
+            )
+            .hint(format!("set `segment_bytes` to at most {pmtu}, or raise the MTU of {}'s NIC", at)));
+        }
+        if s != 0 {
+            seg = seg.min(s);
+        }
+    }
+    Ok(seg)
+}
+
+/// What the workload runs: a message list or a perftest tool. `pmtu` is
+/// the payload per packet messages are checked against.
 fn workload_spec(wc: &WorkloadCfg, pmtu: u32, at: &KeyPath) -> Result<WorkloadSpec, ModelError> {
     let verb = |v: VerbCfg| match v {
         VerbCfg::Write => Verb::Write,
@@ -549,6 +583,7 @@ fn add_qp(
     let gidx = w.qps.len() as u32;
     let h = &mut w.hosts[side.local.host as usize];
     let (trust, roce) = (h.trust, side.mode);
+    let profile = h.profile.clone();
     let f = &mut h.ifaces[side.local.iface as usize];
     f.qpns.insert(side.qpn[0], gidx);
     let prio = match trust {
@@ -562,7 +597,7 @@ fn add_qp(
             src,
             dst,
             dscp: wc.tc >> 2,
-            ecn: wc.tc & 3,
+            ecn: profile.ecn_bits(wc.tc, prio),
             ttl: 64,
             sport: side.sport,
         },
@@ -610,7 +645,7 @@ fn add_qp(
     };
     // Wire bytes beyond the IB packet, for the QP's rate limiter: Ethernet
     // (+ tag), IPv4 + UDP or the GRH, FCS, preamble, IFG.
-    let mut qcfg = cfg;
+    let mut qcfg = profile.qp_config(cfg);
     let l3_len = match l3 {
         L3::V2 { .. } => 20 + 8,
         L3::V1 { .. } => 40,
@@ -620,9 +655,19 @@ fn add_qp(
     };
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
-    if side.role == Role::Client {
-        qp.set_rate_limit(wc.rate_limit.map(|r| r.0));
-    }
+    let cap = (side.role == Role::Client)
+        .then(|| wc.rate_limit.map(|r| r.0))
+        .flatten();
+    qp.set_rate_limit(cap);
+    let line = w.ports[port as usize].rate();
+    let rp = profile.rp(prio);
+    let cc = QpCc {
+        rp: rp.map(|d| ReactionPoint::new(&d.params, line)),
+        retime: rp.is_some_and(|d| d.retimes()),
+        cap,
+        ack_prio: profile.ack_priority.fixed(),
+        ..QpCc::default()
+    };
     w.qps.push(QpSlot {
         qp,
         host: side.local.host,
@@ -648,6 +693,7 @@ fn add_qp(
         tx_packets: 0,
         tx_payload: 0,
         unconnected: None,
+        cc,
     });
     gidx
 }

@@ -1,0 +1,316 @@
+//! NIC profiles: how a host's NIC builds, acknowledges, marks and paces its
+//! RC traffic, beyond what verbs let an application choose.
+//!
+//! Two NICs given the same QP attributes still behave differently on the
+//! wire: how many PSNs they keep unacknowledged, how often they ask for an
+//! ACK, which ECN bits they write, whether they run DCQCN. A profile is a
+//! named set of those settings; every setting is also a scenario key
+//! (`[host.transport]`, `[host.dcqcn]`) that overrides its profile's value.
+//!
+//! | setting | `rxe` | `connectx` (default) | `hpcc` |
+//! |---|---|---|---|
+//! | unacked-PSN window (`max_unacked_psns`) | 128 (`RXE_MAX_UNACKED_PSNS`) | none beyond the spec's ([`QpConfig::SPEC_WINDOW`]) | none |
+//! | AckReq on every Nth packet (`ack_req_every`) | 66 (`RXE_MAX_PKT_PER_ACK` test) | 256 (`log_ack_req_freq` 8) | 1 |
+//! | queued ACKs coalesce (`ack_coalesce`) | yes | no | no |
+//! | ACK priority (`ack_priority`) | the QP's | the QP's | 7, the top (the reference's queue 0, its highest) |
+//! | payload per packet (`segment_bytes`) | path MTU | path MTU | 1000 bytes |
+//! | IP ECN bits (`ecn`) | the traffic class's | ECT(0) where DCQCN runs (`cc`) | Not-ECT |
+//! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
+//! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), CNP with the ACK |
+//!
+//! Sources (`shared/reference/roce-facts.md`): rxe's constants §2.2, its
+//! TOS copy §7; ConnectX: DSCP = TC >> 2 and PCP trust with priority
+//! SL & 7 §7 (mlx5 `mlx5_set_path`), DCQCN knobs §6.3; the reference's NIC:
+//! `shared/anchors/hpcc-ns3/README.md`.
+//!
+//! `log_ack_req_freq` is a field of the ConnectX QP context (2^n packets
+//! between AckReqs). The value 8 (256 packets) is second-hand: it is what
+//! mlx4's kernel driver and NVIDIA's own mlx5 code that programs QP
+//! contexts directly (the mlx5 FPGA connection code, UCX's mlx5 transport
+//! default) write; what the verbs path programs on current firmware was not
+//! read. Other DEVX users write 0 (every packet).
+//!
+//! ConnectX sets ECT(0) itself when congestion control runs on the QP's
+//! priority and ignores the ECN bits of the traffic class (roce-facts §7
+//! and §9.9 say this is not verified from code); its CNPs carry ECT(0) as
+//! the ConnectX-4 Lx capture of §1.6 shows.
+
+use crate::cc::DcqcnParams;
+use crate::hpcc::HpccConfig;
+use crate::scenario::schema::Trust;
+use crate::time::{Ps, Rate};
+use crate::transport::QpConfig;
+
+/// The named profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileBase {
+    /// Soft-RoCE (the Linux `rdma_rxe` driver).
+    Rxe,
+    /// An NVIDIA ConnectX NIC (mlx5).
+    ConnectX,
+    /// The NIC of the HPCC ns-3 reference simulator, for comparisons.
+    Hpcc,
+}
+
+impl ProfileBase {
+    /// Every profile, as scenarios name them.
+    pub const NAMES: [&'static str; 3] = ["rxe", "connectx", "hpcc"];
+
+    pub fn from_name(name: &str) -> Option<ProfileBase> {
+        match name {
+            "rxe" => Some(ProfileBase::Rxe),
+            "connectx" => Some(ProfileBase::ConnectX),
+            "hpcc" => Some(ProfileBase::Hpcc),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileBase::Rxe => "rxe",
+            ProfileBase::ConnectX => "connectx",
+            ProfileBase::Hpcc => "hpcc",
+        }
+    }
+}
+
+/// Which IP ECN bits the NIC writes into the packets of a QP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EcnMode {
+    /// ECT(0) where DCQCN's reaction point runs on the QP's priority,
+    /// Not-ECT elsewhere; the traffic class's ECN bits are ignored.
+    Cc,
+    /// The traffic class's two low bits, as given (rxe copies the byte).
+    Tc,
+    /// Always Not-ECT.
+    NotEct,
+}
+
+/// Which priority a QP's ACKs and NAKs leave at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckPriority {
+    /// The QP's own, in its turn with its data.
+    Qp,
+    /// A fixed priority, ahead of the data of lower ones (the reference
+    /// sends its ACKs on its top queue).
+    Fixed(u8),
+}
+
+impl AckPriority {
+    /// The fixed priority, if any.
+    pub fn fixed(self) -> Option<u8> {
+        match self {
+            AckPriority::Qp => None,
+            AckPriority::Fixed(p) => Some(p),
+        }
+    }
+}
+
+/// DCQCN on a NIC: its knobs and where it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DcqcnSetup {
+    pub params: DcqcnParams,
+    /// Bit `p`: the reaction point runs on priority `p`
+    /// (`/sys/class/net/<if>/ecn/roce_rp/enable/<p>`).
+    pub rp_prios: u8,
+    /// Bit `p`: the notification point answers CE marks on priority `p`
+    /// (`…/ecn/roce_np/enable/<p>`).
+    pub np_prios: u8,
+    /// The CNP leaves right behind the ACK of the marked packet, at the
+    /// ACK's priority and DSCP (the reference flags its ACK instead).
+    pub cnp_on_ack: bool,
+}
+
+impl DcqcnSetup {
+    pub fn rp_on(&self, prio: u8) -> bool {
+        self.rp_prios & (1 << (prio & 7)) != 0
+    }
+    pub fn np_on(&self, prio: u8) -> bool {
+        self.np_prios & (1 << (prio & 7)) != 0
+    }
+    /// Whether a rate change re-times the packet waiting for its slot. The
+    /// reference's DCQCN never does (see [`crate::cc::retime`]); a
+    /// hardware rate limiter applies a new rate at once.
+    pub fn retimes(&self) -> bool {
+        self.params.model == crate::cc::RpModel::ConnectX
+    }
+}
+
+/// Everything a NIC profile decides. See the module documentation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NicProfile {
+    pub base: ProfileBase,
+    /// The QP's unacknowledged-PSN window; [`QpConfig::SPEC_WINDOW`] for
+    /// none beyond the spec's.
+    pub max_unacked_psns: u32,
+    pub ack_req_every: u32,
+    pub coalesce_acks: bool,
+    pub ack_priority: AckPriority,
+    /// 0 = the path MTU.
+    pub segment_bytes: u32,
+    pub ecn: EcnMode,
+    pub trust: Trust,
+    /// `None`: DCQCN is off.
+    pub dcqcn: Option<DcqcnSetup>,
+}
+
+impl NicProfile {
+    pub fn preset(base: ProfileBase) -> NicProfile {
+        match base {
+            ProfileBase::Rxe => NicProfile {
+                base,
+                max_unacked_psns: 128,
+                ack_req_every: 66,
+                coalesce_acks: true,
+                ack_priority: AckPriority::Qp,
+                segment_bytes: 0,
+                ecn: EcnMode::Tc,
+                trust: Trust::Dscp,
+                dcqcn: None,
+            },
+            ProfileBase::ConnectX => NicProfile {
+                base,
+                max_unacked_psns: QpConfig::SPEC_WINDOW,
+                ack_req_every: 256,
+                coalesce_acks: false,
+                ack_priority: AckPriority::Qp,
+                segment_bytes: 0,
+                ecn: EcnMode::Cc,
+                trust: Trust::Pcp,
+                dcqcn: Some(DcqcnSetup {
+                    params: DcqcnParams::connectx(),
+                    rp_prios: 0xFF,
+                    np_prios: 0xFF,
+                    cnp_on_ack: false,
+                }),
+            },
+            ProfileBase::Hpcc => NicProfile {
+                base,
+                max_unacked_psns: QpConfig::SPEC_WINDOW,
+                ack_req_every: 1,
+                coalesce_acks: false,
+                ack_priority: AckPriority::Fixed(7),
+                segment_bytes: 1000,
+                ecn: EcnMode::NotEct,
+                trust: Trust::Dscp,
+                dcqcn: Some(DcqcnSetup {
+                    params: hpcc_dcqcn(),
+                    rp_prios: 0xFF,
+                    np_prios: 0xFF,
+                    cnp_on_ack: true,
+                }),
+            },
+        }
+    }
+
+    /// `cfg` with this NIC's protocol constants.
+    pub fn qp_config(&self, cfg: QpConfig) -> QpConfig {
+        QpConfig {
+            max_unacked_psns: self.max_unacked_psns,
+            ack_req_every: self.ack_req_every,
+            coalesce_acks: self.coalesce_acks,
+            segment_bytes: self.segment_bytes,
+            ..cfg
+        }
+    }
+
+    /// The IP ECN bits of the packets of a QP with traffic class `tc` on
+    /// priority `prio`.
+    pub fn ecn_bits(&self, tc: u8, prio: u8) -> u8 {
+        match self.ecn {
+            EcnMode::Tc => tc & 3,
+            EcnMode::NotEct => 0,
+            EcnMode::Cc if self.dcqcn.as_ref().is_some_and(|d| d.rp_on(prio)) => ECT0,
+            EcnMode::Cc => 0,
+        }
+    }
+
+    /// The DCQCN setup where the reaction point runs on `prio`.
+    pub fn rp(&self, prio: u8) -> Option<&DcqcnSetup> {
+        self.dcqcn.as_ref().filter(|d| d.rp_on(prio))
+    }
+
+    /// The DCQCN setup where the notification point runs on `prio`.
+    pub fn np(&self, prio: u8) -> Option<&DcqcnSetup> {
+        self.dcqcn.as_ref().filter(|d| d.np_on(prio))
+    }
+}
+
+/// The ECN codepoint ECT(0) (`10`).
+pub const ECT0: u8 = 0b10;
+
+/// The DCQCN of the HPCC ns-3 reference with the values of its 2:1 and
+/// 16:1 experiments (`shared/anchors/hpcc-ns3/e3_dcqcn_2to1_notrace.cfg`):
+/// `ALPHA_RESUME_INTERVAL 1`, `RATE_DECREASE_INTERVAL 4`, `RP_TIMER 300`,
+/// `EWMA_GAIN 1/256`, `FAST_RECOVERY_TIMES 1`, `RATE_AI 20Mb/s`,
+/// `RATE_HAI 200Mb/s`, `MIN_RATE 100Mb/s`, `CLAMP_TARGET_RATE 0`, mapped by
+/// [`DcqcnParams::hpcc_reference`].
+pub fn hpcc_dcqcn() -> DcqcnParams {
+    let cfg = HpccConfig {
+        alpha_resume_interval: Ps::from_us(1),
+        rate_decrease_interval: Ps::from_us(4),
+        rp_timer: Ps::from_us(300),
+        ewma_gain: 1.0 / 256.0,
+        fast_recovery_times: 1,
+        rate_ai: Some(Rate(20_000_000)),
+        rate_hai: Some(Rate(200_000_000)),
+        min_rate: Rate(100_000_000),
+        clamp_target_rate: false,
+        ..HpccConfig::default()
+    };
+    DcqcnParams::hpcc_reference(&cfg).expect("the anchors' values map onto the knobs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_carry_the_documented_constants() {
+        let rxe = NicProfile::preset(ProfileBase::Rxe);
+        let q = rxe.qp_config(QpConfig::default());
+        // rxe's constants are QpConfig's defaults: the rxe profile is
+        // today's behaviour.
+        assert_eq!(q, QpConfig::default());
+        assert_eq!(rxe.ecn_bits(106, 3), 2, "TC 106 = DSCP 26 | ECT(0), copied");
+        assert_eq!(rxe.ecn_bits(104, 3), 0);
+
+        let cx = NicProfile::preset(ProfileBase::ConnectX);
+        let q = cx.qp_config(QpConfig::default());
+        assert_eq!((q.max_unacked_psns, q.ack_req_every), ((1 << 22) - 1, 256));
+        assert!(!q.coalesce_acks);
+        assert_eq!(cx.trust, Trust::Pcp);
+        // ECT(0) from the NIC whatever the TC says; none where DCQCN is off.
+        assert_eq!(cx.ecn_bits(104, 3), ECT0);
+        assert_eq!(cx.ecn_bits(107, 3), ECT0);
+        let mut off = cx.clone();
+        off.dcqcn.as_mut().unwrap().rp_prios = 0b0000_1000;
+        assert_eq!(off.ecn_bits(107, 4), 0);
+        assert_eq!(off.ecn_bits(107, 3), ECT0);
+        let d = cx.dcqcn.as_ref().unwrap();
+        assert_eq!(d.params, DcqcnParams::connectx());
+        assert!(d.retimes() && !d.cnp_on_ack);
+
+        let h = NicProfile::preset(ProfileBase::Hpcc);
+        let q = h.qp_config(QpConfig::default());
+        assert_eq!(
+            (q.ack_req_every, q.segment(), q.segment_bytes),
+            (1, 1000, 1000)
+        );
+        assert_eq!(h.ack_priority, AckPriority::Fixed(7));
+        assert_eq!(h.ecn_bits(106, 3), 0);
+        let d = h.dcqcn.as_ref().unwrap();
+        assert!(!d.retimes() && d.cnp_on_ack);
+        // EWMA_GAIN 1/256 = 4/1024; MIN_RATE 100 Mb/s.
+        assert_eq!((d.params.dce_tcp_g, d.params.rpg_min_rate), (1020, 100));
+        assert_eq!(d.params.min_time_between_cnps, 0);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for n in ProfileBase::NAMES {
+            assert_eq!(ProfileBase::from_name(n).unwrap().name(), n);
+        }
+        assert_eq!(ProfileBase::from_name("mlx5"), None);
+    }
+}
