@@ -297,6 +297,31 @@ impl Packet {
         }
     }
 
+    /// A frame of a host's kernel (ARP, TCP, ICMP, a MAD): from `src` to
+    /// `dst`, tagged with priority 0 on a VLAN interface, sent by no QP.
+    pub fn kernel(
+        src: [u8; 6],
+        dst: [u8; 6],
+        vlan: Option<u16>,
+        l3: L3,
+        ib: IbRepr,
+        born: Ps,
+    ) -> Packet {
+        let vlan = vlan.map(|vid| VlanTag::dot1q(vid, 0));
+        Packet {
+            eth: EthRepr { dst, src },
+            vlan,
+            frame_len: Packet::compute_frame_len(vlan.is_some(), &l3, &ib),
+            l3,
+            ib,
+            prio: 0,
+            src_qp: u32::MAX,
+            ingress: u32::MAX,
+            mad: u32::MAX,
+            born,
+        }
+    }
+
     /// The destination and TTL of an IPv4 packet a router can forward.
     pub fn ipv4_dst_ttl(&self) -> Option<(Ipv4Addr, u8)> {
         match self.l3 {
@@ -315,7 +340,7 @@ impl Packet {
         src_mac: [u8; 6],
         dst_mac: [u8; 6],
         ident: u16,
-        vlan: Option<VlanTag>,
+        vlan: Option<u16>,
         born: Ps,
     ) -> Option<Packet> {
         let L3::V2 {
@@ -344,21 +369,14 @@ impl Packet {
             ttl: 64,
             about,
         };
-        Some(Packet {
-            eth: EthRepr {
-                dst: dst_mac,
-                src: src_mac,
-            },
+        Some(Packet::kernel(
+            src_mac,
+            dst_mac,
             vlan,
-            frame_len: Packet::compute_frame_len(vlan.is_some(), &l3, &offending.ib),
             l3,
-            ib: offending.ib,
-            prio: vlan.map_or(0, |v| v.pcp),
-            src_qp: u32::MAX,
-            ingress: u32::MAX,
-            mad: u32::MAX,
+            offending.ib,
             born,
-        })
+        ))
     }
 
     /// The data of an ICMP error (its quote of the offending datagram, as

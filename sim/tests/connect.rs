@@ -51,20 +51,24 @@ fn tcp_and_first_psns(file: &std::path::Path) -> (Vec<Segment>, Vec<(String, Str
     (tcp, psns)
 }
 
+/// `scenarios/roce_modes.toml` with `connect`, whole frames in its tap,
+/// and `sets`.
+fn roce_modes(tag: &str, connect: &str, sets: &[&str]) -> (std::path::PathBuf, serde_json::Value) {
+    let connect = format!("workload.0.connect={connect}");
+    let mut all = vec![connect.as_str(), "tap.0.snaplen=0"];
+    all.extend(sets);
+    run_scenario("roce_modes", tag, &all)
+}
+
 #[test]
 fn socket_setup_precedes_the_qps_and_carries_their_qpns_and_psns() {
     if tshark().is_none() {
         return;
     }
-    let (out, s) = run_scenario(
-        "roce_modes",
+    let (out, s) = roce_modes(
         "connect_socket",
-        &[
-            "workload.0.connect=socket",
-            "workload.0.qps=2",
-            "workload.0.iters=4",
-            "tap.0.snaplen=0",
-        ],
+        "socket",
+        &["workload.0.qps=2", "workload.0.iters=4"],
     );
     assert!(clients(&s).iter().all(|q| q["status"] == "success"));
     let file = tap_file(&s, &out, "hostA.eth0");
@@ -168,15 +172,7 @@ fn socket_frames_follow_the_neighbour_steps_routes() {
 fn analyze_reports_the_simulated_socket_setup() {
     use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
     use roce_pcap::report::Format;
-    let (out, s) = run_scenario(
-        "roce_modes",
-        "connect_analyze",
-        &[
-            "workload.0.connect=socket",
-            "workload.0.iters=4",
-            "tap.0.snaplen=0",
-        ],
-    );
+    let (out, s) = roce_modes("connect_analyze", "socket", &["workload.0.iters=4"]);
     let a = analyze_files(
         &[tap_file(&s, &out, "hostA.eth0")],
         &AnalyzeOptions::default(),
@@ -203,29 +199,20 @@ fn analyze_reports_the_simulated_socket_setup() {
     );
 }
 
-/// tshark's fields of every frame of a capture, `names` as columns.
-fn cm_rows(file: &std::path::Path, names: &[&str]) -> Vec<Vec<String>> {
-    fields(file, &[], names)
-}
-
 #[test]
 fn rdma_cm_req_rep_rtu_carry_the_qpns_and_psns() {
     if tshark().is_none() {
         return;
     }
-    let (out, s) = run_scenario(
-        "roce_modes",
+    let (out, s) = roce_modes(
         "connect_cm",
-        &[
-            "workload.0.connect=rdma_cm",
-            "workload.0.qps=2",
-            "workload.0.iters=4",
-            "tap.0.snaplen=0",
-        ],
+        "rdma_cm",
+        &["workload.0.qps=2", "workload.0.iters=4"],
     );
     assert!(clients(&s).iter().all(|q| q["status"] == "success"));
-    let rows = cm_rows(
+    let rows = fields(
         &tap_file(&s, &out, "hostA.eth0"),
+        &[],
         &[
             "infiniband.cm.rtu.localcommid",
             "infiniband.bth.destqp",
@@ -278,18 +265,15 @@ fn rdma_cm_without_listener_is_rejected() {
     if tshark().is_none() {
         return;
     }
-    let (out, s) = run_scenario(
-        "roce_modes",
+    let (out, s) = roce_modes(
         "connect_cm_rej",
-        &[
-            "workload.0.connect=rdma_cm",
-            "workload.0.cm_answer=no_listener",
-            "tap.0.snaplen=0",
-        ],
+        "rdma_cm",
+        &["workload.0.cm_answer=no_listener"],
     );
     assert_eq!(clients(&s)[0]["status"], "rejected");
-    let rows = cm_rows(
+    let rows = fields(
         &tap_file(&s, &out, "hostA.eth0"),
+        &[],
         &["infiniband.cm.req.localqpn", "infiniband.cm.rej.reason"],
     );
     assert_eq!(rows.len(), 2, "REQ and REJ, no RoCE data: {rows:?}");
@@ -302,15 +286,10 @@ fn rdma_cm_without_listener_is_rejected() {
 fn rdma_cm_v2_req_to_a_v1_only_server_times_out_and_analyze_says_so() {
     use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
     use roce_pcap::report::Format;
-    let (out, s) = run_scenario(
-        "roce_modes",
+    let (out, s) = roce_modes(
         "connect_cm_v1",
-        &[
-            "workload.0.connect=rdma_cm",
-            "host.hostB.roce_modes=v1",
-            "sim.stop_at=80s",
-            "tap.0.snaplen=0",
-        ],
+        "rdma_cm",
+        &["host.hostB.roce_modes=v1", "sim.stop_at=80s"],
     );
     let q = clients(&s)[0];
     assert_eq!(q["status"], "unreachable");
@@ -331,7 +310,7 @@ fn rdma_cm_v2_req_to_a_v1_only_server_times_out_and_analyze_says_so() {
         "{table}"
     );
     if tshark().is_some() {
-        let rows = cm_rows(&file, &["frame.time_relative", "icmp.type"]);
+        let rows = fields(&file, &[], &["frame.time_relative", "icmp.type"]);
         assert_eq!(rows.len(), 32);
         let last_req: f64 = rows[30][0].parse().unwrap();
         assert!((last_req - 15.0 * 4.608).abs() < 1e-6, "{last_req}");

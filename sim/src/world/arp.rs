@@ -23,7 +23,6 @@
 use core::net::Ipv4Addr;
 
 use roce_codec::IbRepr;
-use roce_codec::frame::{EthRepr, VlanTag};
 use roce_codec::hash::bond_xmit_hash;
 
 use super::host::Route;
@@ -260,25 +259,14 @@ impl World {
         let now = self.now();
         let h = &self.hosts[host as usize];
         let f = &h.ifaces[iface as usize];
-        let mut pkt = Packet {
-            eth: EthRepr { dst, src: f.mac },
-            vlan: f.vlan.map(|vid| VlanTag::dot1q(vid, 0)),
-            l3: L3::Arp {
-                op,
-                sha: f.mac,
-                spa,
-                tha,
-                tpa,
-            },
-            ib: IbRepr::default(),
-            prio: 0,
-            frame_len: 0,
-            src_qp: u32::MAX,
-            ingress: u32::MAX,
-            mad: u32::MAX,
-            born: now,
+        let l3 = L3::Arp {
+            op,
+            sha: f.mac,
+            spa,
+            tha,
+            tpa,
         };
-        pkt.frame_len = Packet::compute_frame_len(pkt.vlan.is_some(), &pkt.l3, &pkt.ib);
+        let pkt = Packet::kernel(f.mac, dst, f.vlan, l3, IbRepr::default(), now);
         self.kernel_send(host, iface, pkt, at);
     }
 

@@ -26,8 +26,11 @@
 //! `CMA_IBOE_PACKET_LIFETIME`) and rdma_cm asks 20 (`CMA_CM_RESPONSE_TIMEOUT`),
 //! so 2 × 256 + 4096 = 4608 ms; after `CMA_MAX_CM_RETRIES` (15) resends
 //! the connection fails 16 × 4.608 = 73.728 s after the first REQ. The MADs
-//! leave at once (no processing time); the set-up's neighbour resolutions
-//! are those of steps 3 and 4 (`world::neigh`).
+//! leave at once (no processing time) to the MACs of the set-up's RoCE
+//! resolutions (`world::neigh` steps 3 and 4). Not as the kernel does it:
+//! the four steps are all made before the first REQ, the two of perftest's
+//! socket included (an rdma_cm set-up has no TCP connection, so a multi-NIC
+//! host's tables may end differently), and MRA, DREQ and DREP are not sent.
 
 use core::net::Ipv4Addr;
 
@@ -241,7 +244,6 @@ impl World {
         let ib = MadRepr::gsi_packet(Psn::new(psn));
         let h = &self.hosts[end.host as usize];
         let f = h.iface(end.iface);
-        let vlan = f.vlan.map(|vid| roce_codec::frame::VlanTag::dot1q(vid, 0));
         let l3 = match end.l3 {
             L3::V2 { src, dst, ttl, .. } => L3::V2 {
                 src,
@@ -259,22 +261,8 @@ impl World {
             },
             other => other,
         };
-        let mut pkt = Packet {
-            eth: roce_codec::frame::EthRepr {
-                dst: end.dmac,
-                src: f.mac,
-            },
-            vlan,
-            l3,
-            ib,
-            prio: 0,
-            frame_len: 0,
-            src_qp: u32::MAX,
-            ingress: u32::MAX,
-            mad,
-            born: now,
-        };
-        pkt.frame_len = Packet::compute_frame_len(vlan.is_some(), &pkt.l3, &pkt.ib);
+        let mut pkt = Packet::kernel(f.mac, end.dmac, f.vlan, l3, ib, now);
+        pkt.mad = mad;
         self.kernel_send(end.host, end.iface, pkt, now);
     }
 

@@ -225,23 +225,8 @@ impl World {
             ttl: 64,
             seg,
         };
-        let vlan = f.vlan.map(|vid| roce_codec::frame::VlanTag::dot1q(vid, 0));
-        let mut pkt = Packet {
-            eth: roce_codec::frame::EthRepr {
-                dst: dmac,
-                src: f.mac,
-            },
-            vlan,
-            l3,
-            ib: Default::default(),
-            prio: 0,
-            frame_len: 0,
-            src_qp: u32::MAX,
-            ingress: u32::MAX,
-            mad: u32::MAX,
-            born: now,
-        };
-        pkt.frame_len = Packet::compute_frame_len(vlan.is_some(), &pkt.l3, &pkt.ib);
+        let vlan = f.vlan;
+        let pkt = Packet::kernel(f.mac, dmac, vlan, l3, Default::default(), now);
         let advance = pkt.frame_len
             - Packet::compute_frame_len(
                 vlan.is_some(),

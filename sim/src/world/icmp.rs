@@ -95,7 +95,7 @@ impl World {
             return;
         };
         let f = &h.ifaces[route.egress as usize];
-        let vlan = f.vlan.map(|vid| roce_codec::frame::VlanTag::dot1q(vid, 0));
+        let vlan = f.vlan;
         let ident = h.icmp_ident;
         h.icmp_ident = ident.wrapping_add(1);
         h.icmp_sent += 1;
