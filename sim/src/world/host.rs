@@ -153,31 +153,35 @@ impl Host {
     /// the packet's source is that interface's own address, so policy
     /// rules keyed on another source do not apply.
     pub(crate) fn unbound_route(&self, dst_ip: Ipv4Addr) -> Result<Route, String> {
-        let e = match self
+        let (e, _) = self.main_table(dst_ip)?;
+        self.route(e as u32, dst_ip)
+    }
+
+    /// The main table's choice for `dst_ip`: the first connected route
+    /// that covers it (the interface listed first), or the gateway through
+    /// the interface on its subnet. Returns (egress, next hop).
+    fn main_table(&self, dst_ip: Ipv4Addr) -> Result<(usize, Ipv4Addr), String> {
+        let on_link = |f: &Iface| f.ip.is_some_and(|n| n.contains(dst_ip));
+        if let Some(e) = self.ifaces.iter().position(on_link) {
+            return Ok((e, dst_ip));
+        }
+        let gw = self.gateway.ok_or_else(|| {
+            format!(
+                "no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`",
+                self.name
+            )
+        })?;
+        let e = self
             .ifaces
             .iter()
-            .position(|f| f.ip.is_some_and(|n| n.contains(dst_ip)))
-        {
-            Some(e) => e,
-            None => {
-                let gw = self.gateway.ok_or_else(|| {
-                    format!(
-                        "no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`",
-                        self.name
-                    )
-                })?;
-                self.ifaces
-                    .iter()
-                    .position(|f| f.ip.is_some_and(|n| n.contains(gw)))
-                    .ok_or_else(|| {
-                        format!(
-                            "gateway {gw} of host `{}` is on none of its subnets",
-                            self.name
-                        )
-                    })?
-            }
-        };
-        self.route(e as u32, dst_ip)
+            .position(|f| f.ip.is_some_and(|n| n.contains(gw)))
+            .ok_or_else(|| {
+                format!(
+                    "gateway {gw} of host `{}` is on none of its subnets",
+                    self.name
+                )
+            })?;
+        Ok((e, gw))
     }
 
     /// The route the RDMA stack resolves a GID's peer with: bound to the
@@ -217,7 +221,6 @@ impl Host {
         let s_ip = s_if
             .ip
             .ok_or_else(|| format!("{}.{} has no address", self.name, s_if.name))?;
-        let on_link = |f: &Iface| f.ip.is_some_and(|n| n.contains(dst_ip));
         let (egress, next_hop) = if self.policy_routing {
             if s_ip.contains(dst_ip) {
                 (src_iface as usize, dst_ip)
@@ -230,26 +233,8 @@ impl Host {
                 })?;
                 (src_iface as usize, gw)
             }
-        } else if let Some(e) = self.ifaces.iter().position(on_link) {
-            (e, dst_ip)
         } else {
-            let gw = self.gateway.ok_or_else(|| {
-                format!(
-                    "no route from host `{}` to {dst_ip}: not on any local subnet and no `gateway`",
-                    self.name
-                )
-            })?;
-            let e = self
-                .ifaces
-                .iter()
-                .position(|f| f.ip.is_some_and(|n| n.contains(gw)))
-                .ok_or_else(|| {
-                    format!(
-                        "gateway {gw} of host `{}` is on none of its subnets",
-                        self.name
-                    )
-                })?;
-            (e, gw)
+            self.main_table(dst_ip)?
         };
         // arp_solicit: 0 announces the packet's source address; 1 keeps it
         // only if the egress interface has a subnet holding both it and
