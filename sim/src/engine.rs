@@ -41,6 +41,12 @@ pub enum Event {
     Miimon { bond: u32 },
     /// A workload's connection setup (frames-mode ARP) may proceed.
     ArpStart { conn: u32 },
+    /// A workload's client opens its TCP connection (`connect = "socket"`).
+    SocketStart { setup: u32 },
+    /// A workload's client starts its RDMA CM set-up (`connect = "rdma_cm"`).
+    CmStart { setup: u32 },
+    /// The response timeout of a CM REQ (the `tries`-th sent).
+    CmTimeout { setup: u32, qp: u16, tries: u8 },
     /// A host's ARP request on interface `iface` for `next_hop` may need
     /// sending again.
     ArpRetry {

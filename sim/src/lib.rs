@@ -41,6 +41,8 @@
 //!          ─▶ switch.rs: learn, classify, forward (pure) ─▶ buffer ─▶ egress queue ─▶ pump
 //!   Link / Miimon ─▶ carrier at both ends, bond failover, QPs moved to the new slave
 //!   ArpStart / ArpRetry ─▶ arp.rs: ARP on the wire before a workload starts
+//!   SocketStart ─▶ connect.rs: perftest's TCP set-up (`connect = "socket"`), then the QPs
+//!   (a v2 frame at a v1-only NIC ─▶ icmp.rs: the kernel's port unreachable)
 //!   Sample ─▶ sample.rs: the time series
 //! ```
 //!

@@ -11,10 +11,14 @@
 use core::net::{Ipv4Addr, Ipv6Addr};
 
 use roce_codec::IbRepr;
+use roce_codec::build::linux_icmp_quote;
 use roce_codec::frame::{EthRepr, FrameRepr, IpRepr, Ipv4Repr, NetRepr, UdpRepr, VlanTag, Vlans};
 use roce_codec::hash::{FiveTuple, FlowAddrs, FlowKeys, ROCE_V2_UDP_DPORT};
+use roce_codec::perftest::KEY_MSG_SIZE_GID;
 use roce_codec::wire::grh::{GrhRepr, NXTHDR_IBA};
+use roce_codec::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use roce_codec::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr, PAUSE_DST_MAC};
+use roce_codec::wire::tcp::{IP_PROTO_TCP, TcpOptions, TcpRepr, flags};
 
 use crate::time::Ps;
 
@@ -56,6 +60,101 @@ pub enum L3 {
     /// PAUSE, untagged, to 01:80:c2:00:00:01, consumed by the MAC it
     /// reaches (never forwarded).
     MacControl(MacControlRepr),
+    /// An ICMP "port unreachable" (type 3 code 3) a host's IP stack sends
+    /// back about a RoCEv2 datagram it has no UDP listener for (a v2 frame
+    /// at a v1-only NIC). The quoted datagram is `about` and the packet's
+    /// `ib`; its bytes are made at the tap like any other.
+    /// A TCP segment of the kernel's (`world::connect`), DSCP 0.
+    Tcp {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        ttl: u8,
+        seg: TcpSeg,
+    },
+    IcmpUnreachable {
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        /// IP identification of the error.
+        ident: u16,
+        ttl: u8,
+        about: Udp4,
+    },
+}
+
+/// A TCP segment of a connection set-up (perftest's socket to port 18515).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSeg {
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    /// `roce_codec::wire::tcp::flags`.
+    pub flags: u16,
+    /// The MSS a SYN offers (the interface MTU less 40).
+    pub mss: u16,
+    /// Its data, if any: key message `index` of set-up `setup` (the bytes
+    /// are made at the tap from the set-up's values).
+    pub data: Option<SegData>,
+}
+
+/// Which key message a segment carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegData {
+    pub setup: u32,
+    pub from_server: bool,
+    pub index: u16,
+}
+
+/// The IPv4/UDP header values of a RoCEv2 datagram (what an ICMP error
+/// quotes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Udp4 {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub dscp: u8,
+    pub ecn: u8,
+    pub ttl: u8,
+    pub sport: u16,
+}
+
+impl TcpSeg {
+    /// Linux's SYN and SYN-ACK offer an MSS (for a 1500-byte MTU: 1460);
+    /// other options (SACK, timestamps, window scale) are left out.
+    fn options(&self) -> TcpOptions {
+        if self.flags & flags::SYN != 0 {
+            let [hi, lo] = self.mss.to_be_bytes();
+            TcpOptions::new(&[2, 4, hi, lo]).expect("4 bytes")
+        } else {
+            TcpOptions::default()
+        }
+    }
+
+    fn header_len(&self) -> u32 {
+        (TcpRepr::MIN_LEN + self.options().as_slice().len()) as u32
+    }
+
+    pub fn repr(&self) -> TcpRepr {
+        TcpRepr {
+            src_port: self.sport,
+            dst_port: self.dport,
+            seq: self.seq,
+            ack: self.ack,
+            flags: self.flags,
+            // Linux's initial window for a 1460-byte MSS (44 segments).
+            window: 64240,
+            urgent: 0,
+            options: self.options(),
+            checksum_override: None,
+        }
+    }
+}
+
+impl Udp4 {
+    fn ipv4(&self) -> Ipv4Repr {
+        let mut ip = Ipv4Repr::udp(self.src, self.dst, self.dscp, self.ecn);
+        ip.ttl = self.ttl;
+        ip
+    }
 }
 
 impl L3 {
@@ -66,6 +165,7 @@ impl L3 {
             L3::V2 { src, .. } => src,
             L3::V1 { sgid, .. } => sgid,
             L3::Arp { spa, .. } => spa,
+            L3::IcmpUnreachable { src, .. } | L3::Tcp { src, .. } => src,
             L3::MacControl(_) => Ipv4Addr::UNSPECIFIED,
         }
     }
@@ -76,6 +176,7 @@ impl L3 {
             L3::V2 { dst, .. } => dst,
             L3::V1 { dgid, .. } => dgid,
             L3::Arp { tpa, .. } => tpa,
+            L3::IcmpUnreachable { dst, .. } | L3::Tcp { dst, .. } => dst,
             L3::MacControl(_) => Ipv4Addr::UNSPECIFIED,
         }
     }
@@ -102,6 +203,9 @@ pub struct Packet {
     /// Switch ingress port while the packet sits in a switch buffer (for
     /// per-ingress accounting), `u32::MAX` elsewhere.
     pub ingress: u32,
+    /// A CM MAD's index in the world's log of sent MADs (whose bytes a tap
+    /// writes), `u32::MAX` for every other packet.
+    pub mad: u32,
     /// When it was created by the sending NIC.
     pub born: Ps,
 }
@@ -120,6 +224,13 @@ impl Packet {
             L3::V1 { .. } => l2 + GrhRepr::LEN as u32 + ib.buffer_len() as u32,
             L3::Arp { .. } => l2 + ARP_BODY_LEN as u32,
             L3::MacControl(_) => l2 + MacControlRepr::LEN as u32,
+            L3::Tcp { seg, .. } => {
+                l2 + IPV4_LEN + seg.header_len() + seg.data.map_or(0, |_| KEY_MSG_SIZE_GID as u32)
+            }
+            L3::IcmpUnreachable { .. } => {
+                let offending = IPV4_LEN + UDP_LEN + ib.buffer_len() as u32;
+                l2 + IPV4_LEN + Icmpv4Repr::LEN as u32 + offending.min(LINUX_MAX_QUOTE as u32)
+            }
         }
     }
 
@@ -134,7 +245,13 @@ impl Packet {
     pub fn ip_ecn(&self) -> Option<u8> {
         match self.l3 {
             L3::V2 { ecn, .. } => Some(ecn & 3),
-            L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => None,
+            // An ICMP error keeps ECT(0) of its datagram (Linux's TOS mask)
+            // but is a handful of frames: switches here leave it unmarked.
+            L3::V1 { .. }
+            | L3::Arp { .. }
+            | L3::MacControl(_)
+            | L3::IcmpUnreachable { .. }
+            | L3::Tcp { .. } => None,
         }
     }
 
@@ -145,6 +262,11 @@ impl Packet {
         if let L3::V2 { ecn, .. } = &mut self.l3 {
             *ecn = 3;
         }
+    }
+
+    /// The TOS byte of an ICMP error about `about` (Linux's rule).
+    fn icmp_tos(about: &Udp4) -> u8 {
+        linux_error_tos(about.dscp << 2 | about.ecn)
     }
 
     pub fn dst_ip(&self) -> Ipv4Addr {
@@ -158,6 +280,8 @@ impl Packet {
     pub fn dscp(&self) -> Option<u8> {
         match self.l3 {
             L3::V2 { dscp, .. } => Some(dscp),
+            L3::IcmpUnreachable { about, .. } => Some(Self::icmp_tos(&about) >> 2),
+            L3::Tcp { .. } => Some(0),
             L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => None,
         }
     }
@@ -166,9 +290,117 @@ impl Packet {
     pub fn route_hop(&mut self, src: [u8; 6], dst: [u8; 6]) {
         self.eth.src = src;
         self.eth.dst = dst;
-        if let L3::V2 { ttl, .. } = &mut self.l3 {
+        if let L3::V2 { ttl, .. } | L3::IcmpUnreachable { ttl, .. } | L3::Tcp { ttl, .. } =
+            &mut self.l3
+        {
             *ttl -= 1;
         }
+    }
+
+    /// A frame of a host's kernel (ARP, TCP, ICMP, a MAD): from `src` to
+    /// `dst`, tagged with priority 0 on a VLAN interface, sent by no QP.
+    pub fn kernel(
+        src: [u8; 6],
+        dst: [u8; 6],
+        vlan: Option<u16>,
+        l3: L3,
+        ib: IbRepr,
+        born: Ps,
+    ) -> Packet {
+        let vlan = vlan.map(|vid| VlanTag::dot1q(vid, 0));
+        Packet {
+            eth: EthRepr { dst, src },
+            vlan,
+            frame_len: Packet::compute_frame_len(vlan.is_some(), &l3, &ib),
+            l3,
+            ib,
+            prio: 0,
+            src_qp: u32::MAX,
+            ingress: u32::MAX,
+            mad: u32::MAX,
+            born,
+        }
+    }
+
+    /// The destination and TTL of an IPv4 packet a router can forward.
+    pub fn ipv4_dst_ttl(&self) -> Option<(Ipv4Addr, u8)> {
+        match self.l3 {
+            L3::V2 { dst, ttl, .. }
+            | L3::IcmpUnreachable { dst, ttl, .. }
+            | L3::Tcp { dst, ttl, .. } => Some((dst, ttl)),
+            _ => None,
+        }
+    }
+
+    /// An ICMP port unreachable from `src_mac`/`src` about the RoCEv2
+    /// packet `offending`, to `dst_mac` (Linux `icmp_send`: back to the
+    /// datagram's source, TTL 64).
+    pub fn icmp_port_unreachable(
+        offending: &Packet,
+        src_mac: [u8; 6],
+        dst_mac: [u8; 6],
+        ident: u16,
+        vlan: Option<u16>,
+        born: Ps,
+    ) -> Option<Packet> {
+        let L3::V2 {
+            src,
+            dst,
+            dscp,
+            ecn,
+            ttl,
+            sport,
+        } = offending.l3
+        else {
+            return None;
+        };
+        let about = Udp4 {
+            src,
+            dst,
+            dscp,
+            ecn,
+            ttl,
+            sport,
+        };
+        let l3 = L3::IcmpUnreachable {
+            src: dst,
+            dst: src,
+            ident,
+            ttl: 64,
+            about,
+        };
+        Some(Packet::kernel(
+            src_mac,
+            dst_mac,
+            vlan,
+            l3,
+            offending.ib,
+            born,
+        ))
+    }
+
+    /// The data of an ICMP error (its quote of the offending datagram, as
+    /// much as Linux quotes), written into `buf` through the codec's emit;
+    /// `zeros` is the IB payload. `None` for other packets.
+    pub fn icmp_data<'b>(&self, buf: &'b mut [u8], zeros: &[u8]) -> Option<&'b [u8]> {
+        let L3::IcmpUnreachable { about, .. } = self.l3 else {
+            return None;
+        };
+        let f = FrameRepr {
+            eth: self.eth,
+            vlans: Vlans::none(),
+            net: NetRepr::RoceV2 {
+                ip: IpRepr::V4(about.ipv4()),
+                udp: UdpRepr {
+                    src_port: about.sport,
+                    dst_port: ROCE_V2_UDP_DPORT,
+                    checksum: 0,
+                },
+                ib: self.ib,
+            },
+        };
+        let n = f.emit(buf, &zeros[..self.ib.payload_len as usize]);
+        Some(linux_icmp_quote(&buf[ETH_LEN as usize..n]))
     }
 
     pub fn is_arp(&self) -> bool {
@@ -190,6 +422,7 @@ impl Packet {
             prio: 7,
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: Ps::ZERO,
         }
     }
@@ -240,6 +473,17 @@ impl Packet {
                 k.vlan_tci = self.vlan.map(|v| v.tci());
                 k
             }
+            L3::IcmpUnreachable { src, dst, .. } | L3::Tcp { src, dst, .. } => FlowKeys {
+                src_mac: self.eth.src,
+                dst_mac: self.eth.dst,
+                ethertype: 0x0800,
+                vlan_tci: self.vlan.map(|v| v.tci()),
+                addrs: Some(FlowAddrs::V4 { src, dst }),
+                ports: match self.l3 {
+                    L3::Tcp { seg, .. } => Some((seg.sport, seg.dport)),
+                    _ => None,
+                },
+            },
             L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_) => FlowKeys {
                 src_mac: self.eth.src,
                 dst_mac: self.eth.dst,
@@ -282,6 +526,18 @@ impl Packet {
                 sport: 0,
                 dport: 0,
             },
+            L3::IcmpUnreachable { src, dst, .. } => FiveTuple {
+                addrs: FlowAddrs::V4 { src, dst },
+                protocol: IP_PROTO_ICMP,
+                sport: 0,
+                dport: 0,
+            },
+            L3::Tcp { src, dst, seg, .. } => FiveTuple {
+                addrs: FlowAddrs::V4 { src, dst },
+                protocol: IP_PROTO_TCP,
+                sport: seg.sport,
+                dport: seg.dport,
+            },
             L3::V1 { sgid, dgid, .. } => FiveTuple {
                 addrs: FlowAddrs::V6 {
                     src: sgid.to_ipv6_mapped(),
@@ -323,6 +579,24 @@ impl Packet {
             L3::MacControl(_) => NetRepr::Other {
                 ethertype: ETHERTYPE_MAC_CONTROL,
             },
+            L3::Tcp { src, dst, ttl, seg } => {
+                let mut ip = Ipv4Repr::tcp(src, dst, 0, 0);
+                ip.ttl = ttl;
+                NetRepr::Tcp {
+                    ip: IpRepr::V4(ip),
+                    tcp: seg.repr(),
+                }
+            }
+            L3::IcmpUnreachable {
+                ident, ttl, about, ..
+            } => {
+                let mut ip = Ipv4Repr::icmp_error_about(&about.ipv4(), ident);
+                ip.ttl = ttl;
+                NetRepr::Icmpv4 {
+                    ip: IpRepr::V4(ip),
+                    icmp: Icmpv4Repr::port_unreachable(),
+                }
+            }
             L3::V1 {
                 sgid,
                 dgid,
@@ -437,6 +711,7 @@ mod tests {
             prio: 4,
             src_qp: 0,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: Ps::ZERO,
         }
     }
@@ -453,6 +728,29 @@ mod tests {
             pkt(4096).frame_len + 4,
             14 + 20 + 8 + 12 + 16 + 4096 + 4 + 4
         );
+    }
+
+    #[test]
+    fn icmp_error_quotes_what_linux_quotes() {
+        for (len, quoted) in [(0, 20 + 8 + 12 + 16 + 4), (488, 548), (1000, 548)] {
+            let p = pkt(len);
+            let e =
+                Packet::icmp_port_unreachable(&p, [2, 0, 0, 0, 0, 2], p.eth.src, 7, None, Ps::ZERO)
+                    .unwrap();
+            assert_eq!(e.src_ip(), p.dst_ip());
+            let mut q = vec![0xa5; 8192];
+            let data = e.icmp_data(&mut q, &[0; 4096]).unwrap().to_vec();
+            assert_eq!(data.len(), quoted, "payload {len}");
+            // IPv4, UDP, BTH, RETH, payload, ICRC: 548 from a 488-byte
+            // payload on, the most a 576-byte error carries.
+            let whole = p.frame_repr().to_vec(&vec![0; len as usize]);
+            assert_eq!(data[..], whole[14..14 + quoted]);
+            let bytes = e.frame_repr().to_vec(&data);
+            assert_eq!(bytes.len() as u32, e.frame_len, "payload {len}");
+            // Type 3 code 3; TOS 0xc0 for DSCP 32 (TOS 0x80): precedence 6.
+            assert_eq!((bytes[34], bytes[35]), (3, 3));
+            assert_eq!(bytes[15], 0xc0);
+        }
     }
 
     #[test]

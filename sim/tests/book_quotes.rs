@@ -203,3 +203,62 @@ fn the_case_studies_quote_todays_roce_pcap_analyze() {
         );
     }
 }
+
+/// The v1/v2 chapter: its sweep table and run table are what today's
+/// `rocesim` prints, its tshark line what tshark says of the run's capture.
+#[test]
+fn the_roce_modes_chapter_quotes_todays_output() {
+    let dir = tmp("book_roce_modes");
+    let mut printed = lines(&[
+        "sweep",
+        "scenarios/roce_modes.toml",
+        "--set",
+        "host.hostA.roce=v1,v2",
+        "--set",
+        "host.hostB.roce_modes=v1,v1+v2",
+        "--out",
+        &dir.join("sweep").display().to_string(),
+    ]);
+    let run = dir.join("run");
+    printed.extend(lines(&[
+        "run",
+        "scenarios/roce_modes.toml",
+        "--set",
+        "host.hostB.roce_modes=v1",
+        "--out",
+        &run.display().to_string(),
+    ]));
+    let quotes: Vec<String> = book_text_blocks("roce-modes.md")
+        .into_iter()
+        .skip(1) // the layout diagram
+        .flatten()
+        .collect();
+    assert!(quotes.len() >= 12, "quotes not found: {quotes:?}");
+    for line in quotes {
+        assert!(
+            printed.contains(&line),
+            "book/src/roce-modes.md quotes a line rocesim no longer prints:\n{line}"
+        );
+    }
+    let Some(tshark) = roce_testkit::tshark::tshark() else {
+        return;
+    };
+    let o = std::process::Command::new(tshark)
+        .arg("-r")
+        .arg(run.join("hostA.eth0.pcap"))
+        .output()
+        .unwrap();
+    let decoded: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(squeeze)
+        .collect();
+    let shown = roce_testkit::repo::book_blocks("roce-modes.md", "tshark");
+    assert!(!shown.is_empty());
+    for line in shown.into_iter().flatten() {
+        assert!(
+            decoded.contains(&squeeze(&line)),
+            "tshark no longer prints:\n{line}"
+        );
+    }
+}

@@ -165,7 +165,9 @@ pub fn sweep(
                         .count(),
                     qps_failed: s
                         .clients()
-                        .filter(|q| matches!(q.status, QpStatus::Error(_)))
+                        .filter(|q| {
+                            matches!(q.status, QpStatus::Error(_) | QpStatus::Unconnected(_))
+                        })
                         .count(),
                     retransmitted_packets: s.qps.iter().map(|q| q.retransmitted_packets).sum(),
                     drops: s.ports.iter().map(|p| p.counters.drops).sum(),

@@ -247,6 +247,63 @@ pub enum RoceMode {
     V2,
 }
 
+impl RoceMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoceMode::V1 => "v1",
+            RoceMode::V2 => "v2",
+        }
+    }
+}
+
+/// The RoCE versions a NIC implements: `v1` only (ConnectX-3), or `v1+v2`
+/// (ConnectX-3 Pro, ConnectX-4 and later), whose GID table lists each
+/// address once per type (`/sys/class/infiniband/*/ports/1/gid_attrs/types`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+pub enum RoceModes {
+    #[serde(rename = "v1")]
+    V1,
+    #[default]
+    #[serde(rename = "v1+v2")]
+    V1V2,
+}
+
+impl RoceModes {
+    pub fn supports(self, m: RoceMode) -> bool {
+        m == RoceMode::V1 || self == RoceModes::V1V2
+    }
+
+    /// The newest version: the drivers' `default_roce_mode`.
+    pub fn newest(self) -> RoceMode {
+        match self {
+            RoceModes::V1 => RoceMode::V1,
+            RoceModes::V1V2 => RoceMode::V2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Connect {
+    #[default]
+    None,
+    Socket,
+    RdmaCm,
+}
+
+/// What the server's RDMA CM does with a REQ (`connect = "rdma_cm"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CmAnswer {
+    /// `rdma_accept`: REP.
+    #[default]
+    Accept,
+    /// No listener on the port: the CM answers REJ "invalid service ID".
+    NoListener,
+    /// `rdma_reject`: REJ "consumer defined".
+    Reject,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Trust {
@@ -267,8 +324,14 @@ pub enum QpnAlloc {
 #[serde(deny_unknown_fields)]
 pub struct HostCfg {
     pub name: String,
+    /// The `default_roce_mode` of its RDMA devices: what its QPs use (a
+    /// server's QP takes the client's mode if its NIC supports it).
+    /// Default: the newest its NICs support, as the drivers set it.
+    pub roce: Option<RoceMode>,
+    /// The RoCE versions its NICs implement: `"v1"` (ConnectX-3) or
+    /// `"v1+v2"` (the default).
     #[serde(default)]
-    pub roce: RoceMode,
+    pub roce_modes: RoceModes,
     /// The NIC profile (`world::NicProfile`): `connectx` (default), `rxe`
     /// or `hpcc`. Checked when the world is built, with a did-you-mean.
     pub profile: Option<String>,
@@ -709,6 +772,18 @@ pub struct MessageCfg {
 pub struct WorkloadCfg {
     pub name: Option<String>,
     pub tool: Tool,
+    /// How the two ends exchange QPNs and PSNs before the QPs start:
+    /// `none` (the default: no set-up frames, the QPs start at once, as
+    /// every shipped scenario's outputs assume) or `socket` (perftest's
+    /// default: a TCP connection to port 18515 through the kernel IP path
+    /// and its key messages, on the wire before the first RoCE packet) or
+    /// `rdma_cm` (perftest's `-R`: CM REQ/REP/RTU MADs on QP1 over RoCE).
+    #[serde(default)]
+    pub connect: Connect,
+    /// With `rdma_cm`: the server accepts (`accept`, default), has no
+    /// listener (`no_listener`: REJ) or rejects (`reject`: REJ).
+    #[serde(default)]
+    pub cm_answer: CmAnswer,
     /// `host` or `host.interface` (NIC or bond) that runs the client.
     pub client: String,
     /// `host` or `host.interface` the client connects to.

@@ -23,7 +23,6 @@
 use core::net::Ipv4Addr;
 
 use roce_codec::IbRepr;
-use roce_codec::frame::{EthRepr, VlanTag};
 use roce_codec::hash::bond_xmit_hash;
 
 use super::host::Route;
@@ -76,6 +75,13 @@ pub(crate) struct Conn {
     pub(crate) step: usize,
     pub(crate) client_sock: Ipv4Addr,
     pub(crate) started: bool,
+    /// Its socket set-up (`connect = "socket"`), which starts the clients.
+    pub(crate) socket: Option<u32>,
+    /// Its RDMA CM set-up (`connect = "rdma_cm"`), which starts them.
+    pub(crate) cm: Option<u32>,
+    /// The steps may run up to here: with a socket set-up each waits for
+    /// the segment that makes a kernel take it (`world::connect`).
+    pub(crate) gate: usize,
 }
 
 impl World {
@@ -84,6 +90,9 @@ impl World {
         let now = self.now();
         while let Some(&step) = Step::ALL.get(self.setup.conns[c as usize].step) {
             let conn = &self.setup.conns[c as usize];
+            if conn.step >= conn.gate {
+                break;
+            }
             let (host, router, dst) = match step {
                 Step::ClientSocket => (conn.client.0, None, conn.server_ip),
                 Step::ServerSocketReply => (conn.server.0, None, conn.client_sock),
@@ -121,6 +130,13 @@ impl World {
             conn.step += 1;
         }
         let conn = &mut self.setup.conns[c as usize];
+        let (socket, done) = (conn.socket, conn.step);
+        if done < Step::ALL.len() {
+            if let Some(s) = socket {
+                self.socket_resolved(s, done);
+            }
+            return;
+        }
         if conn.started {
             return;
         }
@@ -131,6 +147,12 @@ impl World {
         }
         for &q in &conn.servers {
             self.qps[q as usize].eth.dst = sm;
+        }
+        if let Some(s) = socket {
+            return self.socket_resolved(s, done);
+        }
+        if let Some(s) = conn.cm {
+            return self.cm_start(s);
         }
         let clients = conn.clients.clone();
         for q in clients {
@@ -237,25 +259,23 @@ impl World {
         let now = self.now();
         let h = &self.hosts[host as usize];
         let f = &h.ifaces[iface as usize];
-        let mut pkt = Packet {
-            eth: EthRepr { dst, src: f.mac },
-            vlan: f.vlan.map(|vid| VlanTag::dot1q(vid, 0)),
-            l3: L3::Arp {
-                op,
-                sha: f.mac,
-                spa,
-                tha,
-                tpa,
-            },
-            ib: IbRepr::default(),
-            prio: 0,
-            frame_len: 0,
-            src_qp: u32::MAX,
-            ingress: u32::MAX,
-            born: now,
+        let l3 = L3::Arp {
+            op,
+            sha: f.mac,
+            spa,
+            tha,
+            tpa,
         };
-        pkt.frame_len = Packet::compute_frame_len(pkt.vlan.is_some(), &pkt.l3, &pkt.ib);
-        let port = match f.kind {
+        let pkt = Packet::kernel(f.mac, dst, f.vlan, l3, IbRepr::default(), now);
+        self.kernel_send(host, iface, pkt, at);
+    }
+
+    /// Queues a frame of `host`'s kernel (ARP, ICMP) at time `at` on the
+    /// port interface `iface` transmits it on.
+    pub(crate) fn kernel_send(&mut self, host: u32, iface: u32, pkt: Packet, at: Ps) {
+        let now = self.now();
+        let h = &self.hosts[host as usize];
+        let port = match h.ifaces[iface as usize].kind {
             IfaceKind::Nic(n) => h.nics[n as usize].port,
             IfaceKind::Bond(b) => {
                 // Kernel traffic goes through the bond driver itself.

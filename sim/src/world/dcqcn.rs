@@ -196,6 +196,7 @@ impl World {
             frame_len: Packet::compute_frame_len(vlan.is_some(), &l3, &ib),
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: now,
         };
         self.queue_on_port(c.port, pkt);

@@ -119,6 +119,7 @@ mod tests {
             frame_len: 1000,
             src_qp: 0,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: Ps::ZERO,
         }
     }

@@ -49,9 +49,10 @@ impl World {
                         src, dst, sport, ..
                     } => (src, dst, sport),
                     L3::V1 { sgid, dgid, .. } => (sgid, dgid, 0),
-                    L3::Arp { .. } | L3::MacControl(_) => {
-                        (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0)
-                    }
+                    L3::Arp { .. }
+                    | L3::MacControl(_)
+                    | L3::IcmpUnreachable { .. }
+                    | L3::Tcp { .. } => (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0),
                 };
                 let done = slot.workload.qp_done(0);
                 FlowResult {

@@ -31,8 +31,9 @@ use crate::cc::NotificationPoint;
 use crate::engine::Event;
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
-use crate::scenario::schema::{IpNet, RoceMode, Trust};
+use crate::scenario::schema::{IpNet, RoceMode, RoceModes, Trust};
 use crate::time::Ps;
+use roce_codec::wire::mad::GSI_QPN;
 
 pub(crate) struct Nic {
     pub(super) name: String,
@@ -112,7 +113,17 @@ pub(crate) struct Route {
 
 pub(crate) struct Host {
     pub(super) name: String,
+    /// `default_roce_mode`: what its client QPs use.
     pub(super) roce: RoceMode,
+    /// The versions its NICs implement.
+    pub(super) roce_modes: RoceModes,
+    /// Per-destination ICMP error rate limits (`icmp_ratelimit`).
+    pub(super) icmp_peers: FastMap<Ipv4Addr, super::icmp::IcmpBucket>,
+    /// The IP identification of its next ICMP error.
+    pub(super) icmp_ident: u16,
+    /// ICMP errors sent, and not sent for the rate limit.
+    pub(super) icmp_sent: u64,
+    pub(super) icmp_suppressed: u64,
     pub(super) trust: Trust,
     pub(super) arp_ignore: u8,
     pub(super) rp_filter: u8,
@@ -281,16 +292,26 @@ impl Host {
     }
 
     /// The QP a RoCE packet that arrived on NIC `nic` is for, if the NIC
-    /// takes it: its MAC, a GID the interface owns, the RoCE version, and
-    /// a QPN of the device.
+    /// takes it: its MAC, a GID the interface owns, a RoCE version the NIC
+    /// implements, and a QPN of the device.
     fn receiving_qp(&self, nic: u32, pkt: &Packet) -> Option<u32> {
         let iface = &self.ifaces[self.nics[nic as usize].iface as usize];
+        self.takes_roce(nic, pkt)
+            .then(|| iface.qpns.get(&pkt.ib.bth.dest_qp).copied())
+            .flatten()
+    }
+
+    /// Whether NIC `nic` takes a RoCE packet: its MAC, a GID the interface
+    /// owns, a RoCE version the NIC implements.
+    fn takes_roce(&self, nic: u32, pkt: &Packet) -> bool {
+        let iface = &self.ifaces[self.nics[nic as usize].iface as usize];
         let owns_gid = iface.ip.is_some_and(|ip| ip.addr == pkt.dst_ip());
-        let v1_ok = matches!(pkt.l3, L3::V1 { .. }) == (self.roce == RoceMode::V1);
-        if pkt.eth.dst != iface.mac || !owns_gid || !v1_ok {
-            return None;
-        }
-        iface.qpns.get(&pkt.ib.bth.dest_qp).copied()
+        let version_ok = match pkt.l3 {
+            L3::V1 { .. } => self.roce_modes.supports(RoceMode::V1),
+            L3::V2 { .. } => self.roce_modes.supports(RoceMode::V2),
+            _ => false,
+        };
+        pkt.eth.dst == iface.mac && owns_gid && version_ok
     }
 }
 
@@ -312,6 +333,20 @@ impl World {
             return self.arp_receive(port, host, iface, id);
         }
         let pkt = self.pool.get(id);
+        match pkt.l3 {
+            // No socket of the RDMA stack listens to ICMP: the requester
+            // learns nothing and times out.
+            L3::IcmpUnreachable { .. } => return self.pool.free(id),
+            L3::Tcp { .. } => return self.tcp_receive(port, host, nic, id),
+            // Not RoCE for this NIC: plain UDP for the kernel.
+            L3::V2 { .. } if !h.roce_modes.supports(RoceMode::V2) => {
+                return self.udp_unreachable(port, host, nic, id);
+            }
+            _ => {}
+        }
+        if pkt.ib.bth.dest_qp == GSI_QPN && h.takes_roce(nic, pkt) {
+            return self.cm_receive(port, host, id);
+        }
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);
         };

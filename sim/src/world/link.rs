@@ -137,7 +137,8 @@ impl World {
         let tx_time = p.start_tx(frame_len);
         let (link, peer, extra, carrier) = (p.link(), p.peer(), p.extra_delay(), p.carrier());
         if let Some(t) = p.tap() {
-            self.taps[t as usize].record(now, self.pool.get(id));
+            let body = self.setup_bytes(self.pool.get(id));
+            self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
         }
         self.sched.at(now + tx_time, Event::TxDone { port });
         self.packet_hops += 1;
@@ -176,14 +177,16 @@ impl World {
             return;
         }
         p.count_rx(self.pool.get(id).frame_len);
-        if let Some(t) = p.tap() {
-            self.taps[t as usize].record(now, self.pool.get(id));
+        let (tap, owner) = (p.tap(), p.owner());
+        if let Some(t) = tap {
+            let body = self.setup_bytes(self.pool.get(id));
+            self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
         }
         if let crate::packet::L3::MacControl(m) = self.pool.get(id).l3 {
             self.pool.free(id);
             return self.pause_received(port, m);
         }
-        match p.owner() {
+        match owner {
             Owner::Host { host, nic } => self.host_receive(port, host, nic, id),
             Owner::Switch { sw, local } => self.switch_receive(port, sw, local, id),
         }

@@ -39,16 +39,19 @@
 //! through `tx_ready_at` (a [`Event::QpWake`] is scheduled for the time it
 //! returns).
 
-mod arp;
+pub(crate) mod arp;
 mod bond;
 mod build;
+pub(crate) mod cm;
+pub(crate) mod connect;
 mod dcqcn;
 mod ecn;
 mod flows;
 mod host;
+mod icmp;
 mod link;
 pub mod mmu;
-mod neigh;
+pub(crate) mod neigh;
 pub(crate) mod nic_rx;
 pub(crate) mod pfc;
 mod port;
@@ -110,6 +113,11 @@ pub struct World {
     taps: Vec<Tap>,
     /// Connection setups with ARP on the wire.
     setup: ConnSetup,
+    /// Workloads' socket set-ups (`connect = "socket"`).
+    sockets: Vec<connect::SocketSetup>,
+    /// Workloads' RDMA CM set-ups, and every MAD they sent.
+    cms: Vec<cm::CmSetup>,
+    mads: Vec<cm::SentMad>,
     sampler: Sampler,
     stop_at: Option<Ps>,
     packet_hops: u64,
@@ -193,6 +201,9 @@ impl World {
             Event::Link { link, up } => self.link_change(link, up),
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
+            Event::SocketStart { setup } => self.socket_start(setup),
+            Event::CmStart { setup } => self.cm_start(setup),
+            Event::CmTimeout { setup, qp, tries } => self.cm_timeout(setup, qp, tries),
             Event::ArpRetry {
                 host,
                 iface,

@@ -441,6 +441,7 @@ mod tests {
             frame_len: 60,
             src_qp: u32::MAX,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: Ps::ZERO,
         };
         (0..n).map(|_| pool.alloc(pkt)).collect()

@@ -52,6 +52,9 @@ pub enum QpStatus {
     Success,
     /// The QP went to Error, or its work completed with this status.
     Error(WcStatus),
+    /// Its connection never came up: the RDMA CM's `rejected` (a REJ) or
+    /// `unreachable` (no answer to its REQs).
+    Unconnected(&'static str),
 }
 
 impl QpStatus {
@@ -62,6 +65,7 @@ impl QpStatus {
             QpStatus::Running => "running",
             QpStatus::Success => "success",
             QpStatus::Error(e) => e.summary_name(),
+            QpStatus::Unconnected(why) => why,
         }
     }
 }
@@ -74,6 +78,8 @@ impl Serialize for QpStatus {
 
 pub(crate) struct QpSlot {
     pub(super) qp: RcQp,
+    /// Why its connection never came up (`connect = "rdma_cm"`).
+    pub(super) unconnected: Option<&'static str>,
     pub(super) host: u32,
     pub(super) iface: u32,
     pub(super) workload: u32,
@@ -243,6 +249,7 @@ impl World {
             frame_len,
             src_qp: q,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: now,
         };
         self.pool.alloc(pkt)
@@ -252,6 +259,9 @@ impl World {
     /// (or failed): it cannot know more.
     pub(super) fn qp_status(&self, q: u32) -> QpStatus {
         let s = &self.qps[q as usize];
+        if let Some(why) = s.unconnected {
+            return QpStatus::Unconnected(why);
+        }
         let wl = &self.workloads[s.workload as usize];
         let w = &wl.workload;
         match (s.qp.state(), s.role) {

@@ -255,7 +255,9 @@ impl Switch {
     #[inline]
     pub(crate) fn classify(&self, pkt: &Packet) -> u8 {
         match (self.trust, pkt.l3) {
-            (Trust::Dscp, L3::V2 { dscp, .. }) => dscp >> 3,
+            (Trust::Dscp, L3::V2 { .. } | L3::IcmpUnreachable { .. } | L3::Tcp { .. }) => {
+                pkt.dscp().unwrap_or(0) >> 3
+            }
             (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_)) => {
                 pkt.vlan.map_or(0, |v| v.pcp)
             }
@@ -301,7 +303,7 @@ impl Switch {
     /// (neighbour table), else the longest matching route, ECMP over its
     /// next hops with a live member.
     fn route(&self, pkt: &Packet) -> Result<NextHop, DropReason> {
-        let L3::V2 { dst, ttl, .. } = pkt.l3 else {
+        let Some((dst, ttl)) = pkt.ipv4_dst_ttl() else {
             return Err(DropReason::NoRoute);
         };
         if ttl <= 1 {
@@ -488,6 +490,7 @@ mod tests {
             frame_len: 100,
             src_qp: 0,
             ingress: u32::MAX,
+            mad: u32::MAX,
             born: crate::time::Ps::ZERO,
         }
     }

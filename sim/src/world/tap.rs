@@ -18,6 +18,8 @@ pub(crate) struct Tap {
     pub(super) file_name: String,
     writer: Option<CaptureWriter>,
     buf: Vec<u8>,
+    /// An ICMP error's quote is emitted here first.
+    quote: Vec<u8>,
     pub(super) frames: u64,
     error: Option<String>,
 }
@@ -39,20 +41,26 @@ impl Tap {
             file_name,
             writer: Some(writer),
             buf: vec![0; 16384],
+            quote: vec![0; 16384],
             frames: 0,
             error: None,
         })
     }
 
-    pub(crate) fn record(&mut self, at: Ps, pkt: &Packet) {
+    /// `data`: the opaque body of a TCP segment (a key message).
+    pub(crate) fn record(&mut self, at: Ps, pkt: &Packet, data: Option<&[u8]>) {
         if self.error.is_some() {
             return;
         }
         let repr = pkt.frame_repr();
         let body = pkt.l2_body();
-        let payload = match &body {
-            Some(body) => &body[..],
-            None => &ZEROS[..pkt.ib.payload_len as usize],
+        let quote = pkt.icmp_data(&mut self.quote, &ZEROS);
+        let payload = match (&body, quote, data) {
+            (Some(body), _, _) => &body[..],
+            (None, Some(q), _) => q,
+            (None, None, Some(d)) => d,
+            (None, None, None) if matches!(pkt.l3, crate::packet::L3::Tcp { .. }) => &[],
+            (None, None, None) => &ZEROS[..pkt.ib.payload_len as usize],
         };
         let n = repr.emit(&mut self.buf, payload);
         debug_assert_eq!(n as u32, pkt.frame_len);

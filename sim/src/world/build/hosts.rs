@@ -30,6 +30,17 @@ pub(super) fn add_hosts(w: &mut World, sc: &Scenario) -> Result<(), ModelError> 
 /// Everything about one host that its own table decides.
 fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
     let at = host_key(hi);
+    if let Some(roce) = hc.roce.filter(|&r| !hc.roce_modes.supports(r)) {
+        return Err(ModelError::new(
+            at.key("roce"),
+            format!(
+                "host `{}` has roce = \"{}\" but its NICs support RoCE v1 only (roce_modes = \"v1\")",
+                hc.name,
+                roce.name()
+            ),
+        )
+        .hint("use roce = \"v1\", or roce_modes = \"v1+v2\" (ConnectX-4 and later)"));
+    }
     if hc.arp_ignore > 2 {
         return Err(ModelError::new(
             at.key("arp_ignore"),
@@ -180,7 +191,12 @@ fn check_ifname(name: &str, at: KeyPath) -> Result<(), ModelError> {
 fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize, profile: NicProfile) -> Host {
     let mut host = Host {
         name: hc.name.clone(),
-        roce: hc.roce,
+        roce: hc.roce.unwrap_or(hc.roce_modes.newest()),
+        roce_modes: hc.roce_modes,
+        icmp_peers: FastMap::default(),
+        icmp_ident: 0,
+        icmp_sent: 0,
+        icmp_suppressed: 0,
         trust: profile.trust,
         arp_ignore: hc.arp_ignore,
         rp_filter: hc.rp_filter,

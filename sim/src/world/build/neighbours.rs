@@ -62,6 +62,7 @@ pub(super) fn resolve_conn(
     client: (u32, u32, Ipv4Addr),
     server: (u32, u32, Ipv4Addr),
     learned: &mut Learned,
+    snapshots: &mut Vec<Learned>,
 ) -> Result<([u8; 6], [u8; 6]), (bool, String)> {
     let (mut client_sock, mut c_dmac, mut s_dmac) = (client.2, [0; 6], [0; 6]);
     for step in Step::ALL {
@@ -87,6 +88,7 @@ pub(super) fn resolve_conn(
             Step::ServerRoce => s_dmac = mac,
             Step::ClientRoce => c_dmac = mac,
         }
+        snapshots.push(learned.clone());
     }
     Ok((c_dmac, s_dmac))
 }
@@ -119,6 +121,7 @@ fn resolve(
             .iter()
             .find(|(m, _)| w.switches.iter().any(|s| s.mac() == *m))
         {
+            learned.insert((host, route.egress, next_hop), *mac);
             return Ok(*mac);
         }
         return Err(format!(

@@ -18,7 +18,7 @@ use crate::engine::Event;
 use crate::packet::{L3, Packet};
 use crate::rng::component_rng;
 use crate::scenario::schema::{
-    ArpMode, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
+    ArpMode, Connect, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
 };
 use crate::scenario::{KeyPath, ModelError};
 use crate::time::Ps;
@@ -28,8 +28,11 @@ use crate::transport::{
 };
 use crate::world::World;
 use crate::world::arp::Conn;
+use crate::world::cm::{CmEnd, CmSetup};
+use crate::world::connect::SocketSetup;
 use crate::world::dcqcn::QpCc;
 use crate::world::host::IfaceKind;
+use crate::world::neigh::Step;
 use crate::world::qp::{QpSlot, Role, WorkloadSlot};
 
 pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
@@ -136,15 +139,24 @@ fn add_workload(
 
     // Neighbours: the connection's set-up as the kernels make it.
     let mut learned = Learned::new();
+    let mut snapshots = Vec::new();
     let (c_dmac, s_dmac) = resolve_conn(
         w,
         (client.host, client.iface, client.ip),
         (server.host, server.iface, server.ip),
         &mut learned,
+        &mut snapshots,
     )
     .map_err(|(about_server, e)| {
         ModelError::new(at.key(if about_server { "server" } else { "client" }), e)
     })?;
+    if sc.sim.arp != ArpMode::Frames {
+        // The kernels' tables after the set-up, for their own frames (an
+        // ICMP error); with ARP frames they fill as the frames arrive.
+        for ((h, iface, ip), mac) in learned {
+            w.hosts[h as usize].neigh.insert((iface, ip), mac);
+        }
+    }
 
     let mut c_qpns = Vec::new();
     for _ in 0..wc.qps {
@@ -162,11 +174,14 @@ fn add_workload(
     // device it uses (queue-affinity round robin).
     let mut contexts: HashMap<u32, u32> = HashMap::new();
     let (mut clients, mut servers) = (Vec::new(), Vec::new());
+    let mut keys = Vec::new();
     for q in 0..wc.qps as usize {
         let (cq, sq) = (c_qpns[q], s_qpns[q]);
         let c_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
         let s_psn = Psn::new(crate::rng::below(&mut psn_rng, 1 << 24));
+        keys.push([(cq, c_psn.value()), (sq, s_psn.value())]);
         let sport = udp_sport(cq, sq, wc.flow_label);
+        let (c_mode, s_mode) = modes(w, &client, &server);
         let ends = [
             (
                 Role::Client,
@@ -175,6 +190,7 @@ fn add_workload(
                 [cq, sq],
                 [c_psn, s_psn],
                 c_dmac,
+                c_mode,
             ),
             (
                 Role::Server,
@@ -183,9 +199,10 @@ fn add_workload(
                 [sq, cq],
                 [s_psn, c_psn],
                 s_dmac,
+                s_mode,
             ),
         ];
-        for (role, local, remote, qpn, psn, dmac) in ends {
+        for (role, local, remote, qpn, psn, dmac, mode) in ends {
             let side = Side {
                 role,
                 local,
@@ -194,6 +211,7 @@ fn add_workload(
                 psn,
                 dmac,
                 sport,
+                mode,
             };
             let gidx = add_qp(w, wc, cfg, &side, id, q as u32, &mut contexts);
             match role {
@@ -202,6 +220,43 @@ fn add_workload(
             }
         }
     }
+    let socket = (wc.connect == Connect::Socket).then(|| {
+        w.sockets.push(SocketSetup::new(
+            w.seed,
+            &name,
+            (client.host, client.iface, client.ip),
+            (server.host, server.iface, server.ip),
+            keys.clone(),
+            clients.clone(),
+            (sc.sim.arp != ArpMode::Frames).then_some(snapshots),
+        ));
+        w.sockets.len() as u32 - 1
+    });
+    let cm = (wc.connect == Connect::RdmaCm).then(|| {
+        let end = |ep: &Endpoint, dmac, q: u32| CmEnd {
+            host: ep.host,
+            iface: ep.iface,
+            ip: ep.ip,
+            dmac,
+            l3: w.qps[q as usize].l3,
+        };
+        let ends = [
+            end(&client, c_dmac, clients[0]),
+            end(&server, s_dmac, servers[0]),
+        ];
+        let code = [256, 512, 1024, 2048, 4096]
+            .iter()
+            .position(|&m| m == pmtu)
+            .map_or(3, |i| i as u8 + 1);
+        w.cms.push(CmSetup::new(
+            ends,
+            keys.clone(),
+            (clients.clone(), servers.clone()),
+            wc.cm_answer,
+            code,
+        ));
+        w.cms.len() as u32 - 1
+    });
     w.workloads.push(WorkloadSlot {
         name,
         workload,
@@ -215,8 +270,8 @@ fn add_workload(
         &client,
         &server,
         (c_dmac, s_dmac),
-        clients,
-        servers,
+        (clients, servers),
+        Setup { socket, cm },
     );
     Ok(())
 }
@@ -285,16 +340,6 @@ fn check_pair(
         &w.hosts[client.host as usize],
         &w.hosts[server.host as usize],
     );
-    if ch.roce != sh.roce {
-        return Err(ModelError::new(
-            at.key("server"),
-            format!(
-                "`{}` runs RoCE {:?} but `{}` runs {:?}",
-                ch.name, ch.roce, sh.name, sh.roce
-            ),
-        )
-        .hint("set the same `roce` on both hosts"));
-    }
     let (c_if, s_if) = (ch.iface(client.iface), sh.iface(server.iface));
     let (c_ip, s_ip) = (c_if.ip.unwrap(), s_if.ip.unwrap());
     if ch.roce == RoceMode::V1 && !c_ip.contains(s_ip.addr) {
@@ -503,6 +548,25 @@ struct Side {
     psn: [Psn; 2],
     dmac: [u8; 6],
     sport: u16,
+    /// The RoCE version its QP sends.
+    mode: RoceMode,
+}
+
+/// The RoCE versions of a connection's client and server QPs: the client
+/// its `default_roce_mode`; the server the client's when its NIC supports
+/// it (the CM answers in the REQ's GID type), else its own, and then the
+/// two do not understand each other.
+fn modes(w: &World, client: &Endpoint, server: &Endpoint) -> (RoceMode, RoceMode) {
+    let (ch, sh) = (
+        &w.hosts[client.host as usize],
+        &w.hosts[server.host as usize],
+    );
+    let s = if sh.roce_modes.supports(ch.roce) {
+        ch.roce
+    } else {
+        sh.roce
+    };
+    (ch.roce, s)
 }
 
 /// Creates the QP of one end of connection `index` of workload `wl`;
@@ -518,7 +582,7 @@ fn add_qp(
 ) -> u32 {
     let gidx = w.qps.len() as u32;
     let h = &mut w.hosts[side.local.host as usize];
-    let (trust, roce) = (h.trust, h.roce);
+    let (trust, roce) = (h.trust, side.mode);
     let profile = h.profile.clone();
     let f = &mut h.ifaces[side.local.iface as usize];
     f.qpns.insert(side.qpn[0], gidx);
@@ -560,6 +624,7 @@ fn add_qp(
                 frame_len: 0,
                 src_qp: gidx,
                 ingress: u32::MAX,
+                mad: u32::MAX,
                 born: Ps::ZERO,
             }
             .flow_keys();
@@ -584,7 +649,9 @@ fn add_qp(
     let l3_len = match l3 {
         L3::V2 { .. } => 20 + 8,
         L3::V1 { .. } => 40,
-        L3::Arp { .. } | L3::MacControl(_) => unreachable!("QPs send RoCE"),
+        L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } | L3::Tcp { .. } => {
+            unreachable!("QPs send RoCE")
+        }
     };
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
@@ -625,9 +692,16 @@ fn add_qp(
         tx_bytes: 0,
         tx_packets: 0,
         tx_payload: 0,
+        unconnected: None,
         cc,
     });
     gidx
+}
+
+/// A workload's set-up on the wire, if any (`connect`).
+struct Setup {
+    socket: Option<u32>,
+    cm: Option<u32>,
 }
 
 /// Starts a workload: servers post their receives, then the clients start
@@ -641,16 +715,22 @@ fn start(
     client: &Endpoint,
     server: &Endpoint,
     (c_dmac, s_dmac): ([u8; 6], [u8; 6]),
-    clients: Vec<u32>,
-    servers: Vec<u32>,
+    (clients, servers): (Vec<u32>, Vec<u32>),
+    Setup { socket, cm }: Setup,
 ) {
     for (i, &q) in servers.iter().enumerate() {
         let workload = &mut w.workloads[wl as usize].workload;
         workload.drive_responder(i, &mut w.qps[q as usize].qp, Ps::ZERO);
     }
     if sc.sim.arp != ArpMode::Frames {
-        for &q in &clients {
-            w.drive_at(q, wc.start.0);
+        match (socket, cm) {
+            (Some(setup), _) => w.sched.at(wc.start.0, Event::SocketStart { setup }),
+            (_, Some(setup)) => w.sched.at(wc.start.0, Event::CmStart { setup }),
+            (None, None) => {
+                for &q in &clients {
+                    w.drive_at(q, wc.start.0);
+                }
+            }
         }
         return;
     }
@@ -677,8 +757,14 @@ fn start(
         step: 0,
         client_sock: client.ip,
         started: false,
+        socket,
+        cm,
+        gate: if socket.is_some() { 1 } else { Step::ALL.len() },
     };
     let id = w.setup.conns.len() as u32;
+    if let Some(s) = socket {
+        w.sockets[s as usize].conn = Some(id);
+    }
     w.setup.conns.push(conn);
     w.sched.at(wc.start.0, Event::ArpStart { conn: id });
 }
