@@ -133,7 +133,7 @@ fn counters_prom_holds_every_counter_and_promtool_accepts_it() {
         ("retry_exceeded", vec![]),
         ("failover", vec![]),
         ("ecmp", vec![]),
-        ("hpcc_2to1", vec!["sim.stop_at=200us"]),
+        ("dcqcn_convergence", vec!["sim.stop_at=200us"]),
     ] {
         let (out, s) = run_scenario(name, &format!("prom_{name}"), &sets);
         let file = out.join("counters.prom");

@@ -9,7 +9,10 @@
 //!  [[traffic]] flows = ...                one RC QP pair per flow, at its start time
 //!  [sim] stop_at                          SIMULATOR_STOP_TIME
 //!  buffer, MTU                            BUFFER_SIZE, PACKET_PAYLOAD_SIZE
-//!  NIC / MMU / ECN / DCQCN presets        named (see PRESETS)
+//!  [topology.host]  profile = "hpcc", segment_bytes   PACKET_PAYLOAD_SIZE
+//!  [topology.host.dcqcn]                  CC_MODE 1, RP_TIMER, RATE_AI, ... (DcqcnParams::hpcc_reference)
+//!  [topology.switch.mmu] preset           BUFFER_SIZE, the reference's switch-mmu.cc
+//!  [topology.switch.ecn]                  KMIN_MAP, KMAX_MAP, PMAX_MAP per link speed, on dequeue, all packets
 //! ```
 //!
 //! Both files are parsed here, so a bad line is reported now (file:line and
@@ -22,7 +25,9 @@ use std::path::{Component, Path, PathBuf};
 use roce_capture::human::plural;
 
 use super::{FormatError, HpccConfig};
+use crate::cc::{DcqcnParams, RedParams};
 use crate::topology::Topology;
+use crate::units::fmt_rate;
 
 /// What went wrong, naming the file and, where there is one, the line.
 #[derive(Debug, thiserror::Error)]
@@ -184,7 +189,7 @@ pub fn import(
          # {}, each one RC QP pair carrying one RDMA WRITE of the flow's size,\n\
          # created at the flow's start time.\n#\n\
          # The reference sends {payload}-byte payloads; RoCE path MTUs are powers of two,\n\
-         # so the hosts use Ethernet MTU {mtu} (path MTU {}).",
+         # so the hosts use Ethernet MTU {mtu} (path MTU {}) and segment at {payload} bytes.",
         config.display(),
         plural(topo.host_count(), "host"),
         plural(topo.switch_count(), "switch"),
@@ -203,24 +208,9 @@ pub fn import(
         "[topology]\nkind = \"hpcc\"\nfile = \"{}\"\n",
         rel(&topo_path)
     );
-    let _ = writeln!(
-        s,
-        "# Every host: the reference's NIC (CC_MODE {:?}, rate AI {}, HAI {}, min {}).\n\
-         [topology.host]\n# profile = \"{NIC_PROFILE}\"   # the reference-compatible NIC preset, once hosts take `profile`\n",
-        cfg.cc_mode,
-        cfg.rate_ai.map_or("-".into(), crate::units::fmt_rate),
-        cfg.rate_hai.map_or("-".into(), crate::units::fmt_rate),
-        crate::units::fmt_rate(cfg.min_rate),
-    );
+    let _ = writeln!(s, "{}", host_tables(&cfg));
     let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
-    let _ = writeln!(
-        s,
-        "# Every switch: BUFFER_SIZE {} MB{}.\n[topology.switch]\nbuffer = \"{}MiB\"\n\
-         # preset = \"{SWITCH_PRESET}\"   # the reference's MMU, ECN and PFC thresholds, once switches take it",
-        cfg.buffer_size,
-        ecn_comment(&cfg, &topo),
-        cfg.buffer_size,
-    );
+    let _ = writeln!(s, "{}", switch_tables(config, &cfg, &topo));
     let _ = writeln!(
         s,
         "\n[[traffic]]\nname = \"flows\"\nflows = \"{}\"",
@@ -229,20 +219,138 @@ pub fn import(
     Ok(s)
 }
 
-/// The ECN thresholds per link rate of the fabric, as a comment.
-fn ecn_comment(cfg: &HpccConfig, topo: &Topology) -> String {
+/// `[topology.host]`: the reference's NIC, with the config's DCQCN knobs
+/// as the ConnectX names they map onto ([`DcqcnParams::hpcc_reference`]).
+fn host_tables(cfg: &HpccConfig) -> String {
+    let mut s = String::from(
+        "# Every host: the reference's NIC (profile \"hpcc\": no window, one ACK per\n\
+         # packet at the top priority, 1000-byte payloads, DCQCN with the CNP flag\n\
+         # on the ACK of every marked packet).\n",
+    );
+    let _ = writeln!(s, "[topology.host]\nprofile = \"{NIC_PROFILE}\"");
+    let _ = writeln!(s, "\n  [topology.host.transport]");
+    let _ = writeln!(
+        s,
+        "  segment_bytes = {}        # PACKET_PAYLOAD_SIZE",
+        cfg.packet_payload_size
+    );
+    let _ = writeln!(s, "\n  [topology.host.dcqcn]");
+    match DcqcnParams::hpcc_reference(cfg) {
+        Err(e) => {
+            let _ = writeln!(
+                s,
+                "  enable = false                # the config's {} {}{}",
+                e.key,
+                e.problem,
+                e.hint.map_or(String::new(), |h| format!(" ({h})"))
+            );
+        }
+        Ok(p) => {
+            let knobs: [(&str, String, String); 9] = [
+                (
+                    "rpg_time_reset",
+                    p.rpg_time_reset.to_string(),
+                    format!("RP_TIMER {}", cfg.rp_timer),
+                ),
+                (
+                    "rpg_threshold",
+                    p.rpg_threshold.to_string(),
+                    format!("FAST_RECOVERY_TIMES {}", cfg.fast_recovery_times),
+                ),
+                (
+                    "rpg_ai_rate",
+                    p.rpg_ai_rate.to_string(),
+                    format!("RATE_AI {}", opt_rate(cfg.rate_ai)),
+                ),
+                (
+                    "rpg_hai_rate",
+                    p.rpg_hai_rate.to_string(),
+                    format!("RATE_HAI {}", opt_rate(cfg.rate_hai)),
+                ),
+                (
+                    "rpg_min_rate",
+                    p.rpg_min_rate.to_string(),
+                    format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+                ),
+                (
+                    "dce_tcp_g",
+                    p.dce_tcp_g.to_string(),
+                    format!("EWMA_GAIN {}: alpha keeps g/1024", cfg.ewma_gain),
+                ),
+                (
+                    "dce_tcp_rtt",
+                    p.dce_tcp_rtt.to_string(),
+                    format!("ALPHA_RESUME_INTERVAL {}", cfg.alpha_resume_interval),
+                ),
+                (
+                    "rate_reduce_monitor_period",
+                    p.rate_reduce_monitor_period.to_string(),
+                    format!("RATE_DECREASE_INTERVAL {}", cfg.rate_decrease_interval),
+                ),
+                (
+                    "clamp_tgt_rate",
+                    p.clamp_tgt_rate.to_string(),
+                    format!("CLAMP_TARGET_RATE {}", u8::from(cfg.clamp_target_rate)),
+                ),
+            ];
+            for (k, v, why) in knobs {
+                let kv = format!("{k} = {v}");
+                let _ = writeln!(s, "  {kv:<29} # {why}");
+            }
+        }
+    }
+    s
+}
+
+fn opt_rate(r: Option<crate::time::Rate>) -> String {
+    r.map_or("-".into(), fmt_rate)
+}
+
+/// `[topology.switch]`: the buffer, the reference's MMU and its ECN
+/// thresholds for every link speed of the fabric.
+fn switch_tables(config: &Path, cfg: &HpccConfig, topo: &Topology) -> String {
+    let mut s = format!(
+        "# Every switch: BUFFER_SIZE {} (MiB), the reference's MMU (switch-mmu.cc:\n\
+         # reserves, headroom, dynamic PFC thresholds), RED marking on dequeue.\n\
+         [topology.switch]\nbuffer = \"{}MiB\"\n\n  [topology.switch.mmu]\n  preset = \"{SWITCH_PRESET}\"\n",
+        cfg.buffer_size, cfg.buffer_size
+    );
     let mut rates: Vec<_> = topo.links().iter().map(|l| l.rate).collect();
     rates.sort();
     rates.dedup();
-    let mut out = String::new();
-    for r in rates {
-        if let Some((kmin, kmax, pmax)) = cfg.ecn(r) {
-            let r = crate::units::fmt_rate(r);
-            let _ = write!(
-                out,
-                "; ECN at {r}: Kmin {kmin} B, Kmax {kmax} B, Pmax {pmax}"
-            );
+    let mut red = Vec::new();
+    for &r in &rates {
+        match RedParams::hpcc_reference(cfg, r) {
+            Ok(p) => red.push((fmt_rate(r), p)),
+            Err(e) => {
+                let _ = write!(
+                    s,
+                    "\n  # No ECN marking: {} {} ({}).\n",
+                    e.key,
+                    e.problem,
+                    config.display()
+                );
+                return s;
+            }
         }
     }
-    out
+    let table = |f: &dyn Fn(&RedParams) -> String| {
+        let parts: Vec<String> = red
+            .iter()
+            .map(|(r, p)| format!("\"{r}\" = {}", f(p)))
+            .collect();
+        format!("{{ {} }}", parts.join(", "))
+    };
+    let kmin = table(&|p| format!("\"{}KB\"", p.kmin_bytes / 1000));
+    let kmax = table(&|p| format!("\"{}KB\"", p.kmax_bytes / 1000));
+    let pmax = table(&|p| format!("{}", p.pmax));
+    let _ = write!(
+        s,
+        "\n  [topology.switch.ecn]     # KMIN_MAP, KMAX_MAP, PMAX_MAP (KB = 1000 bytes)\n\
+         \x20 priorities = [0, 1, 2, 3, 4, 5, 6]   # all but the ACKs' (7), as the reference marks all but its queue 0\n\
+         \x20 kmin = {kmin}\n  kmax = {kmax}\n  pmax = {pmax}\n\
+         \x20 mark = \"dequeue\"          # on the bytes left behind the leaving packet\n\
+         \x20 ect_only = false          # whatever the packet's ECN field says\n"
+    );
+    s
 }

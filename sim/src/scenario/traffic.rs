@@ -127,8 +127,12 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
             .nics
             .first()
             .map_or((1500, false), |n| (n.mtu, n.vlan.is_some()));
+        let pmtu = crate::world::roce_mtu(mtu).unwrap_or(1024);
         let framing = Framing {
-            pmtu: crate::world::roce_mtu(mtu).unwrap_or(1024),
+            pmtu: match segment_bytes(host) {
+                0 => pmtu,
+                s => s.min(pmtu),
+            },
             vlan,
         };
         let ideal = routes
@@ -151,6 +155,20 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
         });
     }
     Ok(())
+}
+
+/// The payload bytes per packet of the host's NIC profile (0: the path
+/// MTU): the hpcc profile's 1000-byte packets make its ideal time.
+fn segment_bytes(host: &super::schema::HostCfg) -> u32 {
+    use crate::world::{NicProfile, ProfileBase};
+    let base = host
+        .profile
+        .as_deref()
+        .and_then(ProfileBase::from_name)
+        .unwrap_or(crate::world::DEFAULT_PROFILE);
+    host.transport
+        .segment_bytes
+        .unwrap_or(NicProfile::preset(base).segment_bytes)
 }
 
 fn flows_of(

@@ -62,6 +62,7 @@ mod hosts;
 mod names;
 mod neighbours;
 mod profiles;
+pub(crate) use profiles::DEFAULT_PROFILE;
 mod qos;
 mod taps;
 mod workloads;
