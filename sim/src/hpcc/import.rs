@@ -9,7 +9,8 @@
 //!  [[traffic]] flows = ...                one RC QP pair per flow, at its start time
 //!  [sim] stop_at                          SIMULATOR_STOP_TIME
 //!  buffer, MTU                            BUFFER_SIZE, PACKET_PAYLOAD_SIZE
-//!  NIC / MMU / ECN / DCQCN presets        named (see PRESETS)
+//!  [topology.host] profile = "hpcc"       the reference NIC, DCQCN knobs from the config
+//!  [topology.switch.mmu] preset           hpcc_reference; [topology.switch.ecn] KMIN/KMAX/PMAX_MAP
 //! ```
 //!
 //! Both files are parsed here, so a bad line is reported now (file:line and
@@ -205,22 +206,25 @@ pub fn import(
     );
     let _ = writeln!(
         s,
-        "# Every host: the reference's NIC (CC_MODE {:?}, rate AI {}, HAI {}, min {}).\n\
-         [topology.host]\n# profile = \"{NIC_PROFILE}\"   # the reference-compatible NIC preset, once hosts take `profile`\n",
-        cfg.cc_mode,
-        cfg.rate_ai.map_or("-".into(), crate::units::fmt_rate),
-        cfg.rate_hai.map_or("-".into(), crate::units::fmt_rate),
-        crate::units::fmt_rate(cfg.min_rate),
+        "# Every host: the reference's NIC (rdma-hw.cc): no window, an ACK per\n\
+         # packet at top priority, a CNP flag on the ACK of every CE-marked packet,\n\
+         # {payload}-byte segments, DCQCN with the reference's arithmetic.\n\
+         [topology.host]\nprofile = \"{NIC_PROFILE}\"\n"
     );
-    let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
+    s.push_str(&dcqcn_keys(&cfg).map_err(|e| ImportError::Invalid {
+        file: config.display().to_string(),
+        msg: e.to_string(),
+    })?);
+    let _ = writeln!(s, "\n[topology.nic]\nmtu = {mtu}\n");
     let _ = writeln!(
         s,
-        "# Every switch: BUFFER_SIZE {} MB{}.\n[topology.switch]\nbuffer = \"{}MiB\"\n\
-         # preset = \"{SWITCH_PRESET}\"   # the reference's MMU, ECN and PFC thresholds, once switches take it",
-        cfg.buffer_size,
-        ecn_comment(&cfg, &topo),
-        cfg.buffer_size,
+        "# Every switch: BUFFER_SIZE {} MB, the reference's MMU (switch-mmu.cc:\n\
+         # priority 0 never paused, 1-7 lossless, a 4 KiB reserve per ingress queue,\n\
+         # 3 x rate x delay headroom per port, dynamic PFC thresholds).\n\
+         [topology.switch]\nbuffer = \"{}MiB\"\n\n[topology.switch.mmu]\npreset = \"{SWITCH_PRESET}\"",
+        cfg.buffer_size, cfg.buffer_size,
     );
+    s.push_str(&ecn_keys(&cfg, &topo));
     let _ = writeln!(
         s,
         "\n[[traffic]]\nname = \"flows\"\nflows = \"{}\"",
@@ -229,20 +233,81 @@ pub fn import(
     Ok(s)
 }
 
-/// The ECN thresholds per link rate of the fabric, as a comment.
-fn ecn_comment(cfg: &HpccConfig, topo: &Topology) -> String {
+/// `[topology.host.dcqcn]`: the reference's DCQCN knobs, each from the
+/// config key it comes from (`DcqcnParams::hpcc_reference` maps them).
+fn dcqcn_keys(cfg: &HpccConfig) -> Result<String, crate::cc::ParamError> {
+    let p = crate::cc::DcqcnParams::hpcc_reference(cfg)?;
+    let mut s = String::from("[topology.host.dcqcn]\nmodel = \"hpcc-reference\"\n");
+    let keys: [(&str, String, &str); 9] = [
+        (
+            "rpg_time_reset",
+            p.rpg_time_reset.to_string(),
+            "RP_TIMER, us",
+        ),
+        (
+            "rpg_threshold",
+            p.rpg_threshold.to_string(),
+            "FAST_RECOVERY_TIMES",
+        ),
+        ("rpg_ai_rate", p.rpg_ai_rate.to_string(), "RATE_AI, Mb/s"),
+        ("rpg_hai_rate", p.rpg_hai_rate.to_string(), "RATE_HAI, Mb/s"),
+        ("rpg_min_rate", p.rpg_min_rate.to_string(), "MIN_RATE, Mb/s"),
+        (
+            "dce_tcp_g",
+            p.dce_tcp_g.to_string(),
+            "EWMA_GAIN = (1024 - this) / 1024",
+        ),
+        (
+            "dce_tcp_rtt",
+            p.dce_tcp_rtt.to_string(),
+            "ALPHA_RESUME_INTERVAL, us",
+        ),
+        (
+            "rate_reduce_monitor_period",
+            p.rate_reduce_monitor_period.to_string(),
+            "RATE_DECREASE_INTERVAL, us",
+        ),
+        (
+            "clamp_tgt_rate",
+            p.clamp_tgt_rate.to_string(),
+            "CLAMP_TARGET_RATE",
+        ),
+    ];
+    for (k, v, from) in keys {
+        let _ = writeln!(s, "{:<34} # {from}", format!("{k} = {v}"));
+    }
+    Ok(s)
+}
+
+/// `[topology.switch.ecn]`: Kmin, Kmax and Pmax per link rate of the
+/// fabric (`KMIN_MAP`, `KMAX_MAP`, `PMAX_MAP`), marked as the reference
+/// does: on the bytes left behind at dequeue, whatever the ECN field says,
+/// on every queue but priority 0.
+fn ecn_keys(cfg: &HpccConfig, topo: &Topology) -> String {
     let mut rates: Vec<_> = topo.links().iter().map(|l| l.rate).collect();
     rates.sort();
     rates.dedup();
-    let mut out = String::new();
+    let (mut kmin, mut kmax, mut pmax) = (Vec::new(), Vec::new(), Vec::new());
     for r in rates {
-        if let Some((kmin, kmax, pmax)) = cfg.ecn(r) {
+        if let Some((lo, hi, p)) = cfg.ecn(r) {
             let r = crate::units::fmt_rate(r);
-            let _ = write!(
-                out,
-                "; ECN at {r}: Kmin {kmin} B, Kmax {kmax} B, Pmax {pmax}"
-            );
+            kmin.push(format!("\"{r}\" = \"{lo}B\""));
+            kmax.push(format!("\"{r}\" = \"{hi}B\""));
+            pmax.push(format!("\"{r}\" = {p}"));
         }
     }
-    out
+    if kmin.is_empty() {
+        return "\n# No KMIN_MAP/KMAX_MAP entry for the fabric's link rates: no ECN marking.\n"
+            .into();
+    }
+    let table = |v: &[String]| format!("{{ {} }}", v.join(", "));
+    format!(
+        "\n# ECN as the reference marks (switch-node.cc): KMIN_MAP/KMAX_MAP/PMAX_MAP per\n\
+         # port speed, on the egress bytes at dequeue, ECT or not, every queue but 0.\n\
+         [topology.switch.ecn]\npriorities = [1, 2, 3, 4, 5, 6, 7]\nkmin = {}\nkmax = {}\npmax = {}\n\
+         mark = \"dequeue\"\nect_only = false\n",
+        table(&kmin),
+        table(&kmax),
+        table(&pmax)
+    )
 }
