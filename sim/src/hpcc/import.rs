@@ -282,7 +282,7 @@ fn dcqcn_keys(cfg: &HpccConfig) -> Result<String, crate::cc::ParamError> {
 /// `[topology.switch.ecn]`: Kmin, Kmax and Pmax per link rate of the
 /// fabric (`KMIN_MAP`, `KMAX_MAP`, `PMAX_MAP`), marked as the reference
 /// does: on the bytes left behind at dequeue, whatever the ECN field says,
-/// on every queue but priority 0.
+/// on every queue but the ACKs' (its queue 0 is priority 7 here).
 fn ecn_keys(cfg: &HpccConfig, topo: &Topology) -> String {
     let mut rates: Vec<_> = topo.links().iter().map(|l| l.rate).collect();
     rates.sort();
@@ -303,8 +303,9 @@ fn ecn_keys(cfg: &HpccConfig, topo: &Topology) -> String {
     let table = |v: &[String]| format!("{{ {} }}", v.join(", "));
     format!(
         "\n# ECN as the reference marks (switch-node.cc): KMIN_MAP/KMAX_MAP/PMAX_MAP per\n\
-         # port speed, on the egress bytes at dequeue, ECT or not, every queue but 0.\n\
-         [topology.switch.ecn]\npriorities = [1, 2, 3, 4, 5, 6, 7]\nkmin = {}\nkmax = {}\npmax = {}\n\
+         # port speed, on the egress bytes at dequeue, ECT or not; never the ACKs' queue\n\
+         # (the reference's queue 0, priority 7 here: profile = \"hpcc\" sends ACKs at the top).\n\
+         [topology.switch.ecn]\npriorities = [1, 2, 3, 4, 5, 6]\nkmin = {}\nkmax = {}\npmax = {}\n\
          mark = \"dequeue\"\nect_only = false\n",
         table(&kmin),
         table(&kmax),
