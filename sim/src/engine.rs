@@ -59,6 +59,8 @@ pub enum Event {
     /// A client QP's workload asked to be driven at this time (a scheduled
     /// message, the end of a `-D` run, the workload's start).
     Drive { qp: u32 },
+    /// A flow (`[[traffic]]`) starts: its QP pair is made.
+    FlowStart { flow: u32 },
     /// Take one sample of every time series.
     Sample,
     /// A port's PFC XOFF for `prio` is due again if it still wants it.

@@ -262,3 +262,48 @@ fn the_roce_modes_chapter_quotes_todays_output() {
         );
     }
 }
+
+/// The capacity chapter: every `rocesim sweep` its shell blocks show is run
+/// (into a temporary `--out`), and every line of its text blocks must be a
+/// line those sweeps print; the closing `rocesim: N runs in X s` line, whose
+/// wall time varies, is not quoted. The fat-tree section's figures come from
+/// a run of minutes and are not checked here (BENCHMARKS.md has them).
+#[test]
+fn the_capacity_chapter_quotes_todays_sweeps() {
+    let dir = tmp("book_capacity");
+    let mut printed = Vec::new();
+    let commands: Vec<String> = roce_testkit::repo::book_blocks("capacity.md", "sh")
+        .into_iter()
+        .flatten()
+        .filter(|l| l.starts_with("rocesim sweep "))
+        .collect();
+    assert!(commands.len() >= 4, "the chapter's sweeps were not found");
+    for (i, c) in commands.iter().enumerate() {
+        let out = dir.join(format!("sweep{i}")).display().to_string();
+        let mut args: Vec<&str> = c.split_whitespace().skip(1).collect();
+        args.extend(["--out", &out]);
+        let o = bin().current_dir(repo()).args(&args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        printed.extend(
+            String::from_utf8(o.stdout)
+                .unwrap()
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    let quotes: Vec<String> = book_text_blocks("capacity.md")
+        .into_iter()
+        .flatten()
+        .collect();
+    assert!(quotes.len() >= 10, "the chapter's tables were not found");
+    for line in quotes {
+        assert!(
+            printed.contains(&line),
+            "book/src/capacity.md quotes a line rocesim sweep no longer prints:\n{line}"
+        );
+    }
+}

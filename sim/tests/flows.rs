@@ -222,3 +222,89 @@ fn the_leaf_spine_sweep_reports_fct_slowdowns() {
     }
     assert!(String::from_utf8_lossy(&o.stdout).contains("slowdown p50"));
 }
+
+/// A flow's QP pair is made at the flow's start, not at t = 0: a run
+/// stopped at 300 us has the QPs of the flows started by then and no
+/// others, and no QP has a time-series row from before its flow started.
+#[test]
+fn flows_get_their_qps_when_they_start() {
+    let (dir, s) = run_scenario(
+        "leaf_spine_capacity",
+        "flow_qps_at_start",
+        &["sim.stop_at=300us"],
+    );
+    let flows = csv_rows(&dir);
+    let start_of = |host: &str, qpn: u64| -> u64 {
+        let f = flows
+            .iter()
+            .find(|f| {
+                f["src"] == host
+                    && u64::from_str_radix(f["src_qpn"].trim_start_matches("0x"), 16).unwrap()
+                        == qpn
+            })
+            .unwrap_or_else(|| panic!("no flow from {host} QP {qpn}"));
+        f["start_ns"].parse().unwrap()
+    };
+    let started = flows
+        .iter()
+        .filter(|f| f["start_ns"].parse::<u64>().unwrap() <= 300_000)
+        .count();
+    assert!(
+        started > 0 && started < flows.len(),
+        "{started} of {}",
+        flows.len()
+    );
+    assert_eq!(s["qps"].as_array().unwrap().len(), 2 * started);
+    assert_eq!(fct(&s)["flows"].as_u64().unwrap() as usize, flows.len());
+    let qps = std::fs::read_to_string(dir.join("qps.csv")).unwrap();
+    let mut rows = 0;
+    for l in qps.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        if f[3] == "client" {
+            let t: u64 = f[0].parse().unwrap();
+            assert!(t >= start_of(f[1], f[2].parse().unwrap()), "{l}");
+            rows += 1;
+        }
+    }
+    assert!(rows > 0);
+}
+
+/// import-hpcc of the fat-tree config writes the reference's presets as
+/// keys (not comments): its NIC with the config's DCQCN (MIN_RATE 1000Mb/s
+/// here), its MMU, its ECN thresholds per port speed (KMIN_MAP 400/1600 KB
+/// at 100/400G), and `check` accepts the result.
+#[test]
+fn import_hpcc_writes_the_reference_presets() {
+    let Some(dir) = roce_testkit::ci::shared("anchors/hpcc-ns3") else {
+        return;
+    };
+    let out = tmp("import_hpcc_fat").join("fat.toml");
+    let o = bin()
+        .arg("import-hpcc")
+        .arg(dir.join("config_fat_ws30_10ms_dcqcn.txt"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    for want in [
+        "\nprofile = \"hpcc\"\n",
+        "\nmodel = \"hpcc-reference\"\n",
+        "\nrpg_min_rate = 1000 ",
+        "\npreset = \"hpcc_reference\"\n",
+        "\nkmin = { \"100Gbps\" = \"400000B\", \"400Gbps\" = \"1600000B\" }\n",
+        "\nkmax = { \"100Gbps\" = \"1600000B\", \"400Gbps\" = \"6400000B\" }\n",
+        "\nmark = \"dequeue\"\n",
+        "\nect_only = false\n",
+    ] {
+        assert!(text.contains(want), "{want:?} missing from:\n{text}");
+    }
+    let o = bin().arg("check").arg(&out).output().unwrap();
+    let line = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        line.contains("320 hosts, 56 switches, 480 links, 6558 RC connections (13116 QPs"),
+        "{line}"
+    );
+}

@@ -8,19 +8,25 @@ use super::summary::gbps;
 use crate::time::Ps;
 use crate::world::World;
 
-/// Rows of samples stored in blocks of `n` (one per component per time):
-/// each with the one of the previous block, if any.
-pub(crate) fn with_previous<S>(samples: &[S], n: usize) -> impl Iterator<Item = (&S, Option<&S>)> {
-    samples
-        .iter()
-        .enumerate()
-        .map(move |(k, s)| (s, (k >= n).then(|| &samples[k - n])))
+/// Rows of samples of `n` components (`key`: which one, below `n`), in
+/// time order: each with the same component's previous row, if any. A
+/// component made during the run (a flow's QP) has rows from then on.
+pub(crate) fn with_previous<S>(
+    samples: &[S],
+    n: usize,
+    key: impl Fn(&S) -> usize,
+) -> impl Iterator<Item = (&S, Option<&S>)> {
+    let mut last: Vec<Option<usize>> = vec![None; n];
+    samples.iter().enumerate().map(move |(k, s)| {
+        let prev = last[key(s)].replace(k);
+        (s, prev.map(|p| &samples[p]))
+    })
 }
 
 /// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`.
 pub fn ports_csv(w: &World) -> String {
     let mut out = String::from("t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n");
-    for (s, prev) in with_previous(w.port_samples(), w.ports().len()) {
+    for (s, prev) in with_previous(w.port_samples(), w.ports().len(), |s| s.port as usize) {
         let (dt, dtx, drx) = prev.map_or((Ps::ZERO, 0, 0), |p| {
             (s.t - p.t, s.tx_bytes - p.tx_bytes, s.rx_bytes - p.rx_bytes)
         });
@@ -48,7 +54,7 @@ pub fn qps_csv(w: &World) -> String {
     let mut out = String::from(
         "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps\n",
     );
-    for (s, prev) in with_previous(w.qp_samples(), w.qp_count()) {
+    for (s, prev) in with_previous(w.qp_samples(), w.qp_count(), |s| s.qp as usize) {
         let q = w.qp(s.qp);
         let (dt, dtx, ddone) = prev.map_or((Ps::ZERO, 0, 0), |p| {
             (

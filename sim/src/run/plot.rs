@@ -11,7 +11,7 @@ use plotters::style::{FontStyle, register_font};
 
 use super::csv::with_previous;
 use crate::time::Ps;
-use crate::world::{QpView, Role, World};
+use crate::world::{PortSample, QpSample, QpView, Role, World};
 
 static FONT: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -185,18 +185,18 @@ fn rates<S>(
     samples: &[S],
     n: usize,
     unit: f64,
-    t: impl Fn(&S) -> Ps,
+    (key, t): (impl Fn(&S) -> usize, impl Fn(&S) -> Ps),
     bytes: impl Fn(&S) -> u64,
 ) -> Vec<Vec<(f64, f64)>> {
     let mut out = vec![Vec::new(); n];
     if n == 0 {
         return out;
     }
-    for (k, (s, prev)) in with_previous(samples, n).enumerate() {
+    for (s, prev) in with_previous(samples, n, &key) {
         let Some(prev) = prev else { continue };
         let dt = (t(s) - t(prev)).as_secs_f64();
         if dt > 0.0 {
-            out[k % n].push((
+            out[key(s)].push((
                 t(s).as_secs_f64() / unit,
                 (bytes(s) - bytes(prev)) as f64 * 8.0 / dt / 1e9,
             ));
@@ -218,7 +218,7 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         w.port_samples(),
         w.ports().len(),
         unit,
-        |s| s.t,
+        (|s: &PortSample| s.port as usize, |s: &PortSample| s.t),
         |s| s.tx_bytes,
     );
     let port_series: Vec<Series> = w
@@ -235,7 +235,7 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         w.qp_samples(),
         w.qp_count(),
         unit,
-        |s| s.t,
+        (|s: &QpSample| s.qp as usize, |s: &QpSample| s.t),
         |s| s.tx_payload,
     );
     let clients: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w

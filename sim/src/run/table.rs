@@ -27,7 +27,7 @@ pub fn check_line(
         plural(switches as u64, "switch"),
         plural(links as u64, "link"),
         plural(w.connection_count() as u64, "RC connection"),
-        w.qp_count()
+        w.qp_count() + 2 * w.flows_not_started()
     )
 }
 

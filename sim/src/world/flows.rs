@@ -41,8 +41,22 @@ impl World {
     pub fn flows(&self) -> Vec<FlowResult> {
         self.flows
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let slot = &self.workloads[f.workload as usize];
+                if let Some(p) = self.pending.get(i).filter(|p| !p.started()) {
+                    // Not started: no QPs yet, only its addresses.
+                    let (src_ip, dst_ip, src_qpn, dst_qpn, sport) = p.ends();
+                    return FlowResult {
+                        flow: *f,
+                        src_ip,
+                        dst_ip,
+                        src_qpn,
+                        dst_qpn,
+                        sport,
+                        finished_at: None,
+                    };
+                }
                 let q = &self.qps[slot.clients[0] as usize];
                 let (src_ip, dst_ip, sport) = match q.l3 {
                     L3::V2 {

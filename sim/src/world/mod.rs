@@ -125,6 +125,9 @@ pub struct World {
     last_activity: Ps,
     /// `[[traffic]]` flows and their workloads.
     flows: Vec<crate::scenario::traffic::FlowRef>,
+    /// The flows' connections, whose QPs are made at their start
+    /// (`flows[i]` is `pending[i]` when there are any).
+    pending: Vec<build::PendingFlow>,
 }
 
 impl World {
@@ -212,6 +215,7 @@ impl World {
             } => return self.arp_retry(host, iface, next_hop),
             Event::KernelTx { port, pkt } => self.kernel_tx(port, pkt),
             Event::Drive { qp } => return self.drive(qp),
+            Event::FlowStart { flow } => build::start_flow(self, flow),
             Event::Sample => {
                 self.sample_tick();
                 return false;

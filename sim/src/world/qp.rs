@@ -183,6 +183,10 @@ impl World {
         match s.role {
             Role::Client => {
                 let next = w.drive_requester(s.index as usize, &mut s.qp, now);
+                if w.qp_done(s.index as usize) {
+                    // A finished flow keeps its counters, not its queues.
+                    s.qp.release_buffers();
+                }
                 if let Some(t) = next {
                     if s.drive_at.is_none_or(|d| d > t || d <= now) {
                         s.drive_at = Some(t);
@@ -302,11 +306,12 @@ impl World {
         }
     }
 
-    /// Whether a client QP has work left.
+    /// Whether a client QP has work left, or a flow has yet to start.
     pub(super) fn work_left(&self) -> bool {
-        (0..self.qps.len() as u32).any(|q| {
-            self.qps[q as usize].role == Role::Client && self.qp_status(q) == QpStatus::Running
-        })
+        self.pending.iter().any(|p| !p.started())
+            || (0..self.qps.len() as u32).any(|q| {
+                self.qps[q as usize].role == Role::Client && self.qp_status(q) == QpStatus::Running
+            })
     }
 }
 

@@ -126,8 +126,16 @@ impl Sampler {
         self.thin(ports.len(), qps.len());
     }
 
-    /// The last sample again at `t` (nothing happened since).
-    fn repeat_last(&mut self, t: Ps, ports: usize, qps: usize) {
+    /// The last sample again at `t` (nothing happened since). QPs made
+    /// since (flows starting) have no rows to repeat.
+    fn repeat_last(&mut self, t: Ps, ports: usize) {
+        let last = self.ports.last().map(|s| s.t);
+        let qps = self
+            .qps
+            .iter()
+            .rev()
+            .take_while(|s| Some(s.t) == last)
+            .count();
         for i in self.ports.len() - ports..self.ports.len() {
             let s = PortSample { t, ..self.ports[i] };
             self.ports.push(s);
@@ -180,12 +188,12 @@ impl World {
             return;
         }
         self.sampler.paused = false;
-        let (n, m) = (self.ports.len(), self.qps.len());
+        let n = self.ports.len();
         let s = &mut self.sampler;
         let last = s.ports.last().map_or(Ps::ZERO, |s| s.t);
         let mut k = s.next_time(last);
         while k < t {
-            s.repeat_last(k, n, m);
+            s.repeat_last(k, n);
             k = s.next_time(k);
         }
         self.sched.at(k, Event::Sample);

@@ -438,15 +438,21 @@ impl World {
         })
     }
 
-    /// Number of queue pairs (both ends of every connection).
+    /// Number of queue pairs made so far (both ends of every connection;
+    /// a flow's two when it starts).
     pub fn qp_count(&self) -> usize {
         self.qps.len()
     }
 
     /// Number of RC connections: the workloads' `qps` summed, one client
-    /// QP each.
+    /// QP each, flows not yet started included.
     pub fn connection_count(&self) -> usize {
-        self.qps.iter().filter(|s| s.role == Role::Client).count()
+        self.qps.iter().filter(|s| s.role == Role::Client).count() + self.flows_not_started()
+    }
+
+    /// Flows whose QPs are not made yet.
+    pub fn flows_not_started(&self) -> usize {
+        self.pending.iter().filter(|p| !p.started()).count()
     }
 
     /// Ports of the interfaces client QPs send from: every slave of a

@@ -68,6 +68,7 @@ mod taps;
 mod workloads;
 
 use std::path::PathBuf;
+pub(crate) use workloads::{PendingFlow, start_flow};
 
 use super::World;
 use super::arp::ConnSetup;
@@ -121,6 +122,7 @@ impl World {
             packet_hops: 0,
             last_activity: Ps::ZERO,
             flows: sc.flows.clone(),
+            pending: Vec::new(),
         };
         names::check_names(sc)?;
         hosts::add_hosts(&mut w, sc)?;

@@ -169,6 +169,11 @@ fn add_workload(
 
     let id = w.workloads.len() as u32;
     let name = wc.name.clone().unwrap_or_else(|| format!("workload{wi}"));
+    // A flow's QPs are made when it starts (ARP on the wire needs them at
+    // build time: those stay eager).
+    let defer = sc.sim.arp != ArpMode::Frames
+        && wc.qps == 1
+        && sc.flows.first().is_some_and(|f| wi as u32 >= f.workload);
     let mut psn_rng = component_rng(w.seed, &format!("psn:{name}"));
     // Each end of a workload is one process: one user context per bond
     // device it uses (queue-affinity round robin).
@@ -202,18 +207,36 @@ fn add_workload(
                 s_mode,
             ),
         ];
-        for (role, local, remote, qpn, psn, dmac, mode) in ends {
-            let side = Side {
-                role,
-                local,
-                remote_ip: remote.ip,
-                qpn,
-                psn,
-                dmac,
-                sport,
-                mode,
-            };
-            let gidx = add_qp(w, wc, cfg, &side, id, q as u32, &mut contexts);
+        let sides = ends.map(|(role, local, remote, qpn, psn, dmac, mode)| Side {
+            role,
+            local,
+            remote_ip: remote.ip,
+            qpn,
+            psn,
+            dmac,
+            sport,
+            mode,
+        });
+        if defer {
+            let i = w.pending.len() as u32;
+            w.pending.push(PendingFlow {
+                workload: id,
+                knobs: QpKnobs::of(wc),
+                cfg,
+                sides,
+                started: false,
+            });
+            w.workloads.push(WorkloadSlot {
+                name,
+                workload,
+                clients: Vec::new(),
+            });
+            w.sched.at(wc.start.0, Event::FlowStart { flow: i });
+            return Ok(());
+        }
+        for side in sides {
+            let role = side.role;
+            let gidx = add_qp(w, &QpKnobs::of(wc), cfg, &side, id, q as u32, &mut contexts);
             match role {
                 Role::Client => clients.push(gidx),
                 Role::Server => servers.push(gidx),
@@ -537,7 +560,73 @@ fn check_message_size(len: u64, pmtu: u32, at: KeyPath) -> Result<(), ModelError
     })
 }
 
+/// What a QP takes from its workload's settings.
+#[derive(Debug, Clone, Copy)]
+struct QpKnobs {
+    tc: u8,
+    sl: u8,
+    flow_label: u32,
+    rate_limit: Option<crate::time::Rate>,
+}
+
+impl QpKnobs {
+    fn of(wc: &WorkloadCfg) -> QpKnobs {
+        QpKnobs {
+            tc: wc.tc,
+            sl: wc.sl,
+            flow_label: wc.flow_label,
+            rate_limit: wc.rate_limit.map(|r| r.0),
+        }
+    }
+}
+
+/// A flow's connection, checked and addressed at build time, whose two QPs
+/// are made when it starts ([`start_flow`]): a run's memory follows the
+/// flows under way, not all the flows it will ever have.
+pub(crate) struct PendingFlow {
+    workload: u32,
+    knobs: QpKnobs,
+    cfg: QpConfig,
+    /// Client, then server.
+    sides: [Side; 2],
+    started: bool,
+}
+
+impl PendingFlow {
+    /// Source and destination address, requester's and responder's QPN,
+    /// UDP source port.
+    pub(crate) fn ends(&self) -> (Ipv4Addr, Ipv4Addr, u32, u32, u16) {
+        let c = &self.sides[0];
+        (c.local.ip, c.remote_ip, c.qpn[0], c.qpn[1], c.sport)
+    }
+    pub(crate) fn started(&self) -> bool {
+        self.started
+    }
+}
+
+/// `FlowStart`: flow `i`'s QP pair is made; the responder posts its
+/// receive and the requester is driven now.
+pub(crate) fn start_flow(w: &mut World, i: u32) {
+    let p = &mut w.pending[i as usize];
+    if p.started {
+        return;
+    }
+    p.started = true;
+    let (wl, knobs, cfg, sides) = (p.workload, p.knobs, p.cfg, p.sides);
+    let mut contexts = HashMap::new();
+    let c = add_qp(w, &knobs, cfg, &sides[0], wl, 0, &mut contexts);
+    let s = add_qp(w, &knobs, cfg, &sides[1], wl, 0, &mut contexts);
+    let now = w.now();
+    let slot = &mut w.workloads[wl as usize];
+    slot.clients = vec![c];
+    slot.workload
+        .drive_responder(0, &mut w.qps[s as usize].qp, now);
+    w.qps[c as usize].drive_at = Some(now);
+    w.drive(c);
+}
+
 /// One end of one connection, as its QP is set up.
+#[derive(Debug, Clone, Copy)]
 struct Side {
     role: Role,
     local: Endpoint,
@@ -573,7 +662,7 @@ fn modes(w: &World, client: &Endpoint, server: &Endpoint) -> (RoceMode, RoceMode
 /// returns its global index.
 fn add_qp(
     w: &mut World,
-    wc: &WorkloadCfg,
+    wc: &QpKnobs,
     cfg: QpConfig,
     side: &Side,
     wl: u32,
@@ -656,7 +745,7 @@ fn add_qp(
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
     let cap = (side.role == Role::Client)
-        .then(|| wc.rate_limit.map(|r| r.0))
+        .then_some(wc.rate_limit)
         .flatten();
     qp.set_rate_limit(cap);
     let line = w.ports[port as usize].rate();
