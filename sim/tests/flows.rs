@@ -290,13 +290,13 @@ fn import_hpcc_writes_the_reference_presets() {
     let text = std::fs::read_to_string(&out).unwrap();
     for want in [
         "\nprofile = \"hpcc\"\n",
-        "\nmodel = \"hpcc-reference\"\n",
-        "\nrpg_min_rate = 1000 ",
-        "\npreset = \"hpcc_reference\"\n",
-        "\nkmin = { \"100Gbps\" = \"400000B\", \"400Gbps\" = \"1600000B\" }\n",
-        "\nkmax = { \"100Gbps\" = \"1600000B\", \"400Gbps\" = \"6400000B\" }\n",
-        "\nmark = \"dequeue\"\n",
-        "\nect_only = false\n",
+        "\n  segment_bytes = 1000 ",
+        "\n  rpg_min_rate = 1000 ",
+        "\n  preset = \"hpcc_reference\"\n",
+        "\n  kmin = { \"100Gbps\" = \"400KB\", \"400Gbps\" = \"1600KB\" }\n",
+        "\n  kmax = { \"100Gbps\" = \"1600KB\", \"400Gbps\" = \"6400KB\" }\n",
+        "\n  mark = \"dequeue\" ",
+        "\n  ect_only = false ",
     ] {
         assert!(text.contains(want), "{want:?} missing from:\n{text}");
     }
