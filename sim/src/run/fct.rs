@@ -250,6 +250,10 @@ fn draw<DB: DrawingBackend>(
                 String::new()
             }
         })
+        // A log axis's minor lines crowd around each decade and its key
+        // points repeat the decade's label: major lines and 8 labels only.
+        .light_line_style(TRANSPARENT)
+        .y_labels(15)
         .x_desc("flow size (bytes)")
         .y_desc("FCT slowdown")
         .label_style(("sans-serif", 14))
