@@ -231,10 +231,28 @@ pub fn bond_slave_index(hash: u32, slave_count: usize) -> Option<usize> {
 /// index. Real switch ASICs use vendor CRCs with a per-box seed; these are
 /// configurable stand-ins with the right property: all the entropy comes from
 /// the fields, so equal tuples always take the same member.
+///
+/// Tiers and polarisation: a CRC is affine over GF(2), so
+/// `crc(seed ‖ x) = crc(x) ⊕ c(seed)` for tuples of one length, and its low
+/// bits (`% 2^k` members) under two seeds differ by a constant. Two tiers of
+/// switches hashing with [`EcmpHash::Crc32`] then make the same choice up
+/// to a relabelling: the flows an edge switch sends to aggregation switch
+/// `j` all leave `j` on one uplink (ECMP polarisation). With the same seed
+/// everywhere (any hash) that is one uplink for every edge switch, and the
+/// others carry nothing; with per-switch CRC seeds each edge switch's share
+/// still takes one uplink. [`EcmpHash::Murmur3`] with a different seed per
+/// switch has no such relation, which is why generated fabrics use it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EcmpHash {
     /// CRC-32 (IEEE) over seed ‖ src ‖ dst ‖ protocol ‖ sport ‖ dport.
     Crc32 { seed: u32 },
+    /// MurmurHash3 (x86, 32-bit) seeded per switch over the key the ns-3
+    /// HPCC reference hashes (`switch-node.cc` `GetOutDev`): for IPv4 the
+    /// three little-endian words `src`, `dst`, `sport | dport << 16`
+    /// (addresses as host-order integers, `11.0.2.1` = `0x0b000201`); for
+    /// IPv6 the two addresses' bytes then that word. The reference seeds
+    /// each switch with its node id.
+    Murmur3 { seed: u32 },
     /// The Linux bonding layer3+4 formula applied to the 5-tuple, as used by
     /// many software switches.
     LinuxL34,
@@ -254,6 +272,25 @@ pub struct FiveTuple {
 
 impl EcmpHash {
     pub fn hash(self, t: &FiveTuple) -> u32 {
+        if let EcmpHash::Murmur3 { seed } = self {
+            let ports = u32::from(t.sport) | u32::from(t.dport) << 16;
+            return match t.addrs {
+                FlowAddrs::V4 { src, dst } => {
+                    murmur3_32(&[u32::from(src), u32::from(dst), ports], &[], seed)
+                }
+                FlowAddrs::V6 { src, dst } => {
+                    let mut words = [0u32; 9];
+                    for (w, c) in words
+                        .iter_mut()
+                        .zip(src.octets().chunks(4).chain(dst.octets().chunks(4)))
+                    {
+                        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    }
+                    words[8] = ports;
+                    murmur3_32(&words, &[], seed)
+                }
+            };
+        }
         let mut buf = [0u8; 4 + 16 + 16 + 1 + 4];
         let mut n = 0;
         let mut put = |bytes: &[u8]| {
@@ -280,6 +317,7 @@ impl EcmpHash {
         put(&t.dport.to_be_bytes());
         match self {
             EcmpHash::Crc32 { .. } => crc32fast::hash(&buf[..n]),
+            EcmpHash::Murmur3 { .. } => unreachable!("hashed above"),
             EcmpHash::LinuxL34 => bond_xmit_hash(
                 XmitHashPolicy::Layer34,
                 &FlowKeys {
@@ -304,9 +342,128 @@ impl EcmpHash {
     }
 }
 
+/// MurmurHash3_x86_32 (Austin Appleby's public-domain reference,
+/// `MurmurHash3.cpp`) of the little-endian bytes of `words` followed by
+/// `tail` (fewer than 4 bytes). Written out rather than taken from a crate:
+/// the crates hash an `io::Read` or a byte slice, and a switch hashes one
+/// 12-byte key per routed packet, words it already has.
+pub fn murmur3_32(words: &[u32], tail: &[u8], seed: u32) -> u32 {
+    const C1: u32 = 0xcc9e_2d51;
+    const C2: u32 = 0x1b87_3593;
+    let mix = |k: u32| k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+    let mut h = seed;
+    for &k in words {
+        h ^= mix(k);
+        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    if !tail.is_empty() {
+        let k = tail
+            .iter()
+            .rev()
+            .fold(0u32, |k, &b| (k << 8) | u32::from(b));
+        h ^= mix(k);
+    }
+    h ^= (words.len() * 4 + tail.len()) as u32;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bytes as the reference implementation reads them.
+    fn murmur_bytes(bytes: &[u8], seed: u32) -> u32 {
+        let words: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        murmur3_32(&words, &bytes[words.len() * 4..], seed)
+    }
+
+    // Published MurmurHash3_x86_32 vectors (SMHasher's and the ones quoted
+    // with the reference implementation).
+    #[test]
+    fn murmur3_vectors() {
+        let cases: [(&[u8], u32, u32); 8] = [
+            (b"", 0, 0),
+            (b"", 1, 0x514e_28b7),
+            (b"", 0xffff_ffff, 0x81f1_6f39),
+            (&[0xff, 0xff, 0xff, 0xff], 0, 0x7629_3b50),
+            (&[0x21, 0x43, 0x65, 0x87], 0, 0xf55b_516b),
+            (&[0x21, 0x43, 0x65, 0x87], 0x5082_edee, 0x2362_f9de),
+            (&[0x21, 0x43, 0x65], 0, 0x7e4a_8634),
+            (b"Hello, world!", 1234, 0xfaf6_cdb3),
+        ];
+        for (bytes, seed, want) in cases {
+            assert_eq!(murmur_bytes(bytes, seed), want, "{bytes:?} seed {seed:#x}");
+        }
+        assert_eq!(
+            murmur_bytes(b"The quick brown fox jumps over the lazy dog", 0x9747_b28c),
+            0x2fa8_26cd
+        );
+    }
+
+    /// The reference's key and seed: its `SwitchNode::EcmpHash` (compiled
+    /// from switch-node.cc outside this repository) gives these values for
+    /// node 2 (11.0.2.1) to node 3, ports 10000 -> 100, at switch 320, and
+    /// for a RoCE flow 11.0.2.1 -> 11.1.63.1, 0xc132 -> 4791, at switch 345.
+    #[test]
+    fn murmur3_ecmp_hash_is_the_references() {
+        let t = |dst: [u8; 4], sport, dport| FiveTuple {
+            addrs: FlowAddrs::V4 {
+                src: [11, 0, 2, 1].into(),
+                dst: dst.into(),
+            },
+            protocol: 17,
+            sport,
+            dport,
+        };
+        let h = EcmpHash::Murmur3 { seed: 320 };
+        assert_eq!(h.hash(&t([11, 0, 3, 1], 10000, 100)), 0x030a_ef22);
+        assert_eq!(h.select(&t([11, 0, 3, 1], 10000, 100), 4), Some(2));
+        let h = EcmpHash::Murmur3 { seed: 345 };
+        assert_eq!(h.hash(&t([11, 1, 63, 1], 0xc132, 4791)), 0xe172_dc35);
+    }
+
+    /// Two tiers of 4-way ECMP: under CRC-32 with two seeds the second
+    /// choice is a function of the first (polarisation); under Murmur3 with
+    /// two seeds every (first, second) pair occurs.
+    #[test]
+    fn crc_polarises_across_tiers_and_murmur3_does_not() {
+        let tuples: Vec<FiveTuple> = (0..4000u32)
+            .map(|i| FiveTuple {
+                addrs: FlowAddrs::V4 {
+                    src: [11, 0, (i % 256) as u8, 1].into(),
+                    dst: [11, 1, (i / 16 % 256) as u8, 1].into(),
+                },
+                protocol: 17,
+                sport: 0xc000 | (i as u16 & 0x3fff),
+                dport: 4791,
+            })
+            .collect();
+        let pairs = |a: EcmpHash, b: EcmpHash| {
+            let mut seen = std::collections::BTreeSet::new();
+            for t in &tuples {
+                seen.insert((a.select(t, 4), b.select(t, 4)));
+            }
+            seen.len()
+        };
+        assert_eq!(
+            pairs(EcmpHash::Crc32 { seed: 320 }, EcmpHash::Crc32 { seed: 340 }),
+            4
+        );
+        assert_eq!(
+            pairs(
+                EcmpHash::Murmur3 { seed: 320 },
+                EcmpHash::Murmur3 { seed: 340 }
+            ),
+            16
+        );
+    }
 
     // roce-facts.md §3.1 vectors.
     #[test]

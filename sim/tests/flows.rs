@@ -115,6 +115,63 @@ size = "4KB"
     assert_eq!(&png[1..4], b"PNG");
 }
 
+/// Bytes each aggregation switch sent up to the core (ports `aggN.uM`).
+fn core_uplink_bytes(s: &Value) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = s["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["tx_bytes"].as_u64().unwrap(),
+            )
+        })
+        .filter(|(n, _)| n.starts_with("agg") && n.contains(".u"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// ECMP polarisation. In a k = 4 fat-tree (8 aggregation switches, 2
+/// core uplinks each) with a flow between every pair of hosts, generated
+/// switches hash with MurmurHash3 seeded by their node id and every core
+/// uplink carries traffic. With one seed on every switch the aggregation
+/// switch repeats the edge switch's choice: an aggregation switch that is
+/// uplink i of its edge switches sends everything up its own uplink i,
+/// and half the core links stay idle.
+#[test]
+fn generated_switches_do_not_polarise_ecmp() {
+    let text = r#"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = { rate = "100Gbps", delay = "1us" }
+[[traffic]]
+pattern = "all-to-all"
+size = "4KB"
+"#;
+    let (_, s) = run_text("flow_ecmp_seeds", text, &[]);
+    let up = core_uplink_bytes(&s);
+    assert_eq!(up.len(), 16, "{up:?}");
+    assert!(up.iter().all(|(_, b)| *b > 0), "an idle core link: {up:?}");
+    let (_, s) = run_text("flow_ecmp_one_seed", text, &["topology.switch.hash_seed=0"]);
+    let up = core_uplink_bytes(&s);
+    let idle: Vec<&str> = up
+        .iter()
+        .filter(|(_, b)| *b == 0)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(idle.len(), 8, "one seed everywhere: {up:?}");
+    for a in 0..8 {
+        let busy = up
+            .iter()
+            .filter(|(n, b)| n.starts_with(&format!("agg{a}.")) && *b > 0)
+            .count();
+        assert_eq!(busy, 1, "agg{a} with one seed: {up:?}");
+    }
+}
+
 /// Same scenario and seed: byte-identical flow outputs; another seed
 /// draws other flows.
 #[test]

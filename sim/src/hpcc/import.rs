@@ -311,7 +311,9 @@ fn opt_rate(r: Option<crate::time::Rate>) -> String {
 fn switch_tables(config: &Path, cfg: &HpccConfig, topo: &Topology) -> String {
     let mut s = format!(
         "# Every switch: BUFFER_SIZE {} (MiB), the reference's MMU (switch-mmu.cc:\n\
-         # reserves, headroom, dynamic PFC thresholds), RED marking on dequeue.\n\
+         # reserves, headroom, dynamic PFC thresholds), RED marking on dequeue;\n\
+         # ECMP by MurmurHash3 seeded with each switch's node id (switch-node.cc),\n\
+         # the default of generated switches.\n\
          [topology.switch]\nbuffer = \"{}MiB\"\n\n  [topology.switch.mmu]\n  preset = \"{SWITCH_PRESET}\"\n",
         cfg.buffer_size, cfg.buffer_size
     );

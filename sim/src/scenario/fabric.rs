@@ -18,6 +18,15 @@
 //! generated entries point at the `[topology]` table (a template's own
 //! keys keep their place in the file).
 //!
+//! ECMP: every generated switch hashes with `hash = "murmur3"` and
+//! `hash_seed` = its node id (the reference's `m_ecmpSeed = m_id`), unless
+//! `[topology.switch]` sets `hash` or `hash_seed`. One seed on every
+//! switch makes an aggregation switch send every flow it gets up the core
+//! link of the same index as the aggregation switch itself
+//! (polarisation: 3 of 4 core links idle in the reference's fat-tree);
+//! a CRC with per-switch seeds still sends all the flows one edge switch
+//! gives it up one link (`roce_codec::hash::EcmpHash`).
+//!
 //! Routes: every host has its own /24 (`x.y.z.1`, gateway `x.y.z.254`
 //! answered by its edge switch). A switch gets the ECMP next hops of
 //! [`ecmp_routes`] toward every host it is not cabled to; the next-hop
@@ -242,6 +251,18 @@ pub(super) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Resul
         for item in items {
             let mut item = respan(item, &span);
             if let DeValue::Table(t) = item.get_mut() {
+                if key == "switch" {
+                    // The template's hash choice wins over the generated one.
+                    for k in ["hash", "hash_seed"] {
+                        if tmpl
+                            .as_ref()
+                            .and_then(|v| field_of(v.get_ref(), k))
+                            .is_some()
+                        {
+                            take(t, k);
+                        }
+                    }
+                }
                 merge_template(t, tmpl.as_ref());
                 if key == "host" {
                     if let Some(nics) = field_mut(t, "nic") {
@@ -288,7 +309,13 @@ fn lowered_text(topo: &Topology) -> Result<String, ModelError> {
         if !topo.is_switch(id) {
             continue;
         }
-        let _ = writeln!(s, "[[switch]]\nname = \"{}\"", node.name);
+        // Seeded per switch with its node id, as the reference seeds its
+        // switches: one seed for all, or a CRC, would polarise the tiers.
+        let _ = writeln!(
+            s,
+            "[[switch]]\nname = \"{}\"\nhash = \"murmur3\"\nhash_seed = {n}",
+            node.name
+        );
         // Destinations cabled here are the neighbour table's.
         let mut by_set: Vec<(Vec<LinkId>, Vec<u32>)> = Vec::new();
         let mut index: HashMap<Vec<LinkId>, usize> = HashMap::new();

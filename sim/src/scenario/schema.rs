@@ -647,6 +647,9 @@ pub enum SwitchHash {
     Crc32,
     LinuxL34,
     Xor16,
+    /// MurmurHash3 seeded by `hash_seed`: what generated fabrics use (seeded
+    /// per switch, so tiers do not polarise; see `roce_codec::hash::EcmpHash`).
+    Murmur3,
 }
 
 #[derive(Debug, Clone, Deserialize)]

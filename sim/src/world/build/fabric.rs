@@ -41,6 +41,9 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
             },
             SwitchHash::LinuxL34 => EcmpHash::LinuxL34,
             SwitchHash::Xor16 => EcmpHash::Xor16,
+            SwitchHash::Murmur3 => EcmpHash::Murmur3 {
+                seed: scfg.hash_seed,
+            },
         };
         let s = Switch::new(scfg.name.clone(), mac, hash, scfg.trust, scfg.buffer.0);
         w.switches.push(s);
