@@ -314,13 +314,13 @@ fn a_slow_receiver_pauses_its_switch_port_and_gets_its_drain_rate() {
     assert_eq!(s["switches"][0]["lossless_drops"], 0);
 }
 
-/// `preset = "hpcc_reference"`: priorities 1-7 lossless, 0 bypasses the
-/// MMU. An 8:1 incast into a 1 MiB reference buffer (9 x 37500 B headroom:
+/// `preset = "hpcc_reference"`: priorities 1-6 lossless, 0 and 7 (the hpcc
+/// profile's ACKs) bypass the MMU. An 8:1 incast into a 1 MiB reference buffer (9 x 37500 B headroom:
 /// 3 x 100 Gb/s x 1 us) pauses priority 3
 /// and drops nothing; on priority 0 nothing is accounted, so nothing is
 /// paused (and nothing dropped: the bypass never fills).
 #[test]
-fn the_hpcc_reference_preset_is_lossless_except_priority_0() {
+fn the_hpcc_reference_preset_is_lossless_except_priorities_0_and_7() {
     let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  preset = \"hpcc_reference\"\n";
     let mut t = host("r", RXE, &[("eth0", "10.0.0.100/24")], 1500)
         + &switch("sw1", mmu, &[])
@@ -348,6 +348,12 @@ fn the_hpcc_reference_preset_is_lossless_except_priority_0() {
     let (_, s) = run_text("hpcc_preset_prio0", &t.replace("tc = 106", "tc = 0"), &[]);
     let paused: u64 = (1..=8)
         .map(|i| counter(&s, &format!("h{i}.eth0"), "rx_prio0_pause"))
+        .sum();
+    assert_eq!(paused, 0);
+    // DSCP 56: priority 7, unaccounted too.
+    let (_, s) = run_text("hpcc_preset_prio7", &t.replace("tc = 106", "tc = 224"), &[]);
+    let paused: u64 = (1..=8)
+        .map(|i| counter(&s, &format!("h{i}.eth0"), "rx_prio7_pause"))
         .sum();
     assert_eq!(paused, 0);
 }

@@ -119,7 +119,8 @@ fn yes() -> bool {
 #[serde(rename_all = "snake_case")]
 pub enum MmuPreset {
     /// The HPCC reference's switch-mmu.cc as its third.cc sets it up:
-    /// priority 0 unaccounted, 1-7 lossless, 4 KiB reserves, 3 KiB XON
+    /// priorities 0 and 7 (the hpcc profile's ACKs, the reference's queue
+    /// 0) unaccounted, 1-6 lossless, 4 KiB reserves, 3 KiB XON
     /// offset, headroom 3 × rate × delay, threshold free >> shift.
     HpccReference,
 }

@@ -227,7 +227,10 @@ impl Mmu {
 
     /// The HPCC reference's switch (switch-mmu.cc as third.cc configures
     /// it), for ingress ports of `(rate, one-way link delay)`, exactly:
-    /// * priority 0 bypasses the MMU, priorities 1–7 are lossless;
+    /// * priority 0 bypasses the MMU, priorities 1–6 are lossless; so does
+    ///   priority 7, where NIC `profile = "hpcc"` sends the ACKs the
+    ///   reference sends on its queue 0 (`ACK_HIGH_PRIO 1`), so that they
+    ///   are never paused nor counted in the shared pool, as there;
     /// * 4 KiB reserve per (port, queue), 3 KiB XON offset;
     /// * headroom per port = 3 × rate × delay, computed as
     ///   `rate × delay_ns / 8 / 10^9 × 3` in integers;
@@ -269,6 +272,7 @@ impl Mmu {
         };
         let mut classes = [PrioClass::Lossless; PRIOS];
         classes[0] = PrioClass::Bypass;
+        classes[PRIOS - 1] = PrioClass::Bypass;
         let cfg = MmuConfig {
             buffer_bytes,
             classes,
