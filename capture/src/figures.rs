@@ -105,3 +105,48 @@ pub struct Percentiles {
     pub p99: Option<u64>,
     pub max: Option<u64>,
 }
+
+/// The operation of a work request (a message), named as both tools'
+/// scenarios and reports name it (`verb = "write_imm"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verb {
+    Write,
+    WriteImm,
+    Send,
+    SendImm,
+    Read,
+}
+
+impl Verb {
+    /// The `verb` value of a `[[workload.message]]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Write => "write",
+            Verb::WriteImm => "write_imm",
+            Verb::Send => "send",
+            Verb::SendImm => "send_imm",
+            Verb::Read => "read",
+        }
+    }
+
+    /// Whether the responder consumes a receive WQE for this message
+    /// (SEND, and RDMA WRITE with immediate).
+    pub fn consumes_recv_wqe(self) -> bool {
+        matches!(self, Verb::Send | Verb::SendImm | Verb::WriteImm)
+    }
+
+    pub fn has_immediate(self) -> bool {
+        matches!(self, Verb::SendImm | Verb::WriteImm)
+    }
+
+    /// The perftest tool that streams this verb, when there is one.
+    pub fn perftest(self) -> Option<&'static str> {
+        match self {
+            Verb::Write => Some("ib_write_bw"),
+            Verb::Send => Some("ib_send_bw"),
+            Verb::Read => Some("ib_read_bw"),
+            Verb::WriteImm | Verb::SendImm => None,
+        }
+    }
+}

@@ -52,37 +52,7 @@ pub enum InferError {
 }
 
 /// The verb of a message as the scenario names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    Write,
-    WriteImm,
-    Send,
-    SendImm,
-    Read,
-}
-
-impl Verb {
-    /// The `verb` value of a `[[workload.message]]`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verb::Write => "write",
-            Verb::WriteImm => "write_imm",
-            Verb::Send => "send",
-            Verb::SendImm => "send_imm",
-            Verb::Read => "read",
-        }
-    }
-
-    /// The perftest tool that streams this verb, when there is one.
-    pub fn perftest(self) -> Option<&'static str> {
-        match self {
-            Verb::Write => Some("ib_write_bw"),
-            Verb::Send => Some("ib_send_bw"),
-            Verb::Read => Some("ib_read_bw"),
-            Verb::WriteImm | Verb::SendImm => None,
-        }
-    }
-}
+pub use roce_capture::figures::Verb;
 
 /// A bond of the captured host (and, assumed, of its peers).
 #[derive(Debug, Clone)]

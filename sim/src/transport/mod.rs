@@ -217,38 +217,8 @@ impl QpConfig {
     }
 }
 
-/// The operation of a work request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verb {
-    Write,
-    WriteImm,
-    Send,
-    SendImm,
-    Read,
-}
-
-impl Verb {
-    pub fn name(self) -> &'static str {
-        match self {
-            Verb::Write => "write",
-            Verb::WriteImm => "write_imm",
-            Verb::Send => "send",
-            Verb::SendImm => "send_imm",
-            Verb::Read => "read",
-        }
-    }
-
-    /// Whether the responder consumes a receive WQE for this message
-    /// (SEND, and RDMA WRITE with immediate).
-    pub fn consumes_recv_wqe(self) -> bool {
-        matches!(self, Verb::Send | Verb::SendImm | Verb::WriteImm)
-    }
-
-    pub fn has_immediate(self) -> bool {
-        matches!(self, Verb::SendImm | Verb::WriteImm)
-    }
-}
+/// The operation of a work request (the vocabulary both tools share).
+pub use roce_capture::figures::Verb;
 
 /// One send work request. Immediate data, where the verb carries it, is
 /// the low 32 bits of `wr_id`, so a receiver can tell messages apart.
