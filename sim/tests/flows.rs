@@ -172,6 +172,71 @@ size = "4KB"
     }
 }
 
+/// A run with many flows prints what a planner reads: the busiest 40
+/// ports and 40 client QPs (saying how many more the CSVs hold) and the
+/// slowdowns per flow size, the same figures as summary.json's `fct`.
+#[test]
+fn a_fabric_runs_table_is_cut_and_ends_with_the_slowdowns() {
+    let text = r#"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = { rate = "100Gbps", delay = "1us" }
+[[traffic]]
+pattern = "all-to-all"
+size = "4KB"
+"#;
+    let dir = tmp("flow_fat_tree_table");
+    let file = dir.join("ft.toml");
+    std::fs::write(&file, text).unwrap();
+    let o = run(&file, &dir.join("run"), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let qp_rows = out
+        .lines()
+        .filter(|l| l.trim_end().ends_with(" success"))
+        .count();
+    assert_eq!(qp_rows, 40, "{out}");
+    assert!(out.contains("... 40 client QPs shown (any that did not succeed, then the lowest goodput); all 240 in qps.csv"), "{out}");
+    // 48 links, both ends of each carried traffic: 96 ports, 40 shown.
+    assert!(
+        out.contains(
+            "... 40 ports shown (the busiest, and any that dropped); 56 more in ports.csv"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("flow completion: 240 of 240 flows finished"),
+        "{out}"
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run/summary.json")).unwrap())
+            .unwrap();
+    let f = &s["fct"];
+    let all = out
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("all"))
+        .expect("an `all` row");
+    let want = format!(
+        "all 240 {:.2} {:.2} {:.2}",
+        f["slowdown"]["p50"].as_f64().unwrap(),
+        f["slowdown"]["p95"].as_f64().unwrap(),
+        f["slowdown"]["p99"].as_f64().unwrap()
+    );
+    assert_eq!(all.split_whitespace().collect::<Vec<_>>().join(" "), want);
+    // 4 KB flows: one bucket, and the small panel.
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("<10KB ") && l.contains(" 240 ")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.trim_start().starts_with("<100KB (small)")),
+        "{out}"
+    );
+}
+
 /// Same scenario and seed: byte-identical flow outputs; another seed
 /// draws other flows.
 #[test]

@@ -186,7 +186,9 @@ pub fn write(w: &World, dir: &Path, summary: Option<&FctSummary>) -> Result<(), 
     plot(dir, summary)
 }
 
-fn label(b: &SizeBucket) -> String {
+/// `<10KB`, `10KB-100KB`, `>=10MB`: a bucket as the plot and the table
+/// name it.
+pub(crate) fn label(b: &SizeBucket) -> String {
     let h = |x: u64| match x {
         x if x >= 1_000_000 && x % 1_000_000 == 0 => format!("{}MB", x / 1_000_000),
         x if x >= 1_000 && x % 1_000 == 0 => format!("{}KB", x / 1_000),

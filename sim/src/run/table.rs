@@ -64,8 +64,15 @@ pub fn summary_csv(s: &Summary) -> String {
     out
 }
 
+/// Rows a text table shows before it is cut to its most telling ones: a
+/// fabric has a thousand ports and a QP pair per flow, which `ports.csv`,
+/// `qps.csv` and `--format csv|json` list in full.
+const TABLE_ROWS: usize = 40;
+
 /// The summary as text tables (`--format table`): ports that carried
-/// anything, client QPs, bonds' shares and events, the aggregate.
+/// anything (the busiest, in a large fabric), client QPs (those that
+/// failed first, in a large run), bonds' shares and events, the flows'
+/// slowdowns, the aggregate.
 pub fn summary_table(s: &Summary) -> String {
     let mut out = format!(
         "scenario {} (seed {}): {:.3} ms simulated, {} events, {:.2} s wall\n\n",
@@ -76,19 +83,33 @@ pub fn summary_table(s: &Summary) -> String {
         s.wall_s
     );
     let mut ports = vec![row(["port", "tx bytes", "tx Gb/s", "rx bytes", "drops"])];
-    for p in &s.ports {
-        let c = &p.counters;
-        if c.tx_bytes > 0 || c.rx_bytes > 0 {
-            ports.push(vec![
-                p.name.clone(),
-                c.tx_bytes.to_string(),
-                format!("{:.2}", p.tx_gbps),
-                c.rx_bytes.to_string(),
-                c.drops.to_string(),
-            ]);
-        }
+    let used: Vec<usize> = (0..s.ports.len())
+        .filter(|&i| s.ports[i].counters.tx_bytes > 0 || s.ports[i].counters.rx_bytes > 0)
+        .collect();
+    // The busiest by bytes sent, and every port that dropped, in table order.
+    let shown = keep_most(&used, |&i| {
+        let c = &s.ports[i].counters;
+        (c.drops > 0, c.tx_bytes)
+    });
+    for &i in &shown {
+        let (p, c) = (&s.ports[i], &s.ports[i].counters);
+        ports.push(vec![
+            p.name.clone(),
+            c.tx_bytes.to_string(),
+            format!("{:.2}", p.tx_gbps),
+            c.rx_bytes.to_string(),
+            c.drops.to_string(),
+        ]);
     }
     out.push_str(&table(&ports));
+    if shown.len() < used.len() {
+        let _ = writeln!(
+            out,
+            "  ... {} shown (the busiest, and any that dropped); {} more in ports.csv",
+            plural(shown.len() as u64, "port"),
+            used.len() - shown.len()
+        );
+    }
     out.push('\n');
     let mut qps = vec![row([
         "host",
@@ -103,7 +124,17 @@ pub fn summary_table(s: &Summary) -> String {
         "naks",
         "status",
     ])];
-    for q in s.clients() {
+    let clients: Vec<_> = s.clients().collect();
+    let all: Vec<usize> = (0..clients.len()).collect();
+    // Those that failed or were cut short first, then the lowest goodput.
+    let shown = keep_most(&all, |&i| {
+        let q = clients[i];
+        (
+            q.status_code != 0 || q.status.name() != "success",
+            std::cmp::Reverse((q.goodput_gbps * 1e3) as u64),
+        )
+    });
+    for q in shown.iter().map(|&i| clients[i]) {
         let status = if q.status_code != 0 {
             format!("{} ({})", q.status.name(), q.status_code)
         } else {
@@ -124,6 +155,18 @@ pub fn summary_table(s: &Summary) -> String {
         ]);
     }
     out.push_str(&table(&qps));
+    if shown.len() < clients.len() {
+        let _ = writeln!(
+            out,
+            "  ... {} shown (any that did not succeed, then the lowest goodput); all {} in qps.csv",
+            plural(shown.len() as u64, "client QP"),
+            clients.len()
+        );
+    }
+    if let Some(f) = &s.fct {
+        out.push('\n');
+        out.push_str(&fct_table(f));
+    }
     for b in &s.bonds {
         let total: u64 = b.slave_tx_bytes.iter().sum();
         out.push('\n');
@@ -156,6 +199,59 @@ pub fn summary_table(s: &Summary) -> String {
         "\naggregate goodput: {:.2} Gb/s\n  (all client QPs' payload over the workload's span; a QP's goodput is over its own span)\n",
         s.aggregate_goodput_gbps
     );
+    out
+}
+
+/// The indices of `rows` to show: all of them up to [`TABLE_ROWS`], else
+/// the [`TABLE_ROWS`] greatest by `rank`, in their original order.
+fn keep_most<K: Ord>(rows: &[usize], rank: impl Fn(&usize) -> K) -> Vec<usize> {
+    if rows.len() <= TABLE_ROWS {
+        return rows.to_vec();
+    }
+    let mut by_rank = rows.to_vec();
+    // Stable: equal ranks keep table order.
+    by_rank.sort_by_key(|i| std::cmp::Reverse(rank(i)));
+    by_rank.truncate(TABLE_ROWS);
+    by_rank.sort_unstable();
+    by_rank
+}
+
+/// The flows' slowdowns (FCT over the ideal), overall and per size.
+fn fct_table(f: &super::fct::FctSummary) -> String {
+    let mut out = format!(
+        "flow completion: {} of {} finished; slowdown = FCT / ideal FCT\n",
+        f.finished,
+        plural(f.flows as u64, "flow")
+    );
+    let mut rows = vec![row(["flow size", "flows", "p50", "p95", "p99"])];
+    let p = &f.slowdown;
+    rows.push(vec![
+        "all".into(),
+        f.finished.to_string(),
+        format!("{:.2}", p.p50),
+        format!("{:.2}", p.p95),
+        format!("{:.2}", p.p99),
+    ]);
+    let named = [("small", &f.small), ("large", &f.large)];
+    for (name, b) in f.by_size.iter().map(|b| ("", b)).chain(named) {
+        if b.flows == 0 {
+            continue;
+        }
+        let label = super::fct::label(b);
+        rows.push(vec![
+            if name.is_empty() {
+                label
+            } else {
+                format!("{label} ({name})")
+            },
+            b.flows.to_string(),
+            format!("{:.2}", b.p50),
+            format!("{:.2}", b.p95),
+            format!("{:.2}", b.p99),
+        ]);
+    }
+    out.push_str(&table(&rows));
+    let _ = writeln!(out, "  (max {:.2}; every flow in fct.csv)", p.max);
     out
 }
 
