@@ -17,6 +17,18 @@ hosts_per_leaf = 2
 host_link = { rate = "100Gbps", delay = "1us" }
 "#;
 
+/// A k = 4 fat-tree (16 hosts, 20 switches, 48 links) with a 4 KB flow
+/// from every host to every other.
+const FAT_TREE_K4_ALL_TO_ALL: &str = r#"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = { rate = "100Gbps", delay = "1us" }
+[[traffic]]
+pattern = "all-to-all"
+size = "4KB"
+"#;
+
 /// fct.csv as rows of named fields.
 fn csv_rows(dir: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
     let text = std::fs::read_to_string(dir.join("fct.csv")).unwrap();
@@ -70,15 +82,7 @@ fn a_single_flow_on_an_idle_path_takes_its_ideal_time() {
 /// through the generated routes), and fct.txt parses as the reference's.
 #[test]
 fn a_generated_fat_tree_connects_every_pair() {
-    let text = r#"
-[topology]
-kind = "fat-tree"
-k = 4
-host_link = { rate = "100Gbps", delay = "1us" }
-[[traffic]]
-pattern = "all-to-all"
-size = "4KB"
-"#;
+    let text = FAT_TREE_K4_ALL_TO_ALL;
     let dir = tmp("flow_fat_tree_check");
     let file = dir.join("ft.toml");
     std::fs::write(&file, text).unwrap();
@@ -142,15 +146,7 @@ fn core_uplink_bytes(s: &Value) -> Vec<(String, u64)> {
 /// and half the core links stay idle.
 #[test]
 fn generated_switches_do_not_polarise_ecmp() {
-    let text = r#"
-[topology]
-kind = "fat-tree"
-k = 4
-host_link = { rate = "100Gbps", delay = "1us" }
-[[traffic]]
-pattern = "all-to-all"
-size = "4KB"
-"#;
+    let text = FAT_TREE_K4_ALL_TO_ALL;
     let (_, s) = run_text("flow_ecmp_seeds", text, &[]);
     let up = core_uplink_bytes(&s);
     assert_eq!(up.len(), 16, "{up:?}");
@@ -177,15 +173,7 @@ size = "4KB"
 /// slowdowns per flow size, the same figures as summary.json's `fct`.
 #[test]
 fn a_fabric_runs_table_is_cut_and_ends_with_the_slowdowns() {
-    let text = r#"
-[topology]
-kind = "fat-tree"
-k = 4
-host_link = { rate = "100Gbps", delay = "1us" }
-[[traffic]]
-pattern = "all-to-all"
-size = "4KB"
-"#;
+    let text = FAT_TREE_K4_ALL_TO_ALL;
     let dir = tmp("flow_fat_tree_table");
     let file = dir.join("ft.toml");
     std::fs::write(&file, text).unwrap();
