@@ -83,7 +83,8 @@ fn sample_times(csv: &Path, port: &str) -> Vec<u64> {
 /// 340 us transfer, the sampler ticked on until it fired and halved its
 /// resolution to keep under 1000 samples, leaving ports.csv one row for
 /// the whole transfer. Idle gaps inside a run (retransmission rounds)
-/// are sampled on the same regular grid.
+/// cost one row each, at the grid point before activity resumes, so the
+/// bursts keep the 10 us grid.
 #[test]
 fn samples_keep_their_interval_whatever_timer_is_left() {
     let (dir, _, s) = run_pair("outputs_sample_grid", &["workload.0.timeout=20"]);
@@ -94,14 +95,23 @@ fn samples_keep_their_interval_whatever_timer_is_left() {
     assert_eq!(times[..times.len() - 1], grid[..], "{times:?}");
     assert_eq!(*times.last().unwrap(), end);
 
-    // retry_exceeded: eight bursts 4.19 ms apart, idle in between; the
-    // grid stays regular across the gaps (40 us: 33.6 ms / 10 us is over
-    // the 1000-sample budget twice).
+    // retry_exceeded: eight bursts 4.19 ms apart (the ACK timeout), idle in
+    // between. On the 10 us grid throughout: steps of 10 us within a burst,
+    // and a jump of about 4 ms per timeout to the grid point before it
+    // fires: 7 retransmissions, then the timeout that gives up (status 12).
     let s = run_ok(&scenario("retry_exceeded"), &dir.join("re"), &[]);
     let end = s["sim_time_ns"].as_u64().unwrap();
     let times = sample_times(&dir.join("re/ports.csv"), "hostA.eth0");
-    let grid: Vec<u64> = (0..).map(|k| k * 40_000).take_while(|&t| t < end).collect();
-    assert_eq!(times[..times.len() - 1], grid[..]);
+    let (last, grid) = times.split_last().unwrap();
+    assert_eq!(*last, end);
+    assert!(grid.iter().all(|t| t % 10_000 == 0), "{times:?}");
+    let steps: Vec<u64> = grid.windows(2).map(|w| w[1] - w[0]).collect();
+    let jumps: Vec<u64> = steps.iter().copied().filter(|&d| d != 10_000).collect();
+    assert_eq!(jumps.len(), 8, "{times:?}");
+    assert!(
+        jumps.iter().all(|&d| (3_900_000..=4_200_000).contains(&d)),
+        "{jumps:?}"
+    );
 }
 
 /// qps.csv's rate column is payload, not frames: for a QP alone on a

@@ -28,6 +28,7 @@ pub(crate) fn fonts() {
 }
 
 /// One line of a plot.
+#[derive(Clone)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
@@ -100,6 +101,14 @@ fn draw<DB: DrawingBackend>(
         x0 = 0.0;
         x1 = x1.max(1.0);
     }
+    // A long idle start (the reference's experiments wait 2 s for their
+    // flows) would squeeze everything that moves into the right edge: the
+    // axis then starts at the last point before anything moved.
+    if let Some(start) = idle_until(series) {
+        if start - x0 > (x1 - x0) / 2.0 {
+            x0 = start;
+        }
+    }
     let y1 = if y1 <= 0.0 { 1.0 } else { y1 * 1.1 };
     // The legend gets its own column right of the chart, so it never
     // covers a line (a legend inside the plot sat on the busiest corner).
@@ -130,22 +139,29 @@ fn draw<DB: DrawingBackend>(
         .draw()?;
     for s in series {
         let color = Palette99::pick(s.color).to_rgba();
-        chart.draw_series(LineSeries::new(
-            s.points.iter().copied(),
-            color.stroke_width(s.width),
-        ))?;
+        let shown = || s.points.iter().copied().filter(|&(x, _)| x >= x0);
+        chart.draw_series(LineSeries::new(shown(), color.stroke_width(s.width)))?;
         if s.markers {
-            chart.draw_series(
-                s.points
-                    .iter()
-                    .map(|&p| Circle::new(p, s.width + 2, color.filled())),
-            )?;
+            chart.draw_series(shown().map(|p| Circle::new(p, s.width + 2, color.filled())))?;
         }
     }
     if !named.is_empty() {
         draw_legend(&legend_area, &named)?;
     }
     Ok(())
+}
+
+/// The x of the last point before any series leaves 0, when one does
+/// after some points at 0.
+fn idle_until(series: &[Series]) -> Option<f64> {
+    let first = series
+        .iter()
+        .filter_map(|s| s.points.iter().find(|p| p.1 != 0.0).map(|p| p.0))
+        .reduce(f64::min)?;
+    series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0).filter(|&x| x < first))
+        .reduce(f64::max)
 }
 
 /// One row per named series, top down, beside the chart.
@@ -205,6 +221,10 @@ fn rates<S>(
     out
 }
 
+/// Host ports drawn at most; a run with more shows the busiest (the CSV
+/// has them all).
+const MAX_PORT_LINES: usize = 24;
+
 /// Client QPs drawn at most; a run with more shows the first ones (the
 /// CSV has them all).
 const MAX_QP_LINES: usize = 32;
@@ -221,15 +241,34 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         (|s: &PortSample| s.port as usize, |s: &PortSample| s.t),
         |s| s.tx_bytes,
     );
-    let port_series: Vec<Series> = w
+    let mut ports: Vec<_> = w
         .ports()
         .zip(port_rates)
         .filter(|(p, _)| p.is_host_port() && p.counters().tx_bytes > 0)
+        .collect();
+    let total = ports.len();
+    if total > MAX_PORT_LINES {
+        // The busiest, in port order: a fabric's 320 lines are a blur.
+        let mut by_bytes: Vec<usize> = (0..total).collect();
+        by_bytes.sort_by_key(|&i| std::cmp::Reverse(ports[i].0.counters().tx_bytes));
+        let mut keep = vec![false; total];
+        for &i in &by_bytes[..MAX_PORT_LINES] {
+            keep[i] = true;
+        }
+        let mut k = keep.into_iter();
+        ports.retain(|_| k.next() == Some(true));
+    }
+    let port_series: Vec<Series> = ports
+        .into_iter()
         .enumerate()
         .map(|(c, (p, pts))| Series::new(p.name(), pts, c))
         .collect();
-    let title = "Transmit throughput per host port";
-    line_plot(dir, "ports", title, &x_label, "Gb/s", &port_series)?;
+    let title = if total > MAX_PORT_LINES {
+        format!("Transmit throughput per host port ({MAX_PORT_LINES} busiest of {total})")
+    } else {
+        "Transmit throughput per host port".to_string()
+    };
+    line_plot(dir, "ports", &title, &x_label, "Gb/s", &port_series)?;
 
     let qp_rates = rates(
         w.qp_samples(),
@@ -352,6 +391,40 @@ mod tests {
         assert!(
             labels.iter().all(|&x| x > right),
             "labels at {labels:?}, lines reach {right}"
+        );
+    }
+
+    /// Two idle seconds, then 16 ms of traffic: the axis starts at the
+    /// last idle point (1.999), not at 0; a series busy from the start
+    /// keeps its whole range.
+    #[test]
+    fn a_long_idle_start_is_cut_from_the_axis() {
+        fonts();
+        let idle = Series::new(
+            "a",
+            vec![(0.0, 0.0), (1.999, 0.0), (2.0, 5.0), (2.016, 3.0)],
+            0,
+        );
+        assert_eq!(idle_until(std::slice::from_ref(&idle)), Some(1.999));
+        let busy = Series::new("b", vec![(0.0, 1.0), (2.016, 1.0)], 1);
+        assert_eq!(idle_until(std::slice::from_ref(&busy)), None);
+        assert_eq!(idle_until(&[idle.clone(), busy]), None);
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
+            draw(&root, "t", "x", "y", &[idle]).unwrap();
+            root.present().unwrap();
+        }
+        let labels: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| t.split('>').nth(1)?.split('<').next())
+            .map(str::trim)
+            .collect();
+        // Ticks every 2 ms: the axis spans the 16 ms that moved.
+        assert!(
+            labels.contains(&"2.002") && labels.contains(&"2.016"),
+            "{labels:?}"
         );
     }
 
