@@ -407,6 +407,72 @@ fn ib_rate(r: Rate) -> String {
 mod tests {
     use super::*;
 
+    /// Every file below `dir` with its content, and every directory.
+    fn listing(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
+        let mut out = Vec::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                if p.is_dir() {
+                    out.push((rel, None));
+                    todo.push(p);
+                } else {
+                    out.push((rel, Some(std::fs::read_to_string(&p).unwrap())));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The boot-time tree brought up to date reads exactly as the end
+    /// tree written from scratch: changed values rewritten, new files and
+    /// directories made, vanished ones removed, the rest untouched.
+    #[test]
+    fn updating_the_boot_tree_gives_the_end_tree() {
+        let tree = |files: &[(&str, &str)], dirs: &[&str]| Tree {
+            dirs: dirs.iter().map(PathBuf::from).collect(),
+            files: files
+                .iter()
+                .map(|(p, v)| (PathBuf::from(p), v.to_string()))
+                .collect(),
+        };
+        let old = tree(
+            &[
+                ("h/a/same", "1\n"),
+                ("h/a/moved", "0\n"),
+                ("h/gone/x", "0\n"),
+                ("h/b/gone", "0\n"),
+            ],
+            &["h/empty", "h/old_empty"],
+        );
+        let new = tree(
+            &[
+                ("h/a/same", "1\n"),
+                ("h/a/moved", "42\n"),
+                ("h/b/new", "7\n"),
+                ("h/c/d/new", "8\n"),
+            ],
+            &["h/empty"],
+        );
+        let base = std::env::temp_dir().join(format!("rocesim-sysfs-{}", std::process::id()));
+        let (updated, fresh) = (base.join("updated"), base.join("fresh"));
+        let _ = std::fs::remove_dir_all(&base);
+        write_tree(&old, &updated).unwrap();
+        update(&old, &new, &updated).unwrap();
+        write_tree(&new, &fresh).unwrap();
+        let (got, want) = (listing(&updated), listing(&fresh));
+        std::fs::remove_dir_all(&base).unwrap();
+        assert_eq!(got, want);
+        assert!(
+            want.iter()
+                .any(|(p, v)| p.ends_with("moved") && v.as_deref() == Some("42\n"))
+        );
+        assert!(!want.iter().any(|(p, _)| p.ends_with("gone")));
+    }
+
     #[test]
     fn rates_read_as_the_kernel_writes_them() {
         assert_eq!(ib_rate(Rate::gbps(100)), "100 Gb/sec (4X EDR)");
