@@ -13,9 +13,29 @@
 //! small `Copy` values naming a component by index; packets travel as ids
 //! into a slab ([`crate::packet::PacketPool`]), so scheduling never allocates
 //! once the heap has grown to its working size.
+//!
+//! Most pending events are frames in flight, and the frames in flight
+//! toward one port arrive in the order they were sent. They wait in that
+//! port's *lane* (a FIFO), and only the lane's head is in the heap, under
+//! the key it was given when it was scheduled; when it is taken, the next
+//! one goes in with its own key:
+//!
+//! ```text
+//!   heap: … Arrive{p, k1} …        lane p: [k2, k3, k4]   (k1 < k2 < k3 < k4)
+//!   pop k1 ──▶ push k2             lane p: [k3, k4]
+//! ```
+//!
+//! The heap stays small (a few entries per link rather than every frame on
+//! it) and the order is exactly the heap's: a lane's later entries cannot be
+//! the minimum while its head, with a smaller key, is pending.
+//!
+//! Events due more than [`HORIZON`] ahead (timers, flows' starts: thousands
+//! in a fabric, most of them never the next) wait in a second heap; the
+//! next event is the smaller of the two heaps' first. The near heap, which
+//! nearly every event goes through, stays a few hundred entries deep.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::packet::PacketId;
 use crate::time::Ps;
@@ -107,10 +127,31 @@ impl Ord for Entry {
     }
 }
 
+/// The frames in flight toward one port, in arrival order.
+#[derive(Debug, Default)]
+struct Lane {
+    /// The key of the lane's entry in the heap, if it has one there.
+    head: Option<u128>,
+    /// The latest arrival time the lane holds.
+    last_at: Ps,
+    /// The arrivals behind the head: (key, frame).
+    waiting: VecDeque<(u128, PacketId)>,
+}
+
+/// Events further ahead than this (20 us) go to the far heap.
+const HORIZON: Ps = Ps(20_000_000);
+
 /// The event queue and the clock.
 #[derive(Debug, Default)]
 pub struct Scheduler {
+    /// Events due within [`HORIZON`] of when they were scheduled.
     heap: BinaryHeap<Entry>,
+    /// Events further ahead: timers, flows' starts.
+    far: BinaryHeap<Entry>,
+    /// `lanes[port]`: arrivals at `port` behind the one in the heap.
+    lanes: Vec<Lane>,
+    /// Events in lanes, not in the heap.
+    waiting: usize,
     seq: u64,
     now: Ps,
     executed: u64,
@@ -134,18 +175,69 @@ impl Scheduler {
     }
 
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.far.len() + self.waiting
+    }
+
+    /// The key of an event scheduled now for `at`: the clock if `at` is in
+    /// the past, and the next insertion number.
+    fn key(&mut self, at: Ps, ev: &Event) -> (Ps, u128) {
+        debug_assert!(at >= self.now, "event {ev:?} scheduled in the past");
+        let at = at.max(self.now);
+        let key = (u128::from(at.0) << 64) | u128::from(self.seq);
+        self.seq += 1;
+        (at, key)
     }
 
     /// Schedules `ev` at `at`, which must not be in the past.
     pub fn at(&mut self, at: Ps, ev: Event) {
-        debug_assert!(at >= self.now, "event {ev:?} scheduled in the past");
-        let at = at.max(self.now);
-        self.heap.push(Entry {
-            key: (u128::from(at.0) << 64) | u128::from(self.seq),
-            ev,
+        let (at, key) = self.key(at, &ev);
+        if at.0 - self.now.0 > HORIZON.0 {
+            self.far.push(Entry { key, ev });
+        } else {
+            self.heap.push(Entry { key, ev });
+        }
+    }
+
+    /// Schedules the arrival of frame `pkt` at `port` at `at`: behind the
+    /// port's earlier arrivals in its lane, or in the heap if it is the
+    /// lane's first (or, which links do not do, overtakes an earlier one).
+    pub fn arrive(&mut self, at: Ps, port: u32, pkt: PacketId) {
+        let ev = Event::Arrive { port, pkt };
+        let (at, key) = self.key(at, &ev);
+        let i = port as usize;
+        if i >= self.lanes.len() {
+            self.lanes.resize_with(i + 1, Lane::default);
+        }
+        let lane = &mut self.lanes[i];
+        if lane.head.is_none() {
+            lane.head = Some(key);
+            lane.last_at = at;
+        } else if at >= lane.last_at {
+            lane.last_at = at;
+            lane.waiting.push_back((key, pkt));
+            self.waiting += 1;
+            return;
+        }
+        self.heap.push(Entry { key, ev });
+    }
+
+    /// The lane's head `key` was taken: its next arrival goes in the heap.
+    #[inline]
+    fn advance(&mut self, port: u32, key: u128) {
+        let Some(lane) = self.lanes.get_mut(port as usize) else {
+            return;
+        };
+        if lane.head != Some(key) {
+            return;
+        }
+        lane.head = lane.waiting.pop_front().map(|(key, pkt)| {
+            self.waiting -= 1;
+            self.heap.push(Entry {
+                key,
+                ev: Event::Arrive { port, pkt },
+            });
+            key
         });
-        self.seq += 1;
     }
 
     /// Schedules `ev` after `delay`.
@@ -155,12 +247,26 @@ impl Scheduler {
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(Entry::at)
+        match (self.heap.peek(), self.far.peek()) {
+            (Some(n), Some(f)) => Some(n.at().min(f.at())),
+            (n, f) => n.or(f).map(Entry::at),
+        }
     }
 
     /// Takes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
-        let e = self.heap.pop()?;
+        let far_first = match (self.heap.peek(), self.far.peek()) {
+            (Some(n), Some(f)) => f.key < n.key,
+            (n, f) => n.is_none() && f.is_some(),
+        };
+        let e = if far_first {
+            self.far.pop()
+        } else {
+            self.heap.pop()
+        }?;
+        if let Event::Arrive { port, .. } = e.ev {
+            self.advance(port, e.key);
+        }
         self.now = e.at();
         self.executed += 1;
         Some((self.now, e.ev))
@@ -187,6 +293,73 @@ mod tests {
         assert_eq!(order, [(5, 0), (10, 1), (10, 2), (10, 3)]);
         assert_eq!(s.executed(), 4);
         assert_eq!(s.now(), Ps(10));
+    }
+
+    /// Arrivals through lanes come out in exactly the order (time, then
+    /// insertion) the heap alone gives them, mixed with other events,
+    /// including an arrival that overtakes its lane.
+    #[test]
+    fn lanes_keep_the_heaps_order() {
+        let plan: Vec<(u64, Event)> = (0..400u32)
+            .map(|i| {
+                let t = u64::from(i / 3) * 7 + u64::from(i * i % 11);
+                let ev = match i % 4 {
+                    0 => Event::QpWake { qp: i },
+                    _ => Event::Arrive {
+                        port: i % 3,
+                        pkt: PacketId::from_index(i),
+                    },
+                };
+                (t, ev)
+            })
+            .collect();
+        let (mut lanes, mut heap) = (Scheduler::new(), Scheduler::new());
+        for &(t, ev) in &plan {
+            heap.at(Ps(t), ev);
+            match ev {
+                Event::Arrive { port, pkt } => lanes.arrive(Ps(t), port, pkt),
+                _ => lanes.at(Ps(t), ev),
+            }
+        }
+        assert!(lanes.heap.len() < heap.heap.len() / 2);
+        assert_eq!(lanes.pending(), plan.len());
+        let all = |s: &mut Scheduler| std::iter::from_fn(|| s.pop()).collect::<Vec<_>>();
+        let (a, b) = (all(&mut lanes), all(&mut heap));
+        assert_eq!(a.len(), plan.len());
+        assert_eq!(a, b);
+        assert_eq!(lanes.pending(), 0);
+    }
+
+    /// Near and far events, scheduled while the clock moves, come out in
+    /// (time, insertion) order.
+    #[test]
+    fn the_far_heap_keeps_the_order() {
+        let mut s = Scheduler::new();
+        let mut expect = Vec::new();
+        let mut seq = 0u64;
+        let mut schedule = |s: &mut Scheduler, t: u64, qp: u32, expect: &mut Vec<_>| {
+            s.at(Ps(t), Event::QpWake { qp });
+            expect.push((t, seq, qp));
+            seq += 1;
+        };
+        for i in 0..50u32 {
+            // 0..100 us ahead, on both sides of the horizon.
+            schedule(&mut s, u64::from(i * 7919 % 97) * 1_000_000, i, &mut expect);
+        }
+        let mut got = Vec::new();
+        while let Some((t, Event::QpWake { qp })) = s.pop() {
+            got.push((t.0, qp));
+            if qp < 2_000 {
+                let now = t.0;
+                for k in 0..2 {
+                    let delay = u64::from((qp * 31 + k) % 41) * 1_000_000;
+                    schedule(&mut s, now + delay, qp * 2 + 1_000 + k, &mut expect);
+                }
+            }
+        }
+        expect.sort();
+        let want: Vec<_> = expect.iter().map(|&(t, _, qp)| (t, qp)).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -26,6 +26,13 @@ use crate::time::Ps;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PacketId(u32);
 
+#[cfg(test)]
+impl PacketId {
+    pub(crate) fn from_index(i: u32) -> PacketId {
+        PacketId(i)
+    }
+}
+
 /// The network layer of a RoCE packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum L3 {

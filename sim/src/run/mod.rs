@@ -166,38 +166,62 @@ pub fn run(
                 tap_dir: Some(tmp.to_path_buf()),
             },
         )?;
+        // The hosts' sysfs trees as they boot go to disk while it runs.
+        let early = sysfs::Early::start(&w, tmp);
         let start = Instant::now();
         w.run(progress);
         let wall = start.elapsed().as_secs_f64();
         w.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
         w.finish().map_err(RunError::Output)?;
-        write_outputs(&w, tmp, wall).map_err(RunError::Output)
+        write_outputs(&w, tmp, wall, Some(early)).map_err(RunError::Output)
     })?;
     Ok((s, out))
 }
 
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
-/// plots of a finished world into `dir`.
-pub fn write_outputs(w: &World, dir: &Path, wall_s: f64) -> Result<Summary, String> {
+/// plots of a finished world into `dir`: the plots on a thread of their own
+/// beside the rest. `early` is the sysfs tree written while the world ran
+/// ([`sysfs::Early`]), brought up to date here.
+pub fn write_outputs(
+    w: &World,
+    dir: &Path,
+    wall_s: f64,
+    early: Option<sysfs::Early>,
+) -> Result<Summary, String> {
     let s = Summary::of(w, wall_s);
     let write = |name: &str, text: String| {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
-    write("summary.json", json + "\n")?;
-    write("ports.csv", ports_csv(w))?;
-    write("qps.csv", qps_csv(w))?;
-    write("counters.prom", prom::counters_prom(w, &s.counters))?;
-    sysfs::write(w, &s.counters, dir)?;
-    plot::throughput_plots(w, dir)?;
-    fct::write(w, dir, s.fct.as_ref())?;
-    if queues::wanted(w) {
-        write("queues.csv", queues::queues_csv(w))?;
-        queues::queues_plot(w, dir)?;
-    }
-    plot::rate_plot(w, dir)?;
+    let plots = || -> Result<(), String> {
+        plot::throughput_plots(w, dir)?;
+        fct::write(w, dir, s.fct.as_ref())?;
+        if queues::wanted(w) {
+            queues::queues_plot(w, dir)?;
+        }
+        plot::rate_plot(w, dir)
+    };
+    let files = || -> Result<(), String> {
+        let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
+        write("summary.json", json + "\n")?;
+        write("ports.csv", ports_csv(w))?;
+        write("qps.csv", qps_csv(w))?;
+        write("counters.prom", prom::counters_prom(w, &s.counters))?;
+        sysfs::write(w, &s.counters, dir, early)?;
+        if queues::wanted(w) {
+            write("queues.csv", queues::queues_csv(w))?;
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| {
+        let plotter = scope.spawn(plots);
+        let first = files();
+        let second = plotter
+            .join()
+            .unwrap_or_else(|_| Err("plots: the plotting thread panicked".to_string()));
+        first.and(second)
+    })?;
     Ok(s)
 }
 

@@ -111,17 +111,111 @@ pub fn tree(w: &World, counters: &BTreeMap<String, CounterSet>) -> Tree {
     out
 }
 
-/// Writes the tree into `dir` (the run directory being filled).
-pub fn write(w: &World, counters: &BTreeMap<String, CounterSet>, dir: &Path) -> Result<(), String> {
+/// Writes the tree into `dir` (the run directory being filled). With
+/// `early`, the tree the hosts had before the run was written meanwhile:
+/// only what the run changed is written now.
+pub fn write(
+    w: &World,
+    counters: &BTreeMap<String, CounterSet>,
+    dir: &Path,
+    early: Option<Early>,
+) -> Result<(), String> {
     let t = tree(w, counters);
+    match early {
+        None => write_tree(&t, dir),
+        Some(e) => update(&e.join()?, &t, dir),
+    }
+}
+
+/// The tree as it stood when the world was built (every counter zero, as
+/// Linux shows a host at boot), being written on its own thread while the
+/// simulation runs: creating a file costs ~0.3 ms on the file systems we
+/// run on, and a fabric's hosts have tens of thousands of them, all but a
+/// few of which read the same at the end. Dropping it waits for the
+/// thread, so nothing writes into a run directory that is being removed.
+pub struct Early {
+    thread: Option<std::thread::JoinHandle<Result<Tree, String>>>,
+}
+
+impl Early {
+    /// Starts writing `w`'s boot-time tree into `dir`.
+    pub fn start(w: &World, dir: &Path) -> Early {
+        let t = tree(w, &super::counters::of(w));
+        let dir = dir.to_path_buf();
+        let thread = std::thread::spawn(move || write_tree(&t, &dir).map(|()| t));
+        Early {
+            thread: Some(thread),
+        }
+    }
+
+    /// Waits for the writer: the tree it wrote, or the first file it could
+    /// not write.
+    fn join(mut self) -> Result<Tree, String> {
+        let thread = self.thread.take().expect("joined once");
+        thread
+            .join()
+            .unwrap_or_else(|_| Err("sysfs: the writer thread panicked".to_string()))
+    }
+}
+
+impl Drop for Early {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Every directory of `t`, parents before children.
+fn all_dirs(t: &Tree) -> impl Iterator<Item = &Path> {
     let file_dirs = t.files.iter().filter_map(|(f, _)| f.parent());
-    for d in t.dirs.iter().map(PathBuf::as_path).chain(file_dirs) {
+    t.dirs.iter().map(PathBuf::as_path).chain(file_dirs)
+}
+
+fn write_tree(t: &Tree, dir: &Path) -> Result<(), String> {
+    for d in all_dirs(t) {
         let path = dir.join(d);
         std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    for (rel, text) in t.files {
+    for (rel, text) in &t.files {
         let path = dir.join(rel);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Turns the tree `old` written in `dir` into `new`: files whose value
+/// changed are rewritten, files and directories `new` lacks removed.
+fn update(old: &Tree, new: &Tree, dir: &Path) -> Result<(), String> {
+    use std::collections::{HashMap, HashSet};
+    let old_dirs: HashSet<&Path> = all_dirs(old).collect();
+    let new_dirs: HashSet<&Path> = all_dirs(new).collect();
+    for d in all_dirs(new).filter(|d| !old_dirs.contains(d)) {
+        let path = dir.join(d);
+        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    let old_files: HashMap<&Path, &str> = old
+        .files
+        .iter()
+        .map(|(p, v)| (p.as_path(), v.as_str()))
+        .collect();
+    for (rel, text) in &new.files {
+        if old_files.get(rel.as_path()) != Some(&text.as_str()) {
+            let path = dir.join(rel);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    let new_files: HashSet<&Path> = new.files.iter().map(|(p, _)| p.as_path()).collect();
+    for rel in old_files.keys().filter(|p| !new_files.contains(*p)) {
+        let path = dir.join(rel);
+        std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    // Deepest first, so a parent is empty when its turn comes.
+    let mut gone: Vec<&Path> = old_dirs.difference(&new_dirs).copied().collect();
+    gone.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in gone {
+        let path = dir.join(d);
+        std::fs::remove_dir(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }
@@ -312,6 +406,72 @@ fn ib_rate(r: Rate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every file below `dir` with its content, and every directory.
+    fn listing(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
+        let mut out = Vec::new();
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                if p.is_dir() {
+                    out.push((rel, None));
+                    todo.push(p);
+                } else {
+                    out.push((rel, Some(std::fs::read_to_string(&p).unwrap())));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The boot-time tree brought up to date reads exactly as the end
+    /// tree written from scratch: changed values rewritten, new files and
+    /// directories made, vanished ones removed, the rest untouched.
+    #[test]
+    fn updating_the_boot_tree_gives_the_end_tree() {
+        let tree = |files: &[(&str, &str)], dirs: &[&str]| Tree {
+            dirs: dirs.iter().map(PathBuf::from).collect(),
+            files: files
+                .iter()
+                .map(|(p, v)| (PathBuf::from(p), v.to_string()))
+                .collect(),
+        };
+        let old = tree(
+            &[
+                ("h/a/same", "1\n"),
+                ("h/a/moved", "0\n"),
+                ("h/gone/x", "0\n"),
+                ("h/b/gone", "0\n"),
+            ],
+            &["h/empty", "h/old_empty"],
+        );
+        let new = tree(
+            &[
+                ("h/a/same", "1\n"),
+                ("h/a/moved", "42\n"),
+                ("h/b/new", "7\n"),
+                ("h/c/d/new", "8\n"),
+            ],
+            &["h/empty"],
+        );
+        let base = std::env::temp_dir().join(format!("rocesim-sysfs-{}", std::process::id()));
+        let (updated, fresh) = (base.join("updated"), base.join("fresh"));
+        let _ = std::fs::remove_dir_all(&base);
+        write_tree(&old, &updated).unwrap();
+        update(&old, &new, &updated).unwrap();
+        write_tree(&new, &fresh).unwrap();
+        let (got, want) = (listing(&updated), listing(&fresh));
+        std::fs::remove_dir_all(&base).unwrap();
+        assert_eq!(got, want);
+        assert!(
+            want.iter()
+                .any(|(p, v)| p.ends_with("moved") && v.as_deref() == Some("42\n"))
+        );
+        assert!(!want.iter().any(|(p, _)| p.ends_with("gone")));
+    }
 
     #[test]
     fn rates_read_as_the_kernel_writes_them() {

@@ -155,13 +155,7 @@ impl World {
                         *ecn = 3;
                     }
                 }
-                self.sched.at(
-                    now + tx_time + delay + extra,
-                    Event::Arrive {
-                        port: peer,
-                        pkt: id,
-                    },
-                )
+                self.sched.arrive(now + tx_time + delay + extra, peer, id)
             }
         }
     }

@@ -417,7 +417,10 @@ impl Mmu {
     /// The dynamic threshold of (port, priority) now, in shared-pool bytes.
     /// Exact for alpha = 2^−k (the reference's `>> k`).
     pub fn threshold(&self, port: usize, prio: usize) -> u64 {
-        ((self.pool - self.shared_used) as f64 * self.alpha[port][prio]).floor() as u64
+        // `as u64` rounds toward zero and saturates, so for this product
+        // (never below zero, and below zero it would saturate to 0 either
+        // way) it is `floor`, without the libm call per admission.
+        ((self.pool - self.shared_used) as f64 * self.alpha[port][prio]) as u64
     }
 
     pub fn ports(&self) -> usize {

@@ -87,7 +87,8 @@ pub(crate) struct Switch {
     routed: Vec<bool>,
     fdb: FastMap<[u8; 6], u32>,
     /// Directly attached host addresses: IP → (MAC, group).
-    neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
+    /// (Looked up for every routed packet: a fixed hasher, as `fdb`.)
+    neigh: FastMap<Ipv4Addr, ([u8; 6], u32)>,
     /// Routes: prefix → next hops (ECMP over those with a live member).
     routes: Vec<(IpNet, Vec<NextHop>)>,
     /// Longest-prefix match without a scan: per prefix length present
@@ -119,7 +120,7 @@ impl Switch {
             group_of: Vec::new(),
             routed: Vec::new(),
             fdb: FastMap::default(),
-            neigh: HashMap::new(),
+            neigh: FastMap::default(),
             routes: Vec::new(),
             lpm: Vec::new(),
             hash,
@@ -178,7 +179,7 @@ impl Switch {
         neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
     ) {
         self.fdb = fdb;
-        self.neigh = neigh;
+        self.neigh = neigh.into_iter().collect();
     }
 
     // ----- inspection ---------------------------------------------------
