@@ -71,8 +71,15 @@
 //! `rx_dropped` counts frames the NIC refused (not for it), `tx_dropped`
 //! frames its port could not send (link down); the other
 //! `rtnl_link_stats64` files are not written.
+//!
+//! Files of one value are hard links to one file (in a fabric most read
+//! `0`): creating a file costs ext4 ~200 µs of kernel time here, a link a
+//! tenth of that, and a 320-host tree has 18,000 files. Readers see
+//! ordinary files; a value that changes at the end of the run is written
+//! as a new file, never through a shared one. Copies (`cp -r`, `rsync`
+//! without `-H`) come out as separate files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use super::counters::CounterSet;
@@ -173,36 +180,67 @@ fn all_dirs(t: &Tree) -> impl Iterator<Item = &Path> {
 }
 
 fn write_tree(t: &Tree, dir: &Path) -> Result<(), String> {
-    for d in all_dirs(t) {
+    make_dirs(all_dirs(t), dir)?;
+    let mut by_value = HashMap::new();
+    for (rel, text) in &t.files {
+        put(dir, rel, text, &mut by_value)?;
+    }
+    Ok(())
+}
+
+/// Creates `dirs` (parents first, repeats skipped) below `dir`.
+fn make_dirs<'a>(dirs: impl Iterator<Item = &'a Path>, dir: &Path) -> Result<(), String> {
+    let mut made = HashSet::new();
+    for d in dirs.filter(|d| made.insert(*d)) {
         let path = dir.join(d);
         std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    for (rel, text) in &t.files {
-        let path = dir.join(rel);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// Writes `text` at `dir/rel`, a new file (not yet there), as a hard link
+/// to the file written earlier with the same text when there is one.
+fn put<'a>(
+    dir: &Path,
+    rel: &Path,
+    text: &'a str,
+    by_value: &mut HashMap<&'a str, PathBuf>,
+) -> Result<(), String> {
+    let path = dir.join(rel);
+    if let Some(first) = by_value.get(text) {
+        // Without hard links (some file systems), a file of its own.
+        if std::fs::hard_link(first, &path).is_ok() {
+            return Ok(());
+        }
     }
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    by_value.insert(text, path);
     Ok(())
 }
 
 /// Turns the tree `old` written in `dir` into `new`: files whose value
 /// changed are rewritten, files and directories `new` lacks removed.
 fn update(old: &Tree, new: &Tree, dir: &Path) -> Result<(), String> {
-    use std::collections::{HashMap, HashSet};
     let old_dirs: HashSet<&Path> = all_dirs(old).collect();
     let new_dirs: HashSet<&Path> = all_dirs(new).collect();
-    for d in all_dirs(new).filter(|d| !old_dirs.contains(d)) {
-        let path = dir.join(d);
-        std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
+    make_dirs(all_dirs(new).filter(|d| !old_dirs.contains(d)), dir)?;
     let old_files: HashMap<&Path, &str> = old
         .files
         .iter()
         .map(|(p, v)| (p.as_path(), v.as_str()))
         .collect();
+    let mut by_value = HashMap::new();
     for (rel, text) in &new.files {
-        if old_files.get(rel.as_path()) != Some(&text.as_str()) {
-            let path = dir.join(rel);
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        match old_files.get(rel.as_path()) {
+            Some(old) if *old == text.as_str() => {}
+            was => {
+                // It may share its inode with files that keep the old value.
+                if was.is_some() {
+                    let path = dir.join(rel);
+                    std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                }
+                put(dir, rel, text, &mut by_value)?;
+            }
         }
     }
     let new_files: HashSet<&Path> = new.files.iter().map(|(p, _)| p.as_path()).collect();
@@ -443,6 +481,7 @@ mod tests {
             &[
                 ("h/a/same", "1\n"),
                 ("h/a/moved", "0\n"),
+                ("h/a/stays", "0\n"),
                 ("h/gone/x", "0\n"),
                 ("h/b/gone", "0\n"),
             ],
@@ -452,6 +491,7 @@ mod tests {
             &[
                 ("h/a/same", "1\n"),
                 ("h/a/moved", "42\n"),
+                ("h/a/stays", "0\n"),
                 ("h/b/new", "7\n"),
                 ("h/c/d/new", "8\n"),
             ],
@@ -463,6 +503,18 @@ mod tests {
         write_tree(&old, &updated).unwrap();
         update(&old, &new, &updated).unwrap();
         write_tree(&new, &fresh).unwrap();
+        // One value, one inode: `moved` and `stays` were links to one file;
+        // `moved` got a file of its own and `stays` still reads 0.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ino = |d: &Path, f: &str| std::fs::metadata(d.join(f)).unwrap().ino();
+            let mut boot = base.join("boot");
+            write_tree(&old, &boot).unwrap();
+            assert_eq!(ino(&boot, "h/a/moved"), ino(&boot, "h/gone/x"));
+            boot = updated.clone();
+            assert_ne!(ino(&boot, "h/a/moved"), ino(&boot, "h/a/stays"));
+        }
         let (got, want) = (listing(&updated), listing(&fresh));
         std::fs::remove_dir_all(&base).unwrap();
         assert_eq!(got, want);
