@@ -189,7 +189,7 @@ fn a_fabric_runs_table_is_cut_and_ends_with_the_slowdowns() {
     // 48 links, both ends of each carried traffic: 96 ports, 40 shown.
     assert!(
         out.contains(
-            "... 40 ports shown (the busiest, and any that dropped); 56 more in ports.csv"
+            "... 40 ports shown (any that dropped, then the busiest); 56 more in ports.csv"
         ),
         "{out}"
     );

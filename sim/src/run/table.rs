@@ -86,7 +86,7 @@ pub fn summary_table(s: &Summary) -> String {
     let used: Vec<usize> = (0..s.ports.len())
         .filter(|&i| s.ports[i].counters.tx_bytes > 0 || s.ports[i].counters.rx_bytes > 0)
         .collect();
-    // The busiest by bytes sent, and every port that dropped, in table order.
+    // Ports that dropped first, then the busiest by bytes sent; in table order.
     let shown = keep_most(&used, |&i| {
         let c = &s.ports[i].counters;
         (c.drops > 0, c.tx_bytes)
@@ -105,7 +105,7 @@ pub fn summary_table(s: &Summary) -> String {
     if shown.len() < used.len() {
         let _ = writeln!(
             out,
-            "  ... {} shown (the busiest, and any that dropped); {} more in ports.csv",
+            "  ... {} shown (any that dropped, then the busiest); {} more in ports.csv",
             plural(shown.len() as u64, "port"),
             used.len() - shown.len()
         );
