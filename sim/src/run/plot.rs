@@ -241,25 +241,20 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
         (|s: &PortSample| s.port as usize, |s: &PortSample| s.t),
         |s| s.tx_bytes,
     );
-    let mut ports: Vec<_> = w
+    let ports: Vec<_> = w
         .ports()
         .zip(port_rates)
         .filter(|(p, _)| p.is_host_port() && p.counters().tx_bytes > 0)
         .collect();
     let total = ports.len();
-    if total > MAX_PORT_LINES {
-        // The busiest, in port order: a fabric's 320 lines are a blur.
-        let mut by_bytes: Vec<usize> = (0..total).collect();
-        by_bytes.sort_by_key(|&i| std::cmp::Reverse(ports[i].0.counters().tx_bytes));
-        let mut keep = vec![false; total];
-        for &i in &by_bytes[..MAX_PORT_LINES] {
-            keep[i] = true;
-        }
-        let mut k = keep.into_iter();
-        ports.retain(|_| k.next() == Some(true));
-    }
+    // The busiest, in port order: a fabric's 320 lines are a blur.
+    let all: Vec<usize> = (0..total).collect();
+    let shown = super::table::keep_most(&all, MAX_PORT_LINES, |&i| ports[i].0.counters().tx_bytes);
+    let mut shown = shown.into_iter().peekable();
     let port_series: Vec<Series> = ports
         .into_iter()
+        .enumerate()
+        .filter_map(|(i, port)| shown.next_if_eq(&i).map(|_| port))
         .enumerate()
         .map(|(c, (p, pts))| Series::new(p.name(), pts, c))
         .collect();

@@ -9,7 +9,7 @@ use roce_capture::human::{plural, table};
 use super::Axis;
 use super::summary::Summary;
 use super::sweep::{SweepRow, mean_min_max};
-use crate::world::World;
+use crate::world::{QpStatus, World};
 
 /// `rocesim check`'s line: what the scenario builds.
 pub fn check_line(
@@ -87,7 +87,7 @@ pub fn summary_table(s: &Summary) -> String {
         .filter(|&i| s.ports[i].counters.tx_bytes > 0 || s.ports[i].counters.rx_bytes > 0)
         .collect();
     // Ports that dropped first, then the busiest by bytes sent; in table order.
-    let shown = keep_most(&used, |&i| {
+    let shown = keep_most(&used, TABLE_ROWS, |&i| {
         let c = &s.ports[i].counters;
         (c.drops > 0, c.tx_bytes)
     });
@@ -127,10 +127,10 @@ pub fn summary_table(s: &Summary) -> String {
     let clients: Vec<_> = s.clients().collect();
     let all: Vec<usize> = (0..clients.len()).collect();
     // Those that failed or were cut short first, then the lowest goodput.
-    let shown = keep_most(&all, |&i| {
+    let shown = keep_most(&all, TABLE_ROWS, |&i| {
         let q = clients[i];
         (
-            q.status_code != 0 || q.status.name() != "success",
+            q.status != QpStatus::Success,
             std::cmp::Reverse((q.goodput_gbps * 1e3) as u64),
         )
     });
@@ -202,16 +202,20 @@ pub fn summary_table(s: &Summary) -> String {
     out
 }
 
-/// The indices of `rows` to show: all of them up to [`TABLE_ROWS`], else
-/// the [`TABLE_ROWS`] greatest by `rank`, in their original order.
-fn keep_most<K: Ord>(rows: &[usize], rank: impl Fn(&usize) -> K) -> Vec<usize> {
-    if rows.len() <= TABLE_ROWS {
+/// The indices of `rows` to show: all of them up to `limit`, else the
+/// `limit` greatest by `rank`, in their original order (ties keep it too).
+pub(super) fn keep_most<K: Ord>(
+    rows: &[usize],
+    limit: usize,
+    rank: impl Fn(&usize) -> K,
+) -> Vec<usize> {
+    if rows.len() <= limit {
         return rows.to_vec();
     }
     let mut by_rank = rows.to_vec();
     // Stable: equal ranks keep table order.
     by_rank.sort_by_key(|i| std::cmp::Reverse(rank(i)));
-    by_rank.truncate(TABLE_ROWS);
+    by_rank.truncate(limit);
     by_rank.sort_unstable();
     by_rank
 }
