@@ -272,52 +272,12 @@ pub struct FiveTuple {
 
 impl EcmpHash {
     pub fn hash(self, t: &FiveTuple) -> u32 {
-        if let EcmpHash::Murmur3 { seed } = self {
-            let ports = u32::from(t.sport) | u32::from(t.dport) << 16;
-            return match t.addrs {
-                FlowAddrs::V4 { src, dst } => {
-                    murmur3_32(&[u32::from(src), u32::from(dst), ports], &[], seed)
-                }
-                FlowAddrs::V6 { src, dst } => {
-                    let mut words = [0u32; 9];
-                    for (w, c) in words
-                        .iter_mut()
-                        .zip(src.octets().chunks(4).chain(dst.octets().chunks(4)))
-                    {
-                        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                    }
-                    words[8] = ports;
-                    murmur3_32(&words, &[], seed)
-                }
-            };
-        }
-        let mut buf = [0u8; 4 + 16 + 16 + 1 + 4];
-        let mut n = 0;
-        let mut put = |bytes: &[u8]| {
-            buf[n..n + bytes.len()].copy_from_slice(bytes);
-            n += bytes.len();
-        };
-        let seed = match self {
-            EcmpHash::Crc32 { seed } => seed,
-            _ => 0,
-        };
-        put(&seed.to_be_bytes());
-        match t.addrs {
-            FlowAddrs::V4 { src, dst } => {
-                put(&src.octets());
-                put(&dst.octets());
-            }
-            FlowAddrs::V6 { src, dst } => {
-                put(&src.octets());
-                put(&dst.octets());
-            }
-        }
-        put(&[t.protocol]);
-        put(&t.sport.to_be_bytes());
-        put(&t.dport.to_be_bytes());
         match self {
-            EcmpHash::Crc32 { .. } => crc32fast::hash(&buf[..n]),
-            EcmpHash::Murmur3 { .. } => unreachable!("hashed above"),
+            EcmpHash::Crc32 { seed } => {
+                let (buf, n) = tuple_bytes(seed, t);
+                crc32fast::hash(&buf[..n])
+            }
+            EcmpHash::Murmur3 { seed } => murmur3_tuple(seed, t),
             EcmpHash::LinuxL34 => bond_xmit_hash(
                 XmitHashPolicy::Layer34,
                 &FlowKeys {
@@ -329,16 +289,66 @@ impl EcmpHash {
                     ports: Some((t.sport, t.dport)),
                 },
             ),
-            EcmpHash::Xor16 => buf[4..n]
-                .chunks(2)
-                .map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0)))
-                .fold(0, |a, w| a ^ w),
+            EcmpHash::Xor16 => {
+                let (buf, n) = tuple_bytes(0, t);
+                buf[4..n]
+                    .chunks(2)
+                    .map(|c| u32::from(c[0]) << 8 | u32::from(*c.get(1).unwrap_or(&0)))
+                    .fold(0, |a, w| a ^ w)
+            }
         }
     }
 
     /// Member index among `members` (hash modulo the member count).
     pub fn select(self, t: &FiveTuple, members: usize) -> Option<usize> {
         (members > 0).then(|| self.hash(t) as usize % members)
+    }
+}
+
+/// seed ‖ src ‖ dst ‖ protocol ‖ sport ‖ dport, big-endian: the bytes the
+/// CRC and XOR hashes read, and how many of the buffer's are used.
+fn tuple_bytes(seed: u32, t: &FiveTuple) -> ([u8; 4 + 16 + 16 + 1 + 4], usize) {
+    let mut buf = [0u8; 4 + 16 + 16 + 1 + 4];
+    let mut n = 0;
+    let mut put = |bytes: &[u8]| {
+        buf[n..n + bytes.len()].copy_from_slice(bytes);
+        n += bytes.len();
+    };
+    put(&seed.to_be_bytes());
+    match t.addrs {
+        FlowAddrs::V4 { src, dst } => {
+            put(&src.octets());
+            put(&dst.octets());
+        }
+        FlowAddrs::V6 { src, dst } => {
+            put(&src.octets());
+            put(&dst.octets());
+        }
+    }
+    put(&[t.protocol]);
+    put(&t.sport.to_be_bytes());
+    put(&t.dport.to_be_bytes());
+    (buf, n)
+}
+
+/// [`EcmpHash::Murmur3`]'s key: the reference's little-endian words.
+fn murmur3_tuple(seed: u32, t: &FiveTuple) -> u32 {
+    let ports = u32::from(t.sport) | u32::from(t.dport) << 16;
+    match t.addrs {
+        FlowAddrs::V4 { src, dst } => {
+            murmur3_32(&[u32::from(src), u32::from(dst), ports], &[], seed)
+        }
+        FlowAddrs::V6 { src, dst } => {
+            let mut words = [0u32; 9];
+            for (w, c) in words
+                .iter_mut()
+                .zip(src.octets().chunks(4).chain(dst.octets().chunks(4)))
+            {
+                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+            words[8] = ports;
+            murmur3_32(&words, &[], seed)
+        }
     }
 }
 
