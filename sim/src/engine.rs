@@ -29,6 +29,12 @@
 //! it) and the order is exactly the heap's: a lane's later entries cannot be
 //! the minimum while its head, with a smaller key, is pending.
 //!
+//! An event that may turn out not to be needed can *reserve* its key
+//! ([`Scheduler::reserve`]) instead: scheduled later with that key
+//! ([`Scheduler::at_key`]) it runs exactly where it would have, and never
+//! scheduled it costs nothing. A port's `TxDone` is such an event
+//! (`World::schedule_tx_done`): most find nothing to send.
+//!
 //! Events due more than [`HORIZON`] ahead (timers, flows' starts: thousands
 //! in a fabric, most of them never the next) wait in a second heap; the
 //! next event is the smaller of the two heaps' first. The near heap, which
@@ -154,6 +160,9 @@ pub struct Scheduler {
     waiting: usize,
     seq: u64,
     now: Ps,
+    /// The key of the event taken last: an event whose key is below it
+    /// has run (or, reserved and never scheduled, would have).
+    current: u128,
     executed: u64,
 }
 
@@ -190,12 +199,46 @@ impl Scheduler {
 
     /// Schedules `ev` at `at`, which must not be in the past.
     pub fn at(&mut self, at: Ps, ev: Event) {
-        let (at, key) = self.key(at, &ev);
-        if at.0 - self.now.0 > HORIZON.0 {
+        let (_, key) = self.key(at, &ev);
+        self.push(key, ev);
+    }
+
+    /// Reserves the place in the order of an event at `at` that may never
+    /// be scheduled: the key it would have had if scheduled now. Given to
+    /// [`Scheduler::at_key`] later, the event runs exactly where it would
+    /// have; never given, it costs nothing.
+    pub fn reserve(&mut self, at: Ps, ev: &Event) -> u128 {
+        self.key(at, ev).1
+    }
+
+    /// Schedules `ev` under a key from [`Scheduler::reserve`], which must
+    /// not have run yet (be above [`Scheduler::current`]).
+    pub fn at_key(&mut self, key: u128, ev: Event) {
+        debug_assert!(
+            key > self.current,
+            "event {ev:?} scheduled behind the clock"
+        );
+        self.push(key, ev);
+    }
+
+    fn push(&mut self, key: u128, ev: Event) {
+        let at = (key >> 64) as u64;
+        if at - self.now.0 > HORIZON.0 {
             self.far.push(Entry { key, ev });
         } else {
             self.heap.push(Entry { key, ev });
         }
+    }
+
+    /// The key of the event taken last (0 before the first).
+    #[inline]
+    pub fn current(&self) -> u128 {
+        self.current
+    }
+
+    /// The time of a key.
+    pub fn time_of(key: u128) -> Ps {
+        Ps((key >> 64) as u64)
     }
 
     /// Schedules the arrival of frame `pkt` at `port` at `at`: behind the
@@ -268,6 +311,7 @@ impl Scheduler {
             self.advance(port, e.key);
         }
         self.now = e.at();
+        self.current = e.key;
         self.executed += 1;
         Some((self.now, e.ev))
     }
@@ -360,6 +404,48 @@ mod tests {
         expect.sort();
         let want: Vec<_> = expect.iter().map(|&(t, _, qp)| (t, qp)).collect();
         assert_eq!(got, want);
+    }
+
+    /// A reserved event scheduled later runs where it would have run had
+    /// it been scheduled when reserved; one never scheduled leaves no
+    /// trace in the order of the others.
+    #[test]
+    fn a_reserved_event_keeps_its_place() {
+        let run = |lazy: bool| {
+            let mut s = Scheduler::new();
+            s.at(Ps(10), Event::QpWake { qp: 0 });
+            let early = s.reserve(Ps(30), &Event::TxDone { port: 7 });
+            s.at(Ps(30), Event::QpWake { qp: 1 });
+            let never = s.reserve(Ps(30), &Event::TxDone { port: 8 });
+            s.at(Ps(30), Event::QpWake { qp: 2 });
+            if !lazy {
+                s.at_key(early, Event::TxDone { port: 7 });
+                s.at_key(never, Event::TxDone { port: 8 });
+            }
+            let mut order = Vec::new();
+            while let Some((t, ev)) = s.pop() {
+                order.push((t.0, ev));
+                if lazy && ev == (Event::QpWake { qp: 0 }) {
+                    // Scheduled at 10, after an event at 30 was: still first.
+                    assert!(early > s.current());
+                    s.at_key(early, Event::TxDone { port: 7 });
+                }
+            }
+            order
+        };
+        let eager = run(false);
+        let mut lazy = run(true);
+        assert_eq!(
+            lazy,
+            [
+                (10, Event::QpWake { qp: 0 }),
+                (30, Event::TxDone { port: 7 }),
+                (30, Event::QpWake { qp: 1 }),
+                (30, Event::QpWake { qp: 2 }),
+            ]
+        );
+        lazy.insert(3, (30, Event::TxDone { port: 8 }));
+        assert_eq!(lazy, eager);
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! ```text
 //!   Drive/QpTimer/QpWake ─▶ world/qp.rs ─▶ RcQp ─▶ NIC active list (host.rs)
 //!   TxDone ─▶ port free ─▶ pump: host.rs (kernel frames, then QPs by strict priority)
+//!   (scheduled only for a port with more to send; link.rs schedule_tx_done)
 //!                              switch.rs (egress queues, strict priority)
 //!         ─▶ port.rs start_tx ─▶ link.rs carry ─▶ Arrive at the peer port
 //!   Arrive ─▶ host.rs: MAC, GID, QPN ─▶ RcQp::on_receive ─▶ workload ─▶ QP re-armed

@@ -237,9 +237,7 @@ impl World {
         let len = self.pool.get(id).frame_len;
         let p = &mut self.ports[port as usize];
         p.push(0, id, len);
-        if !p.busy() {
-            self.pump(port);
-        }
+        self.pump(port);
     }
 
     /// Queues an ARP frame, at time `at`, on the port that interface

@@ -208,9 +208,7 @@ impl World {
         let (prio, len) = (usize::from(pkt.prio & 7), pkt.frame_len);
         let id = self.pool.alloc(pkt);
         self.ports[port as usize].push(prio, id, len);
-        if !self.ports[port as usize].busy() {
-            self.pump(port);
-        }
+        self.pump(port);
     }
 
     /// Sends the ACKs and NAKs at the head of QP `q`'s responses at their
@@ -238,9 +236,7 @@ impl World {
             }
             let (port, prio, len) = (s.port, usize::from(prio), pkt.frame_len);
             self.ports[port as usize].push(prio, id, len);
-            if !self.ports[port as usize].busy() {
-                self.pump(port);
-            }
+            self.pump(port);
         }
     }
 

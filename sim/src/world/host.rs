@@ -73,6 +73,11 @@ impl Nic {
     pub(super) fn slave(&self) -> Option<u32> {
         self.slave
     }
+    /// Some QP may have something to send.
+    #[inline]
+    pub(super) fn has_active(&self) -> bool {
+        self.active.mask() != 0
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,9 +429,7 @@ impl World {
                     .push(prio, q);
             }
         }
-        if !self.ports[port as usize].busy() {
-            self.pump(port);
-        }
+        self.pump(port);
     }
 
     /// A bond's MII monitor polls its slaves.

@@ -140,10 +140,16 @@ impl World {
             let body = self.setup_bytes(self.pool.get(id));
             self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
         }
-        self.sched.at(now + tx_time, Event::TxDone { port });
+        let key = self.sched.reserve(now + tx_time, &Event::TxDone { port });
+        self.ports[port as usize].set_tx_end(key);
+        if !self.lazy_tx_done || self.has_work(port) {
+            self.schedule_tx_done(port);
+        }
         self.packet_hops += 1;
         match self.links[link as usize].carry(frame_len, carrier) {
             Carry::Lost(why) => {
+                // No arrival will stand for the `TxDone` as activity.
+                self.schedule_tx_done(port);
                 self.ports[port as usize].count_drop(why);
                 self.pool.free(id);
             }
@@ -158,6 +164,39 @@ impl World {
                 self.sched.arrive(now + tx_time + delay + extra, peer, id)
             }
         }
+    }
+
+    /// Puts the `TxDone` of the frame on `port`'s wire into the scheduler,
+    /// under the key reserved when it started, if it is not there yet.
+    ///
+    /// A `TxDone` only pumps the port, so one that would find nothing to
+    /// send is left out: most are, on ports that carry ACKs or a paced
+    /// QP's frames. Whatever gives a busy port work later calls
+    /// [`World::pump`], which schedules it then; it runs exactly where it
+    /// would have, its key being the one it had. A sample tick schedules
+    /// those still ahead (they are activity for the sampler) and the end of
+    /// the run counts them (`World::run`).
+    pub(super) fn schedule_tx_done(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if let Some(key) = p.unscheduled_tx_done() {
+            if key > self.sched.current() {
+                p.tx_done_scheduled();
+                self.sched.at_key(key, Event::TxDone { port });
+            }
+        }
+    }
+
+    /// Whether `port` has something to send when its wire frees: a
+    /// queued frame, a pending PAUSE, or (a host port) an active QP.
+    fn has_work(&self, port: u32) -> bool {
+        let p = &self.ports[port as usize];
+        p.has_work()
+            || match p.owner() {
+                Owner::Host { host, nic } => {
+                    self.hosts[host as usize].nics[nic as usize].has_active()
+                }
+                Owner::Switch { .. } => false,
+            }
     }
 
     /// The last bit of a frame arrived at `port`.

@@ -123,6 +123,9 @@ pub struct World {
     stop_at: Option<Ps>,
     packet_hops: u64,
     last_activity: Ps,
+    /// The event running counts as activity: a frame it starts needs no
+    /// `TxDone` event unless its port has more to send (`World::transmit`).
+    lazy_tx_done: bool,
     /// `[[traffic]]` flows and their workloads.
     flows: Vec<crate::scenario::traffic::FlowRef>,
     /// The flows' connections, whose QPs are made at their start
@@ -165,6 +168,12 @@ impl World {
                 break;
             }
             let (_, ev) = self.sched.pop().expect("peeked");
+            // These always count as activity, so the `TxDone`s of the frames
+            // they start may be left out (`World::transmit`).
+            self.lazy_tx_done = matches!(
+                ev,
+                Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
+            );
             if self.handle(ev) {
                 self.last_activity = t;
                 self.note_activity(t);
@@ -176,6 +185,15 @@ impl World {
                     progress.flows(done, total);
                 }
                 progress.update(self.sched.now(), self.stop_at);
+            }
+        }
+        self.lazy_tx_done = false;
+        // A `TxDone` left out was activity at its time, as its frame's
+        // arrival is, unless the run stopped between the two.
+        for p in &self.ports {
+            let t = Scheduler::time_of(p.tx_end());
+            if t <= limit {
+                self.last_activity = self.last_activity.max(t);
             }
         }
         if let Some(s) = self.stop_at {
@@ -194,10 +212,7 @@ impl World {
     /// for the run's end).
     fn handle(&mut self, ev: Event) -> bool {
         match ev {
-            Event::TxDone { port } => {
-                self.ports[port as usize].tx_done();
-                self.pump(port);
-            }
+            Event::TxDone { port } => self.pump(port),
             Event::Arrive { port, pkt } => self.arrive(port, pkt),
             Event::QpWake { qp } => self.qp_wake(qp),
             Event::QpTimer { qp } => return self.qp_timer(qp),
@@ -229,10 +244,14 @@ impl World {
         true
     }
 
-    /// Starts the next frame on an idle port.
+    /// Starts the next frame on an idle port; a busy one will look again
+    /// at its `TxDone`, which is then scheduled.
     fn pump(&mut self, port: u32) {
         let p = &self.ports[port as usize];
-        if p.busy() || self.send_pending_pause(port) {
+        if p.busy(self.sched.current()) {
+            return self.schedule_tx_done(port);
+        }
+        if self.send_pending_pause(port) {
             return;
         }
         let p = &self.ports[port as usize];

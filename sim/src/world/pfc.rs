@@ -135,6 +135,11 @@ impl PauseState {
     pub(crate) fn configured(&self) -> bool {
         self.cfg.is_some()
     }
+    /// A PAUSE/PFC frame waits for the port's wire.
+    #[inline]
+    pub(crate) fn has_pending(&self) -> bool {
+        self.pending != 0
+    }
     pub(crate) fn counters(&self, now: Ps) -> PauseCounters<'_> {
         PauseCounters { s: self, now }
     }
@@ -181,9 +186,7 @@ impl World {
                 self.sched.at(now + half, Event::PfcRefresh { port, prio });
             }
         }
-        if !self.ports[port as usize].busy() {
-            self.pump(port);
-        }
+        self.pump(port);
     }
 
     /// Puts the pending PAUSE/PFC frame of an idle `port` on the wire;
@@ -310,7 +313,7 @@ impl World {
         if let Some(t) = expire {
             self.sched.at(t, Event::PauseExpire { port });
         }
-        if resumed && !self.ports[port as usize].busy() {
+        if resumed {
             self.pump(port);
         }
     }
@@ -339,9 +342,7 @@ impl World {
         }
         if paused != p.paused() {
             p.set_paused(paused);
-            if !p.busy() {
-                self.pump(port);
-            }
+            self.pump(port);
         }
     }
 
@@ -407,9 +408,7 @@ impl World {
                 self.drop_frame(port, q.id, DropReason::Buffer);
             }
         }
-        if !self.ports[port as usize].busy() {
-            self.pump(port);
-        }
+        self.pump(port);
     }
 }
 

@@ -10,9 +10,10 @@
 //!                 └──────────────────────────────────────────────────────┘
 //! ```
 //!
-//! A port serializes one frame at a time: `start_tx` marks it busy for the
-//! frame's wire time (FCS, preamble and IFG included) and the world's
-//! `TxDone` event frees it. Switch ports queue frames here; host ports queue
+//! A port serializes one frame at a time: it is busy for the frame's wire
+//! time (FCS, preamble and IFG included), until the clock passes the key of
+//! the frame's `TxDone` event (reserved when the frame started, scheduled
+//! only if the port will have something to send then). Switch ports queue frames here; host ports queue
 //! only the kernel's own frames (ARP) here, and their NIC pulls RoCE packets
 //! from its queue pairs at the moment the port is free (`world::host`), so
 //! a NIC never holds more than the frame on the wire.
@@ -160,7 +161,11 @@ pub(crate) struct Port {
     rate: Rate,
     /// Extra delay added to frames leaving this port (switch latency).
     extra_delay: Ps,
-    busy: bool,
+    /// The scheduler key its last frame's `TxDone` has (reserved at
+    /// `start_tx`): the port is busy until the clock passes it.
+    tx_end: u128,
+    /// That `TxDone` is scheduled (not only reserved).
+    tx_done_scheduled: bool,
     carrier: bool,
     queues: PrioQueues<Queued>,
     queued_bytes: [u64; PRIOS],
@@ -192,7 +197,8 @@ impl Port {
             peer: u32::MAX,
             rate,
             extra_delay,
-            busy: false,
+            tx_end: 0,
+            tx_done_scheduled: false,
             carrier: true,
             queues: PrioQueues::default(),
             queued_bytes: [0; PRIOS],
@@ -259,27 +265,55 @@ impl Port {
         self.carrier = up;
     }
 
-    /// A frame is on the wire: the port can start another one only after
-    /// `TxDone`.
+    /// A frame is on the wire while the clock (the key of the event
+    /// running, `now`) has not passed its `TxDone`'s key: the port can
+    /// start another one only after that.
     #[inline]
-    pub(crate) fn busy(&self) -> bool {
-        self.busy
+    pub(crate) fn busy(&self, now: u128) -> bool {
+        self.tx_end > now
     }
 
-    /// Starts serializing a frame of `len` bytes (as captured, no FCS):
-    /// counts it and returns its wire time.
+    /// Starts serializing a frame of `len` bytes (as captured, no FCS)
+    /// whose `TxDone` has the key `tx_end`: counts it and returns its wire
+    /// time.
     #[inline]
     pub(crate) fn start_tx(&mut self, len: u32) -> Ps {
-        self.busy = true;
         self.counters.tx_bytes += u64::from(len);
         self.counters.tx_packets += 1;
         self.rate.tx_time(wire_bytes(u64::from(len)))
     }
 
-    /// The last bit of the frame left.
+    /// The `TxDone` of the frame just started has the key `key`, not yet
+    /// scheduled.
     #[inline]
-    pub(crate) fn tx_done(&mut self) {
-        self.busy = false;
+    pub(crate) fn set_tx_end(&mut self, key: u128) {
+        self.tx_end = key;
+        self.tx_done_scheduled = false;
+    }
+
+    /// The key of the last frame's `TxDone`, if it is reserved and not
+    /// scheduled (the port may still want it).
+    #[inline]
+    pub(crate) fn unscheduled_tx_done(&self) -> Option<u128> {
+        (self.tx_end != 0 && !self.tx_done_scheduled).then_some(self.tx_end)
+    }
+
+    #[inline]
+    pub(crate) fn tx_end(&self) -> u128 {
+        self.tx_end
+    }
+
+    /// Its `TxDone` goes into the scheduler.
+    #[inline]
+    pub(crate) fn tx_done_scheduled(&mut self) {
+        self.tx_done_scheduled = true;
+    }
+
+    /// Whether it has something to send when its wire frees: a queued
+    /// frame or a pending PAUSE (a host port's QPs are the NIC's to say).
+    #[inline]
+    pub(crate) fn has_work(&self) -> bool {
+        self.queued() != 0 || (self.sends_pauses && self.pause.has_pending())
     }
 
     /// Counts a frame that arrived whole.
@@ -523,9 +557,12 @@ mod tests {
         let mut p = port();
         // 1000 B + FCS, preamble/SFD and IFG = 1024 B on the wire at 100G.
         assert_eq!(p.start_tx(1000), Ps(81_920));
-        assert!(p.busy());
-        p.tx_done();
-        assert!(!p.busy());
+        p.set_tx_end(7);
+        assert!(p.busy(6));
+        assert!(!p.busy(7), "the TxDone itself runs with the wire free");
+        assert_eq!(p.unscheduled_tx_done(), Some(7));
+        p.tx_done_scheduled();
+        assert_eq!(p.unscheduled_tx_done(), None);
         p.count_drop(DropReason::Buffer);
         let c = p.counters();
         assert_eq!((c.tx_bytes, c.tx_packets), (1000, 1));

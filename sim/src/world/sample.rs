@@ -168,6 +168,11 @@ impl World {
     /// a whole interval.
     pub(super) fn sample_tick(&mut self) {
         let now = self.now();
+        // A `TxDone` after the tick is activity in the next interval: it
+        // runs.
+        for port in 0..self.ports.len() as u32 {
+            self.schedule_tx_done(port);
+        }
         self.take_sample(now);
         let s = &mut self.sampler;
         if s.active_since_sample && self.sched.pending() > 0 {

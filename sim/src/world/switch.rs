@@ -424,9 +424,7 @@ impl World {
             let upstream = s.ports[in_local as usize];
             self.send_pause(upstream, 1 << prio, a == PfcAction::Xoff);
         }
-        if !self.ports[out as usize].busy() {
-            self.pump(out);
-        }
+        self.pump(out);
     }
 
     /// A switch port (local index `local` of switch `sw`) starts its next

@@ -121,6 +121,7 @@ impl World {
             stop_at: sc.sim.stop_at.map(|d| d.0),
             packet_hops: 0,
             last_activity: Ps::ZERO,
+            lazy_tx_done: false,
             flows: sc.flows.clone(),
             pending: Vec::new(),
         };
