@@ -296,6 +296,15 @@ impl Scheduler {
         }
     }
 
+    /// The event that [`Scheduler::pop`] would take now.
+    #[inline]
+    pub fn peek(&self) -> Option<Event> {
+        match (self.heap.peek(), self.far.peek()) {
+            (Some(n), Some(f)) => Some(if f.key < n.key { f.ev } else { n.ev }),
+            (n, f) => n.or(f).map(|e| e.ev),
+        }
+    }
+
     /// Takes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
         let far_first = match (self.heap.peek(), self.far.peek()) {

@@ -40,8 +40,9 @@ pub(crate) enum Owner {
     Switch { sw: u32, local: u32 },
 }
 
-/// Counters of one port, both directions.
+/// Counters of one port, both directions (those of every frame first).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[repr(C)]
 pub struct PortCounters {
     pub tx_bytes: u64,
     pub tx_packets: u64,
@@ -88,10 +89,12 @@ impl PortCounters {
     }
 }
 
-/// One FIFO per priority, and a bit per priority that has something.
+/// One FIFO per priority, and a bit per priority that has something (read
+/// first, so it comes first).
+#[repr(C)]
 pub(crate) struct PrioQueues<T> {
-    fifos: [VecDeque<T>; PRIOS],
     nonempty: u8,
+    fifos: [VecDeque<T>; PRIOS],
 }
 
 impl<T> Default for PrioQueues<T> {
@@ -153,39 +156,44 @@ pub(crate) struct Queued {
     pub(crate) len: u32,
 }
 
+/// The fields every frame through the port reads come first, in the
+/// port's first two cache lines (`repr(C)` keeps the order, `align(64)`
+/// puts it on a line): in a fabric of thousands of ports a port is rarely
+/// in cache when a frame reaches it, and each line touched is a miss.
+#[repr(C, align(64))]
 pub(crate) struct Port {
-    name: String,
-    owner: Owner,
-    link: u32,
-    peer: u32,
-    rate: Rate,
-    /// Extra delay added to frames leaving this port (switch latency).
-    extra_delay: Ps,
     /// The scheduler key its last frame's `TxDone` has (reserved at
     /// `start_tx`): the port is busy until the clock passes it.
     tx_end: u128,
+    owner: Owner,
+    link: u32,
+    peer: u32,
+    tap: Option<u32>,
+    carrier: bool,
     /// That `TxDone` is scheduled (not only reserved).
     tx_done_scheduled: bool,
-    carrier: bool,
-    queues: PrioQueues<Queued>,
-    queued_bytes: [u64; PRIOS],
     /// PFC: bit `p` set = the peer paused priority `p`.
     paused: u8,
-    /// Pauses both ways: state, pending frame, counters.
-    pause: Box<PauseState>,
     /// It sends pauses (PFC/PAUSE configured): only then is `pause`
     /// looked at on the hot path.
     sends_pauses: bool,
-    counters: PortCounters,
-    /// Packets this port's egress queues marked CE, per priority.
-    ecn_marked: [u64; PRIOS],
     /// Priorities whose egress queues mark (bit per priority).
     marking: u8,
+    /// Extra delay added to frames leaving this port (switch latency).
+    extra_delay: Ps,
+    rate: Rate,
+    counters: PortCounters,
+    queued_bytes: [u64; PRIOS],
+    queues: PrioQueues<Queued>,
+    /// Pauses both ways: state, pending frame, counters.
+    pause: Box<PauseState>,
+    /// Packets this port's egress queues marked CE, per priority.
+    ecn_marked: [u64; PRIOS],
     /// Frames the switch buffer refused, per egress priority; of them,
     /// lossless ones (the fabric's promise broken).
     prio_drops: [u64; PRIOS],
     lossless_drops: [u64; PRIOS],
-    tap: Option<u32>,
+    name: String,
 }
 
 impl Port {

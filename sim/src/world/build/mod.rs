@@ -122,6 +122,7 @@ impl World {
             packet_hops: 0,
             last_activity: Ps::ZERO,
             lazy_tx_done: false,
+            prefetch: false,
             flows: sc.flows.clone(),
             pending: Vec::new(),
         };
@@ -133,6 +134,9 @@ impl World {
         if let Some(dir) = &opts.tap_dir {
             taps::open_taps(&mut w, sc, taps, dir)?;
         }
+        // Past about a thousand ports or QPs (704 and ~1,500 bytes each)
+        // the state outgrows a core's L2 cache.
+        w.prefetch = w.ports.len() + w.qps.len() + 2 * w.flows.len() > 1000;
         Ok(w)
     }
 }
