@@ -31,6 +31,8 @@ pub mod summary;
 mod sweep;
 pub mod sysfs;
 pub mod table;
+#[cfg(test)]
+mod tx_done_tests;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -126,6 +126,10 @@ pub struct World {
     /// The event running counts as activity: a frame it starts needs no
     /// `TxDone` event unless its port has more to send (`World::transmit`).
     lazy_tx_done: bool,
+    /// Tests only: every `TxDone` is scheduled, as before they could be
+    /// left out, to compare the two.
+    #[cfg(test)]
+    eager_tx_done: bool,
     /// The world is too big for the CPU's caches: each event prefetches
     /// what the next one reads (`World::prefetch`). In a small one all of
     /// it is in cache already, and prefetching only costs.
@@ -181,6 +185,10 @@ impl World {
                 ev,
                 Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
             );
+            #[cfg(test)]
+            if self.eager_tx_done {
+                self.lazy_tx_done = false;
+            }
             if self.handle(ev) {
                 self.last_activity = t;
                 self.note_activity(t);
@@ -232,6 +240,12 @@ impl World {
             Event::QpWake { qp } => prefetch(&self.qps[qp as usize], 2),
             _ => {}
         }
+    }
+
+    /// Tests only: schedules every frame's `TxDone` (see `lazy_tx_done`).
+    #[cfg(test)]
+    pub(crate) fn schedule_every_tx_done(&mut self) {
+        self.eager_tx_done = true;
     }
 
     /// Hands one event to the component it names; returns whether it

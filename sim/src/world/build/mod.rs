@@ -122,6 +122,8 @@ impl World {
             packet_hops: 0,
             last_activity: Ps::ZERO,
             lazy_tx_done: false,
+            #[cfg(test)]
+            eager_tx_done: false,
             prefetch: false,
             flows: sc.flows.clone(),
             pending: Vec::new(),
