@@ -13,10 +13,11 @@
 //! A port serializes one frame at a time: it is busy for the frame's wire
 //! time (FCS, preamble and IFG included), until the clock passes the key of
 //! the frame's `TxDone` event (reserved when the frame started, scheduled
-//! only if the port will have something to send then). Switch ports queue frames here; host ports queue
-//! only the kernel's own frames (ARP) here, and their NIC pulls RoCE packets
-//! from its queue pairs at the moment the port is free (`world::host`), so
-//! a NIC never holds more than the frame on the wire.
+//! only if the port will have something to send then). Switch ports queue
+//! frames here; host ports queue only the kernel's own frames (ARP) and the
+//! NIC's CNPs and priority ACKs here, and their NIC pulls RoCE packets from
+//! its queue pairs at the moment the port is free (`world::host`), so a NIC
+//! never holds more than the frame on the wire.
 //!
 //! PFC: a port sends no frame of a priority whose bit is set in
 //! [`Port::paused`], which PFC and PAUSE frames from its peer set and clear
