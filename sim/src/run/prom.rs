@@ -53,11 +53,12 @@ struct Family {
 pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> String {
     let owners = devices::owners(w);
     let mut families: BTreeMap<String, Family> = BTreeMap::new();
-    let mut add = |name: String, help: String, kind, labels, v| {
+    // The HELP text is made once per family, not once per series.
+    let mut add = |name: String, help: &dyn Fn() -> String, kind, labels, v| {
         families
             .entry(name)
             .or_insert_with(|| Family {
-                help,
+                help: help(),
                 kind,
                 series: Vec::new(),
             })
@@ -92,7 +93,7 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
             if !name.ends_with("_total") {
                 name.push_str("_total");
             }
-            add(name, help(hw, kind, &base, prio), "counter", labels, v);
+            add(name, &|| help(hw, kind, &base, prio), "counter", labels, v);
         }
     }
     for m in devices::machines(w) {
@@ -105,9 +106,11 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
             ];
             add(
                 "rocesim_rdma_port_info".into(),
-                "An RDMA device port of a simulated host and the netdev it runs over \
-                 (ibdev2netdev); always 1"
-                    .into(),
+                &|| {
+                    "An RDMA device port of a simulated host and the netdev it runs over \
+                     (ibdev2netdev); always 1"
+                        .into()
+                },
                 "gauge",
                 labels,
                 1,
@@ -119,11 +122,15 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
         let _ = writeln!(out, "# HELP {name} {}", escape_help(&f.help));
         let _ = writeln!(out, "# TYPE {name} {}", f.kind);
         for (labels, v) in &f.series {
-            let l: Vec<String> = labels
-                .iter()
-                .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
-                .collect();
-            let _ = writeln!(out, "{name}{{{}}} {v}", l.join(","));
+            out.push_str(name);
+            out.push('{');
+            for (i, (k, l)) in labels.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let _ = write!(out, "{k}=\"{}\"", escape_label(l));
+            }
+            let _ = writeln!(out, "}} {v}");
         }
     }
     out
