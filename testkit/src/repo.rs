@@ -11,6 +11,25 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Every file below `dir` (sysfs/ trees included), relative to it, sorted:
+/// what a run directory holds.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// `traces/<name>`, a file of the committed corpus.
 pub fn trace(name: &str) -> PathBuf {
     root().join("traces").join(name)

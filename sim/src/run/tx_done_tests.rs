@@ -4,7 +4,9 @@
 //! directories (pcaps, CSVs, counters, sysfs, plots, summary) must match,
 //! `summary.json` up to its `events` line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use roce_testkit::repo::{files_below, root};
 
 use crate::scenario;
 use crate::world::{BuildOptions, World};
@@ -49,9 +51,7 @@ iters = 3
 /// Runs `scenario` (a shipped one, or [`SLOW`]) with `sets` into `dir`,
 /// every `TxDone` scheduled if `eager`; returns the number of events.
 fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scenarios")
-        .join(format!("{scenario}.toml"));
+    let path = root().join("scenarios").join(format!("{scenario}.toml"));
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded = if scenario == "slow" {
         scenario::load_str(Path::new("slow.toml"), SLOW.to_string(), &sets)
@@ -74,23 +74,6 @@ fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
     w.events()
 }
 
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn same_outputs(scenario: &str, sets: &[&str]) {
     let base =
         std::env::temp_dir().join(format!("rocesim-txdone-{}-{scenario}", std::process::id()));
@@ -103,8 +86,8 @@ fn same_outputs(scenario: &str, sets: &[&str]) {
         lazy_events < eager_events || scenario == "slow",
         "{scenario}: {lazy_events} events left out nothing ({eager_events} eager)"
     );
-    let names = files(&lazy);
-    assert_eq!(names, files(&eager), "{scenario}: the same files");
+    let names = files_below(&lazy);
+    assert_eq!(names, files_below(&eager), "{scenario}: the same files");
     let without_events = |text: String| {
         text.lines()
             .filter(|l| !l.trim_start().starts_with("\"events\": "))

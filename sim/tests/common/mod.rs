@@ -7,6 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+// Not every test binary lists a run directory (see dead_code above).
+#[allow(unused_imports)]
+pub use roce_testkit::repo::files_below;
 pub use roce_testkit::repo::root as repo;
 use serde_json::Value;
 
@@ -33,24 +36,6 @@ pub fn run(scenario: &Path, out: &Path, sets: &[&str]) -> Output {
         c.arg("--set").arg(s);
     }
     c.output().unwrap()
-}
-
-/// Every file below `dir` (sysfs/ trees included), relative to it, sorted.
-pub fn files_below(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Runs and returns summary.json, failing the test on a non-zero exit.
