@@ -111,7 +111,7 @@ struct Entry {
 
 impl Entry {
     fn at(&self) -> Ps {
-        Ps((self.key >> 64) as u64)
+        Scheduler::time_of(self.key)
     }
 }
 
@@ -222,8 +222,7 @@ impl Scheduler {
     }
 
     fn push(&mut self, key: u128, ev: Event) {
-        let at = (key >> 64) as u64;
-        if at - self.now.0 > HORIZON.0 {
+        if Self::time_of(key).0 - self.now.0 > HORIZON.0 {
             self.far.push(Entry { key, ev });
         } else {
             self.heap.push(Entry { key, ev });
@@ -237,6 +236,7 @@ impl Scheduler {
     }
 
     /// The time of a key.
+    #[inline]
     pub fn time_of(key: u128) -> Ps {
         Ps((key >> 64) as u64)
     }
@@ -288,30 +288,40 @@ impl Scheduler {
         self.at(self.now + delay, ev);
     }
 
+    /// Whether the next event is the far heap's (else the near one's, if
+    /// there is one).
+    #[inline]
+    fn far_first(&self) -> bool {
+        match (self.heap.peek(), self.far.peek()) {
+            (Some(n), Some(f)) => f.key < n.key,
+            (n, f) => n.is_none() && f.is_some(),
+        }
+    }
+
+    /// The entry [`Scheduler::pop`] would take now.
+    #[inline]
+    fn next(&self) -> Option<&Entry> {
+        if self.far_first() {
+            self.far.peek()
+        } else {
+            self.heap.peek()
+        }
+    }
+
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Ps> {
-        match (self.heap.peek(), self.far.peek()) {
-            (Some(n), Some(f)) => Some(n.at().min(f.at())),
-            (n, f) => n.or(f).map(Entry::at),
-        }
+        self.next().map(Entry::at)
     }
 
     /// The event that [`Scheduler::pop`] would take now.
     #[inline]
     pub fn peek(&self) -> Option<Event> {
-        match (self.heap.peek(), self.far.peek()) {
-            (Some(n), Some(f)) => Some(if f.key < n.key { f.ev } else { n.ev }),
-            (n, f) => n.or(f).map(|e| e.ev),
-        }
+        self.next().map(|e| e.ev)
     }
 
     /// Takes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
-        let far_first = match (self.heap.peek(), self.far.peek()) {
-            (Some(n), Some(f)) => f.key < n.key,
-            (n, f) => n.is_none() && f.is_some(),
-        };
-        let e = if far_first {
+        let e = if self.far_first() {
             self.far.pop()
         } else {
             self.heap.pop()

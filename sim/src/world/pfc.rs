@@ -194,7 +194,7 @@ impl World {
     #[inline]
     pub(super) fn send_pending_pause(&mut self, port: u32) -> bool {
         let p = &self.ports[port as usize];
-        p.sends_pauses() && p.pause().pending != 0 && self.put_pause_frame(port)
+        p.sends_pauses() && p.pause().has_pending() && self.put_pause_frame(port)
     }
 
     #[inline(never)]
