@@ -138,4 +138,5 @@ fn imported_as_shipped(name: &str, cfg: &str) {
 fn the_hpcc_scenarios_are_what_import_hpcc_writes() {
     imported_as_shipped("hpcc_2to1", "e3_dcqcn_2to1_notrace.cfg");
     imported_as_shipped("hpcc_16to1", "e4_dcqcn_16to1_notrace.cfg");
+    imported_as_shipped("fat_tree_websearch", "config_fat_ws30_10ms_dcqcn.txt");
 }

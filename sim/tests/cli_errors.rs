@@ -714,6 +714,20 @@ fn nic_profile_and_dcqcn_keys() {
             "priority 9 is outside 0..=7",
         ],
     );
+    let err = table("ack_queue", "hpcc", "transport", "ack_queue = 8");
+    says(
+        &err,
+        &[
+            "key `host[0].transport.ack_queue`",
+            "queue 8 is outside 0..=7",
+            "\"priority\" keeps ACKs in the queue of the priority they carry",
+        ],
+    );
+    let err = table("ack_queue_word", "hpcc", "transport", "ack_queue = \"top\"");
+    says(
+        &err,
+        &["ack_queue", "`top` is not \"priority\" or a priority 0..=7"],
+    );
     let err = fails_at(
         "ce_mark",
         "delay = \"1us\"",

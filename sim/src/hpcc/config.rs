@@ -133,7 +133,10 @@ pub struct HpccConfig {
     pub l2_ack_interval: u32,
     /// Go back to the start of a chunk on loss (0: go-back-N).
     pub l2_back_to_zero: bool,
-    /// ACKs (and CNPs) on queue 0, above the data.
+    /// The NIC's ACK queue (served before every QP) stops only when queue
+    /// 0 is paused (else when queue 3 is). Its switches queue the ACKs with
+    /// the data either way: they carry the data's `pg`, and third.cc never
+    /// sets the switches' own `AckHighPrio`.
     pub ack_high_prio: bool,
     /// PFC pause quanta as time.
     pub pause_time: Ps,

@@ -224,8 +224,9 @@ pub fn import(
 fn host_tables(cfg: &HpccConfig) -> String {
     let mut s = String::from(
         "# Every host: the reference's NIC (profile \"hpcc\": no window, one ACK per\n\
-         # packet at the top priority, 1000-byte payloads, DCQCN with the CNP flag\n\
-         # on the ACK of every marked packet).\n",
+         # packet, sent ahead of the data but carrying the data's priority, so\n\
+         # switches queue it with the data; 1000-byte payloads, DCQCN with the\n\
+         # CNP flag on the ACK of every marked packet).\n",
     );
     let _ = writeln!(s, "[topology.host]\nprofile = \"{NIC_PROFILE}\"");
     let _ = writeln!(s, "\n  [topology.host.transport]");
@@ -234,6 +235,14 @@ fn host_tables(cfg: &HpccConfig) -> String {
         "  segment_bytes = {}        # PACKET_PAYLOAD_SIZE",
         cfg.packet_payload_size
     );
+    if !cfg.ack_high_prio {
+        // RdmaEgressQueue::ack_q_idx = 3: the ACK queue stops with the
+        // data's priority when the switch pauses it.
+        let _ = writeln!(
+            s,
+            "  ack_queue = 3             # ACK_HIGH_PRIO 0: ACKs wait when priority 3 is paused"
+        );
+    }
     let _ = writeln!(s, "\n  [topology.host.dcqcn]");
     match DcqcnParams::hpcc_reference(cfg) {
         Err(e) => {
@@ -349,7 +358,7 @@ fn switch_tables(config: &Path, cfg: &HpccConfig, topo: &Topology) -> String {
     let _ = write!(
         s,
         "\n  [topology.switch.ecn]     # KMIN_MAP, KMAX_MAP, PMAX_MAP (KB = 1000 bytes)\n\
-         \x20 priorities = [0, 1, 2, 3, 4, 5, 6]   # all but the ACKs' (7), as the reference marks all but its queue 0\n\
+         \x20 priorities = [0, 1, 2, 3, 4, 5, 6]   # all but 7, as the reference marks all but its queue 0 (ACKs too)\n\
          \x20 kmin = {kmin}\n  kmax = {kmax}\n  pmax = {pmax}\n\
          \x20 mark = \"dequeue\"          # on the bytes left behind the leaving packet\n\
          \x20 ect_only = false          # whatever the packet's ECN field says\n"

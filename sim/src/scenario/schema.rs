@@ -389,6 +389,10 @@ pub struct TransportCfg {
     pub ack_coalesce: Option<bool>,
     /// `"qp"` or a priority 0..=7 for ACKs and NAKs.
     pub ack_priority: Option<AckPriorityCfg>,
+    /// The NIC egress queue ACKs and NAKs wait in: `"priority"` (their
+    /// priority's) or a queue 0..=7, served and paused as that queue
+    /// whatever priority they carry on the wire.
+    pub ack_queue: Option<AckQueueCfg>,
     /// Payload bytes per packet; 0 = the path MTU.
     pub segment_bytes: Option<u32>,
     /// `cc`, `tc` or `not-ect`.
@@ -404,29 +408,53 @@ pub enum AckPriorityCfg {
 
 impl<'de> Deserialize<'de> for AckPriorityCfg {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = AckPriorityCfg;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"qp\" or a priority 0..=7")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<AckPriorityCfg, E> {
-                match s {
-                    "qp" => Ok(AckPriorityCfg::Qp),
-                    _ => Err(E::custom(format!(
-                        "`{s}` is not \"qp\" or a priority 0..=7"
-                    ))),
-                }
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<AckPriorityCfg, E> {
-                Ok(AckPriorityCfg::Prio(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<AckPriorityCfg, E> {
-                Ok(AckPriorityCfg::Prio(v.min(i64::MAX as u64) as i64))
+        Ok(word_or_prio(d, "qp")?.map_or(AckPriorityCfg::Qp, AckPriorityCfg::Prio))
+    }
+}
+
+/// `ack_queue`: `"priority"` (the queue of the ACKs' own priority) or an
+/// integer queue (range checked at build).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckQueueCfg {
+    Priority,
+    Queue(i64),
+}
+
+impl<'de> Deserialize<'de> for AckQueueCfg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(word_or_prio(d, "priority")?.map_or(AckQueueCfg::Priority, AckQueueCfg::Queue))
+    }
+}
+
+/// A value that is either the string `word` (`None`) or an integer.
+fn word_or_prio<'de, D: Deserializer<'de>>(
+    d: D,
+    word: &'static str,
+) -> Result<Option<i64>, D::Error> {
+    struct V(&'static str);
+    impl Visitor<'_> for V {
+        type Value = Option<i64>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "\"{}\" or a priority 0..=7", self.0)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Option<i64>, E> {
+            if s == self.0 {
+                Ok(None)
+            } else {
+                Err(E::custom(format!(
+                    "`{s}` is not \"{}\" or a priority 0..=7",
+                    self.0
+                )))
             }
         }
-        d.deserialize_any(V)
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<i64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<i64>, E> {
+            Ok(Some(v.min(i64::MAX as u64) as i64))
+        }
     }
+    d.deserialize_any(V(word))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -27,10 +27,10 @@
 //! counted as `rp_cnp_ignored`. A CNP goes out of the port the marked
 //! packet came in on, queued on that port like the kernel's frames.
 
-use roce_codec::{IbRepr, Opcode};
+use roce_codec::{IbRepr, Opcode, Operation};
 
 use super::World;
-use super::profile::{ECT0, EcnMode};
+use super::profile::{AckRoute, ECT0, EcnMode};
 use crate::cc::{MarkedPacket, ReactionPoint};
 use crate::engine::Event;
 use crate::packet::{L3, Packet, PacketId};
@@ -53,8 +53,8 @@ pub(crate) struct QpCc {
     pub(super) dirty: bool,
     /// CNPs for this QP while no reaction point runs on its priority.
     pub(super) cnps_ignored: u64,
-    /// The priority its ACKs and NAKs leave at, when not the QP's.
-    pub(super) ack_prio: Option<u8>,
+    /// Where its ACKs and NAKs leave, when not in the QP's own turn.
+    pub(super) ack: Option<AckRoute>,
 }
 
 impl QpCc {
@@ -73,6 +73,8 @@ pub(super) struct CnpOut {
     qp: u32,
     /// The NIC port the marked packet came in on.
     port: u32,
+    /// The port's egress queue it waits in.
+    queue: u8,
     prio: u8,
     dscp: u8,
     ecn: u8,
@@ -107,6 +109,11 @@ impl World {
         let h = &mut self.hosts[host as usize];
         let s = &self.qps[q as usize];
         let setup = h.profile.np(s.prio)?;
+        // The reference's notification is a flag on the ACK of a marked
+        // data packet: a marked ACK, never acknowledged, notifies nothing.
+        if setup.cnp_on_ack && pkt.ib.bth.opcode.operation() == Some(Operation::Acknowledge) {
+            return None;
+        }
         let marked = MarkedPacket {
             port: nic,
             src: pkt.src_ip(),
@@ -131,11 +138,12 @@ impl World {
             return None;
         };
         let out = if on_ack {
-            // Behind the ACK, marked as the ACK is.
-            let (prio, dscp) = ack_marking(s.prio, qp_dscp, s.cc.ack_prio);
+            // Behind the ACK, marked and queued as the ACK is.
+            let (prio, dscp) = ack_marking(s.prio, qp_dscp, s.cc.ack.and_then(|r| r.prio));
             CnpOut {
                 qp: q,
                 port: n.port,
+                queue: s.cc.ack.map_or(prio, |r| r.queue),
                 prio,
                 dscp,
                 ecn: qp_ecn,
@@ -156,6 +164,7 @@ impl World {
             CnpOut {
                 qp: q,
                 port: n.port,
+                queue: prio,
                 prio,
                 dscp,
                 ecn,
@@ -199,22 +208,23 @@ impl World {
             mad: u32::MAX,
             born: now,
         };
-        self.queue_on_port(c.port, pkt);
+        self.queue_on_port(c.port, c.queue, pkt);
     }
 
-    /// Puts a frame the NIC made itself into its port's egress queue and
-    /// starts the port if idle.
-    fn queue_on_port(&mut self, port: u32, pkt: Packet) {
-        let (prio, len) = (usize::from(pkt.prio & 7), pkt.frame_len);
+    /// Puts a frame the NIC made itself into its port's egress queue
+    /// `queue` and starts the port if idle.
+    fn queue_on_port(&mut self, port: u32, queue: u8, pkt: Packet) {
+        let len = pkt.frame_len;
         let id = self.pool.alloc(pkt);
-        self.ports[port as usize].push(prio, id, len);
+        self.ports[port as usize].push(usize::from(queue & 7), id, len);
         self.pump(port);
     }
 
-    /// Sends the ACKs and NAKs at the head of QP `q`'s responses at their
-    /// own priority, when its profile gives them one.
+    /// Queues the ACKs and NAKs at the head of QP `q`'s responses on the
+    /// NIC queue its profile gives them, at their priority (the QP's or
+    /// the profile's), when it sends them apart from the QP's data.
     pub(super) fn flush_acks(&mut self, q: u32) {
-        let Some(ack_prio) = self.qps[q as usize].cc.ack_prio else {
+        let Some(route) = self.qps[q as usize].cc.ack else {
             return;
         };
         let now = self.now();
@@ -226,7 +236,7 @@ impl World {
                 L3::V2 { dscp, .. } => dscp,
                 _ => 0,
             };
-            let (prio, d) = ack_marking(s.prio, dscp, Some(ack_prio));
+            let (prio, d) = ack_marking(s.prio, dscp, route.prio);
             pkt.prio = prio;
             if let L3::V2 { dscp, .. } = &mut pkt.l3 {
                 *dscp = d;
@@ -234,8 +244,8 @@ impl World {
             if let Some(v) = &mut pkt.vlan {
                 v.pcp = prio;
             }
-            let (port, prio, len) = (s.port, usize::from(prio), pkt.frame_len);
-            self.ports[port as usize].push(prio, id, len);
+            let (port, queue, len) = (s.port, usize::from(route.queue), pkt.frame_len);
+            self.ports[port as usize].push(queue, id, len);
             self.pump(port);
         }
     }

@@ -23,7 +23,7 @@
 //!
 //! A lossy priority uses reserve and shared pool only and tail-drops above
 //! its threshold. A bypass priority is not accounted at all (the HPCC
-//! reference's queue 0: ACKs, CNPs and PFC frames are never paused or
+//! reference's queue 0: its PFC and QCN frames are never paused or
 //! dropped). The threshold is dynamic: the more of the pool is in use, the
 //! less each queue may take, so one congested queue cannot starve the rest
 //! (Choudhury and Hahne's dynamic threshold; the reference writes
@@ -227,10 +227,11 @@ impl Mmu {
 
     /// The HPCC reference's switch (switch-mmu.cc as third.cc configures
     /// it), for ingress ports of `(rate, one-way link delay)`, exactly:
-    /// * priority 0 bypasses the MMU, priorities 1–6 are lossless; so does
-    ///   priority 7, where NIC `profile = "hpcc"` sends the ACKs the
-    ///   reference sends on its queue 0 (`ACK_HIGH_PRIO 1`), so that they
-    ///   are never paused nor counted in the shared pool, as there;
+    /// * priorities 0 and 7 bypass the MMU (7 stands for the reference's
+    ///   queue 0: never paused nor counted), 1–6 are lossless. Through the
+    ///   reference's switches queue 0 carries only PFC and QCN frames: its
+    ///   ACKs carry the data's `pg` and queue with the data, as NIC
+    ///   `profile = "hpcc"`'s do; `ack_priority = 7` sends them at the top;
     /// * 4 KiB reserve per (port, queue), 3 KiB XON offset;
     /// * headroom per port = 3 × rate × delay, computed as
     ///   `rate × delay_ns / 8 / 10^9 × 3` in integers;

@@ -79,7 +79,9 @@ pub(crate) use build::DEFAULT_PROFILE;
 pub use build::{BuildOptions, roce_mtu};
 pub use flows::FlowResult;
 pub use port::{PRIOS, PortCounters};
-pub use profile::{AckPriority, DcqcnSetup, EcnMode, NicProfile, ProfileBase, hpcc_dcqcn};
+pub use profile::{
+    AckPriority, AckRoute, DcqcnSetup, EcnMode, NicProfile, ProfileBase, hpcc_dcqcn,
+};
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
 pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};

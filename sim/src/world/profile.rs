@@ -12,7 +12,8 @@
 //! | unacked-PSN window (`max_unacked_psns`) | 128 (`RXE_MAX_UNACKED_PSNS`) | none beyond the spec's ([`QpConfig::SPEC_WINDOW`]) | none |
 //! | AckReq on every Nth packet (`ack_req_every`) | 66 (`RXE_MAX_PKT_PER_ACK` test) | 256 (`log_ack_req_freq` 8) | 1 |
 //! | queued ACKs coalesce (`ack_coalesce`) | yes | no | no |
-//! | ACK priority (`ack_priority`) | the QP's | the QP's | 7, the top (the reference's queue 0, its highest) |
+//! | ACK priority on the wire (`ack_priority`) | the QP's | the QP's | the QP's (the reference's ACKs carry the data's `pg`) |
+//! | NIC queue of ACKs (`ack_queue`) | their priority's | their priority's | 7, ahead of all data (the reference's ACK queue) |
 //! | payload per packet (`segment_bytes`) | path MTU | path MTU | 1000 bytes |
 //! | IP ECN bits (`ecn`) | the traffic class's | ECT(0) where DCQCN runs (`cc`) | Not-ECT |
 //! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
@@ -106,6 +107,14 @@ impl AckPriority {
     }
 }
 
+/// ACKs and NAKs sent apart from the QP's data: the NIC egress queue they
+/// wait in and the priority they carry (`None`: the QP's, with its DSCP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckRoute {
+    pub queue: u8,
+    pub prio: Option<u8>,
+}
+
 /// DCQCN on a NIC: its knobs and where it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DcqcnSetup {
@@ -146,6 +155,9 @@ pub struct NicProfile {
     pub ack_req_every: u32,
     pub coalesce_acks: bool,
     pub ack_priority: AckPriority,
+    /// The NIC egress queue ACKs and NAKs wait in, whatever priority they
+    /// carry on the wire; `None`: their priority's.
+    pub ack_queue: Option<u8>,
     /// 0 = the path MTU.
     pub segment_bytes: u32,
     pub ecn: EcnMode,
@@ -163,6 +175,7 @@ impl NicProfile {
                 ack_req_every: 66,
                 coalesce_acks: true,
                 ack_priority: AckPriority::Qp,
+                ack_queue: None,
                 segment_bytes: 0,
                 ecn: EcnMode::Tc,
                 trust: Trust::Dscp,
@@ -174,6 +187,7 @@ impl NicProfile {
                 ack_req_every: 256,
                 coalesce_acks: false,
                 ack_priority: AckPriority::Qp,
+                ack_queue: None,
                 segment_bytes: 0,
                 ecn: EcnMode::Cc,
                 trust: Trust::Pcp,
@@ -189,7 +203,15 @@ impl NicProfile {
                 max_unacked_psns: QpConfig::SPEC_WINDOW,
                 ack_req_every: 1,
                 coalesce_acks: false,
-                ack_priority: AckPriority::Fixed(7),
+                // The reference's NIC serves its ACK queue before every
+                // QP (`RdmaEgressQueue::GetNextQindex`), blocked only by a
+                // pause of queue 0 with `ACK_HIGH_PRIO 1`, which no switch
+                // sends; the ACK itself carries the data's `pg`, so its
+                // switches queue it with the data (`SwitchNode::SendToDev`:
+                // `qIndex = ch.udp.pg`, the ACK's `pg` in the same union;
+                // `AckHighPrio` is never set by third.cc).
+                ack_priority: AckPriority::Qp,
+                ack_queue: Some(7),
                 segment_bytes: 1000,
                 ecn: EcnMode::NotEct,
                 trust: Trust::Dscp,
@@ -200,6 +222,19 @@ impl NicProfile {
                     cnp_on_ack: true,
                 }),
             },
+        }
+    }
+
+    /// Where the NIC sends ACKs and NAKs apart from its QPs' data: `None`
+    /// when they go in their QP's turn at its priority.
+    pub fn ack_route(&self) -> Option<AckRoute> {
+        match (self.ack_queue, self.ack_priority.fixed()) {
+            (None, None) => None,
+            (None, Some(p)) => Some(AckRoute {
+                queue: p,
+                prio: Some(p),
+            }),
+            (Some(queue), prio) => Some(AckRoute { queue, prio }),
         }
     }
 
@@ -297,7 +332,23 @@ mod tests {
             (q.ack_req_every, q.segment(), q.segment_bytes),
             (1, 1000, 1000)
         );
-        assert_eq!(h.ack_priority, AckPriority::Fixed(7));
+        assert_eq!(
+            h.ack_route(),
+            Some(AckRoute {
+                queue: 7,
+                prio: None
+            })
+        );
+        assert_eq!(cx.ack_route(), None);
+        let mut fixed = cx.clone();
+        fixed.ack_priority = AckPriority::Fixed(6);
+        assert_eq!(
+            fixed.ack_route(),
+            Some(AckRoute {
+                queue: 6,
+                prio: Some(6)
+            })
+        );
         assert_eq!(h.ecn_bits(106, 3), 0);
         let d = h.dcqcn.as_ref().unwrap();
         assert!(!d.retimes() && d.cnp_on_ack);

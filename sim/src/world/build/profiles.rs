@@ -5,7 +5,7 @@
 use super::names::host_key;
 use crate::cc::{CnpScope, DcqcnParams, RpModel};
 use crate::scenario::schema::{
-    AckPriorityCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
+    AckPriorityCfg, AckQueueCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
 };
 use crate::scenario::{KeyPath, ModelError, closest};
 use crate::transport::QpConfig;
@@ -73,6 +73,18 @@ fn transport(p: &mut NicProfile, t: &TransportCfg, at: &KeyPath) -> Result<(), M
                 format!("priority {n} is outside 0..=7"),
             )
             .hint("\"qp\" sends ACKs at their QP's priority"));
+        }
+    }
+    match t.ack_queue {
+        None => {}
+        Some(AckQueueCfg::Priority) => p.ack_queue = None,
+        Some(AckQueueCfg::Queue(n @ 0..=7)) => p.ack_queue = Some(n as u8),
+        Some(AckQueueCfg::Queue(n)) => {
+            return Err(ModelError::new(
+                at.key("ack_queue"),
+                format!("queue {n} is outside 0..=7"),
+            )
+            .hint("\"priority\" keeps ACKs in the queue of the priority they carry"));
         }
     }
     if let Some(n) = t.segment_bytes {

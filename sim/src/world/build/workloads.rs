@@ -754,7 +754,7 @@ fn add_qp(
         rp: rp.map(|d| ReactionPoint::new(&d.params, line)),
         retime: rp.is_some_and(|d| d.retimes()),
         cap,
-        ack_prio: profile.ack_priority.fixed(),
+        ack: profile.ack_route(),
         ..QpCc::default()
     };
     w.qps.push(QpSlot {
