@@ -100,6 +100,11 @@ enum Cmd {
         /// The scenario file to write.
         #[arg(long)]
         out: PathBuf,
+        /// Write a scenario even where the config sets something rocesim
+        /// does not reproduce (LINK_DOWN, VAR_WIN, another CC_MODE, ...):
+        /// it runs without them and names each in its comments.
+        #[arg(long)]
+        approximate: bool,
     },
 }
 
@@ -293,13 +298,23 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             topology,
             flows,
             out,
+            approximate,
         } => {
-            let text = rocesim::hpcc::import::import(
+            let imported = rocesim::hpcc::import::import(
                 &config,
                 topology.as_deref(),
                 flows.as_deref(),
                 &out,
+                approximate,
             )?;
+            for u in &imported.approximated {
+                eprintln!(
+                    "rocesim: warning: {}; the scenario: {}",
+                    u.describe(&config.display().to_string()),
+                    u.instead
+                );
+            }
+            let text = imported.text;
             // Whole or nothing: a temporary file renamed into place.
             let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
             std::fs::write(&tmp, text)

@@ -352,7 +352,9 @@ fn import_hpcc(name: &str, config: &str, files: &[(&str, &str)], args: &[&str]) 
     (o.status.code().unwrap_or(-1), err)
 }
 
-const CFG: &str = "TOPOLOGY_FILE mix/topo.txt\nFLOW_FILE mix/flows.txt\n";
+// L2_ACK_INTERVAL: left at the reference's default (0) its senders ignore
+// every ACK, which import-hpcc refuses (tests/import_hpcc.rs).
+const CFG: &str = "TOPOLOGY_FILE mix/topo.txt\nFLOW_FILE mix/flows.txt\nL2_ACK_INTERVAL 1\n";
 const TOPO: &str = "3 1 2\n0\n0 1 100Gbps 0.001ms 0\n0 2 100Gbps 0.001ms 0\n";
 const FLOWS: &str = "1\n1 2 3 100 1000 2\n";
 
@@ -362,7 +364,7 @@ fn import_hpcc_reports_bad_input_at_its_file_line_and_field() {
     let (code, err) = import_hpcc("ok", CFG, &ok, &[]);
     assert_eq!(code, 0, "{err}");
     // By base name: the config says exp/flows.txt, the file is mix/flows.txt... not beside it.
-    let cfg = "TOPOLOGY_FILE other/topo.txt\nFLOW_FILE mix/flows.txt\n";
+    let cfg = "TOPOLOGY_FILE other/topo.txt\nFLOW_FILE mix/flows.txt\nL2_ACK_INTERVAL 1\n";
     let (code, err) = import_hpcc(
         "basename",
         cfg,
@@ -390,7 +392,7 @@ fn import_hpcc_reports_bad_input_at_its_file_line_and_field() {
     assert_eq!(code, 2);
     says(
         &err,
-        &["run.cfg:3", "unknown key `BUFFER_SIZ`", "BUFFER_SIZE"],
+        &["run.cfg:4", "unknown key `BUFFER_SIZ`", "BUFFER_SIZE"],
     );
     // A malformed flow line: file, line and field.
     let (code, err) = import_hpcc(
@@ -440,6 +442,15 @@ fn topology_and_traffic_errors_name_their_key() {
     says(&err, &["key `topology`", "needs `k`"]);
     let err = fails("kind", "[topology]\nkind = \"fat-three\"\n", &[]);
     says(&err, &["fat-three", "fat-tree"]);
+    let err = fails("link_loss", &format!("{ls}link_loss = 1.5\n"), &[]);
+    says(
+        &err,
+        &[
+            "key `topology.link_loss`",
+            "1.5 is not a probability",
+            "between 0 and 1",
+        ],
+    );
     let err = fails(
         "receiver",
         &format!("{ls}[[traffic]]\npattern = \"incast\"\nreceiver = \"host9\"\nsize = \"1KB\"\n"),

@@ -196,6 +196,7 @@ fn hosts_never_transit() {
         b_port: bp,
         rate: Rate::gbps(10),
         delay: Ps::ZERO,
+        loss: 0.0,
     };
     let links = vec![
         link(0, Port::Nic(0), 3, Port::Down(1)),

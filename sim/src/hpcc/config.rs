@@ -39,6 +39,17 @@ pub enum CcMode {
 }
 
 impl CcMode {
+    /// `CC_MODE`'s number and the algorithm's name.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CcMode::Dcqcn => "1 (DCQCN)",
+            CcMode::Hpcc => "3 (HPCC)",
+            CcMode::Timely => "7 (TIMELY)",
+            CcMode::Dctcp => "8 (DCTCP)",
+            CcMode::HpccPint => "10 (HPCC-PINT)",
+        }
+    }
+
     fn from_code(v: u64) -> Option<CcMode> {
         Some(match v {
             1 => CcMode::Dcqcn,
@@ -161,6 +172,9 @@ pub struct HpccConfig {
     pub enable_trace: bool,
     pub qlen_mon_start: Ps,
     pub qlen_mon_end: Ps,
+
+    /// The line each key was set on (1-based), for messages about its value.
+    pub lines: HashMap<String, usize>,
 }
 
 impl Default for HpccConfig {
@@ -216,11 +230,18 @@ impl Default for HpccConfig {
             enable_trace: true,
             qlen_mon_start: Ps::from_ns(2_000_000_000),
             qlen_mon_end: Ps::from_ns(2_100_000_000),
+            lines: HashMap::new(),
         }
     }
 }
 
 impl HpccConfig {
+    /// The line `key` was set on; 0 when the config leaves it at the
+    /// reference's default.
+    pub fn line_of(&self, key: &str) -> usize {
+        self.lines.get(key).copied().unwrap_or(0)
+    }
+
     /// The switch buffer in bytes.
     pub fn buffer_bytes(&self) -> u64 {
         u64::from(self.buffer_size) * 1024 * 1024
@@ -309,6 +330,7 @@ pub fn parse(text: &str, file: &str) -> Result<HpccConfig, FormatError> {
                 format!("{key} is set twice (first on line {first})"),
             ));
         }
+        c.lines.insert(key.to_string(), r.line);
         if !apply(&mut c, key, &Value(&r))? {
             let hint = crate::scenario::closest(key, KEYS)
                 .map(|k| format!(" (did you mean `{k}`?)"))

@@ -49,6 +49,56 @@ pub enum ImportError {
     },
     #[error("{file}: {msg}")]
     Invalid { file: String, msg: String },
+    /// Settings the scenario would not reproduce (see [`unmodelled`]).
+    #[error("{}", unmodelled_message(config, list))]
+    Unmodelled {
+        config: String,
+        list: Vec<Unmodelled>,
+    },
+}
+
+/// A setting of the reference's config that rocesim does not reproduce.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unmodelled {
+    /// The line it is set on; 0: left at the reference's default.
+    pub line: usize,
+    /// `KEY value` as the reference reads it.
+    pub setting: String,
+    /// What the reference does that rocesim would not.
+    pub why: String,
+    /// What the scenario does instead when imported with `--approximate`.
+    pub instead: String,
+}
+
+impl Unmodelled {
+    /// `config:line: KEY value: why`.
+    pub fn describe(&self, config: &str) -> String {
+        let at = if self.line > 0 {
+            format!("{config}:{}", self.line)
+        } else {
+            format!("{config} (not set: the reference's default)")
+        };
+        format!("{at}: {}: {}", self.setting, self.why)
+    }
+}
+
+fn unmodelled_message(config: &str, list: &[Unmodelled]) -> String {
+    let mut m = match list {
+        [one] => one.describe(config),
+        _ => {
+            let mut m = format!("{} settings rocesim does not reproduce:", list.len());
+            for u in list {
+                m.push_str("\n  ");
+                m.push_str(&u.describe(config));
+            }
+            m
+        }
+    };
+    m.push_str(
+        "\n  hint: change the config, or import with --approximate to get a scenario that \
+         runs without them (each named in its comments)",
+    );
+    m
 }
 
 /// The reference-compatible presets the scenario names: the NIC profile of
@@ -130,12 +180,18 @@ pub fn relative_to(path: &Path, from: &Path) -> PathBuf {
 
 /// The scenario text for the reference run configured by `config`, to be
 /// written at `out`.
+///
+/// Settings of the config that the scenario would not reproduce are an
+/// error ([`ImportError::Unmodelled`], all of them), unless `approximate`:
+/// then the scenario runs without them and names each in its comments,
+/// and they are returned beside it.
 pub fn import(
     config: &Path,
     topology: Option<&Path>,
     flows: Option<&Path>,
     out: &Path,
-) -> Result<String, ImportError> {
+    approximate: bool,
+) -> Result<Imported, ImportError> {
     let cfg: HpccConfig = super::config::read(config)?;
     let topo_path = given(
         topology,
@@ -161,6 +217,14 @@ pub fn import(
         file: flow_path.display().to_string(),
         msg: e.0,
     })?;
+    // Bad input first: a refusal is about a run that could be set up.
+    let unmodelled = unmodelled(&cfg);
+    if !unmodelled.is_empty() && !approximate {
+        return Err(ImportError::Unmodelled {
+            config: config.display().to_string(),
+            list: unmodelled,
+        });
+    }
     let out_dir = out
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -197,6 +261,19 @@ pub fn import(
         plural(flow_file.flows.len() as u64, "flow"),
         crate::world::roce_mtu(mtu).unwrap_or(0),
     );
+    if !unmodelled.is_empty() {
+        let _ = writeln!(
+            s,
+            "#\n# Not reproduced (imported with --approximate): the reference's run differs in"
+        );
+        for u in &unmodelled {
+            let _ = writeln!(
+                s,
+                "#   {} (line {}): {};\n#     here {}.",
+                u.setting, u.line, u.why, u.instead
+            );
+        }
+    }
     let _ = writeln!(s, "\nname = \"{name}\"\nseed = 1\n");
     let _ = writeln!(
         s,
@@ -205,10 +282,32 @@ pub fn import(
     );
     let _ = writeln!(
         s,
-        "[topology]\nkind = \"hpcc\"\nfile = \"{}\"\n",
+        "[topology]\nkind = \"hpcc\"\nfile = \"{}\"",
         rel(&topo_path)
     );
-    let _ = writeln!(s, "{}", host_tables(&cfg));
+    if cfg.error_rate_per_link > 0.0 || topo_file.links().iter().any(|l| l.error_rate > 0.0) {
+        let from_file = topo_file.links().iter().any(|l| l.error_rate > 0.0);
+        let sources = match (from_file, cfg.error_rate_per_link > 0.0) {
+            (true, true) => "the file's error rates, ERROR_RATE_PER_LINK",
+            (true, false) => "the file's error rates",
+            _ => "ERROR_RATE_PER_LINK",
+        };
+        let _ = writeln!(
+            s,
+            "# Frames are lost ({sources}): rocesim's RC recovers them as the spec\n\
+             # says (NAK, go-back-N, ACK timeout up to retry_cnt); the reference only by\n\
+             # NACK, with no timeout, so a lost last packet stalls its flow there."
+        );
+    }
+    if cfg.error_rate_per_link > 0.0 {
+        let _ = writeln!(
+            s,
+            "link_loss = {:?}   # ERROR_RATE_PER_LINK: every link the file gives no error rate",
+            cfg.error_rate_per_link
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{}", host_tables(&cfg, &topo_file));
     let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
     let _ = writeln!(s, "{}", switch_tables(config, &cfg, &topo));
     let _ = writeln!(
@@ -216,14 +315,113 @@ pub fn import(
         "\n[[traffic]]\nname = \"flows\"\nflows = \"{}\"",
         rel(&flow_path)
     );
-    Ok(s)
+    Ok(Imported {
+        text: s,
+        approximated: unmodelled,
+    })
+}
+
+/// A scenario made from the reference's files.
+#[derive(Debug)]
+pub struct Imported {
+    /// The scenario file's text.
+    pub text: String,
+    /// What it does not reproduce (only with `approximate`).
+    pub approximated: Vec<Unmodelled>,
+}
+
+/// The config's settings that the imported scenario would not reproduce,
+/// in the config's order. DCQCN (`CC_MODE 1`) with its window (`HAS_WIN`,
+/// `GLOBAL_T 1`), ACK priority, ECN (`ENABLE_QCN`), losses
+/// (`ERROR_RATE_PER_LINK` and the topology's error rates) and an ACK per
+/// packet are reproduced; settings that act only under another `CC_MODE`
+/// (`U_TARGET`, `MI_THRESH`, `DCTCP_RATE_AI`, ...), outputs
+/// (`ENABLE_TRACE`, `QLEN_MON_*`) and `USE_DYNAMIC_PFC_THRESHOLD` (read by
+/// the reference into a device attribute it never uses) change nothing.
+pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
+    let mut list = Vec::new();
+    let mut add = |key: &str, value: String, why: &str, instead: &str| {
+        list.push(Unmodelled {
+            line: cfg.line_of(key),
+            setting: format!("{key} {value}"),
+            why: why.into(),
+            instead: instead.into(),
+        });
+    };
+    if cfg.cc_mode != super::config::CcMode::Dcqcn {
+        add(
+            "CC_MODE",
+            cfg.cc_mode.describe().into(),
+            "rocesim's reaction point is DCQCN's (CC_MODE 1); this congestion control is not modelled",
+            "no congestion control runs",
+        );
+    }
+    if cfg.has_win && cfg.var_win {
+        add(
+            "VAR_WIN",
+            "1".into(),
+            "each QP's window shrinks with its DCQCN rate (window x rate / line rate)",
+            "every QP keeps the full window",
+        );
+    }
+    if cfg.has_win && cfg.global_t != 1 {
+        add(
+            "GLOBAL_T",
+            cfg.global_t.to_string(),
+            "each flow's window is the bandwidth-delay product of its own path",
+            "every QP has the largest one (GLOBAL_T 1)",
+        );
+    }
+    if !cfg.rate_bound {
+        add(
+            "RATE_BOUND",
+            "0".into(),
+            "the NIC does not pace a QP at its DCQCN rate",
+            "QPs are paced at their rate",
+        );
+    }
+    let payload = cfg.packet_payload_size;
+    if cfg.l2_ack_interval == 0 {
+        add(
+            "L2_ACK_INTERVAL",
+            "0".into(),
+            "the senders ignore every ACK (rdma-hw.cc: \"shouldn't receive ack\"), so no flow completes",
+            "an ACK per packet",
+        );
+    } else if cfg.l2_ack_interval > payload {
+        add(
+            "L2_ACK_INTERVAL",
+            cfg.l2_ack_interval.to_string(),
+            "the receiver acknowledges every so many bytes, and at chunk boundaries (L2_CHUNK_SIZE)",
+            "an ACK per packet",
+        );
+    }
+    if cfg.l2_back_to_zero {
+        add(
+            "L2_BACK_TO_ZERO",
+            "1".into(),
+            "a NACK sends the QP back to the start of its chunk (L2_CHUNK_SIZE)",
+            "go-back-N from the NAK's PSN, as RC does",
+        );
+    }
+    if let Some(d) = cfg.link_down {
+        add(
+            "LINK_DOWN",
+            format!("{} {} {}", d.after.as_ns() / 1000, d.a, d.b),
+            "the reference recomputes every route when the link fails (TakeDownLink); rocesim's switches \
+             only stop using a dead ECMP member, so what had no other local next hop would be lost, not rerouted",
+            "the link stays up",
+        );
+    }
+    list.sort_by_key(|u| u.line);
+    list
 }
 
 /// `[topology.host]`: the reference's NIC, with the config's DCQCN knobs
 /// as the ConnectX names they map onto ([`DcqcnParams::hpcc_reference`]).
-fn host_tables(cfg: &HpccConfig) -> String {
+fn host_tables(cfg: &HpccConfig, topo: &super::HpccTopology) -> String {
     let mut s = String::from(
-        "# Every host: the reference's NIC (profile \"hpcc\": no window, one ACK per\n\
+        "# Every host: the reference's NIC (profile \"hpcc\": no window unless HAS_WIN, one ACK per\n\
          # packet, sent ahead of the data but carrying the data's priority, so\n\
          # switches queue it with the data; 1000-byte payloads, DCQCN with the\n\
          # CNP flag on the ACK of every marked packet).\n",
@@ -235,6 +433,18 @@ fn host_tables(cfg: &HpccConfig) -> String {
         "  segment_bytes = {}        # PACKET_PAYLOAD_SIZE",
         cfg.packet_payload_size
     );
+    if cfg.has_win {
+        // IsWinBound: a QP sends while its bytes in flight are below the
+        // window, so ceil(window / payload) full packets may be in flight.
+        let (bdp, rtt) = topo.max_bdp(cfg.packet_payload_size);
+        let psns = bdp
+            .div_ceil(u64::from(cfg.packet_payload_size.max(1)))
+            .max(1);
+        let _ = writeln!(
+            s,
+            "  max_unacked_psns = {psns}     # HAS_WIN 1, GLOBAL_T 1: maxBdp {bdp} bytes (maxRtt {rtt} ns) / PACKET_PAYLOAD_SIZE"
+        );
+    }
     if !cfg.ack_high_prio {
         // RdmaEgressQueue::ack_q_idx = 3: the ACK queue stops with the
         // data's priority when the switch pauses it.
@@ -326,6 +536,13 @@ fn switch_tables(config: &Path, cfg: &HpccConfig, topo: &Topology) -> String {
          [topology.switch]\nbuffer = \"{}MiB\"\n\n  [topology.switch.mmu]\n  preset = \"{SWITCH_PRESET}\"\n",
         cfg.buffer_size, cfg.buffer_size
     );
+    if !cfg.enable_qcn {
+        let _ = writeln!(
+            s,
+            "\n  # ENABLE_QCN 0: the switches mark nothing (no [topology.switch.ecn])."
+        );
+        return s;
+    }
     let mut rates: Vec<_> = topo.links().iter().map(|l| l.rate).collect();
     rates.sort();
     rates.dedup();

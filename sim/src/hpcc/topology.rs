@@ -63,6 +63,63 @@ impl HpccTopology {
     pub fn is_switch(&self, node: u32) -> bool {
         self.is_switch.get(node as usize).copied().unwrap_or(false)
     }
+    /// The window third.cc gives every QP with `HAS_WIN 1` and `GLOBAL_T 1`:
+    /// the largest bandwidth-delay product between two hosts, and the
+    /// largest round trip, both as `CalculateRoute` computes them: a
+    /// breadth-first search from each host through switches (the first
+    /// path found gives a node its delay), rtt = 2 x the one-way link
+    /// delays in ns + one `payload`-byte packet's transmission time per
+    /// hop, bdp = rtt x the path's slowest link / 8, in bytes.
+    pub fn max_bdp(&self, payload: u32) -> (u64, u64) {
+        let n = self.node_count() as usize;
+        let mut nbrs: Vec<Vec<(u32, u64, u64)>> = vec![Vec::new(); n];
+        for l in &self.links {
+            let (delay, bw) = (l.delay.as_ns(), l.rate.bps());
+            nbrs[l.a as usize].push((l.b, delay, bw));
+            nbrs[l.b as usize].push((l.a, delay, bw));
+        }
+        // ns-3 walks a node's neighbours in its map's (pointer) order,
+        // which follows creation: node ids.
+        for v in &mut nbrs {
+            v.sort_by_key(|&(m, _, _)| m);
+        }
+        let (mut max_bdp, mut max_rtt) = (0u64, 0u64);
+        for host in (0..n as u32).filter(|&h| !self.is_switch(h)) {
+            // (delay, tx delay, bandwidth) per reached node.
+            let mut seen: Vec<Option<(u64, u64, u64)>> = vec![None; n];
+            seen[host as usize] = Some((0, 0, u64::MAX));
+            let mut queue = vec![host];
+            let mut i = 0;
+            while let Some(&now) = queue.get(i) {
+                i += 1;
+                let (d, tx, bw) = seen[now as usize].unwrap_or_default();
+                for &(next, delay, rate) in &nbrs[now as usize] {
+                    if seen[next as usize].is_some() || rate == 0 {
+                        continue;
+                    }
+                    let hop_tx = u64::from(payload) * 1_000_000_000 * 8 / rate;
+                    seen[next as usize] = Some((d + delay, tx + hop_tx, bw.min(rate)));
+                    if self.is_switch(next) {
+                        queue.push(next);
+                    }
+                }
+            }
+            for (other, reach) in seen.iter().enumerate() {
+                let Some((delay, tx, bw)) = *reach else {
+                    continue;
+                };
+                if self.is_switch(other as u32) {
+                    continue;
+                }
+                let rtt = delay * 2 + tx;
+                let bdp = (u128::from(rtt) * u128::from(bw) / 1_000_000_000 / 8) as u64;
+                max_bdp = max_bdp.max(bdp);
+                max_rtt = max_rtt.max(rtt);
+            }
+        }
+        (max_bdp, max_rtt)
+    }
+
     pub fn links(&self) -> &[HpccLink] {
         &self.links
     }
@@ -224,6 +281,27 @@ mod tests {
         // No switches: no switch line.
         let t3 = parse("2 0 1\n0 1 10Gbps 1us 0\n", "t.txt").unwrap();
         assert_eq!((t3.host_count(), t3.links().len()), (2, 1));
+    }
+
+    /// By hand, as third.cc computes it (and prints it: `maxRtt=4160
+    /// maxBdp=52000` for the anchors' 100G star with 1 us links): two
+    /// hops of 1000 ns each way plus two 1000-byte packets at 100G (80 ns
+    /// each) is 4160 ns; x 100 Gb/s / 8 is 52,000 bytes. A slower link
+    /// on the path sets the bandwidth: 1-2-... via the 25G host 3 gives
+    /// rtt 2 x 2000 + 80 + 320 = 4400 ns at 25G, 13,750 bytes, less.
+    #[test]
+    fn the_window_is_the_largest_bandwidth_delay_product() {
+        let t = parse(STAR, "t.txt").unwrap();
+        assert_eq!(t.max_bdp(1000), (52_000, 4400));
+        let two = parse("3 1 2\n0\n0 1 100Gbps 1us 0\n0 2 100Gbps 1us 0\n", "t.txt").unwrap();
+        assert_eq!(two.max_bdp(1000), (52_000, 4160));
+        // A chain of two switches: 3 hops, 6000 ns + 3 x 80 ns.
+        let chain = parse(
+            "4 2 3\n0 1\n2 0 100Gbps 1us 0\n0 1 100Gbps 1us 0\n1 3 100Gbps 1us 0\n",
+            "t.txt",
+        )
+        .unwrap();
+        assert_eq!(chain.max_bdp(1000), (78_000, 6240));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!  [[host]]   one per generated host: [topology.host] keys + name, gateway,
 //!             [[host.nic]] eth0 = [topology.nic] keys + name, ip (a /24)
 //!  [[switch]] one per switch: [topology.switch] keys + name, [[switch.route]]
-//!  [[link]]   one per cable, with its tier's rate and delay
+//!  [[link]]   one per cable, with its tier's rate and delay, and a loss:
+//!             the hpcc file's error rate, else [topology] link_loss
 //! ```
 //!
 //! The generated tables are appended to the scenario's own before serde
@@ -96,6 +97,9 @@ pub struct TopologyCfg {
     /// `kind = "hpcc"`: the reference's topology file, relative to the
     /// scenario's directory.
     pub file: Option<String>,
+    /// Probability that a frame is lost on a generated link (each
+    /// direction), for every link the topology file gives none.
+    pub link_loss: Option<f64>,
     /// Templates, read from the tree (any key their tables accept).
     pub host: Option<serde::de::IgnoredAny>,
     pub nic: Option<serde::de::IgnoredAny>,
@@ -175,7 +179,17 @@ pub fn build_topology(t: &TopologyCfg, base: &Path) -> Result<Topology, ModelErr
             Topology::from_hpcc(&h)
         }
     };
-    built.map_err(|e| ModelError::new(at, e.0))
+    let mut topo = built.map_err(|e| ModelError::new(at.clone(), e.0))?;
+    if let Some(p) = t.link_loss {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(
+                ModelError::new(at.key("link_loss"), format!("{p} is not a probability"))
+                    .hint("between 0 and 1, e.g. link_loss = 0.0001"),
+            );
+        }
+        topo.set_default_loss(p);
+    }
+    Ok(topo)
 }
 
 fn kind_name(k: TopologyKind) -> &'static str {
@@ -365,6 +379,9 @@ fn lowered_text(topo: &Topology) -> Result<String, ModelError> {
             l.rate.bps(),
             l.delay.0
         );
+        if l.loss > 0.0 {
+            let _ = writeln!(s, "loss = {:?}", l.loss);
+        }
     }
     Ok(s)
 }

@@ -432,6 +432,7 @@ pub fn graph(sc: &Scenario) -> Result<(Topology, Routes), String> {
             b_port,
             rate: l.rate.0,
             delay: l.delay.0,
+            loss: l.loss,
         });
     }
     let topo = Topology::new(nodes, links, Addressing::Sequential).map_err(|e| e.0)?;

@@ -210,6 +210,7 @@ impl Builder {
             b_port,
             rate: spec.rate,
             delay: spec.delay,
+            loss: 0.0,
         });
     }
 

@@ -157,7 +157,7 @@ impl fmt::Display for Port {
 }
 
 /// A full-duplex link: the same rate and delay both ways.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Link {
     pub a: NodeId,
     pub a_port: Port,
@@ -166,6 +166,8 @@ pub struct Link {
     pub rate: Rate,
     /// One-way propagation delay.
     pub delay: Ps,
+    /// Probability that a frame is lost, each direction.
+    pub loss: f64,
 }
 
 /// How hosts get their IPv4 addresses (see the module docs).
@@ -326,6 +328,7 @@ impl Topology {
                 b_port: port(l.b),
                 rate: l.rate,
                 delay: l.delay,
+                loss: l.error_rate,
             })
             .collect();
         for (i, tier) in hop_distance_from_hosts(&nodes, &links)
@@ -348,6 +351,14 @@ impl Topology {
     pub fn links(&self) -> &[Link] {
         &self.links
     }
+    /// Gives every link without a loss probability of its own `loss` (the
+    /// reference's `ERROR_RATE_PER_LINK` beside its file's per-link rates).
+    pub fn set_default_loss(&mut self, loss: f64) {
+        for l in self.links.iter_mut().filter(|l| l.loss == 0.0) {
+            l.loss = loss;
+        }
+    }
+
     pub fn link(&self, id: LinkId) -> &Link {
         &self.links[id.0 as usize]
     }
@@ -472,6 +483,7 @@ mod tests {
             b_port: bp,
             rate: Rate::gbps(1),
             delay: Ps::ZERO,
+            loss: 0.0,
         };
         let nodes = vec![host("h0"), host("h1"), sw];
         let ok = vec![

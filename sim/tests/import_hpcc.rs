@@ -1,0 +1,240 @@
+//! `rocesim import-hpcc` beyond the anchors' own configs: each setting of
+//! the reference's config that changes its run is either reproduced in the
+//! scenario or refused, naming the file, line and setting, unless
+//! `--approximate`. The configs are the anchors' 2:1 and fat-tree ones with
+//! one line changed; the numbers checked are the ones the reference prints
+//! for them (`maxRtt=4160 maxBdp=52000`, `maxRtt=12240 maxBdp=153000`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::*;
+use serde_json::Value;
+
+/// The anchors' config `name` with its input paths made absolute and each
+/// `(KEY, line)` replacing that key's line, written as `dir/c.cfg`.
+fn config(dir: &Path, name: &str, edits: &[(&str, &str)]) -> Option<PathBuf> {
+    let anchors = roce_testkit::ci::shared("anchors/hpcc-ns3")?;
+    let text = std::fs::read_to_string(anchors.join(name)).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let key = line.split_whitespace().next().unwrap_or("");
+        let line = match key {
+            "TOPOLOGY_FILE" | "FLOW_FILE" => {
+                let base = line.rsplit('/').next().unwrap();
+                format!("{key} {}", anchors.join(base).display())
+            }
+            _ => edits
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(line.to_string(), |(_, l)| l.to_string()),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let path = dir.join("c.cfg");
+    std::fs::write(&path, out).unwrap();
+    Some(path)
+}
+
+fn import(cfg: &Path, extra: &[&str]) -> Output {
+    let out = cfg.with_file_name("s.toml");
+    let mut c = bin();
+    c.arg("import-hpcc").arg(cfg).arg("--out").arg(&out);
+    c.args(extra);
+    c.output().unwrap()
+}
+
+fn imported(cfg: &Path) -> String {
+    let o = import(cfg, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = cfg.with_file_name("s.toml");
+    let c = bin().arg("check").arg(&out).output().unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    std::fs::read_to_string(out).unwrap()
+}
+
+fn line_of(cfg: &Path, key: &str) -> usize {
+    std::fs::read_to_string(cfg)
+        .unwrap()
+        .lines()
+        .position(|l| l.split_whitespace().next() == Some(key))
+        .unwrap()
+        + 1
+}
+
+#[test]
+fn the_window_is_the_references_largest_bandwidth_delay_product() {
+    let dir = tmp("import_window");
+    let win = [("HAS_WIN", "HAS_WIN 1"), ("GLOBAL_T", "GLOBAL_T 1")];
+    let Some(cfg) = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &win) else {
+        return;
+    };
+    // 52,000 bytes in flight at most: 52 packets of 1000 bytes.
+    let text = imported(&cfg);
+    assert!(
+        text.contains(
+            "\n  max_unacked_psns = 52     # HAS_WIN 1, GLOBAL_T 1: maxBdp 52000 bytes (maxRtt 4160 ns)"
+        ),
+        "{text}"
+    );
+    let cfg = config(&dir, "config_fat_ws30_10ms_dcqcn.txt", &win).unwrap();
+    let text = imported(&cfg);
+    assert!(
+        text.contains("\n  max_unacked_psns = 153 ")
+            && text.contains("maxBdp 153000 bytes (maxRtt 12240 ns)"),
+        "{text}"
+    );
+    // HAS_WIN 0, as the anchors run: no window line.
+    let cfg = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &[]).unwrap();
+    assert!(!imported(&cfg).contains("max_unacked_psns"));
+}
+
+#[test]
+fn ack_priority_and_ecn_switches_are_reproduced() {
+    let dir = tmp("import_ack_ecn");
+    let Some(cfg) = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[("ACK_HIGH_PRIO", "ACK_HIGH_PRIO 0")],
+    ) else {
+        return;
+    };
+    let text = imported(&cfg);
+    assert!(text.contains("\n  ack_queue = 3 "), "{text}");
+    assert!(text.contains("\n  [topology.switch.ecn]"), "{text}");
+    let cfg = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[("ENABLE_QCN", "ENABLE_QCN 0")],
+    )
+    .unwrap();
+    let text = imported(&cfg);
+    assert!(!text.contains("\n  [topology.switch.ecn]"), "{text}");
+    assert!(
+        text.contains("ENABLE_QCN 0: the switches mark nothing"),
+        "{text}"
+    );
+    assert!(!text.contains("ack_queue"), "{text}");
+}
+
+/// The topology file's error rate and ERROR_RATE_PER_LINK (for the links
+/// the file gives none) become link losses, each direction, and RC
+/// recovers what they lose: a 1 MB flow through a 1 % and a 2 % link.
+#[test]
+fn error_rates_become_link_losses() {
+    let dir = tmp("import_loss");
+    std::fs::write(
+        dir.join("topo.txt"),
+        "3 1 2\n0\n0 1 100Gbps 1us 0.01\n0 2 100Gbps 1us 0\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("flows.txt"), "1\n1 2 3 100 1000000 2\n").unwrap();
+    let Some(cfg) = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[
+            ("ERROR_RATE_PER_LINK", "ERROR_RATE_PER_LINK 0.02"),
+            ("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1"),
+        ],
+    ) else {
+        return;
+    };
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .lines()
+        .map(|l| match l.split_whitespace().next() {
+            Some("TOPOLOGY_FILE") => "TOPOLOGY_FILE topo.txt".to_string(),
+            Some("FLOW_FILE") => "FLOW_FILE flows.txt".to_string(),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&cfg, text).unwrap();
+    let scenario = imported(&cfg);
+    assert!(scenario.contains("\nlink_loss = 0.02 "), "{scenario}");
+    let s = run_ok(&dir.join("s.toml"), &dir.join("run"), &[]);
+    let loss = |name: &str| {
+        let p = port(&s, name);
+        let lost = p["drops_loss"].as_u64().unwrap() as f64;
+        let seen = p["rx_packets"].as_u64().unwrap() as f64 + lost;
+        lost / seen
+    };
+    // ~1000 data frames one way, as many ACKs the other: the file's 1 %
+    // on n1's link, ERROR_RATE_PER_LINK's 2 % on n2's.
+    for (p, want) in [
+        ("sw0.p1", 0.01),
+        ("n1.eth0", 0.01),
+        ("sw0.p2", 0.02),
+        ("n2.eth0", 0.02),
+    ] {
+        let got = loss(p);
+        assert!(
+            got > want * 0.3 && got < want * 2.5,
+            "{p}: lost {got:.4} of its arrivals, set {want}"
+        );
+    }
+    let c: &Value = clients(&s)[0];
+    assert_eq!(c["status"], "success");
+    assert!(c["retransmitted_packets"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn settings_not_reproduced_are_refused_naming_file_and_line() {
+    let dir = tmp("import_refused");
+    let Some(cfg) = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[("LINK_DOWN", "LINK_DOWN 200 0 1"), ("CC_MODE", "CC_MODE 3")],
+    ) else {
+        return;
+    };
+    let o = import(&cfg, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let c = cfg.display();
+    for want in [
+        "2 settings rocesim does not reproduce".to_string(),
+        format!("{c}:{}: CC_MODE 3 (HPCC): ", line_of(&cfg, "CC_MODE")),
+        format!(
+            "{c}:{}: LINK_DOWN 200 0 1: the reference recomputes every route",
+            line_of(&cfg, "LINK_DOWN")
+        ),
+        "--approximate".to_string(),
+    ] {
+        assert!(err.contains(&want), "{want:?} not in {err}");
+    }
+    assert!(!cfg.with_file_name("s.toml").exists(), "nothing written");
+
+    // --approximate: written, each named in its comments and on stderr.
+    let o = import(&cfg, &["--approximate"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("rocesim: warning: ").count(), 2, "{err}");
+    let text = std::fs::read_to_string(cfg.with_file_name("s.toml")).unwrap();
+    assert!(text.contains("#   LINK_DOWN 200 0 1 (line "), "{text}");
+    assert!(text.contains("#     here the link stays up."), "{text}");
+
+    // A window per flow (GLOBAL_T 0, as the anchors' own configs say,
+    // where HAS_WIN 0 makes it moot) and L2_BACK_TO_ZERO.
+    let cfg = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[
+            ("HAS_WIN", "HAS_WIN 1"),
+            ("L2_BACK_TO_ZERO", "L2_BACK_TO_ZERO 1"),
+        ],
+    )
+    .unwrap();
+    let err = String::from_utf8_lossy(&import(&cfg, &[]).stderr).into_owned();
+    assert!(
+        err.contains(&format!("{}: GLOBAL_T 0: ", line_of(&cfg, "GLOBAL_T")))
+            && err.contains(&format!(
+                "{}: L2_BACK_TO_ZERO 1: ",
+                line_of(&cfg, "L2_BACK_TO_ZERO")
+            )),
+        "{err}"
+    );
+}
