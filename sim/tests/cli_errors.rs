@@ -734,6 +734,15 @@ fn nic_profile_and_dcqcn_keys() {
             "\"priority\" keeps ACKs in the queue of the priority they carry",
         ],
     );
+    let err = table("follows", "hpcc", "transport", "window_follows_rate = true");
+    says(
+        &err,
+        &[
+            "key `host[0].transport.window_follows_rate`",
+            "there is no window to follow the rate",
+            "window_bytes",
+        ],
+    );
     let err = table("ack_queue_word", "hpcc", "transport", "ack_queue = \"top\"");
     says(
         &err,

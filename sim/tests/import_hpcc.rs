@@ -72,24 +72,26 @@ fn the_window_is_the_references_largest_bandwidth_delay_product() {
     let Some(cfg) = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &win) else {
         return;
     };
-    // 52,000 bytes in flight at most: 52 packets of 1000 bytes.
     let text = imported(&cfg);
     assert!(
         text.contains(
-            "\n  max_unacked_psns = 52     # HAS_WIN 1, GLOBAL_T 1: maxBdp 52000 bytes (maxRtt 4160 ns)"
+            "\n  window_bytes = 52000      # HAS_WIN 1, GLOBAL_T 1: maxBdp (maxRtt 4160 ns)"
         ),
         "{text}"
     );
-    let cfg = config(&dir, "config_fat_ws30_10ms_dcqcn.txt", &win).unwrap();
+    assert!(!text.contains("window_follows_rate"), "{text}");
+    let vwin = [win[0], win[1], ("VAR_WIN", "VAR_WIN 1")];
+    let cfg = config(&dir, "config_fat_ws30_10ms_dcqcn.txt", &vwin).unwrap();
     let text = imported(&cfg);
     assert!(
-        text.contains("\n  max_unacked_psns = 153 ")
-            && text.contains("maxBdp 153000 bytes (maxRtt 12240 ns)"),
+        text.contains("\n  window_bytes = 153000 ")
+            && text.contains("(maxRtt 12240 ns)")
+            && text.contains("\n  window_follows_rate = true "),
         "{text}"
     );
-    // HAS_WIN 0, as the anchors run: no window line.
+    // HAS_WIN 0, as the anchors run: no window.
     let cfg = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &[]).unwrap();
-    assert!(!imported(&cfg).contains("max_unacked_psns"));
+    assert!(!imported(&cfg).contains("window_bytes"));
 }
 
 #[test]

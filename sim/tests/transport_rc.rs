@@ -651,6 +651,49 @@ fn unacked_psn_window_and_tx_depth() {
 }
 
 #[test]
+fn an_inflight_cap_holds_exactly_that_many_packets_and_can_move() {
+    // A cap of 5 (a byte window of 5 packets): PSNs 0..=4 go, the 6th
+    // waits, unlike the unacked-PSN window's one more; an ACK for PSN 1
+    // opens 2 more. Shrunk to 2 with 5 in flight: nothing goes until only
+    // 1 is; lifted: the rest goes.
+    let c = QpConfig { pmtu: 256, ..cfg() };
+    let mut qp = requester(c);
+    qp.set_inflight_cap(Some(5));
+    post(&mut qp, 1, Verb::Write, 30 * 256);
+    assert_eq!(psns(&drain(&mut qp, Ps::ZERO)), (0..=4).collect::<Vec<_>>());
+    assert_eq!(qp.tx_ready_at(Ps::ZERO), None);
+    qp.on_receive(
+        &IbRepr::ack(A, Psn::new(1), Syndrome::ACK_NO_CREDITS, 0),
+        false,
+        Ps(1),
+    );
+    assert_eq!(psns(&drain(&mut qp, Ps(1))), [5, 6]);
+    qp.set_inflight_cap(Some(2));
+    qp.on_receive(
+        &IbRepr::ack(A, Psn::new(4), Syndrome::ACK_NO_CREDITS, 0),
+        false,
+        Ps(2),
+    );
+    assert_eq!(qp.next_tx(Ps(2)), None, "5 and 6 in flight, cap 2");
+    qp.on_receive(
+        &IbRepr::ack(A, Psn::new(5), Syndrome::ACK_NO_CREDITS, 0),
+        false,
+        Ps(3),
+    );
+    assert_eq!(psns(&drain(&mut qp, Ps(3))), [7]);
+    // 0 is taken as 1: a window never stops a QP for good.
+    qp.set_inflight_cap(Some(0));
+    qp.on_receive(
+        &IbRepr::ack(A, Psn::new(7), Syndrome::ACK_NO_CREDITS, 0),
+        false,
+        Ps(4),
+    );
+    assert_eq!(psns(&drain(&mut qp, Ps(4))), [8]);
+    qp.set_inflight_cap(None);
+    assert_eq!(psns(&drain(&mut qp, Ps(5))), (9..30).collect::<Vec<_>>());
+}
+
+#[test]
 fn max_rd_atomic_bounds_outstanding_reads() {
     let c = QpConfig {
         max_rd_atomic: 2,

@@ -332,7 +332,7 @@ pub struct Imported {
 
 /// The config's settings that the imported scenario would not reproduce,
 /// in the config's order. DCQCN (`CC_MODE 1`) with its window (`HAS_WIN`,
-/// `GLOBAL_T 1`), ACK priority, ECN (`ENABLE_QCN`), losses
+/// `GLOBAL_T 1`, `VAR_WIN`), ACK priority, ECN (`ENABLE_QCN`), losses
 /// (`ERROR_RATE_PER_LINK` and the topology's error rates) and an ACK per
 /// packet are reproduced; settings that act only under another `CC_MODE`
 /// (`U_TARGET`, `MI_THRESH`, `DCTCP_RATE_AI`, ...), outputs
@@ -354,14 +354,6 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
             cfg.cc_mode.describe().into(),
             "rocesim's reaction point is DCQCN's (CC_MODE 1); this congestion control is not modelled",
             "no congestion control runs",
-        );
-    }
-    if cfg.has_win && cfg.var_win {
-        add(
-            "VAR_WIN",
-            "1".into(),
-            "each QP's window shrinks with its DCQCN rate (window x rate / line rate)",
-            "every QP keeps the full window",
         );
     }
     if cfg.has_win && cfg.global_t != 1 {
@@ -434,16 +426,17 @@ fn host_tables(cfg: &HpccConfig, topo: &super::HpccTopology) -> String {
         cfg.packet_payload_size
     );
     if cfg.has_win {
-        // IsWinBound: a QP sends while its bytes in flight are below the
-        // window, so ceil(window / payload) full packets may be in flight.
         let (bdp, rtt) = topo.max_bdp(cfg.packet_payload_size);
-        let psns = bdp
-            .div_ceil(u64::from(cfg.packet_payload_size.max(1)))
-            .max(1);
         let _ = writeln!(
             s,
-            "  max_unacked_psns = {psns}     # HAS_WIN 1, GLOBAL_T 1: maxBdp {bdp} bytes (maxRtt {rtt} ns) / PACKET_PAYLOAD_SIZE"
+            "  window_bytes = {bdp}      # HAS_WIN 1, GLOBAL_T 1: maxBdp (maxRtt {rtt} ns)"
         );
+        if cfg.var_win {
+            let _ = writeln!(
+                s,
+                "  window_follows_rate = true  # VAR_WIN 1: window x DCQCN rate / line rate"
+            );
+        }
     }
     if !cfg.ack_high_prio {
         // RdmaEgressQueue::ack_q_idx = 3: the ACK queue stops with the

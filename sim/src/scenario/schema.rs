@@ -395,6 +395,13 @@ pub struct TransportCfg {
     pub ack_queue: Option<AckQueueCfg>,
     /// Payload bytes per packet; 0 = the path MTU.
     pub segment_bytes: Option<u32>,
+    /// Payload bytes a QP keeps in flight at most, as the HPCC reference's
+    /// window (`HAS_WIN`): it sends while fewer are unacknowledged; 0 =
+    /// none.
+    pub window_bytes: Option<u64>,
+    /// The window shrinks with the QP's DCQCN rate (`VAR_WIN`):
+    /// `window_bytes x rate / line rate`.
+    pub window_follows_rate: Option<bool>,
     /// `cc`, `tc` or `not-ect`.
     pub ecn: Option<EcnCfg>,
 }

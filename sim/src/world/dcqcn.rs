@@ -30,7 +30,7 @@
 use roce_codec::{IbRepr, Opcode, Operation};
 
 use super::World;
-use super::profile::{AckRoute, ECT0, EcnMode};
+use super::profile::{AckRoute, ByteWindow, ECT0, EcnMode};
 use crate::cc::{MarkedPacket, ReactionPoint};
 use crate::engine::Event;
 use crate::packet::{L3, Packet, PacketId};
@@ -55,6 +55,9 @@ pub(crate) struct QpCc {
     pub(super) cnps_ignored: u64,
     /// Where its ACKs and NAKs leave, when not in the QP's own turn.
     pub(super) ack: Option<AckRoute>,
+    /// Its window of bytes in flight, where its profile keeps one; `u32`:
+    /// the QP's payload per packet.
+    pub(super) window: Option<(ByteWindow, u32)>,
 }
 
 impl QpCc {
@@ -287,6 +290,11 @@ impl World {
             let limit = (rate < line).then_some(rate);
             if limit != s.qp.rate_limit() {
                 s.qp.change_rate(limit, s.cc.retime);
+            }
+            if let Some((w, segment)) = s.cc.window.filter(|(w, _)| w.follows_rate) {
+                // GetWin: the window at DCQCN's rate, not the workload's cap.
+                let cap = w.packets(segment, rp.rate().min(line), line);
+                s.qp.set_inflight_cap(Some(cap));
             }
         }
         let next = rp.next_deadline();

@@ -15,6 +15,7 @@
 //! | ACK priority on the wire (`ack_priority`) | the QP's | the QP's | the QP's (the reference's ACKs carry the data's `pg`) |
 //! | NIC queue of ACKs (`ack_queue`) | their priority's | their priority's | 7, ahead of all data (the reference's ACK queue) |
 //! | payload per packet (`segment_bytes`) | path MTU | path MTU | 1000 bytes |
+//! | bytes in flight (`window_bytes`, `window_follows_rate`) | none | none | none (import-hpcc sets the reference's `HAS_WIN` window) |
 //! | IP ECN bits (`ecn`) | the traffic class's | ECT(0) where DCQCN runs (`cc`) | Not-ECT |
 //! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
 //! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), CNP with the ACK |
@@ -107,6 +108,34 @@ impl AckPriority {
     }
 }
 
+/// A window of payload bytes in flight (the HPCC reference's `HAS_WIN`,
+/// `VAR_WIN`): its NIC sends a QP's next packet while the bytes sent and not
+/// acknowledged are below the window (`RdmaQueuePair::IsWinBound`), so
+/// `ceil(window / segment)` full packets fly. Following the rate, the
+/// window is `bytes x rate / line rate` (at least 1 byte) at the QP's
+/// current DCQCN rate (`RdmaQueuePair::GetWin`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteWindow {
+    pub bytes: u64,
+    pub follows_rate: bool,
+}
+
+impl ByteWindow {
+    /// Packets of `segment` payload bytes in flight at most at `rate` on
+    /// a port of `line`.
+    pub fn packets(&self, segment: u32, rate: Rate, line: Rate) -> u32 {
+        let bytes = if self.follows_rate {
+            let w = u128::from(self.bytes) * u128::from(rate.bps()) / u128::from(line.bps().max(1));
+            (w as u64).max(1)
+        } else {
+            self.bytes.max(1)
+        };
+        bytes
+            .div_ceil(u64::from(segment.max(1)))
+            .min(u64::from(u32::MAX)) as u32
+    }
+}
+
 /// ACKs and NAKs sent apart from the QP's data: the NIC egress queue they
 /// wait in and the priority they carry (`None`: the QP's, with its DSCP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,6 +189,8 @@ pub struct NicProfile {
     pub ack_queue: Option<u8>,
     /// 0 = the path MTU.
     pub segment_bytes: u32,
+    /// A window of payload bytes in flight per QP; `None`: none.
+    pub byte_window: Option<ByteWindow>,
     pub ecn: EcnMode,
     pub trust: Trust,
     /// `None`: DCQCN is off.
@@ -177,6 +208,7 @@ impl NicProfile {
                 ack_priority: AckPriority::Qp,
                 ack_queue: None,
                 segment_bytes: 0,
+                byte_window: None,
                 ecn: EcnMode::Tc,
                 trust: Trust::Dscp,
                 dcqcn: None,
@@ -189,6 +221,7 @@ impl NicProfile {
                 ack_priority: AckPriority::Qp,
                 ack_queue: None,
                 segment_bytes: 0,
+                byte_window: None,
                 ecn: EcnMode::Cc,
                 trust: Trust::Pcp,
                 dcqcn: Some(DcqcnSetup {
@@ -213,6 +246,7 @@ impl NicProfile {
                 ack_priority: AckPriority::Qp,
                 ack_queue: Some(7),
                 segment_bytes: 1000,
+                byte_window: None,
                 ecn: EcnMode::NotEct,
                 trust: Trust::Dscp,
                 dcqcn: Some(DcqcnSetup {
@@ -355,6 +389,24 @@ mod tests {
         // EWMA_GAIN 1/256 = 4/1024; MIN_RATE 100 Mb/s.
         assert_eq!((d.params.dce_tcp_g, d.params.rpg_min_rate), (1020, 100));
         assert_eq!(d.params.min_time_between_cnps, 0);
+    }
+
+    /// The reference's window of 52,000 bytes: 52 packets of 1000 bytes
+    /// (it sends while 51,000 are in flight); 52,001 bytes: 53. Following
+    /// the rate at 25 of 100 Gb/s: 13,000 bytes, 13 packets; at a rate so
+    /// low that the window is under a byte, one byte: one packet.
+    #[test]
+    fn a_byte_window_in_packets() {
+        let (line, seg) = (Rate::gbps(100), 1000);
+        let w = |bytes, follows_rate| ByteWindow {
+            bytes,
+            follows_rate,
+        };
+        assert_eq!(w(52_000, false).packets(seg, Rate::gbps(25), line), 52);
+        assert_eq!(w(52_001, false).packets(seg, line, line), 53);
+        assert_eq!(w(52_000, true).packets(seg, Rate::gbps(25), line), 13);
+        assert_eq!(w(52_000, true).packets(seg, Rate(1), line), 1);
+        assert_eq!(w(0, false).packets(seg, line, line), 1);
     }
 
     #[test]

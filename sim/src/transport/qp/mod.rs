@@ -64,6 +64,9 @@ pub struct RcQp {
     counters: QpCounters,
 
     // Requester.
+    /// Packets in flight at most (a byte window in packets, see
+    /// [`RcQp::set_inflight_cap`]); `u32::MAX`: none.
+    inflight_cap: u32,
     sq: VecDeque<SendWqe>,
     /// First PSN of the next posted WQE.
     next_psn: Psn,
@@ -141,6 +144,7 @@ impl RcQp {
             cfg,
             state: QpState::Rts,
             counters: QpCounters::default(),
+            inflight_cap: u32::MAX,
             sq: VecDeque::with_capacity(cfg.max_send_wr.min(4096) as usize),
             next_psn: sq_psn,
             una: sq_psn,
@@ -354,6 +358,15 @@ impl RcQp {
         if !on {
             self.inbound.clear();
         }
+    }
+
+    /// Caps the requester's packets in flight (sent, not acknowledged)
+    /// at `packets`, at least 1; `None` lifts the cap. Beside the
+    /// unacknowledged-PSN window, for a NIC whose window is bytes in
+    /// flight (the HPCC reference's `HAS_WIN`): it may be changed at any
+    /// time, a smaller cap only stopping new packets.
+    pub fn set_inflight_cap(&mut self, packets: Option<u32>) {
+        self.inflight_cap = packets.map_or(u32::MAX, |p| p.max(1));
     }
 
     /// Paces this QP's data packets (requests and READ responses; ACKs and

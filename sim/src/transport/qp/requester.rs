@@ -64,7 +64,10 @@ impl RcQp {
             return false;
         };
         // rxe: stop while req.psn > comp.psn + RXE_MAX_UNACKED_PSNS.
-        if self.tx_psn.distance(self.una) > self.cfg.max_unacked_psns as i32 {
+        let in_flight = self.tx_psn.distance(self.una);
+        if in_flight > self.cfg.max_unacked_psns as i32
+            || i64::from(in_flight) >= i64::from(self.inflight_cap)
+        {
             return false;
         }
         !(wqe.verb == Verb::Read && self.reads_in_flight >= u32::from(self.cfg.max_rd_atomic))

@@ -9,7 +9,9 @@ use crate::scenario::schema::{
 };
 use crate::scenario::{KeyPath, ModelError, closest};
 use crate::transport::QpConfig;
-use crate::world::profile::{AckPriority, DcqcnSetup, EcnMode, NicProfile, ProfileBase};
+use crate::world::profile::{
+    AckPriority, ByteWindow, DcqcnSetup, EcnMode, NicProfile, ProfileBase,
+};
 
 /// What a scenario that names no profile gets: our users run ConnectX.
 pub(crate) const DEFAULT_PROFILE: ProfileBase = ProfileBase::ConnectX;
@@ -96,6 +98,28 @@ fn transport(p: &mut NicProfile, t: &TransportCfg, at: &KeyPath) -> Result<(), M
             .hint("0 segments at the path MTU, as the spec requires"));
         }
         p.segment_bytes = n;
+    }
+    let follows = t.window_follows_rate;
+    match (t.window_bytes, follows) {
+        (Some(0), _) => p.byte_window = None,
+        (Some(bytes), _) => {
+            p.byte_window = Some(ByteWindow {
+                bytes,
+                follows_rate: follows.unwrap_or(false),
+            })
+        }
+        (None, Some(f)) => match &mut p.byte_window {
+            Some(w) => w.follows_rate = f,
+            None if f => {
+                return Err(ModelError::new(
+                    at.key("window_follows_rate"),
+                    "there is no window to follow the rate",
+                )
+                .hint("give window_bytes too, e.g. window_bytes = 153000"));
+            }
+            None => {}
+        },
+        (None, None) => {}
     }
     if let Some(e) = t.ecn {
         p.ecn = match e {

@@ -749,12 +749,17 @@ fn add_qp(
         .flatten();
     qp.set_rate_limit(cap);
     let line = w.ports[port as usize].rate();
+    let window = profile.byte_window.map(|bw| (bw, qcfg.segment()));
+    if let Some((bw, segment)) = window {
+        qp.set_inflight_cap(Some(bw.packets(segment, line, line)));
+    }
     let rp = profile.rp(prio);
     let cc = QpCc {
         rp: rp.map(|d| ReactionPoint::new(&d.params, line)),
         retime: rp.is_some_and(|d| d.retimes()),
         cap,
         ack: profile.ack_route(),
+        window,
         ..QpCc::default()
     };
     w.qps.push(QpSlot {
