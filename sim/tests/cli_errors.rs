@@ -442,6 +442,18 @@ fn topology_and_traffic_errors_name_their_key() {
     says(&err, &["key `topology`", "needs `k`"]);
     let err = fails("kind", "[topology]\nkind = \"fat-three\"\n", &[]);
     says(&err, &["fat-three", "fat-tree"]);
+    let ev = "[[topology.link_event]]\nbetween = [\"leaf0\", \"spine9\"]\nat = \"1us\"\nstate = \"down\"\n";
+    let err = fails("link_event", &format!("{ls}{ev}"), &[]);
+    says(
+        &err,
+        &[
+            "key `topology.link_event[0].between`",
+            "no node `spine9` in the fabric",
+        ],
+    );
+    let ev = ev.replace("spine9", "leaf1");
+    let err = fails("link_event_none", &format!("{ls}{ev}"), &[]);
+    says(&err, &["no link between `leaf0` and `leaf1`"]);
     let err = fails("link_loss", &format!("{ls}link_loss = 1.5\n"), &[]);
     says(
         &err,

@@ -189,7 +189,10 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
     let Some(cfg) = config(
         &dir,
         "e3_dcqcn_2to1_notrace.cfg",
-        &[("LINK_DOWN", "LINK_DOWN 200 0 1"), ("CC_MODE", "CC_MODE 3")],
+        &[
+            ("L2_BACK_TO_ZERO", "L2_BACK_TO_ZERO 1"),
+            ("CC_MODE", "CC_MODE 3"),
+        ],
     ) else {
         return;
     };
@@ -201,8 +204,8 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
         "2 settings rocesim does not reproduce".to_string(),
         format!("{c}:{}: CC_MODE 3 (HPCC): ", line_of(&cfg, "CC_MODE")),
         format!(
-            "{c}:{}: LINK_DOWN 200 0 1: the reference recomputes every route",
-            line_of(&cfg, "LINK_DOWN")
+            "{c}:{}: L2_BACK_TO_ZERO 1: a NACK sends the QP back",
+            line_of(&cfg, "L2_BACK_TO_ZERO")
         ),
         "--approximate".to_string(),
     ] {
@@ -216,27 +219,66 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.matches("rocesim: warning: ").count(), 2, "{err}");
     let text = std::fs::read_to_string(cfg.with_file_name("s.toml")).unwrap();
-    assert!(text.contains("#   LINK_DOWN 200 0 1 (line "), "{text}");
-    assert!(text.contains("#     here the link stays up."), "{text}");
+    assert!(text.contains("#   L2_BACK_TO_ZERO 1 (line "), "{text}");
+    assert!(
+        text.contains("#     here go-back-N from the NAK's PSN, as RC does."),
+        "{text}"
+    );
 
     // A window per flow (GLOBAL_T 0, as the anchors' own configs say,
-    // where HAS_WIN 0 makes it moot) and L2_BACK_TO_ZERO.
+    // where HAS_WIN 0 makes it moot) and an unpaced NIC.
     let cfg = config(
         &dir,
         "e3_dcqcn_2to1_notrace.cfg",
-        &[
-            ("HAS_WIN", "HAS_WIN 1"),
-            ("L2_BACK_TO_ZERO", "L2_BACK_TO_ZERO 1"),
-        ],
+        &[("HAS_WIN", "HAS_WIN 1"), ("RATE_BOUND", "RATE_BOUND 0")],
     )
     .unwrap();
     let err = String::from_utf8_lossy(&import(&cfg, &[]).stderr).into_owned();
     assert!(
         err.contains(&format!("{}: GLOBAL_T 0: ", line_of(&cfg, "GLOBAL_T")))
-            && err.contains(&format!(
-                "{}: L2_BACK_TO_ZERO 1: ",
-                line_of(&cfg, "L2_BACK_TO_ZERO")
-            )),
+            && err.contains(&format!("{}: RATE_BOUND 0: ", line_of(&cfg, "RATE_BOUND"))),
+        "{err}"
+    );
+}
+
+/// LINK_DOWN t a b: the link between nodes a and b fails at 2 s + t us and
+/// every route is recomputed (`reroute = true`), as TakeDownLink does; a
+/// LINK_DOWN naming two nodes with no link between them is refused at its
+/// line (the reference would take nothing down).
+#[test]
+fn a_link_down_becomes_a_rerouting_link_event() {
+    let dir = tmp("import_link_down");
+    let Some(cfg) = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[("LINK_DOWN", "LINK_DOWN 1000 0 1")],
+    ) else {
+        return;
+    };
+    let text = imported(&cfg);
+    assert!(
+        text.contains(
+            "\nreroute = true            # LINK_DOWN: every route is recomputed when the link fails\n"
+        ) && text.contains(
+            "\n  between = [\"sw0\", \"n1\"]\n  at = \"2001000000000ps\"\n  state = \"down\"\n"
+        ),
+        "{text}"
+    );
+    let cfg = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[("LINK_DOWN", "LINK_DOWN 1000 1 2")],
+    )
+    .unwrap();
+    let o = import(&cfg, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:{}: LINK_DOWN 1000 1 2: ",
+            cfg.display(),
+            line_of(&cfg, "LINK_DOWN")
+        )) && err.contains("has no link between nodes 1 and 2"),
         "{err}"
     );
 }

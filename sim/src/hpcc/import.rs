@@ -306,6 +306,42 @@ pub fn import(
             cfg.error_rate_per_link
         );
     }
+    if let Some(d) = cfg.link_down {
+        // TakeDownLink at 2 s + t us: both ends down, every route
+        // recomputed over the links left.
+        let name = |n: u32| topo.node(crate::topology::NodeId(n)).name.clone();
+        let joined = topo_file
+            .links()
+            .iter()
+            .any(|l| (l.a, l.b) == (d.a, d.b) || (l.a, l.b) == (d.b, d.a));
+        if !joined {
+            return Err(ImportError::Invalid {
+                file: format!("{}:{}", config.display(), cfg.line_of("LINK_DOWN")),
+                msg: format!(
+                    "LINK_DOWN {} {} {}: {} has no link between nodes {} and {} (the reference would take nothing down)",
+                    d.after.as_ns() / 1000,
+                    d.a,
+                    d.b,
+                    topo_path.display(),
+                    d.a,
+                    d.b
+                ),
+            });
+        }
+        let _ = writeln!(
+            s,
+            "reroute = true            # LINK_DOWN: every route is recomputed when the link fails\n\
+             \n  [[topology.link_event]]   # LINK_DOWN {} {} {}: at 2 s + {} us\n  \
+             between = [\"{}\", \"{}\"]\n  at = \"{}ps\"\n  state = \"down\"",
+            d.after.as_ns() / 1000,
+            d.a,
+            d.b,
+            d.after.as_ns() / 1000,
+            name(d.a),
+            name(d.b),
+            (crate::time::Ps::from_us(2_000_000) + d.after).0
+        );
+    }
     let _ = writeln!(s);
     let _ = writeln!(s, "{}", host_tables(&cfg, &topo_file));
     let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
@@ -332,7 +368,8 @@ pub struct Imported {
 
 /// The config's settings that the imported scenario would not reproduce,
 /// in the config's order. DCQCN (`CC_MODE 1`) with its window (`HAS_WIN`,
-/// `GLOBAL_T 1`, `VAR_WIN`), ACK priority, ECN (`ENABLE_QCN`), losses
+/// `GLOBAL_T 1`, `VAR_WIN`), a link failure (`LINK_DOWN`, with every
+/// route recomputed), ACK priority, ECN (`ENABLE_QCN`), losses
 /// (`ERROR_RATE_PER_LINK` and the topology's error rates) and an ACK per
 /// packet are reproduced; settings that act only under another `CC_MODE`
 /// (`U_TARGET`, `MI_THRESH`, `DCTCP_RATE_AI`, ...), outputs
@@ -394,15 +431,6 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
             "1".into(),
             "a NACK sends the QP back to the start of its chunk (L2_CHUNK_SIZE)",
             "go-back-N from the NAK's PSN, as RC does",
-        );
-    }
-    if let Some(d) = cfg.link_down {
-        add(
-            "LINK_DOWN",
-            format!("{} {} {}", d.after.as_ns() / 1000, d.a, d.b),
-            "the reference recomputes every route when the link fails (TakeDownLink); rocesim's switches \
-             only stop using a dead ECMP member, so what had no other local next hop would be lost, not rerouted",
-            "the link stays up",
         );
     }
     list.sort_by_key(|u| u.line);

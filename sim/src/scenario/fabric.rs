@@ -34,7 +34,6 @@
 //! set most destinations share becomes the default route `0.0.0.0/0`
 //! (an edge switch: all its uplinks), the others one /24 each.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -46,7 +45,7 @@ use toml::de::{DeArray, DeTable, DeValue};
 use super::schema::{Dur, RateQ};
 use super::{Diagnostic, KeyPath, ModelError, SET_BASE, line_col, own_table, span_of};
 use crate::topology::{
-    FatTree, HostId, LeafSpine, LinkId, LinkSpec, NodeId, Topology, ecmp_routes,
+    FatTree, HostId, LeafSpine, LinkId, LinkSpec, NodeId, Topology, ecmp_routes, route_table,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -100,10 +99,27 @@ pub struct TopologyCfg {
     /// Probability that a frame is lost on a generated link (each
     /// direction), for every link the topology file gives none.
     pub link_loss: Option<f64>,
+    /// When a link goes down or up, every switch's routes are computed
+    /// again over the links up (the HPCC reference's `LINK_DOWN`); without,
+    /// a switch only stops using a dead next hop.
+    pub reroute: Option<bool>,
+    /// Carrier changes of generated links, named by the nodes they join.
+    #[serde(default, rename = "link_event")]
+    pub link_events: Vec<TopoLinkEventCfg>,
     /// Templates, read from the tree (any key their tables accept).
     pub host: Option<serde::de::IgnoredAny>,
     pub nic: Option<serde::de::IgnoredAny>,
     pub switch: Option<serde::de::IgnoredAny>,
+}
+
+/// `[[topology.link_event]]`: the links between two nodes go down or up.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopoLinkEventCfg {
+    /// The two nodes (`["sw320", "sw336"]`); every link between them.
+    pub between: [String; 2],
+    pub at: Dur,
+    pub state: super::schema::LinkState,
 }
 
 #[derive(Deserialize)]
@@ -243,7 +259,7 @@ pub(super) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Resul
         return Ok(());
     };
     let topo = build_topology(&cfg, base)?;
-    let text = lowered_text(&topo)?;
+    let text = lowered_text(&topo, &link_events(&topo, &cfg)?)?;
     let span = field(tree.get_ref(), "topology").map_or(0..0, |v| v.span());
     let template = |name: &str| {
         field(tree.get_ref(), "topology")
@@ -298,7 +314,47 @@ pub(super) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Resul
 }
 
 /// The generated hosts, switches and links as TOML text.
-fn lowered_text(topo: &Topology) -> Result<String, ModelError> {
+/// Per link of `topo`, the `[[topology.link_event]]`s that name its ends.
+fn link_events<'c>(
+    topo: &Topology,
+    cfg: &'c TopologyCfg,
+) -> Result<Vec<Vec<&'c TopoLinkEventCfg>>, ModelError> {
+    let mut per_link = vec![Vec::new(); topo.links().len()];
+    for (i, e) in cfg.link_events.iter().enumerate() {
+        let at = KeyPath::root()
+            .key("topology")
+            .key("link_event")
+            .index(i)
+            .key("between");
+        let node = |name: &str| {
+            topo.nodes()
+                .iter()
+                .position(|n| n.name == name)
+                .ok_or_else(|| {
+                    ModelError::new(at.clone(), format!("no node `{name}` in the fabric"))
+                        .did_you_mean(name, topo.nodes().iter().map(|n| n.name.as_str()))
+                })
+        };
+        let (a, b) = (node(&e.between[0])?, node(&e.between[1])?);
+        let mut found = false;
+        for (li, l) in topo.links().iter().enumerate() {
+            let ends = (l.a.0 as usize, l.b.0 as usize);
+            if ends == (a, b) || ends == (b, a) {
+                per_link[li].push(e);
+                found = true;
+            }
+        }
+        if !found {
+            return Err(ModelError::new(
+                at,
+                format!("no link between `{}` and `{}`", e.between[0], e.between[1]),
+            ));
+        }
+    }
+    Ok(per_link)
+}
+
+fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<String, ModelError> {
     let routes =
         ecmp_routes(topo).map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.0))?;
     let mut s = String::new();
@@ -331,42 +387,19 @@ fn lowered_text(topo: &Topology) -> Result<String, ModelError> {
             node.name
         );
         // Destinations cabled here are the neighbour table's.
-        let mut by_set: Vec<(Vec<LinkId>, Vec<u32>)> = Vec::new();
-        let mut index: HashMap<Vec<LinkId>, usize> = HashMap::new();
-        for h in 0..topo.host_count() {
-            let hops = routes.next_hops(id, HostId(h));
-            if hops.is_empty() {
-                continue;
-            }
-            if hops.len() == 1 && topo.peer(hops[0], id) == topo.host_node(HostId(h)) {
-                continue;
-            }
-            let i = *index.entry(hops.to_vec()).or_insert_with(|| {
-                by_set.push((hops.to_vec(), Vec::new()));
-                by_set.len() - 1
-            });
-            by_set[i].1.push(h);
-        }
-        // The most shared set (first on a tie) becomes the default route.
-        let default = (0..by_set.len()).max_by_key(|&i| (by_set[i].1.len(), usize::MAX - i));
-        for (i, (hops, dsts)) in by_set.iter().enumerate() {
-            let via: Vec<String> = hops
+        for r in route_table(topo, &routes, id) {
+            let via: Vec<String> = r
+                .via
                 .iter()
                 .map(|&l| format!("\"{}\"", port_of(topo, l, id)))
                 .collect();
-            let via = via.join(", ");
-            if Some(i) == default {
-                let _ = writeln!(s, "[[switch.route]]\nprefix = \"0.0.0.0/0\"\nvia = [{via}]");
-                continue;
-            }
-            for &h in dsts {
-                let ip = topo.host_ip(HostId(h)).octets();
-                let _ = writeln!(
-                    s,
-                    "[[switch.route]]\nprefix = \"{}.{}.{}.0/24\"\nvia = [{via}]",
-                    ip[0], ip[1], ip[2]
-                );
-            }
+            let [a, b, c, d] = r.prefix;
+            let _ = writeln!(
+                s,
+                "[[switch.route]]\nprefix = \"{a}.{b}.{c}.{d}/{}\"\nvia = [{}]",
+                r.len,
+                via.join(", ")
+            );
         }
     }
     for (i, l) in topo.links().iter().enumerate() {
@@ -381,6 +414,21 @@ fn lowered_text(topo: &Topology) -> Result<String, ModelError> {
         );
         if l.loss > 0.0 {
             let _ = writeln!(s, "loss = {:?}", l.loss);
+        }
+        let ev: Vec<String> = events
+            .get(i)
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                let state = match e.state {
+                    super::schema::LinkState::Down => "down",
+                    super::schema::LinkState::Up => "up",
+                };
+                format!("{{ at = \"{}ps\", state = \"{state}\" }}", e.at.0.0)
+            })
+            .collect();
+        if !ev.is_empty() {
+            let _ = writeln!(s, "event = [{}]", ev.join(", "));
         }
     }
     Ok(s)

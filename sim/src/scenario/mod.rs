@@ -320,6 +320,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             topology: None,
             traffic: vec![],
             flows: vec![],
+            fabric: None,
         },
         name: String::new(),
         path: path.to_path_buf(),
@@ -344,6 +345,17 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     if let Err(e) = traffic::lower(&mut loaded.scenario, &base) {
         return Err(loaded.locate(&e));
+    }
+    if let Some(t) = loaded
+        .scenario
+        .topology
+        .as_ref()
+        .filter(|t| t.reroute == Some(true))
+    {
+        match fabric::build_topology(t, &base) {
+            Ok(topo) => loaded.scenario.fabric = Some(std::sync::Arc::new(topo)),
+            Err(e) => return Err(loaded.locate(&e)),
+        }
     }
     loaded.name = loaded.scenario.name.clone().unwrap_or_else(|| {
         path.file_stem().map_or_else(

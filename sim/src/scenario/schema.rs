@@ -208,6 +208,10 @@ pub struct Scenario {
     /// The flows `traffic` lowered, in start order.
     #[serde(skip)]
     pub flows: Vec<super::traffic::FlowRef>,
+    /// The generated fabric's graph, kept when it re-routes on link
+    /// changes (`[topology] reroute = true`).
+    #[serde(skip)]
+    pub fabric: Option<std::sync::Arc<crate::topology::Topology>>,
 }
 
 fn one() -> u64 {

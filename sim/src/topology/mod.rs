@@ -103,7 +103,7 @@ mod generate;
 mod routes;
 
 pub use generate::{FatTree, LeafSpine, LinkSpec, fat_tree};
-pub use routes::{Framing, PerHop, Routes, ecmp_routes};
+pub use routes::{Framing, PerHop, Routes, TableRoute, ecmp_routes, ecmp_routes_over, route_table};
 
 /// A node's index in [`Topology::nodes`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

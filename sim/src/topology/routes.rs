@@ -70,8 +70,70 @@ pub struct Routes {
     hops: Vec<LinkId>,
 }
 
+/// One route of a switch's table: `prefix/len` via these links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableRoute {
+    pub prefix: [u8; 4],
+    pub len: u8,
+    pub via: Vec<LinkId>,
+}
+
+/// Switch `id`'s routing table from `routes`: one route per distinct
+/// next-hop set, the set most destinations share (the first on a tie) as
+/// the default route `0.0.0.0/0`, the others one /24 per host. Hosts
+/// cabled to the switch are left to its neighbour table, unreachable ones
+/// out.
+pub fn route_table(topo: &Topology, routes: &Routes, id: NodeId) -> Vec<TableRoute> {
+    let mut by_set: Vec<(Vec<LinkId>, Vec<u32>)> = Vec::new();
+    let mut index: HashMap<Vec<LinkId>, usize> = HashMap::new();
+    for h in 0..topo.host_count() {
+        let hops = routes.next_hops(id, HostId(h));
+        if hops.is_empty() {
+            continue;
+        }
+        if hops.len() == 1 && topo.peer(hops[0], id) == topo.host_node(HostId(h)) {
+            continue;
+        }
+        let i = *index.entry(hops.to_vec()).or_insert_with(|| {
+            by_set.push((hops.to_vec(), Vec::new()));
+            by_set.len() - 1
+        });
+        by_set[i].1.push(h);
+    }
+    let default = (0..by_set.len()).max_by_key(|&i| (by_set[i].1.len(), usize::MAX - i));
+    let mut table = Vec::new();
+    for (i, (via, dsts)) in by_set.into_iter().enumerate() {
+        if Some(i) == default {
+            table.push(TableRoute {
+                prefix: [0; 4],
+                len: 0,
+                via,
+            });
+            continue;
+        }
+        for h in dsts {
+            let ip = topo.host_ip(HostId(h)).octets();
+            table.push(TableRoute {
+                prefix: [ip[0], ip[1], ip[2], 0],
+                len: 24,
+                via: via.clone(),
+            });
+        }
+    }
+    table
+}
+
 /// Computes the routes of `topo` (see the module docs).
 pub fn ecmp_routes(topo: &Topology) -> Result<Routes, TopologyError> {
+    ecmp_routes_over(topo, |_| true)
+}
+
+/// [`ecmp_routes`] over the links for which `up` holds, as the reference
+/// recomputes every route when a link fails (`TakeDownLink`).
+pub fn ecmp_routes_over(
+    topo: &Topology,
+    up: impl Fn(LinkId) -> bool,
+) -> Result<Routes, TopologyError> {
     let n = topo.nodes().len();
     let hosts = topo.hosts().to_vec();
     let h = hosts.len();
@@ -115,6 +177,9 @@ pub fn ecmp_routes(topo: &Topology) -> Result<Routes, TopologyError> {
             q += 1;
             let dn = dis[now.0 as usize];
             for &l in topo.links_of(now) {
+                if !up(l) {
+                    continue;
+                }
                 let next = topo.peer(l, now);
                 let x = next.0 as usize;
                 if dis[x] == INF {

@@ -111,6 +111,11 @@ impl Link {
         }
     }
 
+    /// Whether the carrier is up.
+    pub(crate) fn is_up(&self) -> bool {
+        self.up
+    }
+
     /// Sets the carrier; returns whether it changed.
     pub(crate) fn set_up(&mut self, up: bool) -> bool {
         std::mem::replace(&mut self.up, up) != up
@@ -269,6 +274,7 @@ impl World {
                 self.pump(port);
             }
         }
+        self.reroute();
     }
 }
 

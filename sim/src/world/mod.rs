@@ -57,6 +57,7 @@ pub(crate) mod pfc;
 mod port;
 mod profile;
 mod qp;
+mod reroute;
 mod sample;
 mod switch;
 mod tap;
@@ -141,6 +142,8 @@ pub struct World {
     /// The flows' connections, whose QPs are made at their start
     /// (`flows[i]` is `pending[i]` when there are any).
     pending: Vec<build::PendingFlow>,
+    /// A generated fabric that re-routes when a link changes.
+    reroute: Option<Box<reroute::Rerouter>>,
 }
 
 impl World {

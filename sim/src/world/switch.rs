@@ -167,6 +167,22 @@ impl Switch {
         self.routes.push((net, hops));
     }
 
+    /// The routes, in the order they were added.
+    #[cfg(test)]
+    pub(crate) fn routes(&self) -> &[(IpNet, Vec<NextHop>)] {
+        &self.routes
+    }
+
+    /// Replaces every route (the fabric re-routed around a link change);
+    /// groups routed before stay routed.
+    pub(crate) fn replace_routes(&mut self, routes: Vec<(IpNet, Vec<NextHop>)>) {
+        self.routes.clear();
+        self.lpm.clear();
+        for (net, hops) in routes {
+            self.add_route(net, hops);
+        }
+    }
+
     /// Marks on its egress queues.
     pub(crate) fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = Some(Box::new(ecn));

@@ -16,7 +16,7 @@ use crate::time::{Ps, Rate};
 use crate::world::World;
 use crate::world::link::Link;
 use crate::world::port::{Owner, Port};
-use crate::world::switch::{Group, NextHop, Switch};
+use crate::world::switch::{Group, Switch};
 
 /// Ports by endpoint name (`host.nic`, `switch.port`), as taps name them.
 pub(super) type PortNames = HashMap<String, u32>;
@@ -321,19 +321,7 @@ fn add_routes(w: &mut World, sc: &Scenario, si: usize) -> Result<(), ModelError>
                 )
                 .did_you_mean(v, names));
             };
-            let port = sw.ports()[sw.groups()[g].members[0] as usize];
-            let peer = w.ports[port as usize].peer();
-            let mac = match w.ports[peer as usize].owner() {
-                Owner::Switch { sw: o, .. } => w.switches[o as usize].mac(),
-                Owner::Host { host, nic } => {
-                    let h = &w.hosts[host as usize];
-                    h.iface(h.nic(nic).iface()).mac
-                }
-            };
-            hops.push(NextHop {
-                group: g as u32,
-                mac,
-            });
+            hops.push(w.next_hop(si as u32, g as u32));
         }
         if hops.is_empty() {
             return Err(ModelError::new(at, "a route needs at least one next hop"));

@@ -127,11 +127,23 @@ impl World {
             prefetch: false,
             flows: sc.flows.clone(),
             pending: Vec::new(),
+            reroute: None,
         };
         names::check_names(sc)?;
         hosts::add_hosts(&mut w, sc)?;
         let ports = fabric::add_fabric(&mut w, sc)?;
         let taps = taps::check_taps(&w, sc, &ports)?;
+        if let Some(topo) = &sc.fabric {
+            let r = super::reroute::Rerouter::new(&w, topo.clone()).map_err(|e| {
+                ModelError::new(
+                    crate::scenario::KeyPath::root()
+                        .key("topology")
+                        .key("reroute"),
+                    e,
+                )
+            })?;
+            w.reroute = Some(Box::new(r));
+        }
         workloads::add_workloads(&mut w, sc)?;
         if let Some(dir) = &opts.tap_dir {
             taps::open_taps(&mut w, sc, taps, dir)?;
