@@ -746,6 +746,19 @@ fn nic_profile_and_dcqcn_keys() {
             "\"priority\" keeps ACKs in the queue of the priority they carry",
         ],
     );
+    let err = table("window_word", "hpcc", "transport", "window_bytes = \"bdp\"");
+    says(
+        &err,
+        &["window_bytes", "`bdp` is not \"path\" or a number of bytes"],
+    );
+    let err = table("window_neg", "hpcc", "transport", "window_bytes = -5");
+    says(
+        &err,
+        &[
+            "key `host[0].transport.window_bytes`",
+            "-5 bytes is not a window",
+        ],
+    );
     let err = table("follows", "hpcc", "transport", "window_follows_rate = true");
     says(
         &err,

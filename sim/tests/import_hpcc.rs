@@ -89,6 +89,13 @@ fn the_window_is_the_references_largest_bandwidth_delay_product() {
             && text.contains("\n  window_follows_rate = true "),
         "{text}"
     );
+    // GLOBAL_T 0 (the anchors' star configs say so): each flow's own.
+    let cfg = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &[win[0]]).unwrap();
+    let text = imported(&cfg);
+    assert!(
+        text.contains("\n  window_bytes = \"path\"     # HAS_WIN 1, GLOBAL_T 0: "),
+        "{text}"
+    );
     // HAS_WIN 0, as the anchors run: no window.
     let cfg = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &[]).unwrap();
     assert!(!imported(&cfg).contains("window_bytes"));
@@ -225,18 +232,16 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
         "{text}"
     );
 
-    // A window per flow (GLOBAL_T 0, as the anchors' own configs say,
-    // where HAS_WIN 0 makes it moot) and an unpaced NIC.
+    // An unpaced NIC.
     let cfg = config(
         &dir,
         "e3_dcqcn_2to1_notrace.cfg",
-        &[("HAS_WIN", "HAS_WIN 1"), ("RATE_BOUND", "RATE_BOUND 0")],
+        &[("RATE_BOUND", "RATE_BOUND 0")],
     )
     .unwrap();
     let err = String::from_utf8_lossy(&import(&cfg, &[]).stderr).into_owned();
     assert!(
-        err.contains(&format!("{}: GLOBAL_T 0: ", line_of(&cfg, "GLOBAL_T")))
-            && err.contains(&format!("{}: RATE_BOUND 0: ", line_of(&cfg, "RATE_BOUND"))),
+        err.contains(&format!("{}: RATE_BOUND 0: ", line_of(&cfg, "RATE_BOUND"))),
         "{err}"
     );
 }

@@ -368,7 +368,7 @@ pub struct Imported {
 
 /// The config's settings that the imported scenario would not reproduce,
 /// in the config's order. DCQCN (`CC_MODE 1`) with its window (`HAS_WIN`,
-/// `GLOBAL_T 1`, `VAR_WIN`), a link failure (`LINK_DOWN`, with every
+/// `GLOBAL_T`, `VAR_WIN`), a link failure (`LINK_DOWN`, with every
 /// route recomputed), ACK priority, ECN (`ENABLE_QCN`), losses
 /// (`ERROR_RATE_PER_LINK` and the topology's error rates) and an ACK per
 /// packet are reproduced; settings that act only under another `CC_MODE`
@@ -391,14 +391,6 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
             cfg.cc_mode.describe().into(),
             "rocesim's reaction point is DCQCN's (CC_MODE 1); this congestion control is not modelled",
             "no congestion control runs",
-        );
-    }
-    if cfg.has_win && cfg.global_t != 1 {
-        add(
-            "GLOBAL_T",
-            cfg.global_t.to_string(),
-            "each flow's window is the bandwidth-delay product of its own path",
-            "every QP has the largest one (GLOBAL_T 1)",
         );
     }
     if !cfg.rate_bound {
@@ -453,7 +445,13 @@ fn host_tables(cfg: &HpccConfig, topo: &super::HpccTopology) -> String {
         "  segment_bytes = {}        # PACKET_PAYLOAD_SIZE",
         cfg.packet_payload_size
     );
-    if cfg.has_win {
+    if cfg.has_win && cfg.global_t != 1 {
+        let _ = writeln!(
+            s,
+            "  window_bytes = \"path\"     # HAS_WIN 1, GLOBAL_T {}: each flow's own path's bandwidth-delay product",
+            cfg.global_t
+        );
+    } else if cfg.has_win {
         let (bdp, rtt) = topo.max_bdp(cfg.packet_payload_size);
         let _ = writeln!(
             s,

@@ -401,8 +401,9 @@ pub struct TransportCfg {
     pub segment_bytes: Option<u32>,
     /// Payload bytes a QP keeps in flight at most, as the HPCC reference's
     /// window (`HAS_WIN`): it sends while fewer are unacknowledged; 0 =
-    /// none.
-    pub window_bytes: Option<u64>,
+    /// none; `"path"`: the bandwidth-delay product of the QP's own path
+    /// (`GLOBAL_T 0`; flows of `[[traffic]]` only).
+    pub window_bytes: Option<WindowBytesCfg>,
     /// The window shrinks with the QP's DCQCN rate (`VAR_WIN`):
     /// `window_bytes x rate / line rate`.
     pub window_follows_rate: Option<bool>,
@@ -442,19 +443,29 @@ fn word_or_prio<'de, D: Deserializer<'de>>(
     d: D,
     word: &'static str,
 ) -> Result<Option<i64>, D::Error> {
-    struct V(&'static str);
+    word_or_int(d, word, "a priority 0..=7")
+}
+
+/// A value that is either the string `word` (`None`) or an integer,
+/// described as `int` in messages.
+fn word_or_int<'de, D: Deserializer<'de>>(
+    d: D,
+    word: &'static str,
+    int: &'static str,
+) -> Result<Option<i64>, D::Error> {
+    struct V(&'static str, &'static str);
     impl Visitor<'_> for V {
         type Value = Option<i64>;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            write!(f, "\"{}\" or a priority 0..=7", self.0)
+            write!(f, "\"{}\" or {}", self.0, self.1)
         }
         fn visit_str<E: de::Error>(self, s: &str) -> Result<Option<i64>, E> {
             if s == self.0 {
                 Ok(None)
             } else {
                 Err(E::custom(format!(
-                    "`{s}` is not \"{}\" or a priority 0..=7",
-                    self.0
+                    "`{s}` is not \"{}\" or {}",
+                    self.0, self.1
                 )))
             }
         }
@@ -465,7 +476,22 @@ fn word_or_prio<'de, D: Deserializer<'de>>(
             Ok(Some(v.min(i64::MAX as u64) as i64))
         }
     }
-    d.deserialize_any(V(word))
+    d.deserialize_any(V(word, int))
+}
+
+/// `window_bytes`: a number of bytes, or `"path"` (each QP's own path's
+/// bandwidth-delay product).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowBytesCfg {
+    Path,
+    Bytes(i64),
+}
+
+impl<'de> Deserialize<'de> for WindowBytesCfg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(word_or_int(d, "path", "a number of bytes")?
+            .map_or(WindowBytesCfg::Path, WindowBytesCfg::Bytes))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

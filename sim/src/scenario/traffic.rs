@@ -26,7 +26,8 @@ use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, Work
 use super::{KeyPath, ModelError};
 use crate::time::{Ps, Rate};
 use crate::topology::{
-    Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, Port, Routes, Topology, ecmp_routes,
+    Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, PerHop, Port, Routes, Topology,
+    ecmp_routes,
 };
 use crate::traffic::{self, Arrivals, FlowSpec, Hosts, Pattern, Sizes, TrafficClass, Verb};
 
@@ -106,6 +107,11 @@ pub struct FlowRef {
     pub workload: u32,
     /// Ideal FCT on an idle fabric with rocesim's framing.
     pub ideal: Ps,
+    /// The bandwidth-delay product of the flow's path in bytes, as the
+    /// HPCC reference computes a pair's (`pairBdp`, its window with
+    /// `GLOBAL_T 0`): the base RTT with one payload-sized packet per hop,
+    /// in whole ns, times the slowest link's rate.
+    pub path_bdp: u64,
 }
 
 /// Lowers every `[[traffic]]` into workloads and `sc.flows`.
@@ -146,12 +152,20 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                     ),
                 )
             })?;
+        let payload = u64::from(framing.pmtu);
+        let path_bdp = routes
+            .base_rtt(&topo, f.src, f.dst, &PerHop::Reference { payload })
+            .zip(routes.bottleneck_rate(&topo, f.src, f.dst))
+            .map_or(0, |(rtt, bw)| {
+                (u128::from(rtt.as_ns()) * u128::from(bw.bps()) / 1_000_000_000 / 8) as u64
+            });
         let workload = sc.workloads.len() as u32;
         sc.workloads.push(workload_of(sc, &f));
         sc.flows.push(FlowRef {
             spec: f,
             workload,
             ideal,
+            path_bdp,
         });
     }
     Ok(())

@@ -15,7 +15,7 @@
 //! | ACK priority on the wire (`ack_priority`) | the QP's | the QP's | the QP's (the reference's ACKs carry the data's `pg`) |
 //! | NIC queue of ACKs (`ack_queue`) | their priority's | their priority's | 7, ahead of all data (the reference's ACK queue) |
 //! | payload per packet (`segment_bytes`) | path MTU | path MTU | 1000 bytes |
-//! | bytes in flight (`window_bytes`, `window_follows_rate`) | none | none | none (import-hpcc sets the reference's `HAS_WIN` window) |
+//! | bytes in flight (`window_bytes`, `window_follows_rate`) | none | none | none (import-hpcc sets the reference's `HAS_WIN` window: bytes, or `"path"` per flow) |
 //! | IP ECN bits (`ecn`) | the traffic class's | ECT(0) where DCQCN runs (`cc`) | Not-ECT |
 //! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
 //! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), CNP with the ACK |
@@ -118,6 +118,9 @@ impl AckPriority {
 pub struct ByteWindow {
     pub bytes: u64,
     pub follows_rate: bool,
+    /// `bytes` is each QP's own: its flow's path's bandwidth-delay
+    /// product (the reference's `GLOBAL_T 0`), set when the flow starts.
+    pub per_path: bool,
 }
 
 impl ByteWindow {
@@ -401,6 +404,7 @@ mod tests {
         let w = |bytes, follows_rate| ByteWindow {
             bytes,
             follows_rate,
+            per_path: false,
         };
         assert_eq!(w(52_000, false).packets(seg, Rate::gbps(25), line), 52);
         assert_eq!(w(52_001, false).packets(seg, line, line), 53);

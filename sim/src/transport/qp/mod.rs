@@ -369,6 +369,11 @@ impl RcQp {
         self.inflight_cap = packets.map_or(u32::MAX, |p| p.max(1));
     }
 
+    /// The cap on packets in flight ([`RcQp::set_inflight_cap`]).
+    pub fn inflight_cap(&self) -> Option<u32> {
+        (self.inflight_cap != u32::MAX).then_some(self.inflight_cap)
+    }
+
     /// Paces this QP's data packets (requests and READ responses; ACKs and
     /// NAKs are never held back) to `rate` on the wire, counting
     /// `cfg.wire_overhead` bytes per packet. `None` = line rate. This is

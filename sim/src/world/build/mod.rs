@@ -159,6 +159,58 @@ impl World {
 mod tests {
     use std::path::Path;
 
+    /// `window_bytes = "path"` (the reference's `GLOBAL_T 0`): each flow's
+    /// QP gets its own path's bandwidth-delay product, by hand: host0 to
+    /// host1 (one leaf, 2 links of 1 us) rtt = 2 x 2000 + 2 x 80 = 4160 ns,
+    /// x 100 Gb/s / 8 = 52,000 bytes: 52 packets of 1000 bytes; host0 to
+    /// host3 (over a spine, 4 links) 8000 + 320 = 8320 ns, 104,000 bytes:
+    /// 104 packets. A perftest-style workload has no path: refused.
+    #[test]
+    fn a_window_of_the_flows_own_path() {
+        let text = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+  [topology.host]
+  profile = "hpcc"
+    [topology.host.transport]
+    window_bytes = "path"
+[[traffic]]
+pattern = "one-to-many"
+sender = "host0"
+hosts = ["host1", "host3"]
+size = "64000"
+"#;
+        let mut w = build(text, &[]).unwrap();
+        for i in 0..w.pending.len() as u32 {
+            workloads::start_flow(&mut w, i);
+        }
+        let caps: Vec<(u32, Option<u32>)> = w
+            .qps
+            .iter()
+            .filter(|q| q.role == crate::world::qp::Role::Client)
+            .map(|q| (q.qp.dest_qpn(), q.qp.inflight_cap()))
+            .collect();
+        let mut got: Vec<Option<u32>> = caps.iter().map(|c| c.1).collect();
+        got.sort();
+        assert_eq!(got, [Some(52), Some(104)], "{caps:?}");
+        let paths: Vec<u64> = w.flows.iter().map(|f| f.path_bdp).collect();
+        assert_eq!(paths, [52_000, 104_000]);
+
+        let perftest = text
+            .replace("[[traffic]]", "[[workload]]\ntool = \"ib_write_bw\"\nclient = \"host0\"\nserver = \"host1\"\n[[traffic]]");
+        let Err(err) = build(&perftest, &[]) else {
+            panic!("a perftest workload with window_bytes = \"path\" was built");
+        };
+        assert!(
+            err.contains("window_bytes = \"path\" needs the QP's path"),
+            "{err}"
+        );
+    }
+
     use core::net::Ipv4Addr;
 
     use super::*;

@@ -6,6 +6,7 @@ use super::names::host_key;
 use crate::cc::{CnpScope, DcqcnParams, RpModel};
 use crate::scenario::schema::{
     AckPriorityCfg, AckQueueCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
+    WindowBytesCfg,
 };
 use crate::scenario::{KeyPath, ModelError, closest};
 use crate::transport::QpConfig;
@@ -100,14 +101,22 @@ fn transport(p: &mut NicProfile, t: &TransportCfg, at: &KeyPath) -> Result<(), M
         p.segment_bytes = n;
     }
     let follows = t.window_follows_rate;
+    let window = |bytes, per_path| ByteWindow {
+        bytes,
+        follows_rate: follows.unwrap_or(false),
+        per_path,
+    };
     match (t.window_bytes, follows) {
-        (Some(0), _) => p.byte_window = None,
-        (Some(bytes), _) => {
-            p.byte_window = Some(ByteWindow {
-                bytes,
-                follows_rate: follows.unwrap_or(false),
-            })
+        (Some(WindowBytesCfg::Bytes(0)), _) => p.byte_window = None,
+        (Some(WindowBytesCfg::Bytes(n)), _) if n < 0 => {
+            return Err(ModelError::new(
+                at.key("window_bytes"),
+                format!("{n} bytes is not a window"),
+            )
+            .hint("a number of bytes, 0 for none, or \"path\""));
         }
+        (Some(WindowBytesCfg::Bytes(n)), _) => p.byte_window = Some(window(n as u64, false)),
+        (Some(WindowBytesCfg::Path), _) => p.byte_window = Some(window(0, true)),
         (None, Some(f)) => match &mut p.byte_window {
             Some(w) => w.follows_rate = f,
             None if f => {

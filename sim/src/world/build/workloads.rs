@@ -110,6 +110,23 @@ fn add_workload(
     let server = resolve_endpoint(w, sc, &wc.server, at.key("server"))?;
     let pmtu = check_pair(w, wc, &at, &client, &server)?;
     check_settings(wc, &at)?;
+    // A window of the QP's own path needs the path: flows have one.
+    let per_path = w.hosts[client.host as usize]
+        .profile
+        .byte_window
+        .is_some_and(|b| b.per_path);
+    if per_path && !sc.flows.iter().any(|f| f.workload as usize == wi) {
+        return Err(ModelError::new(
+            super::names::host_key(client.host as usize)
+                .key("transport")
+                .key("window_bytes"),
+            format!(
+                "window_bytes = \"path\" needs the QP's path, which only flows of [[traffic]] have; \
+                 [[workload]] {wi} is a perftest-style workload"
+            ),
+        )
+        .hint("give a number of bytes, e.g. window_bytes = 52000"));
+    }
     let seg = check_segments(w, &at, pmtu, [&client, &server])?;
     let workload = Workload::new(workload_spec(wc, seg, &at)?).map_err(|e| {
         // Point at the key the transport's check is about.
@@ -616,6 +633,15 @@ pub(crate) fn start_flow(w: &mut World, i: u32) {
     let mut contexts = HashMap::new();
     let c = add_qp(w, &knobs, cfg, &sides[0], wl, 0, &mut contexts);
     let s = add_qp(w, &knobs, cfg, &sides[1], wl, 0, &mut contexts);
+    // A window of its own path's bandwidth-delay product (GLOBAL_T 0).
+    let bdp = w.flows[i as usize].path_bdp;
+    let line = w.ports[w.qps[c as usize].port as usize].rate();
+    let slot = &mut w.qps[c as usize];
+    if let Some((bw, segment)) = slot.cc.window.as_mut().filter(|(bw, _)| bw.per_path) {
+        bw.bytes = bdp;
+        let cap = bw.packets(*segment, line, line);
+        slot.qp.set_inflight_cap(Some(cap));
+    }
     let now = w.now();
     let slot = &mut w.workloads[wl as usize];
     slot.clients = vec![c];
