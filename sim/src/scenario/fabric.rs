@@ -435,7 +435,7 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
 }
 
 /// The port name of `link` at `node`, without the node.
-fn port_of(topo: &Topology, link: LinkId, node: NodeId) -> String {
+pub(crate) fn port_of(topo: &Topology, link: LinkId, node: NodeId) -> String {
     let full = topo.port_name(link, node);
     full.rsplit_once('.')
         .map_or(full.clone(), |(_, p)| p.to_string())

@@ -86,8 +86,7 @@ fn group_of(
     link: LinkId,
     at: NodeId,
 ) -> Result<u32, String> {
-    let full = topo.port_name(link, at);
-    let port = full.rsplit_once('.').map_or(full.as_str(), |(_, p)| p);
+    let port = crate::scenario::fabric::port_of(topo, link, at);
     let s = w
         .switches
         .iter()
