@@ -195,26 +195,34 @@ pub const ETHERTYPE_ARP: u16 = 0x0806;
 pub const ARP_BODY_LEN: usize = 46;
 
 /// One frame in flight.
+///
+/// `repr(C)`, aligned to a cache line, with what every switch hop reads
+/// (addresses, classification, length, ingress) in its first 64 bytes:
+/// a switch in a fabric of thousands of ports finds a frame's slot cold,
+/// and then reads one line of it instead of the two or three that the
+/// compiler's order (the `IbRepr` first) spread those fields over.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
 pub struct Packet {
-    pub eth: EthRepr,
-    pub vlan: Option<VlanTag>,
     pub l3: L3,
-    pub ib: IbRepr,
-    /// The 802.1p priority / traffic class queue it travels in.
-    pub prio: u8,
+    pub eth: EthRepr,
     /// Frame length as a capture shows it (no FCS).
     pub frame_len: u32,
-    /// Global index of the queue pair that sent it.
-    pub src_qp: u32,
     /// Switch ingress port while the packet sits in a switch buffer (for
     /// per-ingress accounting), `u32::MAX` elsewhere.
     pub ingress: u32,
+    pub vlan: Option<VlanTag>,
+    /// The 802.1p priority / traffic class queue it travels in.
+    pub prio: u8,
+    // ^ the first cache line
+    /// Global index of the queue pair that sent it.
+    pub src_qp: u32,
     /// A CM MAD's index in the world's log of sent MADs (whose bytes a tap
     /// writes), `u32::MAX` for every other packet.
     pub mad: u32,
     /// When it was created by the sending NIC.
     pub born: Ps,
+    pub ib: IbRepr,
 }
 
 const ETH_LEN: u32 = 14;
@@ -772,5 +780,26 @@ mod tests {
         assert_eq!(pool.live(), 2);
         assert_eq!(pool.peak(), 2);
         assert_eq!(pool.get(c).ib.payload_len, 3);
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    /// What a switch hop reads is in the slot's first cache line.
+    #[test]
+    fn a_switch_hop_reads_one_cache_line() {
+        assert_eq!(align_of::<Packet>(), 64);
+        for end in [
+            core::mem::offset_of!(Packet, l3) + size_of::<L3>(),
+            core::mem::offset_of!(Packet, eth) + size_of::<EthRepr>(),
+            core::mem::offset_of!(Packet, frame_len) + 4,
+            core::mem::offset_of!(Packet, ingress) + 4,
+            core::mem::offset_of!(Packet, vlan) + size_of::<Option<VlanTag>>(),
+            core::mem::offset_of!(Packet, prio) + 1,
+        ] {
+            assert!(end <= 64, "{end}");
+        }
     }
 }

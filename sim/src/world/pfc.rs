@@ -143,15 +143,6 @@ impl PauseState {
     pub(crate) fn counters(&self, now: Ps) -> PauseCounters<'_> {
         PauseCounters { s: self, now }
     }
-    /// Whether the watchdog drops priority `prio`'s frames now.
-    #[inline]
-    pub(crate) fn wd_drops(&self, prio: usize) -> bool {
-        self.storm & 1 << prio != 0
-            && self
-                .cfg
-                .and_then(|c| c.watchdog)
-                .is_some_and(|w| w.action == WatchdogAction::Drop)
-    }
     pub(crate) fn count_wd_drop(&mut self, prio: usize) {
         self.wd_dropped[prio] += 1;
     }
@@ -364,6 +355,7 @@ impl World {
             if now.0 - s.last_rx[prio].0 >= w.restore.0 {
                 s.storm &= !bit;
                 s.wd_restored[prio] += 1;
+                p.set_wd_dropping(prio, false);
             } else {
                 let at = s.last_rx[prio] + w.restore;
                 self.sched.at(
@@ -393,6 +385,7 @@ impl World {
         }
         s.storm |= bit;
         s.wd_detected[prio] += 1;
+        p.set_wd_dropping(prio, w.action == WatchdogAction::Drop);
         p.set_paused(p.paused() & !bit);
         self.sched.at(
             now + w.restore,

@@ -180,6 +180,10 @@ pub(crate) struct Port {
     sends_pauses: bool,
     /// Priorities whose egress queues mark (bit per priority).
     marking: u8,
+    /// Priorities whose frames the PFC watchdog drops now (a storm with
+    /// the drop action): the `PauseState` bit, mirrored here because
+    /// every frame a switch queues asks, and that state is a cold line.
+    wd_dropping: u8,
     /// Extra delay added to frames leaving this port (switch latency).
     extra_delay: Ps,
     rate: Rate,
@@ -217,6 +221,7 @@ impl Port {
             counters: PortCounters::default(),
             ecn_marked: [0; PRIOS],
             marking: 0,
+            wd_dropping: 0,
             prio_drops: [0; PRIOS],
             lossless_drops: [0; PRIOS],
             tap: None,
@@ -360,6 +365,14 @@ impl Port {
     pub(crate) fn configure_pauses(&mut self, cfg: PauseConfig) {
         self.pause.configure(cfg);
         self.sends_pauses = true;
+    }
+    /// Whether the PFC watchdog drops priority `prio`'s frames now.
+    #[inline]
+    pub(crate) fn wd_drops(&self, prio: usize) -> bool {
+        self.wd_dropping & (1 << prio) != 0
+    }
+    pub(crate) fn set_wd_dropping(&mut self, prio: usize, on: bool) {
+        self.wd_dropping = (self.wd_dropping & !(1 << prio)) | (u8::from(on) << prio);
     }
     #[inline]
     pub(crate) fn sends_pauses(&self) -> bool {

@@ -91,6 +91,14 @@ pub(crate) struct Switch {
     neigh: FastMap<Ipv4Addr, ([u8; 6], u32)>,
     /// Routes: prefix → next hops (ECMP over those with a live member).
     routes: Vec<(IpNet, Vec<NextHop>)>,
+    /// `live[i]`: route `i`'s next hops whose group has a member with
+    /// carrier, kept as carriers change: every routed packet picks among
+    /// them, and walking each hop's group and its members' carriers per
+    /// packet was a chain of cold loads in a fabric.
+    live: Vec<Vec<NextHop>>,
+    /// `sole[g]`: group `g`'s member if it has exactly one (every port
+    /// but a LAG's), else `u32::MAX`.
+    sole: Vec<u32>,
     /// Longest-prefix match without a scan: per prefix length present
     /// (longest first), network → index in `routes`. A generated fabric's
     /// switch has hundreds of /24s, looked up for every routed packet.
@@ -122,6 +130,8 @@ impl Switch {
             fdb: FastMap::default(),
             neigh: FastMap::default(),
             routes: Vec::new(),
+            live: Vec::new(),
+            sole: Vec::new(),
             lpm: Vec::new(),
             hash,
             trust,
@@ -143,6 +153,13 @@ impl Switch {
     /// each port's.
     pub(crate) fn set_groups(&mut self, groups: Vec<Group>, group_of: Vec<u32>) {
         self.routed = vec![false; groups.len()];
+        self.sole = groups
+            .iter()
+            .map(|g| match g.members[..] {
+                [m] => m,
+                _ => u32::MAX,
+            })
+            .collect();
         self.groups = groups;
         self.group_of = group_of;
     }
@@ -164,7 +181,15 @@ impl Switch {
         self.lpm[i]
             .1
             .insert(net.network(), self.routes.len() as u32);
+        self.live.push(self.live_hops(&hops));
         self.routes.push((net, hops));
+    }
+
+    fn live_hops(&self, hops: &[NextHop]) -> Vec<NextHop> {
+        hops.iter()
+            .filter(|h| self.group_alive(h.group))
+            .copied()
+            .collect()
     }
 
     /// The routes, in the order they were added.
@@ -177,6 +202,7 @@ impl Switch {
     /// groups routed before stay routed.
     pub(crate) fn replace_routes(&mut self, routes: Vec<(IpNet, Vec<NextHop>)>) {
         self.routes.clear();
+        self.live.clear();
         self.lpm.clear();
         for (net, hops) in routes {
             self.add_route(net, hops);
@@ -241,6 +267,7 @@ impl Switch {
     /// what was learned behind it.
     pub(crate) fn set_port_up(&mut self, local: u32, up: bool) {
         self.port_up[local as usize] = up;
+        self.live = self.routes.iter().map(|(_, h)| self.live_hops(h)).collect();
         if up {
             return;
         }
@@ -338,17 +365,14 @@ impl Switch {
             };
             nets.get(&(dst_bits & mask))
         });
-        let Some((_, hops)) = best.map(|&i| &self.routes[i as usize]) else {
+        let Some(hops) = best.map(|&i| &self.live[i as usize]) else {
             return Err(DropReason::NoRoute);
         };
-        // Counted then indexed: this runs for every routed packet, so no Vec.
-        let alive = |h: &&NextHop| self.group_alive(h.group);
-        let n = hops.iter().filter(alive).count();
         let i = self
             .hash
-            .select(&pkt.five_tuple(), n)
+            .select(&pkt.five_tuple(), hops.len())
             .ok_or(DropReason::NoRoute)?;
-        Ok(*hops.iter().filter(alive).nth(i).expect("i < n"))
+        Ok(hops[i])
     }
 
     /// A member of group `g` by the 5-tuple hash over the members whose
@@ -356,10 +380,11 @@ impl Switch {
     /// the frame is then lost at its egress port).
     #[inline]
     fn pick_member(&self, g: u32, tuple: &FiveTuple) -> Option<u32> {
-        let members = &self.groups[g as usize].members;
-        if members.len() == 1 {
-            return Some(members[0]);
+        let sole = self.sole[g as usize];
+        if sole != u32::MAX {
+            return Some(sole);
         }
+        let members = &self.groups[g as usize].members;
         // Counted then indexed, as for routes: no buffer per packet.
         let up = || {
             members
@@ -418,7 +443,7 @@ impl World {
         if !p.carrier() {
             return self.drop_frame(out, id, DropReason::LinkDown);
         }
-        if p.sends_pauses() && p.pause().wd_drops(prio) {
+        if p.wd_drops(prio) {
             p.pause_mut().count_wd_drop(prio);
             return self.drop_frame(out, id, DropReason::Buffer);
         }
