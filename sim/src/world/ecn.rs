@@ -23,8 +23,13 @@ use crate::cc::red::{CE, MarkPoint, RedParams};
 use crate::packet::Packet;
 
 pub(crate) struct Ecn {
-    /// Per local port: RED per priority (`None`: that queue never marks).
-    red: Vec<[Option<RedParams>; PRIOS]>,
+    /// The distinct RED rows (per priority; `None`: that queue never
+    /// marks): ports of one link speed share one, so the row a packet
+    /// reads is in cache, where a row per port was a cold line per
+    /// packet in a fabric of hundreds of ports.
+    rows: Vec<[Option<RedParams>; PRIOS]>,
+    /// Per local port: its row.
+    row_of: Vec<u32>,
     at_dequeue: bool,
     rng: ChaCha8Rng,
 }
@@ -35,11 +40,27 @@ impl Ecn {
         mark: MarkPoint,
         rng: ChaCha8Rng,
     ) -> Ecn {
+        let mut rows: Vec<[Option<RedParams>; PRIOS]> = Vec::new();
+        let row_of = red
+            .iter()
+            .map(|r| match rows.iter().position(|x| x == r) {
+                Some(i) => i as u32,
+                None => {
+                    rows.push(*r);
+                    (rows.len() - 1) as u32
+                }
+            })
+            .collect();
         Ecn {
-            red,
+            rows,
+            row_of,
             at_dequeue: mark == MarkPoint::Dequeue,
             rng,
         }
+    }
+
+    fn row(&self, local: u32) -> &[Option<RedParams>; PRIOS] {
+        &self.rows[self.row_of[local as usize] as usize]
     }
 
     /// Whether marking happens as packets leave (else as they join).
@@ -50,7 +71,7 @@ impl Ecn {
 
     /// Priorities that mark on local port `local`, as a bit mask.
     pub(crate) fn marking(&self, local: u32) -> u8 {
-        let red = &self.red[local as usize];
+        let red = self.row(local);
         (0..PRIOS)
             .filter(|&p| red[p].is_some())
             .fold(0, |m, p| m | 1 << p)
@@ -67,7 +88,7 @@ impl Ecn {
         queue_bytes: u64,
         pkt: &mut Packet,
     ) -> bool {
-        let Some(red) = &self.red[local as usize][prio] else {
+        let Some(red) = &self.rows[self.row_of[local as usize] as usize][prio] else {
             return false;
         };
         let Some(ecn) = pkt.ip_ecn() else {

@@ -171,6 +171,7 @@ impl World {
         s.pending |= mask;
         let arm = if xoff { mask & !s.refresh_armed } else { 0 };
         s.refresh_armed |= arm;
+        p.set_pause_pending(true);
         let half = Ps(pause_quanta_to_ps(cfg.quanta, rate.bps()) / 2).max(Ps(1));
         for prio in 0..PRIOS as u8 {
             if arm & 1 << prio != 0 {
@@ -185,7 +186,7 @@ impl World {
     #[inline]
     pub(super) fn send_pending_pause(&mut self, port: u32) -> bool {
         let p = &self.ports[port as usize];
-        p.sends_pauses() && p.pause().has_pending() && self.put_pause_frame(port)
+        p.pause_pending() && self.put_pause_frame(port)
     }
 
     #[inline(never)]
@@ -215,6 +216,7 @@ impl World {
             }
         };
         s.pending = 0;
+        self.ports[port as usize].set_pause_pending(false);
         let id = self.pool.alloc(Packet::mac_control(cfg.mac, repr));
         self.transmit(port, id);
         true

@@ -175,15 +175,15 @@ pub(crate) struct Port {
     tx_done_scheduled: bool,
     /// PFC: bit `p` set = the peer paused priority `p`.
     paused: u8,
-    /// It sends pauses (PFC/PAUSE configured): only then is `pause`
-    /// looked at on the hot path.
-    sends_pauses: bool,
     /// Priorities whose egress queues mark (bit per priority).
     marking: u8,
     /// Priorities whose frames the PFC watchdog drops now (a storm with
     /// the drop action): the `PauseState` bit, mirrored here because
     /// every frame a switch queues asks, and that state is a cold line.
     wd_dropping: u8,
+    /// A PAUSE/PFC frame waits for the wire (`PauseState`'s pending mask
+    /// is not empty), mirrored for the same reason: every pump asks.
+    pause_pending: bool,
     /// Extra delay added to frames leaving this port (switch latency).
     extra_delay: Ps,
     rate: Rate,
@@ -217,11 +217,11 @@ impl Port {
             queued_bytes: [0; PRIOS],
             paused: 0,
             pause: Box::default(),
-            sends_pauses: false,
             counters: PortCounters::default(),
             ecn_marked: [0; PRIOS],
             marking: 0,
             wd_dropping: 0,
+            pause_pending: false,
             prio_drops: [0; PRIOS],
             lossless_drops: [0; PRIOS],
             tap: None,
@@ -327,7 +327,7 @@ impl Port {
     /// frame or a pending PAUSE (a host port's QPs are the NIC's to say).
     #[inline]
     pub(crate) fn has_work(&self) -> bool {
-        self.queued() != 0 || (self.sends_pauses && self.pause.has_pending())
+        self.queued() != 0 || self.pause_pending
     }
 
     /// Counts a frame that arrived whole.
@@ -364,19 +364,22 @@ impl Port {
     /// It sends pauses as `cfg` says.
     pub(crate) fn configure_pauses(&mut self, cfg: PauseConfig) {
         self.pause.configure(cfg);
-        self.sends_pauses = true;
     }
     /// Whether the PFC watchdog drops priority `prio`'s frames now.
     #[inline]
     pub(crate) fn wd_drops(&self, prio: usize) -> bool {
         self.wd_dropping & (1 << prio) != 0
     }
+    #[inline]
+    pub(crate) fn pause_pending(&self) -> bool {
+        debug_assert_eq!(self.pause_pending, self.pause.has_pending());
+        self.pause_pending
+    }
+    pub(crate) fn set_pause_pending(&mut self, on: bool) {
+        self.pause_pending = on;
+    }
     pub(crate) fn set_wd_dropping(&mut self, prio: usize, on: bool) {
         self.wd_dropping = (self.wd_dropping & !(1 << prio)) | (u8::from(on) << prio);
-    }
-    #[inline]
-    pub(crate) fn sends_pauses(&self) -> bool {
-        self.sends_pauses
     }
 
     /// Bit `p` set: priority `p` has a frame queued.
