@@ -18,11 +18,12 @@
 //! toward one port arrive in the order they were sent. They wait in that
 //! port's *lane* (a FIFO), and only the lane's head is in the heap, under
 //! the key it was given when it was scheduled; when it is taken, the next
-//! one goes in with its own key:
+//! one takes its place at the top of the heap, with its own key, and sinks
+//! to where it belongs (one sift, where a pop and a push would be two):
 //!
 //! ```text
 //!   heap: … Arrive{p, k1} …        lane p: [k2, k3, k4]   (k1 < k2 < k3 < k4)
-//!   pop k1 ──▶ push k2             lane p: [k3, k4]
+//!   take k1 ──▶ k2 in its place    lane p: [k3, k4]
 //! ```
 //!
 //! The heap stays small (a few entries per link rather than every frame on
@@ -41,6 +42,7 @@
 //! nearly every event goes through, stays a few hundred entries deep.
 
 use std::cmp::Ordering;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::packet::PacketId;
@@ -264,23 +266,22 @@ impl Scheduler {
         self.heap.push(Entry { key, ev });
     }
 
-    /// The lane's head `key` was taken: its next arrival goes in the heap.
+    /// The lane's head `key` is being taken: its next arrival, which is
+    /// to take its place in the heap, if it has one.
     #[inline]
-    fn advance(&mut self, port: u32, key: u128) {
-        let Some(lane) = self.lanes.get_mut(port as usize) else {
-            return;
-        };
+    fn advance(lanes: &mut [Lane], waiting: &mut usize, port: u32, key: u128) -> Option<Entry> {
+        let lane = lanes.get_mut(port as usize)?;
         if lane.head != Some(key) {
-            return;
+            return None;
         }
-        lane.head = lane.waiting.pop_front().map(|(key, pkt)| {
-            self.waiting -= 1;
-            self.heap.push(Entry {
-                key,
-                ev: Event::Arrive { port, pkt },
-            });
-            key
-        });
+        let next = lane.waiting.pop_front();
+        lane.head = next.map(|(key, _)| key);
+        let (key, pkt) = next?;
+        *waiting -= 1;
+        Some(Entry {
+            key,
+            ev: Event::Arrive { port, pkt },
+        })
     }
 
     /// Schedules `ev` after `delay`.
@@ -322,13 +323,26 @@ impl Scheduler {
     /// Takes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
         let e = if self.far_first() {
-            self.far.pop()
+            self.far.pop()?
         } else {
-            self.heap.pop()
-        }?;
-        if let Event::Arrive { port, .. } = e.ev {
-            self.advance(port, e.key);
-        }
+            let mut top = self.heap.peek_mut()?;
+            let e = *top;
+            // An arrival's successor in its lane takes its place at the top
+            // and sinks: one sift where a pop and a push are two.
+            let next = match e.ev {
+                Event::Arrive { port, .. } => {
+                    Self::advance(&mut self.lanes, &mut self.waiting, port, e.key)
+                }
+                _ => None,
+            };
+            match next {
+                Some(n) => *top = n,
+                None => {
+                    PeekMut::pop(top);
+                }
+            }
+            e
+        };
         self.now = e.at();
         self.current = e.key;
         self.executed += 1;
