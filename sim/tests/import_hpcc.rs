@@ -287,3 +287,51 @@ fn a_link_down_becomes_a_rerouting_link_event() {
         "{err}"
     );
 }
+
+/// A host cabled to two switches (the reference's `ali_32host_10rack.txt`
+/// puts every host on two ToRs): the reference spreads its QPs over both
+/// NICs, rocesim's hosts use their first link, so the import is refused at
+/// the topology file's line of the host's second link.
+#[test]
+fn a_host_on_two_switches_is_refused_at_its_second_link() {
+    let dir = tmp("import_multi_homed");
+    let Some(cfg) = config(&dir, "e3_dcqcn_2to1_notrace.cfg", &[]) else {
+        return;
+    };
+    // Hosts 0 and 1, switches 2 and 3; host 0 on both (lines 3 and 5).
+    let topo = dir.join("dual.txt");
+    std::fs::write(
+        &topo,
+        "4 2 4\n2 3\n0 2 100Gbps 0.001ms 0\n1 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n\
+         1 3 100Gbps 0.001ms 0\n",
+    )
+    .unwrap();
+    let flows = dir.join("flows.txt");
+    std::fs::write(&flows, "1\n0 1 3 100 1000000 2\n").unwrap();
+    let paths = [
+        "--topology",
+        topo.to_str().unwrap(),
+        "--flows",
+        flows.to_str().unwrap(),
+    ];
+    let o = import(&cfg, &paths);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let want = format!(
+        "{}:5: host 0 on 2 links (lines 3, 5) (and 1 other host): ",
+        topo.display()
+    );
+    assert!(err.contains(&want), "{want:?} not in {err}");
+    assert!(!cfg.with_file_name("s.toml").exists(), "nothing written");
+
+    let with: Vec<&str> = paths.iter().copied().chain(["--approximate"]).collect();
+    let o = import(&cfg, &with);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("rocesim: warning: ").count(), 1, "{err}");
+    let text = std::fs::read_to_string(cfg.with_file_name("s.toml")).unwrap();
+    assert!(
+        text.contains(&format!("(and 1 other host) ({}, line 5)", topo.display())),
+        "{text}"
+    );
+}
