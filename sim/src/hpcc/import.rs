@@ -60,8 +60,6 @@ pub enum ImportError {
 /// A setting of the reference's config that rocesim does not reproduce.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unmodelled {
-    /// The file it is in when not the config (the topology file).
-    pub file: Option<String>,
     /// The line it is set on; 0: left at the reference's default.
     pub line: usize,
     /// `KEY value` as the reference reads it.
@@ -75,7 +73,6 @@ pub struct Unmodelled {
 impl Unmodelled {
     /// `config:line: KEY value: why`.
     pub fn describe(&self, config: &str) -> String {
-        let config = self.file.as_deref().unwrap_or(config);
         let at = if self.line > 0 {
             format!("{config}:{}", self.line)
         } else {
@@ -221,8 +218,7 @@ pub fn import(
         msg: e.0,
     })?;
     // Bad input first: a refusal is about a run that could be set up.
-    let mut unmodelled = unmodelled(&cfg);
-    unmodelled.extend(multi_homed(&topo_file, &topo_path));
+    let unmodelled = unmodelled(&cfg);
     if !unmodelled.is_empty() && !approximate {
         return Err(ImportError::Unmodelled {
             config: config.display().to_string(),
@@ -273,14 +269,8 @@ pub fn import(
         for u in &unmodelled {
             let _ = writeln!(
                 s,
-                "#   {} ({}line {}): {};\n#     here {}.",
-                u.setting,
-                u.file
-                    .as_deref()
-                    .map_or(String::new(), |f| format!("{f}, ")),
-                u.line,
-                u.why,
-                u.instead
+                "#   {} (line {}): {};\n#     here {}.",
+                u.setting, u.line, u.why, u.instead
             );
         }
     }
@@ -295,6 +285,21 @@ pub fn import(
         "[topology]\nkind = \"hpcc\"\nfile = \"{}\"",
         rel(&topo_path)
     );
+    let multi_homed = topo
+        .hosts()
+        .iter()
+        .filter(|&&n| topo.links_of(n).len() > 1)
+        .count();
+    if multi_homed > 0 {
+        let _ = writeln!(
+            s,
+            "# {multi_homed} of the hosts are cabled to more than one switch. The reference gives such\n\
+             # a host one address and spreads its QPs over its NICs by a hash of their addresses\n\
+             # and ports; here each holds its address on a bond of its links (balance-xor,\n\
+             # layer3+4, RoCE LAG hash mode: every QP on the link its hash picks), and all\n\
+             # switches answer to one router MAC, so that either of a host's switches is its gateway."
+        );
+    }
     if cfg.error_rate_per_link > 0.0 || topo_file.links().iter().any(|l| l.error_rate > 0.0) {
         let from_file = topo_file.links().iter().any(|l| l.error_rate > 0.0);
         let sources = match (from_file, cfg.error_rate_per_link > 0.0) {
@@ -389,7 +394,6 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
     let mut list = Vec::new();
     let mut add = |key: &str, value: String, why: &str, instead: &str| {
         list.push(Unmodelled {
-            file: None,
             line: cfg.line_of(key),
             setting: format!("{key} {value}"),
             why: why.into(),
@@ -438,48 +442,6 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
     }
     list.sort_by_key(|u| u.line);
     list
-}
-
-/// Hosts cabled to more than one switch (the reference's
-/// `ali_32host_10rack.txt` puts every host on two ToRs): the reference
-/// gives all of a host's NICs its one address and spreads its QPs over
-/// them by a hash of each QP's addresses and ports
-/// (`RdmaHw::GetNicIdxOfQp`). rocesim's `kind = "hpcc"` gives a host its
-/// address on the first link only, so the others would carry nothing.
-fn multi_homed(topo: &super::HpccTopology, path: &Path) -> Option<Unmodelled> {
-    let mut lines: Vec<Vec<usize>> = vec![Vec::new(); topo.node_count() as usize];
-    for l in topo.links() {
-        for n in [l.a, l.b] {
-            if !topo.is_switch(n) {
-                lines[n as usize].push(l.line);
-            }
-        }
-    }
-    let many: Vec<(usize, &Vec<usize>)> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.len() > 1)
-        .collect();
-    let &(node, first) = many.first()?;
-    let shown: Vec<String> = first.iter().map(|l| l.to_string()).collect();
-    let others = match many.len() - 1 {
-        0 => String::new(),
-        1 => " (and 1 other host)".into(),
-        n => format!(" (and {n} other hosts)"),
-    };
-    Some(Unmodelled {
-        file: Some(path.display().to_string()),
-        line: first[1],
-        setting: format!(
-            "host {node} on {} links (lines {}){others}",
-            first.len(),
-            shown.join(", ")
-        ),
-        why: "the reference gives a host's NICs one address and spreads its QPs over them \
-              by a hash of their addresses and ports; rocesim's hosts use their first link only"
-            .into(),
-        instead: "a host's address is on its first link only; its other links carry nothing".into(),
-    })
 }
 
 /// `[topology.host]`: the reference's NIC, with the config's DCQCN knobs

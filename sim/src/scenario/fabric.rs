@@ -33,6 +33,21 @@
 //! [`ecmp_routes`] toward every host it is not cabled to; the next-hop
 //! set most destinations share becomes the default route `0.0.0.0/0`
 //! (an edge switch: all its uplinks), the others one /24 each.
+//!
+//! Multi-homed hosts (an hpcc file may cable a host to two ToRs, as the
+//! reference's `ali_32host_10rack.txt` does): the host's NICs carry no
+//! address; a `[[host.bond]]` `bond0` of all of them (balance-xor,
+//! layer3+4, `lag = "hash"`) holds it, so each QP leaves by the NIC its
+//! addresses and ports hash to, as the reference's `GetNicIdxOfQp` picks
+//! one. Every switch then answers to one router MAC
+//! ([`ANYCAST_GATEWAY_MAC`]): the bond sends the same frame out of either
+//! NIC, and whichever switch gets it is the gateway.
+//!
+//! ```text
+//!   tor0 (02:00:5e:00:ff:fe)     tor1 (02:00:5e:00:ff:fe)
+//!        │ eth0                       │ eth1
+//!        └──────── n7.bond0 ──────────┘   10.0.7.1/24, layer3+4 hash
+//! ```
 
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -354,24 +369,46 @@ fn link_events<'c>(
     Ok(per_link)
 }
 
+/// The router MAC every switch of a fabric with multi-homed hosts answers
+/// to (locally administered).
+pub(crate) const ANYCAST_GATEWAY_MAC: &str = "02:00:5e:00:ff:fe";
+
 fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<String, ModelError> {
     let routes =
         ecmp_routes(topo).map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.0))?;
     let mut s = String::new();
+    // A host cabled to more than one switch (the reference's
+    // `ali_32host_10rack.txt`) holds its address on a bond of all its
+    // links, hashing each QP's addresses and ports onto one of them, as the
+    // reference spreads QPs over a host's NICs (`RdmaHw::GetNicIdxOfQp`).
+    // Its gateway is then every switch it is cabled to: they all answer to
+    // one router MAC, as an anycast gateway does.
+    let multi_homed = topo.hosts().iter().any(|&n| topo.links_of(n).len() > 1);
     for (i, &node) in topo.hosts().iter().enumerate() {
         let ip = topo.host_ip(HostId(i as u32)).octets();
+        let cidr = format!("{}.{}.{}.{}/24", ip[0], ip[1], ip[2], ip[3]);
         let name = &topo.node(node).name;
         let _ = writeln!(
             s,
             "[[host]]\nname = \"{name}\"\ngateway = \"{}.{}.{}.254\"",
             ip[0], ip[1], ip[2]
         );
-        for (k, &l) in topo.links_of(node).iter().enumerate() {
-            let port = port_of(topo, l, node);
+        let links = topo.links_of(node);
+        let ports: Vec<String> = links.iter().map(|&l| port_of(topo, l, node)).collect();
+        for (k, port) in ports.iter().enumerate() {
             let _ = writeln!(s, "[[host.nic]]\nname = \"{port}\"");
-            if k == 0 {
-                let _ = writeln!(s, "ip = \"{}.{}.{}.{}/24\"", ip[0], ip[1], ip[2], ip[3]);
+            if k == 0 && links.len() == 1 {
+                let _ = writeln!(s, "ip = \"{cidr}\"");
             }
+        }
+        if links.len() > 1 {
+            let slaves: Vec<String> = ports.iter().map(|p| format!("\"{p}\"")).collect();
+            let _ = writeln!(
+                s,
+                "[[host.bond]]\nname = \"bond0\"\nmode = \"balance-xor\"\nslaves = [{}]\n\
+                 xmit_hash_policy = \"layer3+4\"\nlag = \"hash\"\nip = \"{cidr}\"",
+                slaves.join(", ")
+            );
         }
     }
     for (n, node) in topo.nodes().iter().enumerate() {
@@ -386,6 +423,9 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
             "[[switch]]\nname = \"{}\"\nhash = \"murmur3\"\nhash_seed = {n}",
             node.name
         );
+        if multi_homed {
+            let _ = writeln!(s, "mac = \"{ANYCAST_GATEWAY_MAC}\"");
+        }
         // Destinations cabled here are the neighbour table's.
         for r in route_table(topo, &routes, id) {
             let via: Vec<String> = r

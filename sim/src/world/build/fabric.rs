@@ -48,7 +48,6 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
         let s = Switch::new(scfg.name.clone(), mac, hash, scfg.trust, scfg.buffer.0);
         w.switches.push(s);
     }
-    check_unique_macs(w, sc)?;
     let mut names = PortNames::new();
     for (li, lc) in sc.links.iter().enumerate() {
         add_link(w, sc, li, lc, &mut names)?;
@@ -76,6 +75,7 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
         add_routes(w, sc, si)?;
     }
     check_bridging_loops(w, sc)?;
+    check_unique_macs(w, sc)?;
     super::qos::add_ecn(w, sc)?;
     super::qos::add_mmu(w, sc)?;
     super::qos::add_host_pfc(w, sc)?;
@@ -86,25 +86,38 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
 }
 
 /// One station, one MAC: a MAC on two interfaces (or a switch) makes the
-/// FDBs flap between them.
+/// FDBs flap between them. Switches are the exception when no bridged
+/// link joins them: a router's MAC is seen only in the layer-2 domain it
+/// bridges, so two routers in different domains may share one (an anycast
+/// gateway: a host bonded to both reaches either with the same frame).
 fn check_unique_macs(w: &World, sc: &Scenario) -> Result<(), ModelError> {
-    let mut macs: HashMap<[u8; 6], String> = HashMap::new();
+    let domain = bridged_domains(w);
+    // The MAC → who has it, and its bridged domain if a switch.
+    let mut macs: HashMap<[u8; 6], Vec<(String, Option<usize>)>> = HashMap::new();
     let stations = w.hosts.iter().enumerate().flat_map(|(hi, h)| {
         h.ifaces.iter().map(move |f| {
             (
                 f.mac,
                 iface_key(sc, hi, &f.name).key("mac"),
                 format!("{}.{}", h.name, f.name),
+                None,
             )
         })
     });
-    let switches = w
-        .switches
-        .iter()
-        .enumerate()
-        .map(|(si, s)| (s.mac(), switch_key(si).key("mac"), s.name().to_string()));
-    for (mac, at, who) in stations.chain(switches) {
-        if let Some(prev) = macs.insert(mac, who.clone()) {
+    let switches = w.switches.iter().enumerate().map(|(si, s)| {
+        (
+            s.mac(),
+            switch_key(si).key("mac"),
+            s.name().to_string(),
+            Some(domain[si]),
+        )
+    });
+    for (mac, at, who, domain) in stations.chain(switches) {
+        let holders = macs.entry(mac).or_default();
+        let clash = holders
+            .iter()
+            .find(|(_, d)| domain.is_none() || d.is_none() || *d == domain);
+        if let Some((prev, _)) = clash {
             return Err(ModelError::new(
                 at,
                 format!(
@@ -114,6 +127,7 @@ fn check_unique_macs(w: &World, sc: &Scenario) -> Result<(), ModelError> {
             )
             .hint("give each interface its own `mac`, or leave it out to have one assigned"));
         }
+        holders.push((who, domain));
     }
     Ok(())
 }
@@ -329,6 +343,36 @@ fn add_routes(w: &mut World, sc: &Scenario, si: usize) -> Result<(), ModelError>
         w.switches[si].add_route(r.prefix, hops);
     }
     Ok(())
+}
+
+/// Each switch's layer-2 domain: the smallest switch index among those
+/// joined to it by links with no routed end.
+fn bridged_domains(w: &World) -> Vec<usize> {
+    let mut domain: Vec<usize> = (0..w.switches.len()).collect();
+    fn root_of(d: &mut [usize], mut x: usize) -> usize {
+        while d[x] != x {
+            d[x] = d[d[x]];
+            x = d[x];
+        }
+        x
+    }
+    for l in &w.links {
+        let [a, b] = l.ends();
+        let (Owner::Switch { sw: sa, local: la }, Owner::Switch { sw: sb, local: lb }) =
+            (w.ports[a as usize].owner(), w.ports[b as usize].owner())
+        else {
+            continue;
+        };
+        if w.switches[sa as usize].is_routed(la) || w.switches[sb as usize].is_routed(lb) {
+            continue;
+        }
+        let (ra, rb) = (
+            root_of(&mut domain, sa as usize),
+            root_of(&mut domain, sb as usize),
+        );
+        domain[ra.max(rb)] = ra.min(rb);
+    }
+    (0..domain.len()).map(|s| root_of(&mut domain, s)).collect()
 }
 
 /// Refuses a bridging loop: no spanning tree is modelled, so a broadcast

@@ -327,6 +327,77 @@ server = "t"
         }
     }
 
+    /// Two switches may share a MAC only when no bridged link joins them
+    /// (an anycast gateway); a switch may never share a host's.
+    #[test]
+    fn switches_share_a_mac_only_across_a_routed_link() {
+        let text = |routed: bool| {
+            let (t_net, routes) = if routed {
+                (
+                    "10.0.2",
+                    "  [[switch.route]]\n  prefix = \"10.0.2.0/24\"\n  via = [\"p2\"]\n",
+                )
+            } else {
+                ("10.0.1", "")
+            };
+            let back = routes.replace("10.0.2.0", "10.0.1.0");
+            format!(
+                r#"
+[[host]]
+name = "a"
+gateway = "10.0.1.254"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.1.1/24"
+[[host]]
+name = "t"
+gateway = "{t_net}.254"
+  [[host.nic]]
+  name = "eth0"
+  ip = "{t_net}.9/24"
+[[switch]]
+name = "r1"
+mac = "02:00:5e:00:ff:fe"
+{routes}[[switch]]
+name = "r2"
+mac = "02:00:5e:00:ff:fe"
+{back}[[link]]
+a = "a.eth0"
+b = "r1.p1"
+rate = "25Gbps"
+[[link]]
+a = "r1.p2"
+b = "r2.p2"
+rate = "25Gbps"
+[[link]]
+a = "t.eth0"
+b = "r2.p1"
+rate = "25Gbps"
+[[workload]]
+tool = "ib_write_bw"
+client = "a.eth0"
+server = "t"
+"#
+            )
+        };
+        build(&text(true), &[]).unwrap();
+        let e = build(&text(false), &[]).err().unwrap();
+        assert!(
+            e.contains("key `switch[1].mac`") && e.contains("also the MAC of `r1`"),
+            "{e}"
+        );
+        let e = build(
+            &text(true),
+            &["host.t.nic.eth0.mac=02:00:5e:00:ff:fe".into()],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            e.contains("key `switch[0].mac`") && e.contains("also the MAC of `t.eth0`"),
+            "{e}"
+        );
+    }
+
     /// A failed build creates no file: the taps are opened only once the
     /// whole scenario is known to be good.
     #[test]
