@@ -314,6 +314,9 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     u.instead
                 );
             }
+            for n in &imported.notes {
+                eprintln!("rocesim: warning: {n}");
+            }
             let text = imported.text;
             // Whole or nothing: a temporary file renamed into place.
             let tmp = out.with_extension(format!("tmp-{}", std::process::id()));

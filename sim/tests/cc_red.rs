@@ -138,19 +138,39 @@ fn reference_preset_from_its_maps() {
                 KMIN_MAP 2 100000000000 400 400000000000 1600\n\
                 PMAX_MAP 2 100000000000 0.20 400000000000 0.20\n";
     let cfg = config::parse(text, "c.txt").unwrap();
-    let p400 = RedParams::hpcc_reference(&cfg, Rate::gbps(400)).unwrap();
+    let (p400, missing) = RedParams::hpcc_reference(&cfg, Rate::gbps(400));
+    assert!(missing.is_empty());
     assert_eq!(
         (p400.kmin_bytes, p400.kmax_bytes, p400.pmax),
         (1_600_000, 6_400_000, 0.2)
     );
     assert_eq!(p400.mark_point, MarkPoint::Dequeue);
     assert!(p400.mark_non_ect);
-    let e = RedParams::hpcc_reference(&cfg, Rate::gbps(25)).unwrap_err();
-    says(&e, "KMIN_MAP", "has no entry for 25000000000 b/s");
-    assert!(e.hint.unwrap().contains("every port speed"));
+    // A speed the maps leave out: the reference's optimized build reads 0
+    // from all three (its NS_ASSERT_MSG is compiled out), and Kmax 0 marks
+    // every packet that leaves a byte behind it.
+    let (p25, missing) = RedParams::hpcc_reference(&cfg, Rate::gbps(25));
+    assert_eq!(missing, ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"]);
+    assert_eq!((p25.kmin_bytes, p25.kmax_bytes, p25.pmax), (0, 0, 0.0));
+    let mut rng = component_rng(1, "red.unmapped");
+    assert!(p25.should_mark(1, 0b10, &mut rng));
+    assert!(!p25.should_mark(0, 0b10, &mut rng));
+    // Kmin without Kmax: Kmax (0) is looked at first, so Kmin is moot.
     let only_kmin = config::parse("KMIN_MAP 1 25000000000 100\n", "c.txt").unwrap();
-    let e = RedParams::hpcc_reference(&only_kmin, Rate::gbps(25)).unwrap_err();
-    says(&e, "KMAX_MAP", "has no entry for 25000000000 b/s");
+    let (p, missing) = RedParams::hpcc_reference(&only_kmin, Rate::gbps(25));
+    assert_eq!(missing, ["KMAX_MAP", "PMAX_MAP"]);
+    assert_eq!((p.kmin_bytes, p.kmax_bytes), (0, 0));
+    p.validate(1 << 20).unwrap();
+    // Pmax alone missing: no ramp, marks above Kmax only.
+    let no_pmax = config::parse(
+        "KMAX_MAP 1 25000000000 400\nKMIN_MAP 1 25000000000 100\n",
+        "c.txt",
+    )
+    .unwrap();
+    let (p, missing) = RedParams::hpcc_reference(&no_pmax, Rate::gbps(25));
+    assert_eq!(missing, ["PMAX_MAP"]);
+    assert_eq!(p.mark_probability(300_000), 0.0);
+    assert_eq!(p.mark_probability(400_001), 1.0);
 }
 
 /// The error names `key` and its problem says `text`.
@@ -171,12 +191,13 @@ fn anchor_configs() {
     ] {
         let cfg = config::read(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
         for g in rates {
-            RedParams::hpcc_reference(&cfg, Rate::gbps(g))
-                .and_then(|p| p.validate(cfg.buffer_bytes()))
+            let (p, missing) = RedParams::hpcc_reference(&cfg, Rate::gbps(g));
+            assert!(missing.is_empty(), "{file} {g}G: {missing:?}");
+            p.validate(cfg.buffer_bytes())
                 .unwrap_or_else(|e| panic!("{file} {g}G: {e}"));
         }
         // README: 100G is Kmin 400 KB, Kmax 1600 KB, Pmax 0.2 in both.
-        let p = RedParams::hpcc_reference(&cfg, Rate::gbps(100)).unwrap();
+        let (p, _) = RedParams::hpcc_reference(&cfg, Rate::gbps(100));
         assert_eq!(
             (p.kmin_bytes, p.kmax_bytes, p.pmax),
             (400_000, 1_600_000, 0.2),

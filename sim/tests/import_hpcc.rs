@@ -377,3 +377,68 @@ fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
         assert_eq!(p["drops"], 0, "{p}");
     }
 }
+
+/// A port speed the ECN maps leave out (the fat-tree's config maps 100G
+/// and 400G; the reference's `ali_32host_10rack.txt` has 25G host links):
+/// the reference's optimized build reads 0 for Kmin, Kmax and Pmax there
+/// (its assertion is compiled out), so every packet that leaves bytes
+/// behind in such a port's queue is marked. The import does the same and
+/// warns at the maps' line.
+#[test]
+fn a_speed_missing_from_the_ecn_maps_marks_as_the_reference_runs() {
+    let dir = tmp("import_unmapped_speed");
+    let Some(cfg) = config(
+        &dir,
+        "config_fat_ws30_10ms_dcqcn.txt",
+        &[("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1")],
+    ) else {
+        return;
+    };
+    // Two 100G senders into one 25G receiver.
+    let topo = dir.join("t.txt");
+    std::fs::write(
+        &topo,
+        "4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 3 25Gbps 0.001ms 0\n",
+    )
+    .unwrap();
+    let flows = dir.join("flows.txt");
+    std::fs::write(&flows, "2\n0 2 3 100 1000000 2\n1 2 3 100 1000000 2\n").unwrap();
+    let paths = [
+        "--topology",
+        topo.to_str().unwrap(),
+        "--flows",
+        flows.to_str().unwrap(),
+    ];
+    let o = import(&cfg, &paths);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let first = ["KMAX_MAP", "KMIN_MAP", "PMAX_MAP"]
+        .iter()
+        .map(|k| line_of(&cfg, k))
+        .min()
+        .unwrap();
+    let want = format!(
+        "rocesim: warning: {}:{first}: KMIN_MAP, KMAX_MAP, PMAX_MAP have no entry for the \
+         fabric's 25Gbps ports",
+        cfg.display()
+    );
+    assert!(err.contains(&want), "{want:?} not in {err}");
+    let text = std::fs::read_to_string(cfg.with_file_name("s.toml")).unwrap();
+    for want in [
+        "kmin = { \"25Gbps\" = \"0KB\", \"100Gbps\" = \"400KB\" }",
+        "kmax = { \"25Gbps\" = \"0KB\", \"100Gbps\" = \"1600KB\" }",
+        "pmax = { \"25Gbps\" = 0, \"100Gbps\" = 0.2 }",
+    ] {
+        assert!(text.contains(want), "{want:?} not in {text}");
+    }
+    // The 25G port toward host 2 marks, the receiver sends CNPs, and both
+    // flows complete.
+    let s = run_ok(&cfg.with_file_name("s.toml"), &dir.join("run"), &[]);
+    let marked = s["counters"]["sw3.p3"]["tx_prio3_ecn_marked"]
+        .as_u64()
+        .unwrap();
+    assert!(marked > 100, "{marked} marked");
+    assert!(s["counters"]["n2.eth0"]["np_cnp_sent"].as_u64().unwrap() > 10);
+    let fct = std::fs::read_to_string(dir.join("run/fct.txt")).unwrap();
+    assert_eq!(fct.lines().count(), 2, "{fct}");
+}

@@ -84,23 +84,38 @@ impl RedParams {
 
     /// The HPCC reference's marking for a port of `rate`: Kmin and Kmax
     /// from `KMIN_MAP`/`KMAX_MAP` (× 1000 bytes) and Pmax from `PMAX_MAP`,
-    /// at dequeue, whatever the ECN field. Like the reference, it needs all
-    /// three for every port speed.
-    pub fn hpcc_reference(cfg: &HpccConfig, rate: Rate) -> Result<RedParams, ParamError> {
-        let missing = |key: &str| {
-            ParamError::new(key, format!("has no entry for {} b/s", rate.bps()))
-                .hint("the reference needs KMIN_MAP, KMAX_MAP and PMAX_MAP for every port speed")
+    /// at dequeue, whatever the ECN field; and the maps that have no entry
+    /// for `rate`.
+    ///
+    /// The reference asserts an entry for every port speed, but with
+    /// `NS_ASSERT_MSG`, which its optimized build (the one that runs)
+    /// compiles out: `rate2kmax[rate]` then reads 0. Kmax 0 marks every
+    /// packet that leaves bytes behind it, whatever Kmin and Pmax say; Pmax
+    /// 0 alone marks only above Kmax. So does this.
+    pub fn hpcc_reference(cfg: &HpccConfig, rate: Rate) -> (RedParams, Vec<&'static str>) {
+        let mut missing = Vec::new();
+        let mut get = |key: &'static str, v: Option<f64>| {
+            v.unwrap_or_else(|| {
+                missing.push(key);
+                0.0
+            })
         };
-        let kmin = cfg.kmin_map.get(rate).ok_or_else(|| missing("KMIN_MAP"))?;
-        let kmax = cfg.kmax_map.get(rate).ok_or_else(|| missing("KMAX_MAP"))?;
-        let pmax = cfg.pmax_map.get(rate).ok_or_else(|| missing("PMAX_MAP"))?;
-        Ok(RedParams {
-            kmin_bytes: u64::from(kmin) * 1000,
-            kmax_bytes: u64::from(kmax) * 1000,
-            pmax,
-            mark_point: MarkPoint::Dequeue,
-            mark_non_ect: true,
-        })
+        let kmin = get("KMIN_MAP", cfg.kmin_map.get(rate).map(f64::from));
+        let kmax = get("KMAX_MAP", cfg.kmax_map.get(rate).map(f64::from));
+        let pmax = get("PMAX_MAP", cfg.pmax_map.get(rate));
+        // Kmin above a missing (0) Kmax changes nothing there: Kmax is
+        // looked at first.
+        let kmin = if kmax == 0.0 { 0.0 } else { kmin };
+        (
+            RedParams {
+                kmin_bytes: kmin as u64 * 1000,
+                kmax_bytes: kmax as u64 * 1000,
+                pmax,
+                mark_point: MarkPoint::Dequeue,
+                mark_non_ect: true,
+            },
+            missing,
+        )
     }
 
     /// The probability of marking a packet with `queue_bytes` queued, as

@@ -360,7 +360,8 @@ pub fn import(
     let _ = writeln!(s);
     let _ = writeln!(s, "{}", host_tables(&cfg, &topo_file));
     let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
-    let _ = writeln!(s, "{}", switch_tables(config, &cfg, &topo));
+    let mut notes = Vec::new();
+    let _ = writeln!(s, "{}", switch_tables(config, &cfg, &topo, &mut notes));
     let _ = writeln!(
         s,
         "\n[[traffic]]\nname = \"flows\"\nflows = \"{}\"",
@@ -369,6 +370,7 @@ pub fn import(
     Ok(Imported {
         text: s,
         approximated: unmodelled,
+        notes,
     })
 }
 
@@ -379,6 +381,9 @@ pub struct Imported {
     pub text: String,
     /// What it does not reproduce (only with `approximate`).
     pub approximated: Vec<Unmodelled>,
+    /// What it reproduces of the reference that its config likely did not
+    /// mean (a port speed missing from the ECN maps), each `file:line: why`.
+    pub notes: Vec<String>,
 }
 
 /// The config's settings that the imported scenario would not reproduce,
@@ -561,7 +566,12 @@ fn opt_rate(r: Option<crate::time::Rate>) -> String {
 
 /// `[topology.switch]`: the buffer, the reference's MMU and its ECN
 /// thresholds for every link speed of the fabric.
-fn switch_tables(config: &Path, cfg: &HpccConfig, topo: &Topology) -> String {
+fn switch_tables(
+    config: &Path,
+    cfg: &HpccConfig,
+    topo: &Topology,
+    notes: &mut Vec<String>,
+) -> String {
     let mut s = format!(
         "# Every switch: BUFFER_SIZE {} (MiB), the reference's MMU (switch-mmu.cc:\n\
          # reserves, headroom, dynamic PFC thresholds), RED marking on dequeue;\n\
@@ -582,19 +592,35 @@ fn switch_tables(config: &Path, cfg: &HpccConfig, topo: &Topology) -> String {
     rates.dedup();
     let mut red = Vec::new();
     for &r in &rates {
-        match RedParams::hpcc_reference(cfg, r) {
-            Ok(p) => red.push((fmt_rate(r), p)),
-            Err(e) => {
-                let _ = write!(
-                    s,
-                    "\n  # No ECN marking: {} {} ({}).\n",
-                    e.key,
-                    e.problem,
-                    config.display()
-                );
-                return s;
-            }
+        let (p, missing) = RedParams::hpcc_reference(cfg, r);
+        if !missing.is_empty() {
+            let keys = missing.join(", ");
+            let at = missing
+                .iter()
+                .map(|k| cfg.line_of(k))
+                .filter(|&l| l > 0)
+                .min()
+                .map_or(String::new(), |l| format!(":{l}"));
+            let marks = if p.kmax_bytes == 0 {
+                "every packet that leaves bytes behind it in the queue is marked".to_string()
+            } else {
+                format!("packets are marked only above {} KB", p.kmax_bytes / 1000)
+            };
+            let have = if missing.len() == 1 { "has" } else { "have" };
+            notes.push(format!(
+                "{}{at}: {keys} {have} no entry for the fabric's {} ports; the reference \
+                 asserts one in debug builds only, and its optimized build reads 0 there: \
+                 {marks}; the scenario does the same",
+                config.display(),
+                fmt_rate(r)
+            ));
+            let _ = write!(
+                s,
+                "\n  # {keys}: no entry for {}; the reference's optimized build reads 0 there:\n  # {marks}.",
+                fmt_rate(r)
+            );
         }
+        red.push((fmt_rate(r), p));
     }
     let table = |f: &dyn Fn(&RedParams) -> String| {
         let parts: Vec<String> = red
