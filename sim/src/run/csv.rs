@@ -2,7 +2,7 @@
 //! component per sample, with rates over the interval ending at the row's
 //! time.
 
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use super::summary::gbps;
 use crate::time::Ps;
@@ -24,13 +24,13 @@ pub(crate) fn with_previous<S>(
 }
 
 /// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`.
-pub fn ports_csv(w: &World) -> String {
-    let mut out = String::from("t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n");
+pub fn ports_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n")?;
     for (s, prev) in with_previous(w.port_samples(), w.ports().len(), |s| s.port as usize) {
         let (dt, dtx, drx) = prev.map_or((Ps::ZERO, 0, 0), |p| {
             (s.t - p.t, s.tx_bytes - p.tx_bytes, s.rx_bytes - p.rx_bytes)
         });
-        let _ = writeln!(
+        writeln!(
             out,
             "{},{},{},{},{:.3},{:.3},{},{}",
             s.t.as_ns(),
@@ -41,19 +41,19 @@ pub fn ports_csv(w: &World) -> String {
             gbps(drx, dt),
             s.queued,
             s.drops
-        );
+        )?;
     }
-    out
+    Ok(())
 }
 
 /// `t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps`:
 /// payload sent (retransmissions included) and completed, with their rates,
 /// and the rate the QP's limiter allowed at that instant (DCQCN's current
 /// rate; the line rate, or `rate_limit`, where DCQCN does not run).
-pub fn qps_csv(w: &World) -> String {
-    let mut out = String::from(
-        "t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps\n",
-    );
+pub fn qps_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(
+        b"t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps\n",
+    )?;
     for (s, prev) in with_previous(w.qp_samples(), w.qp_count(), |s| s.qp as usize) {
         let q = w.qp(s.qp);
         let (dt, dtx, ddone) = prev.map_or((Ps::ZERO, 0, 0), |p| {
@@ -63,7 +63,7 @@ pub fn qps_csv(w: &World) -> String {
                 s.completed_bytes - p.completed_bytes,
             )
         });
-        let _ = writeln!(
+        writeln!(
             out,
             "{},{},{},{},{},{},{:.3},{:.3},{},{:.3}",
             s.t.as_ns(),
@@ -76,7 +76,7 @@ pub fn qps_csv(w: &World) -> String {
             gbps(ddone, dt),
             s.retransmitted,
             s.rate_bps as f64 / 1e9
-        );
+        )?;
     }
-    out
+    Ok(())
 }

@@ -204,11 +204,25 @@ pub fn write_outputs(
         }
         plot::rate_plot(w, dir)
     };
+    // The large files are streamed: a fabric's per-QP series and records
+    // run to hundreds of MB, which as one string would double the peak.
+    let stream = |name: &str, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
+        let path = dir.join(name);
+        let cannot = |e: std::io::Error| format!("{}: {e}", path.display());
+        let mut f = std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::fs::File::create(&path).map_err(cannot)?,
+        );
+        fill(&mut f).map_err(cannot)?;
+        std::io::Write::flush(&mut f).map_err(cannot)
+    };
     let files = || -> Result<(), String> {
-        let json = serde_json::to_string_pretty(&s).map_err(|e| e.to_string())?;
-        write("summary.json", json + "\n")?;
-        write("ports.csv", ports_csv(w))?;
-        write("qps.csv", qps_csv(w))?;
+        stream("summary.json", &|f| {
+            serde_json::to_writer_pretty(&mut *f, &s)?;
+            f.write_all(b"\n")
+        })?;
+        stream("ports.csv", &|f| ports_csv(w, f))?;
+        stream("qps.csv", &|f| qps_csv(w, f))?;
         write("counters.prom", prom::counters_prom(w, &s.counters))?;
         sysfs::write(w, &s.counters, dir, early)?;
         if queues::wanted(w) {
