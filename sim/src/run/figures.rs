@@ -54,20 +54,17 @@ fn figures(c: &QpSummary, s: Option<&QpSummary>) -> QpFigures {
         payload_bytes: both(|q| q.tx_payload_bytes),
         packets: both(|q| q.tx_packets),
         wire_bytes: both(|q| q.tx_bytes),
-        request_packets: {
-            let tx = &c.counters.tx;
-            tx.send.packets + tx.write.packets + tx.read_request.packets
-        },
+        request_packets: c.figures.request_packets,
         goodput_gbps: c.goodput_gbps,
         messages: c.msgs_completed,
         retransmitted_packets: c.retransmitted_packets,
-        go_back_n: c.counters.rewinds.total(),
+        go_back_n: c.figures.rewinds,
         timeouts: c.timeouts,
         naks: c.naks_rx,
-        cnps: c.counters.cnps_rx,
+        cnps: c.figures.cnps_rx,
         // The requests that reached the responder with CE: what its NIC's
         // notification point saw.
-        ecn_ce_packets: s.map_or(0, |s| s.counters.ce_marks_rx),
+        ecn_ce_packets: s.map_or(0, |s| s.figures.ce_marks_rx),
         message_latency_ns: Default::default(),
         port: c.port.clone(),
     }

@@ -61,10 +61,35 @@ pub struct QpSummary {
     pub first_tx_ns: Option<u64>,
     /// Time of the last completion (success or error), ns.
     pub finished_at_ns: Option<u64>,
-    /// Everything the QP counted, for the shared figures (not in the JSON:
-    /// its keys stay as they were).
+    /// What the shared figures need beyond the above (not in the JSON:
+    /// its keys stay as they were). Not the whole `QpCounters`: a fabric's
+    /// summary holds a record per QP, hundreds of thousands of them.
     #[serde(skip)]
-    pub counters: QpCounters,
+    pub figures: FigureCounts,
+}
+
+/// The few counters of a QP that [`Summary::qp_figures`] reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FigureCounts {
+    /// Request packets sent: SEND, WRITE and READ request.
+    pub request_packets: u64,
+    /// Go-back-N episodes, whatever their cause.
+    pub rewinds: u64,
+    /// CNPs that reached the QP.
+    pub cnps_rx: u64,
+    /// Packets that reached the QP with CE.
+    pub ce_marks_rx: u64,
+}
+
+impl FigureCounts {
+    fn of(c: &QpCounters) -> FigureCounts {
+        FigureCounts {
+            request_packets: c.tx.send.packets + c.tx.write.packets + c.tx.read_request.packets,
+            rewinds: c.rewinds.total(),
+            cnps_rx: c.cnps_rx,
+            ce_marks_rx: c.ce_marks_rx,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -203,7 +228,7 @@ impl QpSummary {
             } else {
                 None
             },
-            counters: *c,
+            figures: FigureCounts::of(c),
         }
     }
 }
