@@ -331,7 +331,7 @@ fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let scenario = std::fs::read_to_string(cfg.with_file_name("s.toml")).unwrap();
     assert!(
-        scenario.contains("# 1 of the hosts are cabled to more than one switch."),
+        scenario.contains("# Hosts cabled to more than one switch: 1 of 2."),
         "{scenario}"
     );
     let s = run_ok(&cfg.with_file_name("s.toml"), &dir.join("run"), &[]);

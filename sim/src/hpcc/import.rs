@@ -293,11 +293,12 @@ pub fn import(
     if multi_homed > 0 {
         let _ = writeln!(
             s,
-            "# {multi_homed} of the hosts are cabled to more than one switch. The reference gives such\n\
+            "# Hosts cabled to more than one switch: {multi_homed} of {}. The reference gives such\n\
              # a host one address and spreads its QPs over its NICs by a hash of their addresses\n\
              # and ports; here each holds its address on a bond of its links (balance-xor,\n\
              # layer3+4, RoCE LAG hash mode: every QP on the link its hash picks), and all\n\
-             # switches answer to one router MAC, so that either of a host's switches is its gateway."
+             # switches answer to one router MAC, so that either of a host's switches is its gateway.",
+            topo.hosts().len()
         );
     }
     if cfg.error_rate_per_link > 0.0 || topo_file.links().iter().any(|l| l.error_rate > 0.0) {
