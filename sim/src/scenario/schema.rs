@@ -734,7 +734,9 @@ pub struct SwitchCfg {
     /// Fixed forwarding latency added to every frame.
     #[serde(default = "zero_dur")]
     pub latency: Dur,
-    /// Router MAC (for routed hops); defaults to a generated one.
+    /// Router MAC (for routed hops); defaults to a generated one. Unique,
+    /// except that switches no bridged link joins may share one (an
+    /// anycast gateway, as generated fabrics with multi-homed hosts use).
     pub mac: Option<Mac>,
     /// LACP trunks (port channels) towards bonded hosts or other switches.
     #[serde(default, rename = "lag")]
