@@ -442,3 +442,50 @@ fn a_speed_missing_from_the_ecn_maps_marks_as_the_reference_runs() {
     let fct = std::fs::read_to_string(dir.join("run/fct.txt")).unwrap();
     assert_eq!(fct.lines().count(), 2, "{fct}");
 }
+
+/// A fabric of multi-homed hosts has a bond per host; the text table
+/// shows a few (the least balanced first) and says where the rest are.
+#[test]
+fn the_table_shows_the_least_balanced_bonds_of_many() {
+    let dir = tmp("import_many_bonds");
+    let Some(cfg) = config(
+        &dir,
+        "e3_dcqcn_2to1_notrace.cfg",
+        &[("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1")],
+    ) else {
+        return;
+    };
+    // Hosts 0-9, each on switches 10 and 11; one flow, host 8 to host 9
+    // (the last two: a table cut in index order would leave them out).
+    let mut topo_text = String::from("12 2 20\n10 11\n");
+    for h in 0..10 {
+        for sw in [10, 11] {
+            topo_text.push_str(&format!("{h} {sw} 100Gbps 0.001ms 0\n"));
+        }
+    }
+    let topo = dir.join("t.txt");
+    std::fs::write(&topo, topo_text).unwrap();
+    let flows = dir.join("flows.txt");
+    std::fs::write(&flows, "1\n8 9 3 100 100000 2\n").unwrap();
+    let paths = [
+        "--topology",
+        topo.to_str().unwrap(),
+        "--flows",
+        flows.to_str().unwrap(),
+    ];
+    let o = import(&cfg, &paths);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run(&cfg.with_file_name("s.toml"), &dir.join("run"), &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.matches("bytes sent per slave").count(), 8, "{out}");
+    assert!(
+        out.contains("  ... 8 bonds shown (any that failed over, then the least balanced); all 10 in summary.json"),
+        "{out}"
+    );
+    // The sender's and the receiver's bonds carried the flow: one slave
+    // each, so they are the least balanced and shown.
+    for host in ["n8", "n9"] {
+        assert!(out.contains(&format!("{host}.bond0 (balance-xor")), "{out}");
+    }
+}

@@ -68,6 +68,8 @@ pub fn summary_csv(s: &Summary) -> String {
 /// fabric has a thousand ports and a QP pair per flow, which `ports.csv`,
 /// `qps.csv` and `--format csv|json` list in full.
 const TABLE_ROWS: usize = 40;
+/// Bonds take several lines each: fewer of them.
+const BOND_ROWS: usize = 8;
 
 /// The summary as text tables (`--format table`): ports that carried
 /// anything (the busiest, in a large fabric), client QPs (those that
@@ -167,7 +169,21 @@ pub fn summary_table(s: &Summary) -> String {
         out.push('\n');
         out.push_str(&fct_table(f));
     }
-    for b in &s.bonds {
+    // A fabric of multi-homed hosts has a bond per host: those that failed
+    // over first, then the least balanced (the largest slave's share).
+    let all: Vec<usize> = (0..s.bonds.len()).collect();
+    let bonds = keep_most(&all, BOND_ROWS, |&i| {
+        let b = &s.bonds[i];
+        let total: u64 = b.slave_tx_bytes.iter().sum();
+        let top = b.slave_tx_bytes.iter().max().copied().unwrap_or(0);
+        let share = if total > 0 {
+            (u128::from(top) * 1_000_000 / u128::from(total)) as u64
+        } else {
+            0
+        };
+        (!b.events.is_empty(), share)
+    });
+    for b in bonds.iter().map(|&i| &s.bonds[i]) {
         let total: u64 = b.slave_tx_bytes.iter().sum();
         out.push('\n');
         if b.mode == "active-backup" {
@@ -193,6 +209,14 @@ pub fn summary_table(s: &Summary) -> String {
         for e in &b.events {
             let _ = writeln!(out, "  at {:.3} ms: {}", e.t_ns as f64 / 1e6, e.message);
         }
+    }
+    if bonds.len() < s.bonds.len() {
+        let _ = writeln!(
+            out,
+            "  ... {} shown (any that failed over, then the least balanced); all {} in summary.json",
+            plural(bonds.len() as u64, "bond"),
+            s.bonds.len()
+        );
     }
     let _ = write!(
         out,
