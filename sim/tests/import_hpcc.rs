@@ -376,6 +376,23 @@ fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
     for p in s["ports"].as_array().unwrap() {
         assert_eq!(p["drops"], 0, "{p}");
     }
+    // `[topology.switch] mac` wins over the anycast MAC: a group address
+    // there is refused, another shared unicast one runs the same.
+    let o = run(
+        &cfg.with_file_name("s.toml"),
+        &dir.join("run_group_mac"),
+        &["topology.switch.mac=01:00:5e:00:00:01"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a unicast MAC"), "{err}");
+    run_ok(
+        &cfg.with_file_name("s.toml"),
+        &dir.join("run_own_mac"),
+        &["topology.switch.mac=02:00:00:00:aa:01"],
+    );
+    let again = std::fs::read_to_string(dir.join("run_own_mac/fct.txt")).unwrap();
+    assert_eq!(again, fct);
 }
 
 /// A port speed the ECN maps leave out (the fat-tree's config maps 100G

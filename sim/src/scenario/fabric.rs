@@ -297,8 +297,9 @@ pub(super) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Resul
             let mut item = respan(item, &span);
             if let DeValue::Table(t) = item.get_mut() {
                 if key == "switch" {
-                    // The template's hash choice wins over the generated one.
-                    for k in ["hash", "hash_seed"] {
+                    // The template's hash choice wins over the generated
+                    // one, and so does its router MAC over the anycast one.
+                    for k in ["hash", "hash_seed", "mac"] {
                         if tmpl
                             .as_ref()
                             .and_then(|v| field_of(v.get_ref(), k))
