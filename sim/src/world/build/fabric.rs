@@ -345,27 +345,35 @@ fn add_routes(w: &mut World, sc: &Scenario, si: usize) -> Result<(), ModelError>
     Ok(())
 }
 
-/// Each switch's layer-2 domain: the smallest switch index among those
-/// joined to it by links with no routed end.
-fn bridged_domains(w: &World) -> Vec<usize> {
-    let mut domain: Vec<usize> = (0..w.switches.len()).collect();
-    fn root_of(d: &mut [usize], mut x: usize) -> usize {
-        while d[x] != x {
-            d[x] = d[d[x]];
-            x = d[x];
-        }
-        x
-    }
-    for l in &w.links {
+/// Links between two switches with no routed end, as (link, (switch,
+/// local port) at each end): the links that bridge layer 2.
+fn bridged_links(w: &World) -> impl Iterator<Item = (usize, (u32, u32), (u32, u32))> + '_ {
+    w.links.iter().enumerate().filter_map(|(li, l)| {
         let [a, b] = l.ends();
         let (Owner::Switch { sw: sa, local: la }, Owner::Switch { sw: sb, local: lb }) =
             (w.ports[a as usize].owner(), w.ports[b as usize].owner())
         else {
-            continue;
+            return None;
         };
-        if w.switches[sa as usize].is_routed(la) || w.switches[sb as usize].is_routed(lb) {
-            continue;
-        }
+        let routed = w.switches[sa as usize].is_routed(la) || w.switches[sb as usize].is_routed(lb);
+        (!routed).then_some((li, (sa, la), (sb, lb)))
+    })
+}
+
+/// The root of `x` in a union-find forest, halving the path.
+fn root_of(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
+/// Each switch's layer-2 domain: the smallest switch index among those
+/// joined to it by bridged links.
+fn bridged_domains(w: &World) -> Vec<usize> {
+    let mut domain: Vec<usize> = (0..w.switches.len()).collect();
+    for (_, (sa, _), (sb, _)) in bridged_links(w) {
         let (ra, rb) = (
             root_of(&mut domain, sa as usize),
             root_of(&mut domain, sb as usize),
@@ -382,25 +390,9 @@ fn bridged_domains(w: &World) -> Vec<usize> {
 /// joins the same two groups count once.
 fn check_bridging_loops(w: &World, sc: &Scenario) -> Result<(), ModelError> {
     let mut parent: Vec<usize> = (0..w.switches.len()).collect();
-    fn root_of(parent: &mut [usize], mut x: usize) -> usize {
-        while parent[x] != x {
-            parent[x] = parent[parent[x]];
-            x = parent[x];
-        }
-        x
-    }
     let mut joined: Vec<((u32, u32), (u32, u32))> = Vec::new();
-    for (li, l) in w.links.iter().enumerate() {
-        let [a, b] = l.ends();
-        let (Owner::Switch { sw: sa, local: la }, Owner::Switch { sw: sb, local: lb }) =
-            (w.ports[a as usize].owner(), w.ports[b as usize].owner())
-        else {
-            continue;
-        };
+    for (li, (sa, la), (sb, lb)) in bridged_links(w) {
         let (s_a, s_b) = (&w.switches[sa as usize], &w.switches[sb as usize]);
-        if s_a.is_routed(la) || s_b.is_routed(lb) {
-            continue;
-        }
         let ends = ((sa, s_a.group_of(la)), (sb, s_b.group_of(lb)));
         if joined.contains(&ends) {
             continue;
