@@ -56,6 +56,29 @@ fn imported(cfg: &Path) -> String {
     std::fs::read_to_string(out).unwrap()
 }
 
+/// The anchors' config `name`, cut at 2.1 s (100 ms of flows), imported
+/// with a topology and a flow file of the test's own: the config, and the
+/// import's stderr (it succeeded).
+fn import_own(dir: &Path, name: &str, topology: &str, flows: &str) -> Option<(PathBuf, String)> {
+    let cfg = config(
+        dir,
+        name,
+        &[("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1")],
+    )?;
+    let (topo, flow_file) = (dir.join("topology.txt"), dir.join("flows.txt"));
+    std::fs::write(&topo, topology).unwrap();
+    std::fs::write(&flow_file, flows).unwrap();
+    let paths = [
+        "--topology",
+        topo.to_str().unwrap(),
+        "--flows",
+        flow_file.to_str().unwrap(),
+    ];
+    let o = import(&cfg, &paths);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some((cfg, String::from_utf8_lossy(&o.stderr).into_owned()))
+}
+
 fn line_of(cfg: &Path, key: &str) -> usize {
     std::fs::read_to_string(cfg)
         .unwrap()
@@ -297,38 +320,16 @@ fn a_link_down_becomes_a_rerouting_link_event() {
 #[test]
 fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
     let dir = tmp("import_multi_homed");
-    let Some(cfg) = config(
-        &dir,
-        "e3_dcqcn_2to1_notrace.cfg",
-        &[("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1")],
-    ) else {
-        return;
-    };
     // Host 0 on ToRs 2 and 3, both cabled to switch 4, and host 1 on
     // switch 4 alone with twice the rate: every frame crosses two switches
-    // that answer to the same router MAC.
-    let topo = dir.join("dual.txt");
-    std::fs::write(
-        &topo,
-        "5 3 5\n2 3 4\n0 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n2 4 100Gbps 0.001ms 0\n\
-         3 4 100Gbps 0.001ms 0\n1 4 200Gbps 0.001ms 0\n",
-    )
-    .unwrap();
-    // Eight 1 MB flows from host 0 to host 1, all at once.
-    let flows = dir.join("flows.txt");
-    let mut text = String::from("8\n");
-    for _ in 0..8 {
-        text.push_str("0 1 3 100 1000000 2\n");
-    }
-    std::fs::write(&flows, text).unwrap();
-    let paths = [
-        "--topology",
-        topo.to_str().unwrap(),
-        "--flows",
-        flows.to_str().unwrap(),
-    ];
-    let o = import(&cfg, &paths);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // that answer to the same router MAC. Eight 1 MB flows from host 0 to
+    // host 1, all at once.
+    let topology = "5 3 5\n2 3 4\n0 2 100Gbps 0.001ms 0\n0 3 100Gbps 0.001ms 0\n\
+                    2 4 100Gbps 0.001ms 0\n3 4 100Gbps 0.001ms 0\n1 4 200Gbps 0.001ms 0\n";
+    let flows = format!("8\n{}", "0 1 3 100 1000000 2\n".repeat(8));
+    let Some((cfg, _)) = import_own(&dir, "e3_dcqcn_2to1_notrace.cfg", topology, &flows) else {
+        return;
+    };
     let scenario = std::fs::read_to_string(cfg.with_file_name("s.toml")).unwrap();
     assert!(
         scenario.contains("# Hosts cabled to more than one switch: 1 of 2."),
@@ -404,31 +405,15 @@ fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
 #[test]
 fn a_speed_missing_from_the_ecn_maps_marks_as_the_reference_runs() {
     let dir = tmp("import_unmapped_speed");
-    let Some(cfg) = config(
+    // Two 100G senders into one 25G receiver.
+    let Some((cfg, err)) = import_own(
         &dir,
         "config_fat_ws30_10ms_dcqcn.txt",
-        &[("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1")],
+        "4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 3 25Gbps 0.001ms 0\n",
+        "2\n0 2 3 100 1000000 2\n1 2 3 100 1000000 2\n",
     ) else {
         return;
     };
-    // Two 100G senders into one 25G receiver.
-    let topo = dir.join("t.txt");
-    std::fs::write(
-        &topo,
-        "4 1 3\n3\n0 3 100Gbps 0.001ms 0\n1 3 100Gbps 0.001ms 0\n2 3 25Gbps 0.001ms 0\n",
-    )
-    .unwrap();
-    let flows = dir.join("flows.txt");
-    std::fs::write(&flows, "2\n0 2 3 100 1000000 2\n1 2 3 100 1000000 2\n").unwrap();
-    let paths = [
-        "--topology",
-        topo.to_str().unwrap(),
-        "--flows",
-        flows.to_str().unwrap(),
-    ];
-    let o = import(&cfg, &paths);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let err = String::from_utf8_lossy(&o.stderr);
     let first = ["KMAX_MAP", "KMIN_MAP", "PMAX_MAP"]
         .iter()
         .map(|k| line_of(&cfg, k))
@@ -465,33 +450,18 @@ fn a_speed_missing_from_the_ecn_maps_marks_as_the_reference_runs() {
 #[test]
 fn the_table_shows_the_least_balanced_bonds_of_many() {
     let dir = tmp("import_many_bonds");
-    let Some(cfg) = config(
-        &dir,
-        "e3_dcqcn_2to1_notrace.cfg",
-        &[("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1")],
-    ) else {
-        return;
-    };
     // Hosts 0-9, each on switches 10 and 11; one flow, host 8 to host 9
     // (the last two: a table cut in index order would leave them out).
-    let mut topo_text = String::from("12 2 20\n10 11\n");
+    let mut topology = String::from("12 2 20\n10 11\n");
     for h in 0..10 {
         for sw in [10, 11] {
-            topo_text.push_str(&format!("{h} {sw} 100Gbps 0.001ms 0\n"));
+            topology.push_str(&format!("{h} {sw} 100Gbps 0.001ms 0\n"));
         }
     }
-    let topo = dir.join("t.txt");
-    std::fs::write(&topo, topo_text).unwrap();
-    let flows = dir.join("flows.txt");
-    std::fs::write(&flows, "1\n8 9 3 100 100000 2\n").unwrap();
-    let paths = [
-        "--topology",
-        topo.to_str().unwrap(),
-        "--flows",
-        flows.to_str().unwrap(),
-    ];
-    let o = import(&cfg, &paths);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let flows = "1\n8 9 3 100 100000 2\n";
+    let Some((cfg, _)) = import_own(&dir, "e3_dcqcn_2to1_notrace.cfg", &topology, flows) else {
+        return;
+    };
     let o = run(&cfg.with_file_name("s.toml"), &dir.join("run"), &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
