@@ -285,11 +285,7 @@ pub fn import(
         "[topology]\nkind = \"hpcc\"\nfile = \"{}\"",
         rel(&topo_path)
     );
-    let multi_homed = topo
-        .hosts()
-        .iter()
-        .filter(|&&n| topo.links_of(n).len() > 1)
-        .count();
+    let multi_homed = topo.multi_homed_hosts().count();
     if multi_homed > 0 {
         let _ = writeln!(
             s,

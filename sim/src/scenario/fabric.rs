@@ -384,7 +384,7 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
     // reference spreads QPs over a host's NICs (`RdmaHw::GetNicIdxOfQp`).
     // Its gateway is then every switch it is cabled to: they all answer to
     // one router MAC, as an anycast gateway does.
-    let multi_homed = topo.hosts().iter().any(|&n| topo.links_of(n).len() > 1);
+    let multi_homed = topo.multi_homed_hosts().next().is_some();
     for (i, &node) in topo.hosts().iter().enumerate() {
         let ip = topo.host_ip(HostId(i as u32)).octets();
         let cidr = format!("{}.{}.{}.{}/24", ip[0], ip[1], ip[2], ip[3]);

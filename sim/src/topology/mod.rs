@@ -386,6 +386,14 @@ impl Topology {
     pub fn is_switch(&self, n: NodeId) -> bool {
         self.node(n).kind == NodeKind::Switch
     }
+    /// Hosts cabled to more than one link (the reference's
+    /// `ali_32host_10rack.txt` puts each on two ToRs).
+    pub fn multi_homed_hosts(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.hosts()
+            .iter()
+            .copied()
+            .filter(|&n| self.links_of(n).len() > 1)
+    }
     /// A node's links, in link order.
     pub fn links_of(&self, n: NodeId) -> &[LinkId] {
         let i = n.0 as usize;
