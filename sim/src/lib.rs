@@ -75,7 +75,10 @@
 //! ## What is modelled, and how
 //! * Time is integer picoseconds. A frame occupies its port for
 //!   `wire_bytes(len)` (FCS, preamble, SFD and IFG included) at the port's
-//!   rate, then arrives `delay` later, whole (store and forward).
+//!   rate, or for the size its NIC's profile bills it at
+//!   ([`packet::Billing`]: the HPCC reference's), rounded down to `[sim]
+//!   tx_time_step` where one is set (the reference's 1 ns clock), then
+//!   arrives `delay` later, whole (store and forward).
 //! * Host ports pull packets from the queue pairs mapped to them (strict
 //!   priority between the 8 priorities, round robin inside one), so a NIC
 //!   never queues more than the frame on the wire; a QP's `tx_ready_at` is

@@ -20,7 +20,7 @@ use roce_codec::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux
 use roce_codec::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr, PAUSE_DST_MAC};
 use roce_codec::wire::tcp::{IP_PROTO_TCP, TcpOptions, TcpRepr, flags};
 
-use crate::time::Ps;
+use crate::time::{FCS_LEN, Ps, WIRE_OVERHEAD};
 
 /// Index of a packet in the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,6 +44,11 @@ pub enum L3 {
         ecn: u8,
         ttl: u8,
         sport: u16,
+        /// The (source, destination) UDP ports a switch's ECMP hash reads,
+        /// `source | destination << 16`: the frame's own ports
+        /// ([`hash_ports`]), or those the HPCC reference gives its flows
+        /// (`ecmp_ports = "flow"`, `world::profile`). Not on the wire.
+        ecmp: u32,
     },
     /// RoCE v1: a GRH straight after Ethernet (EtherType 0x8915). The GIDs
     /// are the IPv4-mapped addresses of the two interfaces.
@@ -86,6 +91,12 @@ pub enum L3 {
         ttl: u8,
         about: Udp4,
     },
+}
+
+/// The ECMP port word of a RoCEv2 frame from UDP source port `sport`: its
+/// own ports, the destination being 4791.
+pub const fn hash_ports(sport: u16) -> u32 {
+    sport as u32 | (ROCE_V2_UDP_DPORT as u32) << 16
 }
 
 /// A TCP segment of a connection set-up (perftest's socket to port 18515).
@@ -207,13 +218,20 @@ pub struct Packet {
     pub l3: L3,
     pub eth: EthRepr,
     /// Frame length as a capture shows it (no FCS).
-    pub frame_len: u32,
+    pub frame_len: u16,
+    /// Bytes the buffers and queues count for it: `frame_len`, or the size
+    /// its sender's profile bills ([`Billing`]).
+    pub billed_len: u16,
     /// Switch ingress port while the packet sits in a switch buffer (for
     /// per-ingress accounting), `u32::MAX` elsewhere.
     pub ingress: u32,
     pub vlan: Option<VlanTag>,
     /// The 802.1p priority / traffic class queue it travels in.
     pub prio: u8,
+    /// Bytes the wire adds to `billed_len` while it is sent: FCS, preamble
+    /// and inter-frame gap (24), or 0 where the billed size stands for the
+    /// whole frame on the wire.
+    pub wire_extra: u8,
     // ^ the first cache line
     /// Global index of the queue pair that sent it.
     pub src_qp: u32,
@@ -223,6 +241,67 @@ pub struct Packet {
     /// When it was created by the sending NIC.
     pub born: Ps,
     pub ib: IbRepr,
+}
+
+/// How a NIC bills its RoCE frames to the wire and to buffers, when not
+/// at their real size.
+///
+/// A real frame of a 1000-byte RDMA WRITE MIDDLE takes 1082 bytes of wire
+/// time (Ethernet 14, IPv4 20, UDP 8, BTH 12, ICRC 4, FCS 4, preamble,
+/// SFD and gap 20) and 1058 bytes of buffer. The HPCC ns-3 reference
+/// counts 1048 for both (its 14-byte PPP header standing for Ethernet,
+/// IPv4, UDP and a 6-byte sequence header; no FCS, preamble or gap) and 60
+/// for an ACK. Reproducing its experiments means timing, pacing and
+/// buffering frames at its sizes; captures and byte counters keep the real
+/// frames, which are what a NIC would put on a wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Billing {
+    /// Bytes a packet of the QP's data (request or READ response) costs
+    /// beyond its payload; 0: its real frame.
+    pub header_bytes: u16,
+    /// Bytes an ACK, NAK or CNP costs; 0: its real frame.
+    pub ack_bytes: u16,
+}
+
+impl Billing {
+    /// Every frame at its real size.
+    pub const REAL: Billing = Billing {
+        header_bytes: 0,
+        ack_bytes: 0,
+    };
+
+    /// The HPCC ns-3 reference's sizes (see [`crate::world::NicProfile`]'s
+    /// `hpcc` preset for where they come from).
+    pub const HPCC: Billing = Billing {
+        header_bytes: 48,
+        ack_bytes: 60,
+    };
+
+    /// The billed size of `ib`'s frame, `None`: its real frame.
+    #[inline]
+    pub fn billed(&self, ib: &IbRepr) -> Option<u32> {
+        // ACKNOWLEDGE (NAKs too) and CNP: no payload, one size.
+        let (bytes, payload) = match ib.bth.opcode.0 {
+            0x11 | 0x81 => (self.ack_bytes, 0),
+            _ => (self.header_bytes, ib.payload_len),
+        };
+        (bytes != 0).then(|| u32::from(bytes) + payload)
+    }
+}
+
+/// `(frame_len, billed_len, wire_extra)` of a frame of `frame_len` bytes
+/// (no FCS) billed at `billed` bytes of wire and buffer, or at its real
+/// size.
+pub fn frame_sizes(frame_len: u32, billed: Option<u32>) -> (u16, u16, u8) {
+    let real = u16::try_from(frame_len).expect("a frame is shorter than 64 KiB");
+    match billed {
+        None => (real, real, (FCS_LEN + WIRE_OVERHEAD) as u8),
+        Some(b) => (
+            real,
+            u16::try_from(b).expect("a billed frame is shorter than 64 KiB"),
+            0,
+        ),
+    }
 }
 
 const ETH_LEN: u32 = 14;
@@ -247,6 +326,12 @@ impl Packet {
                 l2 + IPV4_LEN + Icmpv4Repr::LEN as u32 + offending.min(LINUX_MAX_QUOTE as u32)
             }
         }
+    }
+
+    /// Bytes of wire time it takes.
+    #[inline]
+    pub fn wire_bytes(&self) -> u64 {
+        u64::from(self.billed_len) + u64::from(self.wire_extra)
     }
 
     pub fn ecn_ce(&self) -> bool {
@@ -323,10 +408,14 @@ impl Packet {
         born: Ps,
     ) -> Packet {
         let vlan = vlan.map(|vid| VlanTag::dot1q(vid, 0));
+        let (frame_len, billed_len, wire_extra) =
+            frame_sizes(Packet::compute_frame_len(vlan.is_some(), &l3, &ib), None);
         Packet {
             eth: EthRepr { dst, src },
             vlan,
-            frame_len: Packet::compute_frame_len(vlan.is_some(), &l3, &ib),
+            frame_len,
+            billed_len,
+            wire_extra,
             l3,
             ib,
             prio: 0,
@@ -365,6 +454,7 @@ impl Packet {
             ecn,
             ttl,
             sport,
+            ..
         } = offending.l3
         else {
             return None;
@@ -425,13 +515,19 @@ impl Packet {
     /// A PFC or PAUSE frame from a port whose MAC is `src`.
     pub fn mac_control(src: [u8; 6], repr: MacControlRepr) -> Packet {
         let l3 = L3::MacControl(repr);
+        let (frame_len, billed_len, wire_extra) = frame_sizes(
+            Packet::compute_frame_len(false, &l3, &IbRepr::default()),
+            None,
+        );
         Packet {
             eth: EthRepr {
                 dst: PAUSE_DST_MAC,
                 src,
             },
             vlan: None,
-            frame_len: Packet::compute_frame_len(false, &l3, &IbRepr::default()),
+            frame_len,
+            billed_len,
+            wire_extra,
             l3,
             ib: IbRepr::default(),
             prio: 7,
@@ -518,13 +614,11 @@ impl Packet {
     /// stand in for the addresses and the GRH next header for the protocol.
     pub fn five_tuple(&self) -> FiveTuple {
         match self.l3 {
-            L3::V2 {
-                src, dst, sport, ..
-            } => FiveTuple {
+            L3::V2 { src, dst, ecmp, .. } => FiveTuple {
                 addrs: FlowAddrs::V4 { src, dst },
                 protocol: roce_codec::frame::IP_PROTO_UDP,
-                sport,
-                dport: ROCE_V2_UDP_DPORT,
+                sport: ecmp as u16,
+                dport: (ecmp >> 16) as u16,
             },
             L3::MacControl(_) => FiveTuple {
                 addrs: FlowAddrs::V4 {
@@ -575,6 +669,7 @@ impl Packet {
                 ecn,
                 ttl,
                 sport,
+                ..
             } => {
                 let mut ip = Ipv4Repr::udp(src, dst, dscp, ecn);
                 ip.ttl = ttl;
@@ -713,14 +808,19 @@ mod tests {
             ecn: 0,
             ttl: 64,
             sport: 0xC132,
+            ecmp: hash_ports(0xC132),
         };
+        let (frame_len, billed_len, wire_extra) =
+            frame_sizes(Packet::compute_frame_len(false, &l3, &ib), None);
         Packet {
             eth: EthRepr {
                 dst: [2, 0, 0, 0, 0, 2],
                 src: [2, 0, 0, 0, 0, 1],
             },
             vlan: None,
-            frame_len: Packet::compute_frame_len(false, &l3, &ib),
+            frame_len,
+            billed_len,
+            wire_extra,
             l3,
             ib,
             prio: 4,
@@ -731,12 +831,40 @@ mod tests {
         }
     }
 
+    /// A data packet is billed its payload + `header_bytes` whatever its
+    /// extension headers (a WRITE FIRST's RETH, a READ request's none); an
+    /// ACK, NAK or CNP `ack_bytes`; a zero keeps the real frame, whose
+    /// wire time adds FCS, preamble and gap.
+    #[test]
+    fn billing_replaces_the_headers_not_the_payload() {
+        let h = Billing::HPCC;
+        let first = IbRepr::new(Opcode(0x06), 7, Psn::new(1), 1000);
+        let middle = IbRepr::new(Opcode(0x07), 7, Psn::new(2), 1000);
+        let read = IbRepr::new(Opcode(0x0C), 7, Psn::new(3), 0);
+        let ack = IbRepr::ack(7, Psn::new(2), roce_codec::Syndrome(0), 0);
+        let cnp = IbRepr::cnp(7);
+        assert_eq!(h.billed(&first), Some(1048));
+        assert_eq!(h.billed(&middle), Some(1048));
+        assert_eq!(h.billed(&read), Some(48));
+        assert_eq!(h.billed(&ack), Some(60));
+        assert_eq!(h.billed(&cnp), Some(60));
+        let data_only = Billing { ack_bytes: 0, ..h };
+        assert_eq!(data_only.billed(&ack), None);
+        assert_eq!(Billing::REAL.billed(&middle), None);
+        assert_eq!(frame_sizes(1058, None), (1058, 1058, 24));
+        assert_eq!(frame_sizes(1058, Some(1048)), (1058, 1048, 0));
+        let mut p = pkt(1000);
+        assert_eq!(p.wire_bytes(), u64::from(p.frame_len) + 24);
+        (p.frame_len, p.billed_len, p.wire_extra) = frame_sizes(p.frame_len.into(), Some(1048));
+        assert_eq!(p.wire_bytes(), 1048);
+    }
+
     #[test]
     fn frame_len_matches_the_emitted_frame() {
         for len in [0, 1, 1000, 4096] {
             let p = pkt(len);
             let bytes = p.frame_repr().to_vec(&vec![0; len as usize]);
-            assert_eq!(bytes.len() as u32, p.frame_len, "payload {len}");
+            assert_eq!(bytes.len(), usize::from(p.frame_len), "payload {len}");
         }
         // roce-facts §1.5: WRITE ONLY 4096 B with RETH = 4174 B with FCS.
         assert_eq!(
@@ -761,7 +889,7 @@ mod tests {
             let whole = p.frame_repr().to_vec(&vec![0; len as usize]);
             assert_eq!(data[..], whole[14..14 + quoted]);
             let bytes = e.frame_repr().to_vec(&data);
-            assert_eq!(bytes.len() as u32, e.frame_len, "payload {len}");
+            assert_eq!(bytes.len(), usize::from(e.frame_len), "payload {len}");
             // Type 3 code 3; TOS 0xc0 for DSCP 32 (TOS 0x80): precedence 6.
             assert_eq!((bytes[34], bytes[35]), (3, 3));
             assert_eq!(bytes[15], 0xc0);
@@ -794,7 +922,9 @@ mod layout_tests {
         for end in [
             core::mem::offset_of!(Packet, l3) + size_of::<L3>(),
             core::mem::offset_of!(Packet, eth) + size_of::<EthRepr>(),
-            core::mem::offset_of!(Packet, frame_len) + 4,
+            core::mem::offset_of!(Packet, frame_len) + 2,
+            core::mem::offset_of!(Packet, billed_len) + 2,
+            core::mem::offset_of!(Packet, wire_extra) + 1,
             core::mem::offset_of!(Packet, ingress) + 4,
             core::mem::offset_of!(Packet, vlan) + size_of::<Option<VlanTag>>(),
             core::mem::offset_of!(Packet, prio) + 1,

@@ -37,6 +37,18 @@ impl Ps {
     pub fn saturating_sub(self, other: Ps) -> Ps {
         Ps(self.0.saturating_sub(other.0))
     }
+    /// Rounded down to a multiple of `step` picoseconds (`[sim]
+    /// tx_time_step`; 1: unchanged).
+    #[inline]
+    pub const fn floor_to(self, step: u64) -> Ps {
+        // Per transmitted frame: most runs keep the exact time, and the
+        // reference's 1 ns clock divides by a constant (a multiply).
+        match step {
+            0 | 1 => self,
+            1_000 => Ps(self.0 - self.0 % 1_000),
+            s => Ps(self.0 - self.0 % s),
+        }
+    }
 }
 
 impl Add for Ps {
@@ -117,6 +129,20 @@ pub const fn wire_bytes(frame_len: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference's clock: 1048 bytes take 83.84 ns at 100G and 20.96
+    /// at 400G, which it truncates to 83 and 20; a 60-byte ACK at 400G,
+    /// 1.2 ns, to 1.
+    #[test]
+    fn times_floored_to_a_step() {
+        let t = |gbps, bytes| Rate::gbps(gbps).tx_time(bytes);
+        assert_eq!(t(100, 1048), Ps(83_840));
+        assert_eq!(t(100, 1048).floor_to(1_000), Ps(83_000));
+        assert_eq!(t(400, 1048).floor_to(1_000), Ps(20_000));
+        assert_eq!(t(400, 60).floor_to(1_000), Ps(1_000));
+        assert_eq!(t(100, 1048).floor_to(1), Ps(83_840));
+        assert_eq!(Ps(83_903).floor_to(64), Ps(83_840));
+    }
 
     #[test]
     fn serialization_times() {

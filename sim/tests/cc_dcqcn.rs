@@ -384,16 +384,21 @@ fn retime_moves_the_waiting_slot() {
     // 1048 B: 83,840 ps at 100 Gb/s, 167,680 ps at 50 Gb/s.
     let slot = us(10);
     assert_eq!(
-        retime(slot, 1048, Rate::gbps(100), Rate::gbps(50)),
+        retime(slot, 1048, Rate::gbps(100), Rate::gbps(50), 1),
         Ps(10_083_840)
     );
     assert_eq!(
-        retime(slot, 1048, Rate::gbps(50), Rate::gbps(100)),
+        retime(slot, 1048, Rate::gbps(50), Rate::gbps(100), 1),
         Ps(9_916_160)
     );
     assert_eq!(
-        retime(Ps(1000), 1048, Rate::gbps(50), Rate::gbps(100)),
+        retime(Ps(1000), 1048, Rate::gbps(50), Rate::gbps(100), 1),
         Ps::ZERO
+    );
+    // On a 1 ns clock (the reference's): 83 and 167 ns.
+    assert_eq!(
+        retime(slot, 1048, Rate::gbps(100), Rate::gbps(50), 1000),
+        Ps(10_084_000)
     );
 }
 

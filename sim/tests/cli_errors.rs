@@ -768,6 +768,17 @@ fn nic_profile_and_dcqcn_keys() {
             "window_bytes",
         ],
     );
+    let err = table("header_bytes", "hpcc", "transport", "header_bytes = 5000");
+    says(
+        &err,
+        &[
+            "key `host[0].transport.header_bytes`",
+            "5000 bytes is more than the 1024",
+            "header_bytes = 48, ack_bytes = 60",
+        ],
+    );
+    let err = table("ack_bytes", "connectx", "transport", "ack_bytes = 2000");
+    says(&err, &["key `host[0].transport.ack_bytes`", "2000 bytes"]);
     let err = table("ack_queue_word", "hpcc", "transport", "ack_queue = \"top\"");
     says(
         &err,
@@ -779,4 +790,17 @@ fn nic_profile_and_dcqcn_keys() {
         "delay = \"1us\"\nce_mark = 1.5",
     );
     says(&err, &["key `link[0].ce_mark`", "must be a probability"]);
+    let err = fails_at(
+        "tx_step",
+        "sample_interval = \"100us\"",
+        "sample_interval = \"100us\"\ntx_time_step = \"2us\"",
+    );
+    says(
+        &err,
+        &[
+            "key `sim.tx_time_step`",
+            "outside 1ps..=1us",
+            "\"1ns\" truncates",
+        ],
+    );
 }

@@ -451,3 +451,55 @@ fn import_hpcc_writes_the_reference_presets() {
         "{line}"
     );
 }
+
+/// The hpcc profile bills frames at the reference's sizes: a 10 000-byte
+/// WRITE from host0 to host1 (same leaf, two 1 us links at 100 Gb/s) in
+/// ten 1000-byte packets of 1048 billed bytes (83.84 ns each, no preamble
+/// or gap) and ACKs of 60 (4.8 ns). By hand: the last packet leaves host0
+/// at 838.4 ns, reaches host1 at 838.4 + 1000 + 83.84 + 1000 = 2922.24 ns,
+/// and its ACK host0 at 2922.24 + 2 x (4.8 + 1000) = 4931.84 ns. The ideal,
+/// the round trip with one data packet and one ACK per link plus the
+/// billed bytes at the bottleneck: 4000 + 2 x 88.64 + 838.4 = 5015.68 ns.
+/// The wire carries the real frames all the same: the counters count
+/// 1074 bytes for the first (its RETH) and 1058 for each of the others.
+#[test]
+fn the_hpcc_profile_times_frames_at_the_references_sizes() {
+    let text = format!(
+        "{LEAF_SPINE}\n  [topology.host]\n  profile = \"hpcc\"\n[[traffic]]\npattern = \"one-to-many\"\nsender = \"host0\"\nhosts = [\"host1\"]\nsize = \"10000\"\n"
+    );
+    let (dir, s) = run_text("flow_billed", &text, &[]);
+    let rows = csv_rows(&dir.join("run"));
+    let r = &rows[0];
+    // fct.csv has whole nanoseconds.
+    assert_eq!(
+        (r["fct_ns"].as_str(), r["ideal_fct_ns"].as_str()),
+        ("4931", "5015")
+    );
+    let host0 = &s["counters"]["host0.eth0"];
+    assert_eq!(host0["tx_bytes_phy"], 1074 + 9 * 1058);
+    // Ten real ACKs: 62 bytes (+ AETH 4 over a data packet's headers).
+    assert_eq!(host0["rx_bytes_phy"], 10 * 62);
+
+    // Billed at their real sizes instead: the first frame 1098 bytes of
+    // wire (87.84 ns, its RETH), the others 1082 (86.56 ns), ACKs 86
+    // (6.88 ns). The first frame's longer forward holds the second back
+    // at the switch by 1.28 ns, and so every later one: the last ACK at
+    // 87.84 + 9 x 86.56 + 1000 + 1.28 + 86.56 + 1000 + 2 x 1006.88 =
+    // 4968.48 ns.
+    let real = [
+        "topology.host.transport.header_bytes=0",
+        "topology.host.transport.ack_bytes=0",
+    ];
+    let (dir, _) = run_text("flow_billed_real", &text, &real);
+    let r = &csv_rows(&dir.join("run"))[0];
+    assert_eq!(r["fct_ns"], "4968");
+
+    // On the reference's 1 ns clock: 83 ns a data frame, 4 an ACK, the
+    // NIC's pacing too: 10 x 83 + 1000 + 83 + 1000 + 2 x (4 + 1000).
+    let (dir, _) = run_text("flow_billed_ns", &text, &["sim.tx_time_step=1ns"]);
+    let r = &csv_rows(&dir.join("run"))[0];
+    assert_eq!(
+        (r["fct_ns"].as_str(), r["ideal_fct_ns"].as_str()),
+        ("4921", "5015")
+    );
+}

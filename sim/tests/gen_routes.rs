@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 
+use rocesim::packet::Billing;
 use rocesim::time::{Ps, Rate};
 use rocesim::topology::{
     Addressing, FatTree, Framing, HostId, LeafSpine, Link, LinkSpec, Node, NodeId, NodeKind,
@@ -219,6 +220,7 @@ fn rocev2_frames_counted_by_hand() {
     let f = Framing {
         pmtu: 1024,
         vlan: false,
+        billing: Billing::REAL,
     };
     // Eth 14 + IPv4 20 + UDP 8 + BTH 12 + payload + ICRC 4.
     assert_eq!(f.data_frame_len(), 1082);
@@ -227,7 +229,8 @@ fn rocev2_frames_counted_by_hand() {
     assert_eq!(
         Framing {
             pmtu: 1024,
-            vlan: true
+            vlan: true,
+            billing: Billing::REAL,
         }
         .data_frame_len(),
         1086
@@ -244,6 +247,21 @@ fn rocev2_frames_counted_by_hand() {
         .framed_ideal_fct(&t, HostId(0), HostId(1), 3000, f)
         .unwrap();
     assert_eq!(ideal, Ps(4_000_000 + 2 * 95_360 + 260_960));
+    // Billed at the HPCC reference's sizes: every data packet its payload
+    // + 48, whatever its extension headers; an ACK 60; nothing added.
+    let h = Framing {
+        pmtu: 1000,
+        vlan: false,
+        billing: Billing::HPCC,
+    };
+    assert_eq!(h.write_wire_bytes(3000), 3 * 1048);
+    assert_eq!(h.write_wire_bytes(1), 49);
+    assert_eq!(h.ack_wire_bytes(), 60);
+    // Per link (1048 + 60) B at 100G = 88.64 ns; then 3144 B = 251.52 ns.
+    let billed = r
+        .framed_ideal_fct(&t, HostId(0), HostId(1), 3000, h)
+        .unwrap();
+    assert_eq!(billed, Ps(4_000_000 + 2 * 88_640 + 251_520));
     let reference = r
         .reference_ideal_fct(&t, HostId(0), HostId(1), 3000, 1000)
         .unwrap();

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rocesim::hpcc::{self, config::CcMode, fct::HpccFct};
+use rocesim::packet::Billing;
 use rocesim::time::{Ps, Rate};
 use rocesim::topology::{
     FatTree, Framing, HostId, LinkSpec, NodeId, PerHop, Topology, ecmp_routes,
@@ -217,6 +218,7 @@ fn base_rtt_and_bottleneck_of_fat_txt_pairs() {
     let framed = PerHop::Framed(Framing {
         pmtu: 1024,
         vlan: false,
+        billing: Billing::REAL,
     });
     assert_eq!(
         r.base_rtt(&t, HostId(0), HostId(1), &framed),

@@ -169,7 +169,9 @@ fn error_rates_become_link_losses() {
         "e3_dcqcn_2to1_notrace.cfg",
         &[
             ("ERROR_RATE_PER_LINK", "ERROR_RATE_PER_LINK 0.02"),
-            ("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.1"),
+            // Room for an ACK timeout (67 ms) or a few: a lost NAK leaves
+            // the requester to one.
+            ("SIMULATOR_STOP_TIME", "SIMULATOR_STOP_TIME 2.5"),
         ],
     ) else {
         return;
@@ -188,24 +190,19 @@ fn error_rates_become_link_losses() {
     let scenario = imported(&cfg);
     assert!(scenario.contains("\nlink_loss = 0.02 "), "{scenario}");
     let s = run_ok(&dir.join("s.toml"), &dir.join("run"), &[]);
+    // A frame lost on the wire counts at the port that sent it.
     let loss = |name: &str| {
         let p = port(&s, name);
-        let lost = p["drops_loss"].as_u64().unwrap() as f64;
-        let seen = p["rx_packets"].as_u64().unwrap() as f64 + lost;
-        lost / seen
+        p["drops_loss"].as_u64().unwrap() as f64 / p["tx_packets"].as_u64().unwrap() as f64
     };
-    // ~1000 data frames one way, as many ACKs the other: the file's 1 %
-    // on n1's link, ERROR_RATE_PER_LINK's 2 % on n2's.
-    for (p, want) in [
-        ("sw0.p1", 0.01),
-        ("n1.eth0", 0.01),
-        ("sw0.p2", 0.02),
-        ("n2.eth0", 0.02),
-    ] {
+    // Over 2000 data frames, go-back-N's resends with them, cross each
+    // link: the file's 1 % on n1's link, ERROR_RATE_PER_LINK's 2 % on
+    // n2's (the ACKs, fewer, are left out: too few to measure a rate by).
+    for (p, want) in [("n1.eth0", 0.01), ("sw0.p2", 0.02)] {
         let got = loss(p);
         assert!(
-            got > want * 0.3 && got < want * 2.5,
-            "{p}: lost {got:.4} of its arrivals, set {want}"
+            got > want * 0.5 && got < want * 1.6,
+            "{p}: lost {got:.4} of the frames it sent, set {want}"
         );
     }
     let c: &Value = clients(&s)[0];

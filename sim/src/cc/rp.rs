@@ -463,8 +463,8 @@ impl ReactionPoint {
 /// Note: the reference's DCQCN ("Mlx") code changes the rate without calling
 /// `ChangeRate` (only its HPCC, TIMELY and DCTCP do), so a world matching it
 /// leaves the slot alone.
-pub fn retime(next_avail: Ps, last_pkt_bytes: u64, old: Rate, new: Rate) -> Ps {
-    let old_t = old.tx_time(last_pkt_bytes).as_ps();
-    let new_t = new.tx_time(last_pkt_bytes).as_ps();
+pub fn retime(next_avail: Ps, last_pkt_bytes: u64, old: Rate, new: Rate, step: u64) -> Ps {
+    let old_t = old.tx_time(last_pkt_bytes).floor_to(step).as_ps();
+    let new_t = new.tx_time(last_pkt_bytes).floor_to(step).as_ps();
     Ps((next_avail.as_ps() + new_t).saturating_sub(old_t))
 }

@@ -7,9 +7,9 @@
 //!    ▼
 //!  [topology] kind = "hpcc", file = ...   every host, switch and link of the file
 //!  [[traffic]] flows = ...                one RC QP pair per flow, at its start time
-//!  [sim] stop_at                          SIMULATOR_STOP_TIME
+//!  [sim] stop_at, tx_time_step           SIMULATOR_STOP_TIME; its 1 ns clock
 //!  buffer, MTU                            BUFFER_SIZE, PACKET_PAYLOAD_SIZE
-//!  [topology.host]  profile = "hpcc", segment_bytes   PACKET_PAYLOAD_SIZE
+//!  [topology.host]  profile = "hpcc", segment_bytes   PACKET_PAYLOAD_SIZE; its header sizes
 //!  [topology.host.dcqcn]                  CC_MODE 1, RP_TIMER, RATE_AI, ... (DcqcnParams::hpcc_reference)
 //!  [topology.switch.mmu] preset           BUFFER_SIZE, the reference's switch-mmu.cc
 //!  [topology.switch.ecn]                  KMIN_MAP, KMAX_MAP, PMAX_MAP per link speed, on dequeue, all packets
@@ -26,6 +26,7 @@ use roce_capture::human::plural;
 
 use super::{FormatError, HpccConfig};
 use crate::cc::{DcqcnParams, RedParams};
+use crate::packet::Billing;
 use crate::topology::Topology;
 use crate::units::fmt_rate;
 
@@ -277,7 +278,9 @@ pub fn import(
     let _ = writeln!(s, "\nname = \"{name}\"\nseed = 1\n");
     let _ = writeln!(
         s,
-        "[sim]\n# SIMULATOR_STOP_TIME {}\nstop_at = \"{}ps\"\nsample_interval = \"100us\"\n",
+        "[sim]\n# SIMULATOR_STOP_TIME {}\nstop_at = \"{}ps\"\nsample_interval = \"100us\"\n\
+         # its clock: transmission times truncated to the nanosecond (Time::FromDouble)\n\
+         tx_time_step = \"1ns\"\n",
         cfg.simulator_stop_time, cfg.simulator_stop_time.0
     );
     let _ = writeln!(
@@ -453,7 +456,8 @@ fn host_tables(cfg: &HpccConfig, topo: &super::HpccTopology) -> String {
         "# Every host: the reference's NIC (profile \"hpcc\": no window unless HAS_WIN, one ACK per\n\
          # packet, sent ahead of the data but carrying the data's priority, so\n\
          # switches queue it with the data; 1000-byte payloads, DCQCN with the\n\
-         # CNP flag on the ACK of every marked packet).\n",
+         # CNP flag on the ACK of every marked packet; frames timed, paced and\n\
+         # buffered at its sizes, captured at their real ones).\n",
     );
     let _ = writeln!(s, "[topology.host]\nprofile = \"{NIC_PROFILE}\"");
     let _ = writeln!(s, "\n  [topology.host.transport]");
@@ -461,6 +465,24 @@ fn host_tables(cfg: &HpccConfig, topo: &super::HpccTopology) -> String {
         s,
         "  segment_bytes = {}        # PACKET_PAYLOAD_SIZE",
         cfg.packet_payload_size
+    );
+    // CC_MODE 1 carries no INT header (IntHeader::NONE), so a data packet
+    // is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14, an ACK
+    // 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`); the modes that add one are
+    // refused above.
+    let _ = writeln!(
+        s,
+        "  header_bytes = {}          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
+        Billing::HPCC.header_bytes
+    );
+    let _ = writeln!(
+        s,
+        "  ack_bytes = {}             # its ACK, padded to 60 bytes",
+        Billing::HPCC.ack_bytes
+    );
+    let _ = writeln!(
+        s,
+        "  ecmp_ports = \"flow\"       # its switches hash each flow's own UDP ports: 10000 + the pair's earlier flows, the flow's dport"
     );
     if cfg.has_win && cfg.global_t != 1 {
         let _ = writeln!(

@@ -232,6 +232,11 @@ pub struct SimCfg {
     /// in captures).
     #[serde(default)]
     pub arp: ArpMode,
+    /// Serialization and pacing times are rounded down to a multiple of
+    /// this (default 1ps: exact). The ns-3 reference computes them in
+    /// floating point and truncates them to its 1 ns clock, so that its
+    /// 400G link sends a 1048-byte frame in 20 ns instead of 20.96.
+    pub tx_time_step: Option<Dur>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -407,6 +412,19 @@ pub struct TransportCfg {
     /// The window shrinks with the QP's DCQCN rate (`VAR_WIN`):
     /// `window_bytes x rate / line rate`.
     pub window_follows_rate: Option<bool>,
+    /// Bytes a data packet costs on the wire and in buffers beyond its
+    /// payload, in place of its real headers, FCS, preamble and gap (the
+    /// HPCC reference's 48); 0 = its real frame.
+    pub header_bytes: Option<u32>,
+    /// Bytes an ACK, NAK or CNP costs on the wire and in buffers (the
+    /// reference's 60); 0 = its real frame.
+    pub ack_bytes: Option<u32>,
+    /// The UDP ports switches hash the QP's frames by: `"udp"` (their own:
+    /// the source port from the QPNs, 4791) or `"flow"` (the HPCC
+    /// reference's for a flow of `[[traffic]]`: source 10000 + the earlier
+    /// flows between the same two hosts, destination the flow's `dport`,
+    /// swapped on ACKs and CNPs as its ACK header carries them).
+    pub ecmp_ports: Option<EcmpPorts>,
     /// `cc`, `tc` or `not-ect`.
     pub ecn: Option<EcnCfg>,
 }
@@ -492,6 +510,16 @@ impl<'de> Deserialize<'de> for WindowBytesCfg {
         Ok(word_or_int(d, "path", "a number of bytes")?
             .map_or(WindowBytesCfg::Path, WindowBytesCfg::Bytes))
     }
+}
+
+/// `ecmp_ports`: which UDP ports switches hash a QP's frames by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcmpPorts {
+    /// The frame's own.
+    Udp,
+    /// The HPCC reference's numbering of the flow.
+    Flow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

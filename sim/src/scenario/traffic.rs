@@ -24,6 +24,7 @@ use serde::Deserialize;
 use super::fabric::resolve_path;
 use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, WorkloadCfg};
 use super::{KeyPath, ModelError};
+use crate::packet::Billing;
 use crate::time::{Ps, Rate};
 use crate::topology::{
     Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, PerHop, Port, Routes, Topology,
@@ -124,6 +125,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
         let at = KeyPath::root().key("traffic").index(ti);
         flows.extend(flows_of(sc, t, ti, &at, base)?);
     }
+    traffic::number_ports(&mut flows);
     let flows = traffic::merge(flows);
     let (topo, routes) = graph(sc)
         .map_err(|m| ModelError::new(KeyPath::root().key("traffic"), format!("the fabric: {m}")))?;
@@ -134,12 +136,14 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
             .first()
             .map_or((1500, false), |n| (n.mtu, n.vlan.is_some()));
         let pmtu = crate::world::roce_mtu(mtu).unwrap_or(1024);
+        let (segment, billing) = segmenting(host);
         let framing = Framing {
-            pmtu: match segment_bytes(host) {
+            pmtu: match segment {
                 0 => pmtu,
                 s => s.min(pmtu),
             },
             vlan,
+            billing,
         };
         let ideal = routes
             .framed_ideal_fct(&topo, f.src, f.dst, f.size_bytes, framing)
@@ -172,17 +176,27 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
 }
 
 /// The payload bytes per packet of the host's NIC profile (0: the path
-/// MTU): the hpcc profile's 1000-byte packets make its ideal time.
-fn segment_bytes(host: &super::schema::HostCfg) -> u32 {
+/// MTU) and what it bills its frames at: the hpcc profile's 1000-byte
+/// packets at the reference's sizes make its ideal time. Out-of-range
+/// keys are refused when the hosts are built.
+fn segmenting(host: &super::schema::HostCfg) -> (u32, Billing) {
     use crate::world::{NicProfile, ProfileBase};
     let base = host
         .profile
         .as_deref()
         .and_then(ProfileBase::from_name)
         .unwrap_or(crate::world::DEFAULT_PROFILE);
-    host.transport
-        .segment_bytes
-        .unwrap_or(NicProfile::preset(base).segment_bytes)
+    let p = NicProfile::preset(base);
+    let t = &host.transport;
+    let bill =
+        |v: Option<u32>, preset: u16| v.map_or(preset, |n| n.min(u32::from(u16::MAX)) as u16);
+    (
+        t.segment_bytes.unwrap_or(p.segment_bytes),
+        Billing {
+            header_bytes: bill(t.header_bytes, p.billing.header_bytes),
+            ack_bytes: bill(t.ack_bytes, p.billing.ack_bytes),
+        },
+    )
 }
 
 fn flows_of(
@@ -241,6 +255,7 @@ fn flows_of(
                 start: f.start,
                 priority: f.priority,
                 dport: f.dport,
+                sport: 0,
                 verb: verb_of(t.verb),
             });
         }

@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use roce_codec::{IbRepr, Opcode, Psn, Syndrome};
 
 use super::{HostId, LinkId, NodeId, Topology, TopologyError};
-use crate::packet::{L3, Packet};
+use crate::packet::{Billing, L3, Packet};
 use crate::time::{Ps, Rate, wire_bytes};
 
 /// Header bytes the reference adds to each packet's payload (Ethernet,
@@ -431,19 +431,20 @@ impl PerHop {
                 Ps(ns as u64 * 1000)
             }
             PerHop::Framed(f) => {
-                rate.tx_time(wire_bytes(f.data_frame_len().into()))
-                    + rate.tx_time(wire_bytes(f.ack_frame_len().into()))
+                rate.tx_time(f.data(WRITE_MIDDLE, f.pmtu)) + rate.tx_time(f.ack_wire_bytes())
             }
         }
     }
 }
 
-/// RoCEv2 framing of RC traffic: the path MTU (payload per packet) and
-/// whether frames carry an 802.1Q tag.
+/// RoCEv2 framing of RC traffic: the path MTU (payload per packet),
+/// whether frames carry an 802.1Q tag, and what the sending NIC bills them
+/// at ([`Billing::REAL`]: their real size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Framing {
     pub pmtu: u32,
     pub vlan: bool,
+    pub billing: Billing,
 }
 
 // RC opcodes (IBA table 38) whose frames make up a WRITE and its ACK.
@@ -462,15 +463,27 @@ impl Framing {
             ecn: 0,
             ttl: 64,
             sport: 0,
+            ecmp: 0,
         };
         Packet::compute_frame_len(self.vlan, &l3, ib)
     }
 
+    /// Wire bytes of one frame: billed, or the real frame with FCS,
+    /// preamble and gap.
+    fn wire(&self, ib: &IbRepr) -> u64 {
+        match self.billing.billed(ib) {
+            Some(b) => b.into(),
+            None => wire_bytes(self.frame_len(ib).into()),
+        }
+    }
+
     fn data(&self, op: Opcode, payload: u32) -> u64 {
-        wire_bytes(
-            self.frame_len(&IbRepr::new(op, 0, Psn::new(0), payload))
-                .into(),
-        )
+        self.wire(&IbRepr::new(op, 0, Psn::new(0), payload))
+    }
+
+    /// Wire bytes of an ACK.
+    pub fn ack_wire_bytes(&self) -> u64 {
+        self.wire(&IbRepr::ack(0, Psn::new(0), Syndrome(0), 0))
     }
 
     /// A full-MTU RDMA WRITE MIDDLE frame (no FCS): Ethernet, IPv4, UDP,
@@ -484,8 +497,9 @@ impl Framing {
         self.frame_len(&IbRepr::ack(0, Psn::new(0), Syndrome(0), 0))
     }
 
-    /// Wire bytes (frames with FCS, preamble and gap) of all packets of an
-    /// RDMA WRITE of `size` bytes: FIRST and ONLY carry a RETH.
+    /// Wire bytes (frames with FCS, preamble and gap, or as billed) of all
+    /// packets of an RDMA WRITE of `size` bytes: FIRST and ONLY carry a
+    /// RETH.
     pub fn write_wire_bytes(&self, size: u64) -> u64 {
         let pmtu = u64::from(self.pmtu.max(1));
         let n = size.div_ceil(pmtu).max(1);

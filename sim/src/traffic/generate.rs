@@ -146,6 +146,7 @@ pub fn generate(w: &Workload, hosts: u32, seed: u64) -> Result<Vec<FlowSpec>, Tr
         start,
         priority: w.class.priority,
         dport: w.class.dport,
+        sport: 0,
         verb: w.class.verb,
     };
     match w.arrivals {

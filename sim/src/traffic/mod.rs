@@ -95,6 +95,11 @@ pub struct FlowSpec {
     pub start: Ps,
     pub priority: u8,
     pub dport: u16,
+    /// The UDP source port the HPCC reference gives the flow: 10000 + the
+    /// flows between the same two hosts given before it ([`number_ports`]).
+    /// rocesim's QPs take theirs from their QPNs; switches hash this one
+    /// where the sender's profile says `ecmp_ports = "flow"`.
+    pub sport: u16,
     pub verb: Verb,
 }
 
@@ -102,6 +107,18 @@ pub struct FlowSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct TrafficError(pub String);
+
+/// Numbers the flows' source ports as the HPCC reference does, in the
+/// order given: each (source, destination) pair's from 10000 (third.cc's
+/// `portNumder`, a `uint16_t` that wraps).
+pub fn number_ports(flows: &mut [FlowSpec]) {
+    let mut next: std::collections::HashMap<(HostId, HostId), u16> = Default::default();
+    for f in flows {
+        let n = next.entry((f.src, f.dst)).or_insert(10_000);
+        f.sport = *n;
+        *n = n.wrapping_add(1);
+    }
+}
 
 /// Sorts flows by start time (then source, destination, size), and
 /// numbers them from 0 in that order; for several workloads' flows.
@@ -142,6 +159,7 @@ pub fn from_hpcc(flows: &[HpccFlow], topo: &Topology) -> Result<Vec<FlowSpec>, T
                 start: f.start,
                 priority: f.priority,
                 dport: f.dport,
+                sport: 0,
                 verb: Verb::Write,
             })
         })

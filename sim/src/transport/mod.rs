@@ -108,6 +108,15 @@ pub struct QpConfig {
     /// the per-QP rate limiter. Default 66 = 14 + 20 + 8 + 4 + 20 (IPv4,
     /// untagged).
     pub wire_overhead: u32,
+    /// Bytes the rate limiter counts per packet beyond its payload in place
+    /// of the IB part and `wire_overhead`, where the NIC bills its frames
+    /// at other than their real size (`world::profile`, the HPCC
+    /// reference's 48); 0: the real frame.
+    pub billed_header_bytes: u32,
+    /// The rate limiter's gaps are rounded down to a multiple of this many
+    /// picoseconds, as the wire's serialization times are (`[sim]
+    /// tx_time_step`); 1: exact.
+    pub tx_time_step_ps: u64,
 }
 
 impl Default for QpConfig {
@@ -129,6 +138,8 @@ impl Default for QpConfig {
             remote_va: 0x7f00_0000_0000,
             rkey: 0x1234,
             wire_overhead: 66,
+            billed_header_bytes: 0,
+            tx_time_step_ps: 1,
         }
     }
 }

@@ -234,7 +234,7 @@ impl World {
     /// A frame the host's kernel queued earlier (an ARP reply after its
     /// processing time) goes to its port now.
     pub(crate) fn kernel_tx(&mut self, port: u32, id: crate::packet::PacketId) {
-        let len = self.pool.get(id).frame_len;
+        let len = self.pool.get(id).billed_len.into();
         let p = &mut self.ports[port as usize];
         p.push(0, id, len);
         self.pump(port);

@@ -252,6 +252,7 @@ impl World {
                 ecn: 0,
                 ttl,
                 sport: 0xc000 | (mad as u16 & 0x3fff),
+                ecmp: crate::packet::hash_ports(0xc000 | (mad as u16 & 0x3fff)),
             },
             L3::V1 { sgid, dgid, .. } => L3::V1 {
                 sgid,

@@ -227,7 +227,7 @@ impl World {
         };
         let vlan = f.vlan;
         let pkt = Packet::kernel(f.mac, dmac, vlan, l3, Default::default(), now);
-        let advance = pkt.frame_len
+        let advance = u32::from(pkt.frame_len)
             - Packet::compute_frame_len(
                 vlan.is_some(),
                 &L3::Tcp {

@@ -33,7 +33,7 @@ use super::World;
 use super::profile::{AckRoute, ByteWindow, ECT0, EcnMode};
 use crate::cc::{MarkedPacket, ReactionPoint};
 use crate::engine::Event;
-use crate::packet::{L3, Packet, PacketId};
+use crate::packet::{L3, Packet, PacketId, frame_sizes};
 use crate::scenario::schema::Trust;
 use crate::time::{Ps, Rate};
 
@@ -184,8 +184,23 @@ impl World {
         let now = self.now();
         let s = &self.qps[c.qp as usize];
         let ib = IbRepr::cnp(s.qp.dest_qpn());
-        let L3::V2 { src, dst, ttl, .. } = s.l3 else {
+        let L3::V2 {
+            src,
+            dst,
+            ttl,
+            sport,
+            ecmp,
+            ..
+        } = s.l3
+        else {
             return;
+        };
+        // A CNP with the QP's port (the reference's, on the ACK) hashes as
+        // the QP's ACKs do.
+        let ecmp = if c.sport == sport {
+            ecmp
+        } else {
+            crate::packet::hash_ports(c.sport)
         };
         let l3 = L3::V2 {
             src,
@@ -194,18 +209,25 @@ impl World {
             ecn: c.ecn,
             ttl,
             sport: c.sport,
+            ecmp,
         };
         let vlan = s.vlan.map(|mut v| {
             v.pcp = c.prio;
             v
         });
+        let (frame_len, billed_len, wire_extra) = frame_sizes(
+            Packet::compute_frame_len(vlan.is_some(), &l3, &ib),
+            s.billing.billed(&ib),
+        );
         let pkt = Packet {
             eth: s.eth,
             vlan,
             l3,
             ib,
             prio: c.prio,
-            frame_len: Packet::compute_frame_len(vlan.is_some(), &l3, &ib),
+            frame_len,
+            billed_len,
+            wire_extra,
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
@@ -217,7 +239,7 @@ impl World {
     /// Puts a frame the NIC made itself into its port's egress queue
     /// `queue` and starts the port if idle.
     fn queue_on_port(&mut self, port: u32, queue: u8, pkt: Packet) {
-        let len = pkt.frame_len;
+        let len = pkt.billed_len.into();
         let id = self.pool.alloc(pkt);
         self.ports[port as usize].push(usize::from(queue & 7), id, len);
         self.pump(port);
@@ -247,7 +269,7 @@ impl World {
             if let Some(v) = &mut pkt.vlan {
                 v.pcp = prio;
             }
-            let (port, queue, len) = (s.port, usize::from(route.queue), pkt.frame_len);
+            let (port, queue, len) = (s.port, usize::from(route.queue), pkt.billed_len.into());
             self.ports[port as usize].push(queue, id, len);
             self.pump(port);
         }

@@ -120,6 +120,7 @@ mod tests {
                 ecn,
                 ttl: 64,
                 sport: 0xC000,
+                ecmp: crate::packet::hash_ports(0xC000),
             },
             None => L3::V1 {
                 sgid: Ipv4Addr::new(10, 0, 0, 1),
@@ -138,6 +139,8 @@ mod tests {
             ib: Default::default(),
             prio: 3,
             frame_len: 1000,
+            billed_len: 1000,
+            wire_extra: 24,
             src_qp: 0,
             ingress: u32::MAX,
             mad: u32::MAX,

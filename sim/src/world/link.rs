@@ -137,9 +137,15 @@ impl World {
     /// Puts a frame on the wire of `port`.
     pub(super) fn transmit(&mut self, port: u32, id: PacketId) {
         let now = self.now();
-        let frame_len = self.pool.get(id).frame_len;
+        let pkt = self.pool.get(id);
+        let (frame_len, wire) = (u32::from(pkt.frame_len), pkt.wire_bytes());
         let p = &mut self.ports[port as usize];
-        let tx_time = p.start_tx(frame_len);
+        // A frame rounded down to nothing still takes a picosecond: its
+        // `TxDone` must follow its start.
+        let tx_time = p
+            .start_tx(frame_len, wire)
+            .floor_to(self.tx_step)
+            .max(Ps(1));
         let (link, peer, extra, carrier) = (p.link(), p.peer(), p.extra_delay(), p.carrier());
         if let Some(t) = p.tap() {
             let body = self.setup_bytes(self.pool.get(id));
@@ -214,7 +220,7 @@ impl World {
             self.pool.free(id);
             return;
         }
-        p.count_rx(self.pool.get(id).frame_len);
+        p.count_rx(self.pool.get(id).frame_len.into());
         let (tap, owner) = (p.tap(), p.owner());
         if let Some(t) = tap {
             let body = self.setup_bytes(self.pool.get(id));

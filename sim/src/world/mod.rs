@@ -129,6 +129,9 @@ pub struct World {
     /// The event running counts as activity: a frame it starts needs no
     /// `TxDone` event unless its port has more to send (`World::transmit`).
     lazy_tx_done: bool,
+    /// Serialization times are rounded down to a multiple of this many
+    /// picoseconds (`[sim] tx_time_step`).
+    tx_step: u64,
     /// Tests only: every `TxDone` is scheduled, as before they could be
     /// left out, to compare the two.
     #[cfg(test)]

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use super::World;
 use crate::engine::Event;
 use crate::packet::PacketId;
-use crate::time::{Ps, Rate, wire_bytes};
+use crate::time::{Ps, Rate};
 
 /// The configuration of one NIC's receive buffer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,11 +81,10 @@ impl RxBuffer {
         self.queue.len()
     }
 
-    fn drain_time(&self, len: u32, line: Rate) -> Ps {
-        self.cfg
-            .rate
-            .unwrap_or(line)
-            .tx_time(wire_bytes(u64::from(len)))
+    /// Time to take a frame of `wire` bytes of wire time
+    /// ([`crate::packet::Packet::wire_bytes`]).
+    fn drain_time(&self, wire: u64, line: Rate) -> Ps {
+        self.cfg.rate.unwrap_or(line).tx_time(wire)
     }
 
     fn stalled(&self, now: Ps) -> bool {
@@ -105,7 +104,8 @@ impl World {
     ) -> bool {
         let now = self.now();
         let line = self.ports[port as usize].rate();
-        let len = self.pool.get(id).frame_len;
+        let pkt = self.pool.get(id);
+        let (len, wire) = (u32::from(pkt.billed_len), pkt.wire_bytes());
         let Some(rx) = self.hosts[host as usize].nics[nic as usize]
             .rx
             .as_deref_mut()
@@ -122,7 +122,7 @@ impl World {
         let xoff = rx.bytes >= rx.cfg.xoff && rx.xoff_since.is_none() && !rx.gave_up;
         if !rx.draining && !rx.stalled(now) {
             rx.draining = true;
-            let t = now + rx.drain_time(len, line);
+            let t = now + rx.drain_time(wire, line);
             self.sched.at(t, Event::RxDrain { port });
         }
         if xoff {
@@ -162,8 +162,8 @@ impl World {
         };
         rx.bytes -= u64::from(len);
         match rx.queue.front() {
-            Some(&(_, next)) => {
-                let t = now + rx.drain_time(next, line);
+            Some(&(next, _)) => {
+                let t = now + rx.drain_time(self.pool.get(next).wire_bytes(), line);
                 self.sched.at(t, Event::RxDrain { port });
             }
             None => rx.draining = false,

@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use super::pfc::{PauseConfig, PauseState};
 use crate::packet::PacketId;
-use crate::time::{Ps, Rate, wire_bytes};
+use crate::time::{Ps, Rate};
 
 /// Priorities (802.1p classes) per port.
 pub const PRIOS: usize = 8;
@@ -291,10 +291,13 @@ impl Port {
     /// whose `TxDone` has the key `tx_end`: counts it and returns its wire
     /// time.
     #[inline]
-    pub(crate) fn start_tx(&mut self, len: u32) -> Ps {
+    /// Counts a frame of `len` bytes (no FCS) that takes `wire` bytes of
+    /// wire time ([`crate::packet::Packet::wire_bytes`]), and returns that
+    /// time.
+    pub(crate) fn start_tx(&mut self, len: u32, wire: u64) -> Ps {
         self.counters.tx_bytes += u64::from(len);
         self.counters.tx_packets += 1;
-        self.rate.tx_time(wire_bytes(u64::from(len)))
+        self.rate.tx_time(wire)
     }
 
     /// The `TxDone` of the frame just started has the key `key`, not yet
@@ -498,6 +501,8 @@ mod tests {
             ib: Default::default(),
             prio: 0,
             frame_len: 60,
+            billed_len: 60,
+            wire_extra: 24,
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
@@ -581,7 +586,7 @@ mod tests {
     fn serialization_takes_the_wire_time_and_counts() {
         let mut p = port();
         // 1000 B + FCS, preamble/SFD and IFG = 1024 B on the wire at 100G.
-        assert_eq!(p.start_tx(1000), Ps(81_920));
+        assert_eq!(p.start_tx(1000, crate::time::wire_bytes(1000)), Ps(81_920));
         p.set_tx_end(7);
         assert!(p.busy(6));
         assert!(!p.busy(7), "the TxDone itself runs with the wire free");

@@ -18,6 +18,8 @@
 //! | bytes in flight (`window_bytes`, `window_follows_rate`) | none | none | none (import-hpcc sets the reference's `HAS_WIN` window: bytes, or `"path"` per flow) |
 //! | IP ECN bits (`ecn`) | the traffic class's | ECT(0) where DCQCN runs (`cc`) | Not-ECT |
 //! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
+//! | bytes billed per data packet beyond its payload, per ACK, NAK or CNP (`header_bytes`, `ack_bytes`) | the real frame | the real frame | 48, 60 (the reference's sizes; see [`Billing`]) |
+//! | UDP ports switches hash a flow's frames by (`ecmp_ports`) | `udp`: its own | `udp` | `flow`: the reference's (source 10000 + the pair's earlier flows, destination the flow's `dport`) |
 //! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), CNP with the ACK |
 //!
 //! Sources (`shared/reference/roce-facts.md`): rxe's constants §2.2, its
@@ -39,7 +41,8 @@
 
 use crate::cc::DcqcnParams;
 use crate::hpcc::HpccConfig;
-use crate::scenario::schema::Trust;
+use crate::packet::Billing;
+use crate::scenario::schema::{EcmpPorts, Trust};
 use crate::time::{Ps, Rate};
 use crate::transport::QpConfig;
 
@@ -198,6 +201,10 @@ pub struct NicProfile {
     pub trust: Trust,
     /// `None`: DCQCN is off.
     pub dcqcn: Option<DcqcnSetup>,
+    /// The sizes its frames take on the wire and in buffers.
+    pub billing: Billing,
+    /// The UDP ports switches hash its flows' frames by.
+    pub ecmp_ports: EcmpPorts,
 }
 
 impl NicProfile {
@@ -215,6 +222,8 @@ impl NicProfile {
                 ecn: EcnMode::Tc,
                 trust: Trust::Dscp,
                 dcqcn: None,
+                billing: Billing::REAL,
+                ecmp_ports: EcmpPorts::Udp,
             },
             ProfileBase::ConnectX => NicProfile {
                 base,
@@ -233,6 +242,8 @@ impl NicProfile {
                     np_prios: 0xFF,
                     cnp_on_ack: false,
                 }),
+                billing: Billing::REAL,
+                ecmp_ports: EcmpPorts::Udp,
             },
             ProfileBase::Hpcc => NicProfile {
                 base,
@@ -258,6 +269,18 @@ impl NicProfile {
                     np_prios: 0xFF,
                     cnp_on_ack: true,
                 }),
+                // Its data packet is the payload, a 6-byte SeqTsHeader,
+                // UDP 8, IPv4 20 and a 14-byte PppHeader standing for
+                // Ethernet (`RdmaHw::GetNxtPacket`; `PppHeader::
+                // GetStaticSize` returns 14); its ACK is padded to 60
+                // (`RdmaHw::ReceiveUdp`); the port times `GetSize()` bytes
+                // with no gap (`QbbNetDevice::TransmitStart`) and the MMU
+                // counts the same (`SwitchNode::SendToDev`). Its CNP is a
+                // flag on the ACK; ours, a frame of its own, costs an ACK.
+                billing: Billing::HPCC,
+                // Its flows' ports: third.cc numbers each host pair's
+                // from 10000, `SwitchNode::GetOutDev` hashes them.
+                ecmp_ports: EcmpPorts::Flow,
             },
         }
     }
@@ -392,6 +415,11 @@ mod tests {
         // EWMA_GAIN 1/256 = 4/1024; MIN_RATE 100 Mb/s.
         assert_eq!((d.params.dce_tcp_g, d.params.rpg_min_rate), (1020, 100));
         assert_eq!(d.params.min_time_between_cnps, 0);
+        assert_eq!(
+            (h.billing.header_bytes, h.billing.ack_bytes),
+            (6 + 8 + 20 + 14, 60)
+        );
+        assert_eq!((rxe.billing, cx.billing), (Billing::REAL, Billing::REAL));
     }
 
     /// The reference's window of 52,000 bytes: 52 packets of 1000 bytes

@@ -21,7 +21,7 @@ use serde::Serialize;
 use super::World;
 use super::dcqcn::QpCc;
 use crate::engine::{Event, Scheduler};
-use crate::packet::{L3, Packet, PacketId};
+use crate::packet::{Billing, L3, Packet, PacketId, frame_sizes};
 use crate::time::Ps;
 use crate::transport::{QpState, RcQp, WcStatus, Workload};
 
@@ -92,6 +92,8 @@ pub(crate) struct QpSlot {
     pub(super) eth: EthRepr,
     pub(super) vlan: Option<VlanTag>,
     pub(super) l3: L3,
+    /// How its NIC bills its frames to wire and buffers.
+    pub(super) billing: Billing,
     pub(super) sport: u16,
     pub(super) lag_hash: u32,
     pub(super) affinity: u32,
@@ -229,14 +231,17 @@ impl World {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         s.first_tx.get_or_insert(now);
-        let frame_len = Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib);
+        let (frame_len, billed_len, wire_extra) = frame_sizes(
+            Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib),
+            s.billing.billed(&ib),
+        );
         s.tx_bytes += u64::from(frame_len);
         s.tx_packets += 1;
         s.tx_payload += u64::from(ib.payload_len);
         // The byte counter of DCQCN's increase counts the data the limiter
-        // paces (requests, READ responses), not ACKs.
+        // paces (requests, READ responses), not ACKs, at their billed size.
         if let (Some(rp), false) = (&mut s.cc.rp, ib.bth.opcode.0 == 0x11) {
-            s.cc.dirty |= rp.on_sent(now, u64::from(frame_len));
+            s.cc.dirty |= rp.on_sent(now, u64::from(billed_len));
         }
         // A client QP's first packet is a request (the first data packet
         // of a WRITE or SEND, the request of a READ); a server's is its
@@ -251,6 +256,8 @@ impl World {
             ib,
             prio: s.prio,
             frame_len,
+            billed_len,
+            wire_extra,
             src_qp: q,
             ingress: u32::MAX,
             mad: u32::MAX,

@@ -438,7 +438,7 @@ impl World {
         let s = &mut self.switches[sw as usize];
         let out = s.ports[out_local as usize];
         let pkt = self.pool.get_mut(id);
-        let (len, prio) = (pkt.frame_len, usize::from(pkt.prio & 7));
+        let (len, prio) = (u32::from(pkt.billed_len), usize::from(pkt.prio & 7));
         let p = &mut self.ports[out as usize];
         if !p.carrier() {
             return self.drop_frame(out, id, DropReason::LinkDown);
@@ -524,10 +524,13 @@ mod tests {
                 ecn: 0,
                 ttl: 64,
                 sport,
+                ecmp: crate::packet::hash_ports(sport),
             },
             ib: Default::default(),
             prio: 0,
             frame_len: 100,
+            billed_len: 100,
+            wire_extra: 24,
             src_qp: 0,
             ingress: u32::MAX,
             mad: u32::MAX,

@@ -63,7 +63,7 @@ impl Tap {
             (None, None, None) => &ZEROS[..pkt.ib.payload_len as usize],
         };
         let n = repr.emit(&mut self.buf, payload);
-        debug_assert_eq!(n as u32, pkt.frame_len);
+        debug_assert_eq!(n, usize::from(pkt.frame_len));
         if let Some(w) = &mut self.writer {
             if let Err(e) = w.write(at.as_ns(), &self.buf[..n]) {
                 self.error = Some(e.to_string());

@@ -399,8 +399,9 @@ impl RcQp {
         self.set_rate_limit(rate);
         if let (true, Some(old), Some(new)) = (retime, old, self.rate) {
             if self.last_paced_bytes > 0 {
+                let step = self.cfg.tx_time_step_ps;
                 self.next_send_at =
-                    crate::cc::retime(self.next_send_at, self.last_paced_bytes, old, new);
+                    crate::cc::retime(self.next_send_at, self.last_paced_bytes, old, new, step);
             }
         }
         (self.next_send_at != before).then_some(self.next_send_at)
@@ -484,8 +485,12 @@ impl RcQp {
 
     fn pace(&mut self, pkt: &IbRepr, now: Ps) {
         if let Some(rate) = self.rate {
-            let bytes = pkt.buffer_len() as u64 + u64::from(self.cfg.wire_overhead);
-            self.next_send_at = now.max(self.next_send_at) + rate.tx_time(bytes);
+            let bytes = match self.cfg.billed_header_bytes {
+                0 => pkt.buffer_len() as u64 + u64::from(self.cfg.wire_overhead),
+                h => u64::from(pkt.payload_len) + u64::from(h),
+            };
+            let gap = rate.tx_time(bytes).floor_to(self.cfg.tx_time_step_ps);
+            self.next_send_at = now.max(self.next_send_at) + gap;
             self.last_paced_bytes = bytes;
         }
     }

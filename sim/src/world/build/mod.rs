@@ -122,6 +122,7 @@ impl World {
             packet_hops: 0,
             last_activity: Ps::ZERO,
             lazy_tx_done: false,
+            tx_step: sc.sim.tx_time_step.map_or(1, |d| d.0.as_ps()),
             #[cfg(test)]
             eager_tx_done: false,
             prefetch: false,
@@ -209,6 +210,126 @@ size = "64000"
             err.contains("window_bytes = \"path\" needs the QP's path"),
             "{err}"
         );
+    }
+
+    /// The hpcc profile's flows hash as the reference's: a request by
+    /// (10000 + the pair's earlier flows, the flow's dport), its ACKs by
+    /// the two swapped; `ecmp_ports = "udp"` by the frames' own ports.
+    #[test]
+    fn flows_hash_by_the_references_ports() {
+        let text = |ports: &str| {
+            format!(
+                r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_link = {{ rate = "100Gbps", delay = "1us" }}
+  [topology.host]
+  profile = "hpcc"
+    [topology.host.transport]
+    {ports}
+[[traffic]]
+pattern = "one-to-many"
+sender = "host0"
+hosts = ["host1", "host3"]
+size = "64000"
+[[traffic]]
+pattern = "one-to-many"
+sender = "host0"
+hosts = ["host1"]
+size = "8000"
+"#
+            )
+        };
+        let ports_of = |w: &World| -> Vec<(u16, u16, u16, u16)> {
+            let mut v: Vec<_> = w
+                .qps
+                .chunks(2)
+                .map(|pair| {
+                    let (c, s) = (pair[0].l3, pair[1].l3);
+                    let (Packet5 { sport: a, dport: b }, Packet5 { sport: x, dport: y }) =
+                        (Packet5::of(c), Packet5::of(s));
+                    (a, b, x, y)
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let mut w = build(&text(""), &[]).unwrap();
+        for i in 0..w.pending.len() as u32 {
+            workloads::start_flow(&mut w, i);
+        }
+        // host0 -> host1 twice (10000, 10001), host0 -> host3 once (10000).
+        assert_eq!(
+            ports_of(&w),
+            [
+                (10_000, 100, 100, 10_000),
+                (10_000, 100, 100, 10_000),
+                (10_001, 100, 100, 10_001)
+            ]
+        );
+        let mut w = build(&text("ecmp_ports = \"udp\""), &[]).unwrap();
+        for i in 0..w.pending.len() as u32 {
+            workloads::start_flow(&mut w, i);
+        }
+        for (a, b, x, y) in ports_of(&w) {
+            assert_eq!((b, y), (4791, 4791));
+            assert_eq!(a, x, "both ends send from the port of their QPNs");
+            assert!(a >= 0xC000, "{a}");
+        }
+    }
+
+    /// The reference's PFC threshold is the free buffer over 2^shift, its
+    /// shift 3 less one per doubling of a port's rate over its first
+    /// host's NIC (`pfc_a_shift`): a spine of 400G ports among 100G hosts
+    /// has 1/2, not the 1/8 its own slowest port would give, and a leaf's
+    /// 100G host ports 1/8.
+    #[test]
+    fn the_reference_mmu_scales_alpha_by_the_hosts_rate() {
+        let text = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+fabric_link = { rate = "400Gbps", delay = "1us" }
+  [topology.switch.mmu]
+  preset = "hpcc_reference"
+[[traffic]]
+pattern = "one-to-many"
+sender = "host0"
+hosts = ["host3"]
+size = "8000"
+"#;
+        let w = build(text, &[]).unwrap();
+        let alpha = |name: &str, port: usize| {
+            let s = w.switches.iter().find(|s| s.name() == name).unwrap();
+            let m = s.mmu();
+            m.threshold(port, 3) as f64 / m.pool_bytes() as f64
+        };
+        assert_eq!(alpha("spine0", 0), 0.5);
+        assert_eq!(alpha("leaf0", 0), 0.125, "a host port");
+    }
+
+    /// A QP template's ECMP ports.
+    struct Packet5 {
+        sport: u16,
+        dport: u16,
+    }
+
+    impl Packet5 {
+        fn of(l3: crate::packet::L3) -> Packet5 {
+            match l3 {
+                crate::packet::L3::V2 { ecmp, .. } => Packet5 {
+                    sport: ecmp as u16,
+                    dport: (ecmp >> 16) as u16,
+                },
+                _ => panic!("a RoCEv2 QP"),
+            }
+        }
     }
 
     use core::net::Ipv4Addr;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::scenario::schema::Scenario;
 use crate::scenario::{KeyPath, ModelError};
+use crate::time::Ps;
 
 /// The scenario's top level.
 pub(super) fn root() -> KeyPath {
@@ -50,6 +51,15 @@ pub(super) fn check_scenario(sc: &Scenario) -> Result<(), ModelError> {
             root().key("sim").key("sample_interval"),
             "must be greater than 0",
         ));
+    }
+    if let Some(d) = sc.sim.tx_time_step {
+        if d.0.as_ps() == 0 || d.0 > Ps::from_us(1) {
+            return Err(ModelError::new(
+                root().key("sim").key("tx_time_step"),
+                format!("{} ps is outside 1ps..=1us", d.0.as_ps()),
+            )
+            .hint("1ps (the default) times frames exactly; \"1ns\" truncates as the ns-3 reference does"));
+        }
     }
     if sc.hosts.is_empty() {
         return Err(ModelError::new(root(), "the scenario has no [[host]]")

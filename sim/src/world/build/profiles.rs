@@ -17,6 +17,10 @@ use crate::world::profile::{
 /// What a scenario that names no profile gets: our users run ConnectX.
 pub(crate) const DEFAULT_PROFILE: ProfileBase = ProfileBase::ConnectX;
 
+/// The most bytes `header_bytes` or `ack_bytes` may bill: a jumbo frame's
+/// headers, so that no billed frame outgrows the 16 bits a packet keeps.
+const MAX_BILLED: u32 = 1024;
+
 /// The profile of host `hi`, with its overrides applied.
 pub(super) fn host_profile(hc: &HostCfg, hi: usize) -> Result<NicProfile, ModelError> {
     let at = host_key(hi);
@@ -129,6 +133,25 @@ fn transport(p: &mut NicProfile, t: &TransportCfg, at: &KeyPath) -> Result<(), M
             None => {}
         },
         (None, None) => {}
+    }
+    for (key, value, field) in [
+        ("header_bytes", t.header_bytes, &mut p.billing.header_bytes),
+        ("ack_bytes", t.ack_bytes, &mut p.billing.ack_bytes),
+    ] {
+        match value {
+            None => {}
+            Some(n @ 0..=MAX_BILLED) => *field = n as u16,
+            Some(n) => {
+                return Err(ModelError::new(
+                    at.key(key),
+                    format!("{n} bytes is more than the {MAX_BILLED} a frame's headers may be billed"),
+                )
+                .hint("0 bills the real frame; the HPCC reference's sizes are header_bytes = 48, ack_bytes = 60"));
+            }
+        }
+    }
+    if let Some(e) = t.ecmp_ports {
+        p.ecmp_ports = e;
     }
     if let Some(e) = t.ecn {
         p.ecn = match e {

@@ -164,10 +164,16 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
                         (p.rate(), w.links[p.link() as usize].delay())
                     })
                     .collect();
-                let nic = links
+                // The reference scales each port's threshold by its rate
+                // over one NIC rate for the whole fabric: its first host's
+                // (third.cc `get_nic_rate`), not the switch's slowest port,
+                // so a switch of 400G ports among 100G hosts gets alpha 1/2.
+                let nic = w
+                    .hosts
                     .iter()
-                    .map(|l| l.0)
-                    .min()
+                    .find_map(|h| h.nics.first())
+                    .map(|n| w.ports[n.port as usize].rate())
+                    .or_else(|| links.iter().map(|l| l.0).min())
                     .unwrap_or(crate::time::Rate::gbps(100));
                 Mmu::hpcc_reference(buffer, &links, nic).map_err(|e| {
                     ModelError::new(switch_key(si).key("buffer"), e.problem)

@@ -18,7 +18,7 @@ use crate::engine::Event;
 use crate::packet::{L3, Packet};
 use crate::rng::component_rng;
 use crate::scenario::schema::{
-    ArpMode, Connect, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
+    ArpMode, Connect, EcmpPorts, QpnAlloc, RoceMode, Scenario, Tool, Trust, VerbCfg, WorkloadCfg,
 };
 use crate::scenario::{KeyPath, ModelError};
 use crate::time::Ps;
@@ -642,6 +642,19 @@ pub(crate) fn start_flow(w: &mut World, i: u32) {
         let cap = bw.packets(*segment, line, line);
         slot.qp.set_inflight_cap(Some(cap));
     }
+    // The reference's ports, where the ends' profiles hash by them: the
+    // requests (client) with its flow's (sport, dport), the ACKs and CNPs
+    // (server) with them swapped.
+    let f = &w.flows[i as usize].spec;
+    let (sport, dport) = (u32::from(f.sport), u32::from(f.dport));
+    for (q, word) in [(c, sport | dport << 16), (s, dport | sport << 16)] {
+        let slot = &mut w.qps[q as usize];
+        if w.hosts[slot.host as usize].profile.ecmp_ports == EcmpPorts::Flow {
+            if let L3::V2 { ecmp, .. } = &mut slot.l3 {
+                *ecmp = word;
+            }
+        }
+    }
     let now = w.now();
     let slot = &mut w.workloads[wl as usize];
     slot.clients = vec![c];
@@ -715,6 +728,7 @@ fn add_qp(
             ecn: profile.ecn_bits(wc.tc, prio),
             ttl: 64,
             sport: side.sport,
+            ecmp: crate::packet::hash_ports(side.sport),
         },
         RoceMode::V1 => L3::V1 {
             sgid: src,
@@ -737,6 +751,8 @@ fn add_qp(
                 ib: Default::default(),
                 prio,
                 frame_len: 0,
+                billed_len: 0,
+                wire_extra: 0,
                 src_qp: gidx,
                 ingress: u32::MAX,
                 mad: u32::MAX,
@@ -769,6 +785,8 @@ fn add_qp(
         }
     };
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
+    qcfg.billed_header_bytes = u32::from(profile.billing.header_bytes);
+    qcfg.tx_time_step_ps = w.tx_step;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
     let cap = (side.role == Role::Client)
         .then_some(wc.rate_limit)
@@ -800,6 +818,7 @@ fn add_qp(
         eth,
         vlan,
         l3,
+        billing: profile.billing,
         sport: side.sport,
         lag_hash,
         affinity,
