@@ -237,7 +237,8 @@ impl Mmu {
     ///   `rate × delay_ns / 8 / 10^9 × 3` in integers;
     /// * threshold = (buffer − Σ headroom − Σ reserve − shared used) >>
     ///   shift, shift 3 at `nic_rate` and one less per doubling above it
-    ///   (not below 0);
+    ///   (not below 0); third.cc's `nic_rate` is one for the whole fabric,
+    ///   its first host's (`get_nic_rate`), which the world passes;
     /// * quirk kept: the sums count one reserve and one headroom per port,
     ///   although each of the 7 queues may use a full reserve and headroom.
     ///
