@@ -160,6 +160,16 @@ impl World {
 mod tests {
     use std::path::Path;
 
+    /// Two leaves of two hosts under two spines, 100G links of 1 us.
+    const LEAF_SPINE: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_link = { rate = "100Gbps", delay = "1us" }
+"#;
+
     /// `window_bytes = "path"` (the reference's `GLOBAL_T 0`): each flow's
     /// QP gets its own path's bandwidth-delay product, by hand: host0 to
     /// host1 (one leaf, 2 links of 1 us) rtt = 2 x 2000 + 2 x 80 = 4160 ns,
@@ -168,14 +178,8 @@ mod tests {
     /// 104 packets. A perftest-style workload has no path: refused.
     #[test]
     fn a_window_of_the_flows_own_path() {
-        let text = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 2
-spines = 2
-hosts_per_leaf = 2
-host_link = { rate = "100Gbps", delay = "1us" }
-  [topology.host]
+        let text = &format!(
+            r#"{LEAF_SPINE}  [topology.host]
   profile = "hpcc"
     [topology.host.transport]
     window_bytes = "path"
@@ -184,7 +188,8 @@ pattern = "one-to-many"
 sender = "host0"
 hosts = ["host1", "host3"]
 size = "64000"
-"#;
+"#
+        );
         let mut w = build(text, &[]).unwrap();
         for i in 0..w.pending.len() as u32 {
             workloads::start_flow(&mut w, i);
@@ -219,14 +224,7 @@ size = "64000"
     fn flows_hash_by_the_references_ports() {
         let text = |ports: &str| {
             format!(
-                r#"
-[topology]
-kind = "leaf-spine"
-leaves = 2
-spines = 2
-hosts_per_leaf = 2
-host_link = {{ rate = "100Gbps", delay = "1us" }}
-  [topology.host]
+                r#"{LEAF_SPINE}  [topology.host]
   profile = "hpcc"
     [topology.host.transport]
     {ports}
@@ -288,14 +286,8 @@ size = "8000"
     /// 100G host ports 1/8.
     #[test]
     fn the_reference_mmu_scales_alpha_by_the_hosts_rate() {
-        let text = r#"
-[topology]
-kind = "leaf-spine"
-leaves = 2
-spines = 2
-hosts_per_leaf = 2
-host_link = { rate = "100Gbps", delay = "1us" }
-fabric_link = { rate = "400Gbps", delay = "1us" }
+        let text = format!(
+            r#"{LEAF_SPINE}fabric_link = {{ rate = "400Gbps", delay = "1us" }}
   [topology.switch.mmu]
   preset = "hpcc_reference"
 [[traffic]]
@@ -303,8 +295,9 @@ pattern = "one-to-many"
 sender = "host0"
 hosts = ["host3"]
 size = "8000"
-"#;
-        let w = build(text, &[]).unwrap();
+"#
+        );
+        let w = build(&text, &[]).unwrap();
         let alpha = |name: &str, port: usize| {
             let s = w.switches.iter().find(|s| s.name() == name).unwrap();
             let m = s.mmu();
