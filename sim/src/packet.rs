@@ -10,7 +10,6 @@
 
 use core::net::{Ipv4Addr, Ipv6Addr};
 
-use roce_codec::IbRepr;
 use roce_codec::build::linux_icmp_quote;
 use roce_codec::frame::{EthRepr, FrameRepr, IpRepr, Ipv4Repr, NetRepr, UdpRepr, VlanTag, Vlans};
 use roce_codec::hash::{FiveTuple, FlowAddrs, FlowKeys, ROCE_V2_UDP_DPORT};
@@ -19,6 +18,7 @@ use roce_codec::wire::grh::{GrhRepr, NXTHDR_IBA};
 use roce_codec::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use roce_codec::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr, PAUSE_DST_MAC};
 use roce_codec::wire::tcp::{IP_PROTO_TCP, TcpOptions, TcpRepr, flags};
+use roce_codec::{IbRepr, Opcode};
 
 use crate::time::{FCS_LEN, Ps, WIRE_OVERHEAD};
 
@@ -280,9 +280,10 @@ impl Billing {
     /// The billed size of `ib`'s frame, `None`: its real frame.
     #[inline]
     pub fn billed(&self, ib: &IbRepr) -> Option<u32> {
-        // ACKNOWLEDGE (NAKs too) and CNP: no payload, one size.
-        let (bytes, payload) = match ib.bth.opcode.0 {
-            0x11 | 0x81 => (self.ack_bytes, 0),
+        // RC ACKNOWLEDGE (NAKs too) and CNP: no payload, one size.
+        const RC_ACKNOWLEDGE: u8 = 0x11;
+        let (bytes, payload) = match ib.bth.opcode {
+            Opcode(RC_ACKNOWLEDGE) | Opcode::CNP => (self.ack_bytes, 0),
             _ => (self.header_bytes, ib.payload_len),
         };
         (bytes != 0).then(|| u32::from(bytes) + payload)
