@@ -68,15 +68,22 @@ fn import_own(dir: &Path, name: &str, topology: &str, flows: &str) -> Option<(Pa
     let (topo, flow_file) = (dir.join("topology.txt"), dir.join("flows.txt"));
     std::fs::write(&topo, topology).unwrap();
     std::fs::write(&flow_file, flows).unwrap();
+    let stderr = import_with(&cfg, &topo, &flow_file);
+    Some((cfg, stderr))
+}
+
+/// `cfg` imported with `--topology` and `--flows` in place of its own
+/// files; the import's stderr (it succeeded).
+fn import_with(cfg: &Path, topology: &Path, flows: &Path) -> String {
     let paths = [
         "--topology",
-        topo.to_str().unwrap(),
+        topology.to_str().unwrap(),
         "--flows",
-        flow_file.to_str().unwrap(),
+        flows.to_str().unwrap(),
     ];
-    let o = import(&cfg, &paths);
+    let o = import(cfg, &paths);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    Some((cfg, String::from_utf8_lossy(&o.stderr).into_owned()))
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn line_of(cfg: &Path, key: &str) -> usize {
@@ -502,15 +509,7 @@ fn small_fabrics_run_as_the_reference_ran_them() {
             return;
         };
         let topo = small.join(format!("{topology}_topology.txt"));
-        let flow_file = small.join(format!("{flows}.txt"));
-        let paths = [
-            "--topology",
-            topo.to_str().unwrap(),
-            "--flows",
-            flow_file.to_str().unwrap(),
-        ];
-        let o = import(&cfg, &paths);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        import_with(&cfg, &topo, &small.join(format!("{flows}.txt")));
         let s = run_ok(&dir.join("s.toml"), &dir.join("run"), &[]);
         // Flows by (sip, dip, size, start in us): slowdown = fct / ideal.
         let slowdowns =

@@ -24,7 +24,6 @@ use serde::Deserialize;
 use super::fabric::resolve_path;
 use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, WorkloadCfg};
 use super::{KeyPath, ModelError};
-use crate::packet::Billing;
 use crate::time::{Ps, Rate};
 use crate::topology::{
     Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, PerHop, Port, Routes, Topology,
@@ -136,14 +135,17 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
             .first()
             .map_or((1500, false), |n| (n.mtu, n.vlan.is_some()));
         let pmtu = crate::world::roce_mtu(mtu).unwrap_or(1024);
-        let (segment, billing) = segmenting(host);
+        // The host's NIC profile, checked at its keys: its payload per
+        // packet (0: the path MTU) and what it bills its frames at make the
+        // ideal time (the hpcc profile's 1000-byte packets at 1048 bytes).
+        let profile = crate::world::host_profile(host, f.src.0 as usize)?;
         let framing = Framing {
-            pmtu: match segment {
+            pmtu: match profile.segment_bytes {
                 0 => pmtu,
                 s => s.min(pmtu),
             },
             vlan,
-            billing,
+            billing: profile.billing,
         };
         let ideal = routes
             .framed_ideal_fct(&topo, f.src, f.dst, f.size_bytes, framing)
@@ -173,30 +175,6 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
         });
     }
     Ok(())
-}
-
-/// The payload bytes per packet of the host's NIC profile (0: the path
-/// MTU) and what it bills its frames at: the hpcc profile's 1000-byte
-/// packets at the reference's sizes make its ideal time. Out-of-range
-/// keys are refused when the hosts are built.
-fn segmenting(host: &super::schema::HostCfg) -> (u32, Billing) {
-    use crate::world::{NicProfile, ProfileBase};
-    let base = host
-        .profile
-        .as_deref()
-        .and_then(ProfileBase::from_name)
-        .unwrap_or(crate::world::DEFAULT_PROFILE);
-    let p = NicProfile::preset(base);
-    let t = &host.transport;
-    let bill =
-        |v: Option<u32>, preset: u16| v.map_or(preset, |n| n.min(u32::from(u16::MAX)) as u16);
-    (
-        t.segment_bytes.unwrap_or(p.segment_bytes),
-        Billing {
-            header_bytes: bill(t.header_bytes, p.billing.header_bytes),
-            ack_bytes: bill(t.ack_bytes, p.billing.ack_bytes),
-        },
-    )
 }
 
 fn flows_of(

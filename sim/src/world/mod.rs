@@ -76,7 +76,7 @@ use sample::Sampler;
 use switch::Switch;
 use tap::Tap;
 
-pub(crate) use build::DEFAULT_PROFILE;
+pub(crate) use build::host_profile;
 pub use build::{BuildOptions, roce_mtu};
 pub use flows::FlowResult;
 pub use port::{PRIOS, PortCounters};

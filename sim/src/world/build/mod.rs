@@ -62,7 +62,7 @@ mod hosts;
 mod names;
 mod neighbours;
 mod profiles;
-pub(crate) use profiles::DEFAULT_PROFILE;
+pub(crate) use profiles::host_profile;
 mod qos;
 mod taps;
 mod workloads;

@@ -15,14 +15,14 @@ use crate::world::profile::{
 };
 
 /// What a scenario that names no profile gets: our users run ConnectX.
-pub(crate) const DEFAULT_PROFILE: ProfileBase = ProfileBase::ConnectX;
+const DEFAULT_PROFILE: ProfileBase = ProfileBase::ConnectX;
 
 /// The most bytes `header_bytes` or `ack_bytes` may bill: a jumbo frame's
 /// headers, so that no billed frame outgrows the 16 bits a packet keeps.
 const MAX_BILLED: u32 = 1024;
 
 /// The profile of host `hi`, with its overrides applied.
-pub(super) fn host_profile(hc: &HostCfg, hi: usize) -> Result<NicProfile, ModelError> {
+pub(crate) fn host_profile(hc: &HostCfg, hi: usize) -> Result<NicProfile, ModelError> {
     let at = host_key(hi);
     let base = match hc.profile.as_deref() {
         None => DEFAULT_PROFILE,
