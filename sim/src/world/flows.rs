@@ -8,6 +8,16 @@ use crate::packet::L3;
 use crate::scenario::traffic::FlowRef;
 use crate::time::Ps;
 
+/// Where [`World::count_finished_flows`] left off.
+#[derive(Debug, Default)]
+pub(super) struct FlowTally {
+    /// The first flow not yet started when last counted.
+    next: usize,
+    /// The flows started and not yet finished.
+    live: Vec<u32>,
+    done: usize,
+}
+
 /// One flow after (or during) a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlowResult {
@@ -87,13 +97,72 @@ impl World {
         &self.hosts[h as usize].name
     }
 
-    /// How many flows have finished, of how many.
-    pub fn flows_done(&self) -> (usize, usize) {
-        let done = self
-            .flows
-            .iter()
-            .filter(|f| self.workloads[f.workload as usize].workload.is_done())
-            .count();
-        (done, self.flows.len())
+    /// How many flows have finished, of how many: the progress bar's
+    /// count, which the run loop asks for every 65,536 events. Only the
+    /// flows started and not yet seen finished are looked at: a scan of
+    /// every flow's workload each time grew with flows x events, 7 % of a
+    /// 99,000-flow run, on state long out of cache.
+    pub(super) fn count_finished_flows(&mut self) -> (usize, usize) {
+        let t = &mut self.flow_tally;
+        // Flows start in order (`flows` is sorted by start time, and equal
+        // times run in insertion order); one started out of that order is
+        // only counted late.
+        while t.next < self.flows.len() && self.pending.get(t.next).is_none_or(|p| p.started()) {
+            t.live.push(t.next as u32);
+            t.next += 1;
+        }
+        let (flows, workloads) = (&self.flows, &self.workloads);
+        let before = t.live.len();
+        t.live.retain(|&i| {
+            !workloads[flows[i as usize].workload as usize]
+                .workload
+                .is_done()
+        });
+        t.done += before - t.live.len();
+        (t.done, self.flows.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::{BuildOptions, Progress, World};
+
+    /// What the progress bar was told, call by call.
+    #[derive(Default)]
+    struct Record(Vec<(usize, usize)>);
+    impl Progress for Record {
+        fn update(&mut self, _: crate::time::Ps, _: Option<crate::time::Ps>) {}
+        fn flows(&mut self, done: usize, total: usize) {
+            self.0.push((done, total));
+        }
+    }
+
+    /// The running count agrees with a count of every flow's workload,
+    /// during the run (it never goes back) and at its end, with some flows
+    /// unstarted, some running and some finished.
+    #[test]
+    fn the_progress_count_is_every_finished_flow() {
+        let path = roce_testkit::repo::root().join("scenarios/leaf_spine_capacity.toml");
+        let sets = vec!["sim.stop_at=1500us".to_string()];
+        let loaded = crate::scenario::load(&path, &sets).expect("loads");
+        let opts = BuildOptions { tap_dir: None };
+        let mut w = World::build(&loaded.scenario, "x", &opts).expect("builds");
+        let mut seen = Record::default();
+        w.run(&mut seen);
+        let every = |w: &World| {
+            w.flows
+                .iter()
+                .filter(|f| w.workloads[f.workload as usize].workload.is_done())
+                .count()
+        };
+        let done = every(&w);
+        assert!(
+            done > 0 && done < w.flows.len(),
+            "{done} of {}",
+            w.flows.len()
+        );
+        assert!(seen.0.len() >= 2, "{:?}", seen.0);
+        assert!(seen.0.windows(2).all(|p| p[0].0 <= p[1].0), "{:?}", seen.0);
+        assert_eq!(w.count_finished_flows(), (done, w.flows.len()));
     }
 }

@@ -145,6 +145,9 @@ pub struct World {
     /// The flows' connections, whose QPs are made at their start
     /// (`flows[i]` is `pending[i]` when there are any).
     pending: Vec<build::PendingFlow>,
+    /// The progress bar's count of finished flows, kept by
+    /// [`World::count_finished_flows`].
+    flow_tally: flows::FlowTally,
     /// A generated fabric that re-routes when a link changes.
     reroute: Option<Box<reroute::Rerouter>>,
 }
@@ -204,7 +207,7 @@ impl World {
             n += 1;
             if n & 0xFFFF == 0 {
                 if !self.flows.is_empty() {
-                    let (done, total) = self.flows_done();
+                    let (done, total) = self.count_finished_flows();
                     progress.flows(done, total);
                 }
                 progress.update(self.sched.now(), self.stop_at);

@@ -128,6 +128,7 @@ impl World {
             prefetch: false,
             flows: sc.flows.clone(),
             pending: Vec::new(),
+            flow_tally: Default::default(),
             reroute: None,
         };
         names::check_names(sc)?;
