@@ -77,6 +77,61 @@ fn a_single_flow_on_an_idle_path_takes_its_ideal_time() {
     assert_eq!(s["fct"]["by_size"].as_array().unwrap().len(), 5);
 }
 
+/// A QP's time series ends with the first sample at or after its flow
+/// completes, and that row holds its final values; a longer flow's series
+/// goes on. Two flows on disjoint paths of an idle leaf-spine: 64 000 bytes
+/// host0 -> host3, 2 MB host1 -> host2, sampled every 2 us.
+#[test]
+fn a_finished_flows_series_ends_with_its_final_values() {
+    let text = format!(
+        "{LEAF_SPINE}\n[sim]\nsample_interval = \"2us\"\n\
+         [[traffic]]\npattern = \"one-to-many\"\nsender = \"host0\"\nhosts = [\"host3\"]\nsize = \"64000\"\n\
+         [[traffic]]\npattern = \"one-to-many\"\nsender = \"host1\"\nhosts = [\"host2\"]\nsize = \"2000000\"\n"
+    );
+    let (dir, _) = run_text("flow_series_end", &text, &[]);
+    let flows = csv_rows(&dir.join("run"));
+    let end_ns = |src: &str| -> u64 {
+        let f = flows.iter().find(|f| f["src"] == src).unwrap();
+        f["start_ns"].parse::<u64>().unwrap() + f["fct_ns"].parse::<f64>().unwrap().ceil() as u64
+    };
+    let qps = std::fs::read_to_string(dir.join("run/qps.csv")).unwrap();
+    let rows = |host: &str| -> Vec<(u64, u64)> {
+        qps.lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|f| f[1] == host && f[3] == "client")
+            .map(|f| (f[0].parse().unwrap(), f[5].parse().unwrap()))
+            .collect()
+    };
+    let (short, long) = (rows("host0"), rows("host1"));
+    let done = end_ns("host0");
+    // The first grid point at or after the completion, by hand.
+    let last_t = done.div_ceil(2000) * 2000;
+    assert_eq!(short.last(), Some(&(last_t, 64_000)), "{short:?}");
+    assert!(short.len() >= 3, "the 64 KB flow's series: {short:?}");
+    assert!(
+        short[..short.len() - 1].iter().all(|&(_, b)| b < 64_000),
+        "{short:?}"
+    );
+    let long_end = end_ns("host1");
+    assert!(
+        long_end > last_t + 10_000,
+        "the 2 MB flow ends at {long_end} ns"
+    );
+    // The last flow's last row is the run's final sample, at its end
+    // (its last ACK), or the grid point after its completion.
+    let &(t, bytes) = long.last().unwrap();
+    assert_eq!(bytes, 2_000_000);
+    assert!(
+        t >= long_end && t <= long_end.div_ceil(2000) * 2000,
+        "{t} vs {long_end}"
+    );
+    assert!(
+        long.iter().filter(|&&(t, _)| t > last_t).count() >= 5,
+        "{long:?}"
+    );
+}
+
 /// A k = 4 fat-tree has 16 hosts, 20 switches, 48 links; one flow from
 /// every host to every other completes (every host reaches every other
 /// through the generated routes), and fct.txt parses as the reference's.
