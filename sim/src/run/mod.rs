@@ -107,7 +107,19 @@ fn build_world(
     flag_taps: &[String],
     opts: &BuildOptions,
 ) -> Result<World, RunError> {
-    World::build(&loaded.scenario, &loaded.name, opts).map_err(|e| {
+    World::build(&loaded.scenario, &loaded.name, opts)
+        .map_err(|e| model_error(loaded, file_taps, flag_taps, e))
+}
+
+/// A scenario error as the user gave the key: in the file, or in a
+/// `--tap` flag (the taps after the file's own).
+fn model_error(
+    loaded: &scenario::Loaded,
+    file_taps: usize,
+    flag_taps: &[String],
+    e: scenario::ModelError,
+) -> RunError {
+    {
         let key = e.path.to_string();
         let flag = key
             .strip_prefix("tap[")
@@ -122,7 +134,7 @@ fn build_world(
             }),
             None => loaded.locate(&e).into(),
         }
-    })
+    }
 }
 
 /// Loads and builds a scenario without running it (`rocesim check`).
@@ -152,22 +164,17 @@ pub fn run(
     let mut loaded = scenario::load(path, &sets)?;
     let file_taps = loaded.scenario.taps.len();
     add_taps(&mut loaded, &opts.taps)?;
-    // Validate fully before touching the file system.
-    build_world(&loaded, file_taps, &opts.taps, &BuildOptions::default())?;
+    // Built (so checked) in full before the file system is touched; the
+    // taps' files are created in the run directory after.
+    let mut w = build_world(&loaded, file_taps, &opts.taps, &BuildOptions::default())?;
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
     check_replaceable(&out, "summary.json", "rocesim run")?;
     let s = write_dir_atomically(&out, "run", |tmp| {
-        let mut w = build_world(
-            &loaded,
-            file_taps,
-            &opts.taps,
-            &BuildOptions {
-                tap_dir: Some(tmp.to_path_buf()),
-            },
-        )?;
+        w.open_taps(&loaded.scenario, tmp)
+            .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
         // The hosts' sysfs trees as they boot go to disk while it runs.
         let early = sysfs::Early::start(&w, tmp);
         let start = Instant::now();

@@ -17,6 +17,7 @@
 //! graph ([`graph`]): every frame of the message at the path's bottleneck
 //! rate plus the unloaded round trip with rocesim's framing.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -206,13 +207,22 @@ fn flows_of(
         let read = crate::hpcc::flows::read(&path)
             .map_err(|e| ModelError::new(at.key("flows"), e.to_string()))?;
         // Node n is the host `n<n>` (an imported topology), else host index n.
+        // One map, not a search of the hosts per flow: a flow file has
+        // tens of thousands of lines.
+        let mut named = HashMap::new();
+        for (i, h) in sc.hosts.iter().enumerate() {
+            if let Some(n) = h.name.strip_prefix('n').and_then(|d| d.parse::<u32>().ok()) {
+                if h.name == format!("n{n}") {
+                    named.entry(n).or_insert(HostId(i as u32));
+                }
+            }
+        }
         let mut out = Vec::new();
         for f in &read.flows {
             let node = |n: u32, what: &str| {
-                sc.hosts
-                    .iter()
-                    .position(|h| h.name == format!("n{n}"))
-                    .map(|i| HostId(i as u32))
+                named
+                    .get(&n)
+                    .copied()
                     .or((n < hosts).then_some(HostId(n)))
                     .ok_or_else(|| {
                         ModelError::new(

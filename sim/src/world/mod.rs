@@ -148,6 +148,9 @@ pub struct World {
     /// The progress bar's count of finished flows, kept by
     /// [`World::count_finished_flows`].
     flow_tally: flows::FlowTally,
+    /// Taps checked by a build without a tap directory, for
+    /// [`World::open_taps`].
+    tap_plans: Vec<build::taps::TapPlan>,
     /// A generated fabric that re-routes when a link changes.
     reroute: Option<Box<reroute::Rerouter>>,
 }

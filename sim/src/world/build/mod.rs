@@ -64,10 +64,10 @@ mod neighbours;
 mod profiles;
 pub(crate) use profiles::host_profile;
 mod qos;
-mod taps;
+pub(super) mod taps;
 mod workloads;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 pub(crate) use workloads::{PendingFlow, start_flow};
 
 use super::World;
@@ -129,6 +129,7 @@ impl World {
             flows: sc.flows.clone(),
             pending: Vec::new(),
             flow_tally: Default::default(),
+            tap_plans: Vec::new(),
             reroute: None,
         };
         names::check_names(sc)?;
@@ -147,13 +148,22 @@ impl World {
             w.reroute = Some(Box::new(r));
         }
         workloads::add_workloads(&mut w, sc)?;
-        if let Some(dir) = &opts.tap_dir {
-            taps::open_taps(&mut w, sc, taps, dir)?;
+        match &opts.tap_dir {
+            Some(dir) => taps::open_taps(&mut w, sc, taps, dir)?,
+            None => w.tap_plans = taps,
         }
         // Past about a thousand ports or QPs (704 and ~1,500 bytes each)
         // the state outgrows a core's L2 cache.
         w.prefetch = w.ports.len() + w.qps.len() + 2 * w.flows.len() > 1000;
         Ok(w)
+    }
+
+    /// Creates the capture files of a world built without a tap directory
+    /// in `dir`: a run builds (and so checks) the whole scenario before it
+    /// makes its output directory, then opens the taps there.
+    pub fn open_taps(&mut self, sc: &Scenario, dir: &Path) -> Result<(), ModelError> {
+        let plans = std::mem::take(&mut self.tap_plans);
+        taps::open_taps(self, sc, plans, dir)
     }
 }
 

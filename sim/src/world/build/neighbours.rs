@@ -12,10 +12,13 @@ use crate::world::host::{IfaceKind, Route};
 use crate::world::neigh::{Step, reply_delay};
 use crate::world::port::Owner;
 
+/// A MAC and, for a host interface, its address.
+pub(super) type Station = ([u8; 6], Option<Ipv4Addr>);
+
 /// MACs (and IPs) reachable at layer 2 behind `port`: the host interface
 /// there, or the switch and, unless it was entered through a routed port,
 /// everything it bridges to.
-pub(super) fn macs_behind(w: &World, port: u32) -> Vec<([u8; 6], Option<Ipv4Addr>)> {
+pub(super) fn macs_behind(w: &World, port: u32) -> Vec<Station> {
     let mut out = Vec::new();
     let mut seen = vec![false; w.ports.len()];
     let mut stack = vec![port];
@@ -52,6 +55,18 @@ pub(super) fn macs_behind(w: &World, port: u32) -> Vec<([u8; 6], Option<Ipv4Addr
 /// Neighbour entries taught so far: (host, interface, address) → MAC.
 pub(super) type Learned = HashMap<(u32, u32, Ipv4Addr), [u8; 6]>;
 
+/// [`macs_behind`] of each port asked about, kept while the workloads are
+/// built: the layer 2 around a host does not change then, and a flow file
+/// of 100,000 flows asked the same few hundred ports 400,000 times.
+#[derive(Default)]
+pub(super) struct Behind(HashMap<u32, Vec<Station>>);
+
+impl Behind {
+    fn of(&mut self, w: &World, port: u32) -> &[Station] {
+        self.0.entry(port).or_insert_with(|| macs_behind(w, port))
+    }
+}
+
 /// Plays a connection's set-up ([`Step`]s) through the kernels' rules:
 /// the MACs the client's and the server's QPs will send to, or the step
 /// that failed and why (`true` when the failure is about the server's
@@ -63,6 +78,7 @@ pub(super) fn resolve_conn(
     server: (u32, u32, Ipv4Addr),
     learned: &mut Learned,
     snapshots: &mut Vec<Learned>,
+    behind: &mut Behind,
 ) -> Result<([u8; 6], [u8; 6]), (bool, String)> {
     let (mut client_sock, mut c_dmac, mut s_dmac) = (client.2, [0; 6], [0; 6]);
     for step in Step::ALL {
@@ -81,7 +97,7 @@ pub(super) fn resolve_conn(
                 client_sock,
             )
             .map_err(|e| (about_server, e))?;
-        let mac = resolve(w, host, route, dst, learned).map_err(|e| (about_server, e))?;
+        let mac = resolve(w, host, route, dst, learned, behind).map_err(|e| (about_server, e))?;
         match step {
             Step::ClientSocket => client_sock = route.sender_ip,
             Step::ServerSocketReply => {}
@@ -102,6 +118,7 @@ fn resolve(
     route: Route,
     dst_ip: Ipv4Addr,
     learned: &mut Learned,
+    behind: &mut Behind,
 ) -> Result<[u8; 6], String> {
     let h = &w.hosts[host as usize];
     let next_hop = route.next_hop;
@@ -114,7 +131,7 @@ fn resolve(
         IfaceKind::Nic(n) => h.nic(n).port(),
         IfaceKind::Bond(b) => w.bonds[b as usize].bond.slaves[0].port,
     };
-    let reach = macs_behind(w, w.ports[e_port as usize].peer());
+    let reach = behind.of(w, w.ports[e_port as usize].peer());
     // Switch router MACs answer for the gateway.
     if next_hop != dst_ip || !e_if.ip.is_some_and(|n| n.contains(dst_ip)) {
         if let Some((mac, _)) = reach

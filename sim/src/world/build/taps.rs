@@ -13,7 +13,8 @@ use crate::world::World;
 use crate::world::tap::Tap;
 
 /// A checked tap: the port and the file it writes.
-pub(super) struct TapPlan {
+#[derive(Debug)]
+pub(in crate::world) struct TapPlan {
     index: usize,
     port: u32,
     file: String,

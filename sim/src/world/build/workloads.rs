@@ -11,7 +11,7 @@ use roce_codec::Psn;
 use roce_codec::frame::{EthRepr, VlanTag};
 
 use super::names::{host_key, root};
-use super::neighbours::{Learned, resolve_conn};
+use super::neighbours::{Behind, Learned, resolve_conn};
 use super::roce_mtu;
 use crate::cc::ReactionPoint;
 use crate::engine::Event;
@@ -37,8 +37,9 @@ use crate::world::qp::{QpSlot, Role, WorkloadSlot};
 
 pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     let mut qpns = Qpns::default();
+    let mut behind = Behind::default();
     for (wi, wc) in sc.workloads.iter().enumerate() {
-        add_workload(w, sc, wi, wc, &mut qpns)?;
+        add_workload(w, sc, wi, wc, &mut qpns, &mut behind)?;
     }
     if w.workloads.is_empty() {
         return Err(ModelError::new(root(), "the scenario has no [[workload]]").hint(
@@ -104,6 +105,7 @@ fn add_workload(
     wi: usize,
     wc: &WorkloadCfg,
     qpns: &mut Qpns,
+    behind: &mut Behind,
 ) -> Result<(), ModelError> {
     let at = root().key("workload").index(wi);
     let client = resolve_endpoint(w, sc, &wc.client, at.key("client"))?;
@@ -163,6 +165,7 @@ fn add_workload(
         (server.host, server.iface, server.ip),
         &mut learned,
         &mut snapshots,
+        behind,
     )
     .map_err(|(about_server, e)| {
         ModelError::new(at.key(if about_server { "server" } else { "client" }), e)
