@@ -119,21 +119,19 @@ fn model_error(
     flag_taps: &[String],
     e: scenario::ModelError,
 ) -> RunError {
-    {
-        let key = e.path.to_string();
-        let flag = key
-            .strip_prefix("tap[")
-            .and_then(|r| r.split(']').next())
-            .and_then(|i| i.parse::<usize>().ok())
-            .and_then(|i| i.checked_sub(file_taps))
-            .and_then(|i| flag_taps.get(i));
-        match flag {
-            Some(t) => RunError::Usage(match &e.hint {
-                Some(h) => format!("--tap {t}: {}\n  hint: {h}", e.msg),
-                None => format!("--tap {t}: {}", e.msg),
-            }),
-            None => loaded.locate(&e).into(),
-        }
+    let key = e.path.to_string();
+    let flag = key
+        .strip_prefix("tap[")
+        .and_then(|r| r.split(']').next())
+        .and_then(|i| i.parse::<usize>().ok())
+        .and_then(|i| i.checked_sub(file_taps))
+        .and_then(|i| flag_taps.get(i));
+    match flag {
+        Some(t) => RunError::Usage(match &e.hint {
+            Some(h) => format!("--tap {t}: {}\n  hint: {h}", e.msg),
+            None => format!("--tap {t}: {}", e.msg),
+        }),
+        None => loaded.locate(&e).into(),
     }
 }
 
