@@ -105,9 +105,8 @@ fn build_world(
     loaded: &scenario::Loaded,
     file_taps: usize,
     flag_taps: &[String],
-    opts: &BuildOptions,
 ) -> Result<World, RunError> {
-    World::build(&loaded.scenario, &loaded.name, opts)
+    World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
         .map_err(|e| model_error(loaded, file_taps, flag_taps, e))
 }
 
@@ -164,7 +163,7 @@ pub fn run(
     add_taps(&mut loaded, &opts.taps)?;
     // Built (so checked) in full before the file system is touched; the
     // taps' files are created in the run directory after.
-    let mut w = build_world(&loaded, file_taps, &opts.taps, &BuildOptions::default())?;
+    let mut w = build_world(&loaded, file_taps, &opts.taps)?;
     let out = opts
         .out
         .clone()

@@ -129,24 +129,35 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
     let flows = traffic::merge(flows);
     let (topo, routes) = graph(sc)
         .map_err(|m| ModelError::new(KeyPath::root().key("traffic"), format!("the fabric: {m}")))?;
+    // Each sending host's framing, made at its first flow: a fabric run
+    // has tens of thousands of flows from a few hundred hosts.
+    let mut framings: Vec<Option<Framing>> = vec![None; sc.hosts.len()];
     for f in flows {
         let host = &sc.hosts[f.src.0 as usize];
-        let (mtu, vlan) = host
-            .nics
-            .first()
-            .map_or((1500, false), |n| (n.mtu, n.vlan.is_some()));
-        let pmtu = crate::world::roce_mtu(mtu).unwrap_or(1024);
-        // The host's NIC profile, checked at its keys: its payload per
-        // packet (0: the path MTU) and what it bills its frames at make the
-        // ideal time (the hpcc profile's 1000-byte packets at 1048 bytes).
-        let profile = crate::world::host_profile(host, f.src.0 as usize)?;
-        let framing = Framing {
-            pmtu: match profile.segment_bytes {
-                0 => pmtu,
-                s => s.min(pmtu),
-            },
-            vlan,
-            billing: profile.billing,
+        let framing = match framings[f.src.0 as usize] {
+            Some(framing) => framing,
+            None => {
+                let (mtu, vlan) = host
+                    .nics
+                    .first()
+                    .map_or((1500, false), |n| (n.mtu, n.vlan.is_some()));
+                let pmtu = crate::world::roce_mtu(mtu).unwrap_or(1024);
+                // The host's NIC profile, checked at its keys: its payload
+                // per packet (0: the path MTU) and what it bills its frames
+                // at make the ideal time (the hpcc profile's 1000-byte
+                // packets at 1048 bytes).
+                let profile = crate::world::host_profile(host, f.src.0 as usize)?;
+                let framing = Framing {
+                    pmtu: match profile.segment_bytes {
+                        0 => pmtu,
+                        s => s.min(pmtu),
+                    },
+                    vlan,
+                    billing: profile.billing,
+                };
+                framings[f.src.0 as usize] = Some(framing);
+                framing
+            }
         };
         let ideal = routes
             .framed_ideal_fct(&topo, f.src, f.dst, f.size_bytes, framing)

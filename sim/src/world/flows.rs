@@ -15,7 +15,6 @@ pub(super) struct FlowTally {
     next: usize,
     /// The flows started and not yet finished.
     live: Vec<u32>,
-    done: usize,
 }
 
 /// One flow after (or during) a run.
@@ -112,14 +111,12 @@ impl World {
             t.next += 1;
         }
         let (flows, workloads) = (&self.flows, &self.workloads);
-        let before = t.live.len();
         t.live.retain(|&i| {
             !workloads[flows[i as usize].workload as usize]
                 .workload
                 .is_done()
         });
-        t.done += before - t.live.len();
-        (t.done, self.flows.len())
+        (t.next - t.live.len(), self.flows.len())
     }
 }
 

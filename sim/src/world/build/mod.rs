@@ -82,7 +82,9 @@ use crate::time::Ps;
 /// What the builder needs beyond the scenario.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
-    /// Directory the taps write into; `None` = no taps (`rocesim check`).
+    /// Directory the taps write into; `None`: none yet (`rocesim check`,
+    /// or a run, which opens them in its run directory with
+    /// [`World::open_taps`] once the build succeeded).
     pub tap_dir: Option<PathBuf>,
 }
 
@@ -148,9 +150,9 @@ impl World {
             w.reroute = Some(Box::new(r));
         }
         workloads::add_workloads(&mut w, sc)?;
-        match &opts.tap_dir {
-            Some(dir) => taps::open_taps(&mut w, sc, taps, dir)?,
-            None => w.tap_plans = taps,
+        w.tap_plans = taps;
+        if let Some(dir) = &opts.tap_dir {
+            w.open_taps(sc, dir)?;
         }
         // Past about a thousand ports or QPs (704 and ~1,500 bytes each)
         // the state outgrows a core's L2 cache.
