@@ -48,13 +48,50 @@ size = "4KiB"
 iters = 3
 "#;
 
-/// Runs `scenario` (a shipped one, or [`SLOW`]) with `sets` into `dir`,
+/// One QP paced by its rate limiter to a quarter of a point-to-point
+/// link: 10 MiB in 10,240 frames of 1 KiB, acknowledged every 256.
+const PACED: &str = r#"
+name = "paced"
+[[host]]
+name = "a"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.1/24"
+[[host]]
+name = "b"
+  [[host.nic]]
+  name = "eth0"
+  ip = "10.0.0.2/24"
+[[link]]
+a = "a.eth0"
+b = "b.eth0"
+rate = "100Gbps"
+delay = "1us"
+[[workload]]
+tool = "ib_write_bw"
+client = "a.eth0"
+server = "b"
+size = "1MiB"
+iters = 10
+rate_limit = "25Gbps"
+"#;
+
+/// Runs `scenario` (a shipped one, [`SLOW`] or [`PACED`]) with `sets` into `dir`,
 /// every `TxDone` scheduled if `eager`; returns the number of events.
 fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
     let path = root().join("scenarios").join(format!("{scenario}.toml"));
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let loaded = if scenario == "slow" {
-        scenario::load_str(Path::new("slow.toml"), SLOW.to_string(), &sets)
+    let inline = match scenario {
+        "slow" => Some(SLOW),
+        "paced" => Some(PACED),
+        _ => None,
+    };
+    let loaded = if let Some(text) = inline {
+        scenario::load_str(
+            Path::new(&format!("{scenario}.toml")),
+            text.to_string(),
+            &sets,
+        )
     } else {
         scenario::load(&path, &sets)
     }
@@ -140,4 +177,33 @@ fn dcqcn_is_the_same_without_idle_tx_dones_also_when_cut_short() {
 #[test]
 fn slow_links_sampled_finely_are_the_same_without_idle_tx_dones() {
     same_outputs("slow", &[]);
+}
+
+/// A QP its rate limiter holds back leaves the NIC's active list when its
+/// frame starts, with a wake-up for when it may send again: the port's
+/// `TxDone`, which would find it not ready, is left out. Each paced frame
+/// then costs two events (the wake-up that sends it, its arrival), where
+/// it cost three.
+#[test]
+fn a_paced_frame_costs_its_wake_up_and_its_arrival() {
+    let dir = std::env::temp_dir().join(format!("rocesim-paced-{}", std::process::id()));
+    let events = run_into("paced", &[], &dir.join("lazy"), false);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("lazy/summary.json")).unwrap()).unwrap();
+    let client = &summary["qps"][0];
+    let frames = client["tx_packets"].as_u64().unwrap();
+    assert_eq!(frames, 10 * 1024, "1 MiB in 1 KiB frames, 10 times");
+    // Paced, not slowed: 1 KiB of payload in 1,106 bytes of wire time
+    // (Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and gap) at 25 Gb/s
+    // is 23.15 Gb/s.
+    let goodput = client["goodput_gbps"].as_f64().unwrap();
+    assert!((23.0..=23.2).contains(&goodput), "goodput {goodput} Gb/s");
+    let per_frame = events as f64 / frames as f64;
+    assert!(
+        (2.0..2.1).contains(&per_frame),
+        "{events} events for {frames} paced frames: {per_frame:.3} each"
+    );
+    // The same outputs with every `TxDone` in the queue.
+    same_outputs("paced", &[]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -28,7 +28,7 @@ use super::nic_rx::RxBuffer;
 use super::port::{DropReason, PrioQueues, highest};
 use super::profile::NicProfile;
 use crate::cc::NotificationPoint;
-use crate::engine::Event;
+use crate::engine::{Event, Scheduler};
 use crate::fasthash::FastMap;
 use crate::packet::{L3, Packet, PacketId};
 use crate::scenario::schema::{IpNet, RoceMode, RoceModes, Trust};
@@ -406,12 +406,39 @@ impl World {
                     self.rearm_timer(q);
                     continue;
                 };
+                let id = self.make_packet(q, ib);
+                // Off the active list while its frame is on the wire, the
+                // QP does not make the port's `TxDone` run (`transmit`
+                // leaves out one with nothing to send).
+                self.transmit(port, id);
+                self.requeue_after_tx(port, host, nic, prio, q);
+                return self.after_qp_change(q);
+            }
+        }
+    }
+
+    /// A QP that just put a frame on `port`: back on its NIC's active list
+    /// if it may send again by the time the wire frees, so the port's
+    /// `TxDone` takes its next frame; otherwise (paced by its rate limiter,
+    /// or with nothing to send) off the list, with a wake-up when it may.
+    /// One event per paced frame (the wake-up), where a `TxDone` that
+    /// found it not ready and then its wake-up were two.
+    fn requeue_after_tx(&mut self, port: u32, host: u32, nic: u32, prio: usize, q: u32) {
+        let now = self.now();
+        let wire_free = Scheduler::time_of(self.ports[port as usize].tx_end());
+        let slot = &mut self.qps[q as usize];
+        match slot.qp.tx_ready_at(now) {
+            Some(t) if t <= wire_free => {
                 self.hosts[host as usize].nics[nic as usize]
                     .active
                     .push(prio, q);
-                let id = self.make_packet(q, ib);
-                self.transmit(port, id);
-                return self.after_qp_change(q);
+                self.schedule_tx_done(port);
+            }
+            ready => {
+                slot.active = false;
+                if let Some(t) = ready {
+                    slot.wake_at_least(t, q, &mut self.sched);
+                }
             }
         }
     }

@@ -35,9 +35,11 @@
 //!
 //! PFC and ECN run: every port skips the priorities its peer paused
 //! (`Port::paused`); switches account buffer per (ingress port, priority)
-//! in their [`mmu`]. For DCQCN the hook is in place: QPs have a rate limiter seam
-//! through `tx_ready_at` (a [`Event::QpWake`] is scheduled for the time it
-//! returns).
+//! in their [`mmu`]. A QP's rate limiter (DCQCN, perftest's `rate_limit`)
+//! speaks through `tx_ready_at`: a QP that may send again by the time its
+//! frame leaves the wire stays on its NIC's active list for the port's
+//! `TxDone`; one held back longer leaves the list when its frame starts and
+//! gets a [`Event::QpWake`] for the time `tx_ready_at` returns.
 
 pub(crate) mod arp;
 mod bond;
