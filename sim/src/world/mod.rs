@@ -269,6 +269,10 @@ impl World {
     /// Hands one event to the component it names; returns whether it
     /// changed anything (stale timers and samples do not count as activity
     /// for the run's end).
+    ///
+    /// Inlined into the loop: as a call it cost the stars ~4 % (its
+    /// frame, spills and the event passed through memory, every event).
+    #[inline(always)]
     fn handle(&mut self, ev: Event) -> bool {
         match ev {
             Event::TxDone { port } => self.pump(port),
