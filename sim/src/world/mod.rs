@@ -309,6 +309,10 @@ impl World {
 
     /// Starts the next frame on an idle port; a busy one will look again
     /// at its `TxDone`, which is then scheduled.
+    ///
+    /// Inlined at its callers (the `TxDone`, a QP's wake-up, a switch's
+    /// enqueue): a call here was 3-4 % of the stars' loop.
+    #[inline(always)]
     fn pump(&mut self, port: u32) {
         let p = &self.ports[port as usize];
         if p.busy(self.sched.current()) {
