@@ -309,6 +309,22 @@ impl Scheduler {
         }
     }
 
+    /// Sets the count of events taken (a partitioned run's, added up).
+    pub fn set_executed(&mut self, n: u64) {
+        self.executed = n;
+    }
+
+    /// Every pending event, in no particular order.
+    pub fn pending_events(&self) -> impl Iterator<Item = Event> + '_ {
+        let lanes = self.lanes.iter().enumerate().flat_map(|(port, l)| {
+            l.waiting.iter().map(move |&(_, pkt)| Event::Arrive {
+                port: port as u32,
+                pkt,
+            })
+        });
+        self.heap.iter().chain(&self.far).map(|e| e.ev).chain(lanes)
+    }
+
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Ps> {
         self.next().map(Entry::at)

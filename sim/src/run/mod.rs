@@ -173,14 +173,16 @@ pub fn run(
         w.open_taps(&loaded.scenario, tmp)
             .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
         // The hosts' sysfs trees as they boot go to disk while it runs.
-        let early = sysfs::Early::start(&w, tmp);
+        // A partitioned run has both cores: the tree is written after it,
+        // where it does not hold up one part (and so both) while it runs.
+        let early = (w.partitions() == 1).then(|| sysfs::Early::start(&w, tmp));
         let start = Instant::now();
         w.run(progress);
         let wall = start.elapsed().as_secs_f64();
         w.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
         w.finish().map_err(RunError::Output)?;
-        write_outputs(&w, tmp, wall, Some(early)).map_err(RunError::Output)
+        write_outputs(&w, tmp, wall, early).map_err(RunError::Output)
     })?;
     Ok((s, out))
 }

@@ -237,6 +237,12 @@ pub struct SimCfg {
     /// floating point and truncates them to its 1 ns clock, so that its
     /// 400G link sends a 1048-byte frame in 20 ns instead of 20.96.
     pub tx_time_step: Option<Dur>,
+    /// Split the fabric into this many parts (1 or 2), each simulated on
+    /// a thread of its own in windows of the smallest link delay between
+    /// them (`world::split`). Equal-time events of different parts are
+    /// ordered by part, not by insertion, so the outputs are a function
+    /// of the scenario, the seed and this number.
+    pub partitions: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]

@@ -17,6 +17,13 @@ pub(super) struct FlowTally {
     live: Vec<u32>,
 }
 
+impl FlowTally {
+    /// The flows started when last counted.
+    pub(super) fn started(&self) -> usize {
+        self.next
+    }
+}
+
 /// One flow after (or during) a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlowResult {
@@ -110,12 +117,17 @@ impl World {
             t.live.push(t.next as u32);
             t.next += 1;
         }
-        let (flows, workloads) = (&self.flows, &self.workloads);
-        t.live.retain(|&i| {
-            !workloads[flows[i as usize].workload as usize]
-                .workload
-                .is_done()
+        let mut live = std::mem::take(&mut t.live);
+        // A partitioned run's part counts the flows whose client it has
+        // (the other part's are done here).
+        live.retain(|&i| {
+            self.owns_flow(i)
+                && !self.workloads[self.flows[i as usize].workload as usize]
+                    .workload
+                    .is_done()
         });
+        let t = &mut self.flow_tally;
+        t.live = live;
         (t.next - t.live.len(), self.flows.len())
     }
 }

@@ -121,6 +121,14 @@ impl Link {
         std::mem::replace(&mut self.up, up) != up
     }
 
+    /// Adds the bytes `other` (this link in another part of a partitioned
+    /// run, which carried the other direction) sent, delivered and lost.
+    pub(crate) fn absorb(&mut self, other: &Link) {
+        self.sent_bytes += other.sent_bytes;
+        self.delivered_bytes += other.delivered_bytes;
+        self.lost_bytes += other.lost_bytes;
+    }
+
     /// Every byte sent was delivered or lost.
     pub(crate) fn conserved(&self) -> Result<(), String> {
         if self.sent_bytes != self.delivered_bytes + self.lost_bytes {
@@ -172,7 +180,14 @@ impl World {
                         *ecn = 3;
                     }
                 }
-                self.sched.arrive(now + tx_time + delay + extra, peer, id)
+                let at = now + tx_time + delay + extra;
+                match self.split.as_deref_mut() {
+                    Some(part) if !part.owns_port(peer) => {
+                        part.send(at, peer, *self.pool.get(id));
+                        self.pool.free(id);
+                    }
+                    _ => self.sched.arrive(at, peer, id),
+                }
             }
         }
     }

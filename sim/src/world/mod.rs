@@ -61,6 +61,7 @@ mod profile;
 mod qp;
 mod reroute;
 mod sample;
+mod split;
 mod switch;
 mod tap;
 mod view;
@@ -155,6 +156,14 @@ pub struct World {
     tap_plans: Vec<build::taps::TapPlan>,
     /// A generated fabric that re-routes when a link changes.
     reroute: Option<Box<reroute::Rerouter>>,
+    /// In a partitioned run (`[sim] partitions = 2`): which components
+    /// are this world's, and the frames it sends the other part.
+    split: Option<Box<split::Part>>,
+    /// The other part, until [`World::run`] runs both.
+    twin: Option<Box<World>>,
+    /// Packets the other part still held when a partitioned run ended
+    /// (queued in ports that moved here), for [`World::check_invariants`].
+    foreign_live: usize,
 }
 
 impl World {
@@ -181,10 +190,18 @@ impl World {
     pub fn stop_at(&self) -> Option<Ps> {
         self.stop_at
     }
+    /// The parts a run of this world is split into (`[sim] partitions`).
+    pub fn partitions(&self) -> u32 {
+        if self.twin.is_some() { 2 } else { 1 }
+    }
 
     /// Runs until nothing is left to do or `stop_at`.
     pub fn run(&mut self, progress: &mut dyn Progress) {
         let limit = self.stop_at.unwrap_or(DEFAULT_LIMIT);
+        if let Some(twin) = self.twin.take() {
+            let left = split::run(self, *twin, progress);
+            return self.end_run(limit, left, progress);
+        }
         self.sched.at(Ps::ZERO, Event::Sample);
         let mut n: u64 = 0;
         while let Some(t) = self.sched.peek_time() {
@@ -219,6 +236,13 @@ impl World {
             }
         }
         self.lazy_tx_done = false;
+        let left = self.sched.peek_time().is_some();
+        self.end_run(limit, left, progress);
+    }
+
+    /// After the last event before `limit`: the run's end, the final
+    /// sample. `left`: events were left (the run stopped at `limit`).
+    fn end_run(&mut self, limit: Ps, left: bool, progress: &mut dyn Progress) {
         // A `TxDone` left out was activity at its time, as its frame's
         // arrival is, unless the run stopped between the two.
         for p in &self.ports {
@@ -230,7 +254,7 @@ impl World {
         if let Some(s) = self.stop_at {
             // Cut short: the run lasted until `stop_at`. A QP timer still
             // armed after the work is done does not count.
-            if self.sched.peek_time().is_some() && self.work_left() {
+            if left && self.work_left() {
                 self.last_activity = s;
             }
         }
@@ -353,11 +377,10 @@ impl World {
                 .filter_map(|n| n.rx.as_deref())
                 .map(|rx| rx.frames())
                 .sum::<usize>();
-        if self.sched.peek_time().is_none() && self.pool.live() != queued {
+        let live = self.pool.live() + self.foreign_live;
+        if self.sched.peek_time().is_none() && live != queued {
             return Err(format!(
-                "{} packets allocated but {} queued with no events pending",
-                self.pool.live(),
-                queued
+                "{live} packets allocated but {queued} queued with no events pending"
             ));
         }
         Ok(())

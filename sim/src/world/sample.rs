@@ -22,8 +22,8 @@
 //! ```
 
 use super::World;
-use super::port::{PRIOS, Port};
-use super::qp::{QpSlot, Role, WorkloadSlot};
+use super::port::PRIOS;
+use super::qp::{Role, WorkloadSlot};
 use crate::engine::Event;
 use crate::time::Ps;
 
@@ -62,6 +62,7 @@ pub struct QpSample {
     pub last: bool,
 }
 
+#[derive(Default)]
 pub(crate) struct Sampler {
     every: Ps,
     /// Something happened since the last sample.
@@ -100,49 +101,87 @@ impl Sampler {
         Ps((t.0 / every + 1) * every)
     }
 
-    /// Takes one sample of everything at `t` (once per time).
-    fn take(&mut self, t: Ps, ports: &[Port], qps: &[QpSlot], workloads: &[WorkloadSlot]) {
-        let line = |s: &QpSlot| ports[s.port as usize].rate();
+    /// Takes one sample of everything at `t` (once per time): the rows of
+    /// `ports` ports and `qps` QPs, as `port_row` and `qp_row` read them
+    /// (from one world, or from the partitions that own them).
+    pub(super) fn take(
+        &mut self,
+        t: Ps,
+        ports: usize,
+        port_row: impl Fn(usize) -> PortSample,
+        qps: usize,
+        qp_row: impl Fn(usize) -> QpSample,
+    ) {
         if self.ports.last().is_some_and(|s| s.t >= t) {
             return;
         }
-        for (i, p) in ports.iter().enumerate() {
-            let c = p.counters();
-            self.ports.push(PortSample {
-                t,
-                port: i as u32,
-                tx_bytes: c.tx_bytes,
-                rx_bytes: c.rx_bytes,
-                queued: p.queued_bytes(),
-                drops: c.drops,
-                queued_prio: std::array::from_fn(|prio| p.queued_bytes_of(prio)),
-                paused: p.paused(),
-            });
-        }
-        self.ended.resize(qps.len(), false);
-        for (i, s) in qps.iter().enumerate() {
+        self.ports
+            .extend((0..ports).map(|i| PortSample { t, ..port_row(i) }));
+        self.ended.resize(qps, false);
+        for i in 0..qps {
             if self.ended[i] {
                 continue;
             }
-            let w = &workloads[s.workload as usize].workload;
-            let st = w.stats(s.index as usize);
-            let last = w.qp_done(s.index as usize);
-            self.ended[i] = last;
-            self.qps.push(QpSample {
-                t,
-                qp: i as u32,
-                tx_payload: s.tx_payload,
-                completed_bytes: if s.role == Role::Client {
-                    st.bytes_completed
-                } else {
-                    0
-                },
-                retransmitted: s.qp.counters().retransmitted_packets,
-                rate_bps: s.cc.allowed_rate(line(s)).bps(),
-                last,
-            });
+            let row = QpSample { t, ..qp_row(i) };
+            self.ended[i] = row.last;
+            self.qps.push(row);
         }
-        self.thin(ports.len(), qps.len());
+        self.thin(ports, qps);
+    }
+
+    /// Activity at `t` after the sampler paused: repeats the last sample
+    /// at the grid point before `t`'s and returns when the next sample is
+    /// due (see [`World::note_activity`]).
+    pub(super) fn resume_at(&mut self, t: Ps, ports: usize) -> Ps {
+        self.paused = false;
+        let last = self.ports.last().map_or(Ps::ZERO, |s| s.t);
+        // The grid point at or after `t`, and the one before it: the last
+        // sample is repeated there only, so the series stay flat across the
+        // idle span without spending their rows on it (two idle seconds
+        // before the reference's flows were 20,000 grid points, and
+        // thinning then left the flows' 10 ms a handful of samples).
+        let every = self.every.0;
+        let k = Ps(t.0.div_ceil(every) * every).max(self.next_time(last));
+        let before = Ps(k.0 - every);
+        if before > last {
+            self.repeat_last(before, ports);
+        }
+        k
+    }
+
+    /// After the sample at `t`: when the next is due, if the run was
+    /// active since the last one and has events `pending`. Else the sampler
+    /// pauses until [`Sampler::resume_at`]: idle for a whole interval, it
+    /// stops ticking, so a timer armed far ahead (a 4 s ACK timeout after
+    /// the work is done) neither costs events nor thins the series.
+    pub(super) fn after_tick(&mut self, t: Ps, pending: bool) -> Option<Ps> {
+        if self.active_since_sample && pending {
+            self.active_since_sample = false;
+            Some(self.next_time(t))
+        } else {
+            self.paused = true;
+            None
+        }
+    }
+
+    /// Something happened since the last sample.
+    pub(super) fn note_active(&mut self) {
+        self.active_since_sample = true;
+    }
+
+    /// It stopped ticking after an idle interval.
+    pub(super) fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Whether something happened since the last sample; forgets it.
+    pub(super) fn take_active(&mut self) -> bool {
+        std::mem::take(&mut self.active_since_sample)
+    }
+
+    /// The grid point at or after `t`.
+    pub(super) fn grid_at_or_after(&self, t: Ps) -> Ps {
+        Ps(t.0.div_ceil(self.every.0) * self.every.0)
     }
 
     /// Forgets the samples after `end`; a QP whose series ended in one
@@ -210,40 +249,19 @@ impl World {
             self.schedule_tx_done(port);
         }
         self.take_sample(now);
-        let s = &mut self.sampler;
-        if s.active_since_sample && self.sched.pending() > 0 {
-            s.active_since_sample = false;
-            let next = s.next_time(now);
+        let pending = self.sched.pending() > 0;
+        if let Some(next) = self.sampler.after_tick(now, pending) {
             self.sched.at(next, Event::Sample);
-        } else {
-            // Idle for a whole interval: stop ticking, so a timer armed far
-            // ahead (a 4 s ACK timeout after the work is done) neither costs
-            // events nor thins the series.
-            s.paused = true;
         }
     }
 
     /// Something happened at `t`: the sampler resumes if it was paused.
     pub(super) fn note_activity(&mut self, t: Ps) {
-        self.sampler.active_since_sample = true;
+        self.sampler.note_active();
         if !self.sampler.paused {
             return;
         }
-        self.sampler.paused = false;
-        let n = self.ports.len();
-        let s = &mut self.sampler;
-        let last = s.ports.last().map_or(Ps::ZERO, |s| s.t);
-        // The grid point at or after `t`, and the one before it: the last
-        // sample is repeated there only, so the series stay flat across the
-        // idle span without spending their rows on it (two idle seconds
-        // before the reference's flows were 20,000 grid points, and
-        // thinning then left the flows' 10 ms a handful of samples).
-        let every = s.every.0;
-        let k = Ps(t.0.div_ceil(every) * every).max(s.next_time(last));
-        let before = Ps(k.0 - every);
-        if before > last {
-            s.repeat_last(before, n);
-        }
+        let k = self.sampler.resume_at(t, self.ports.len());
         self.sched.at(k, Event::Sample);
     }
 
@@ -255,8 +273,52 @@ impl World {
     }
 
     fn take_sample(&mut self, t: Ps) {
-        self.sampler
-            .take(t, &self.ports, &self.qps, &self.workloads);
+        let mut s = std::mem::take(&mut self.sampler);
+        s.take(
+            t,
+            self.ports.len(),
+            |i| self.port_row(i),
+            self.qps.len(),
+            |i| self.qp_row(i, &self.workloads),
+        );
+        self.sampler = s;
+    }
+
+    /// Port `i`'s row of a sample (its time is the sampler's).
+    pub(super) fn port_row(&self, i: usize) -> PortSample {
+        let p = &self.ports[i];
+        let c = p.counters();
+        PortSample {
+            t: Ps::ZERO,
+            port: i as u32,
+            tx_bytes: c.tx_bytes,
+            rx_bytes: c.rx_bytes,
+            queued: p.queued_bytes(),
+            drops: c.drops,
+            queued_prio: std::array::from_fn(|prio| p.queued_bytes_of(prio)),
+            paused: p.paused(),
+        }
+    }
+
+    /// QP `i`'s row of a sample; `last` if its work is done, as
+    /// `workloads` (its client's, in a partitioned run) have it.
+    pub(super) fn qp_row(&self, i: usize, workloads: &[WorkloadSlot]) -> QpSample {
+        let s = &self.qps[i];
+        let w = &workloads[s.workload as usize].workload;
+        let st = w.stats(s.index as usize);
+        QpSample {
+            t: Ps::ZERO,
+            qp: i as u32,
+            tx_payload: s.tx_payload,
+            completed_bytes: if s.role == Role::Client {
+                st.bytes_completed
+            } else {
+                0
+            },
+            retransmitted: s.qp.counters().retransmitted_packets,
+            rate_bps: s.cc.allowed_rate(self.ports[s.port as usize].rate()).bps(),
+            last: w.qp_done(s.index as usize),
+        }
     }
 }
 

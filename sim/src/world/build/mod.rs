@@ -101,6 +101,35 @@ pub fn roce_mtu(eth_mtu: u32) -> Option<u32> {
 impl World {
     /// Builds the world; every problem is a [`ModelError`] at its key.
     pub fn build(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, ModelError> {
+        let key = || {
+            crate::scenario::KeyPath::root()
+                .key("sim")
+                .key("partitions")
+        };
+        let mut w = World::build_one(sc, name, opts)?;
+        match sc.sim.partitions.unwrap_or(1) {
+            1 => {}
+            2 => {
+                let plan = super::split::plan(&w).map_err(|e| {
+                    ModelError::new(key(), format!("cannot split this scenario: {e}"))
+                        .hint("set `partitions = 1` (the default)")
+                })?;
+                let twin = World::build_one(sc, name, opts)?;
+                super::split::pair(&mut w, twin, plan);
+            }
+            n => {
+                return Err(ModelError::new(
+                    key(),
+                    format!("{n} partitions: 1 or 2 are supported"),
+                )
+                .hint("2 runs the fabric's two halves on two threads"));
+            }
+        }
+        Ok(w)
+    }
+
+    /// Builds one world (one part of a partitioned run).
+    fn build_one(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, ModelError> {
         names::check_scenario(sc)?;
         let mut w = World {
             name: name.to_string(),
@@ -133,6 +162,9 @@ impl World {
             flow_tally: Default::default(),
             tap_plans: Vec::new(),
             reroute: None,
+            split: None,
+            twin: None,
+            foreign_live: 0,
         };
         names::check_names(sc)?;
         hosts::add_hosts(&mut w, sc)?;

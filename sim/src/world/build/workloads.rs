@@ -622,6 +622,10 @@ impl PendingFlow {
     pub(crate) fn started(&self) -> bool {
         self.started
     }
+    /// The host of its client (requester).
+    pub(crate) fn client_host(&self) -> u32 {
+        self.sides[0].local.host
+    }
 }
 
 /// `FlowStart`: flow `i`'s QP pair is made; the responder posts its
@@ -664,7 +668,10 @@ pub(crate) fn start_flow(w: &mut World, i: u32) {
     slot.workload
         .drive_responder(0, &mut w.qps[s as usize].qp, now);
     w.qps[c as usize].drive_at = Some(now);
-    w.drive(c);
+    // In a partitioned run, only the client's part drives it.
+    if w.owns_qp(c) {
+        w.drive(c);
+    }
 }
 
 /// One end of one connection, as its QP is set up.

@@ -1,0 +1,650 @@
+//! A partitioned run: the fabric cut in two, each half simulated by a
+//! world of its own on a thread of its own (`[sim] partitions = 2`).
+//!
+//! Parts only meet on links, and a frame sent on a link arrives at least
+//! the link's delay later. So if the smallest delay of a link between the
+//! parts is `L`, whatever either part does before `W + L` cannot change
+//! what the other does before `W + L`: both run that window at once
+//! (conservative, synchronous parallel discrete-event simulation), then
+//! swap the frames they sent each other, which arrive later than the
+//! window's end.
+//!
+//! ```text
+//!   coordinator (main thread, part 0)            worker (part 1)
+//!   W = earliest event of both parts
+//!   E = min(W + L, next sample, stop)  ──go(E)──▶
+//!   part 0: events before E                      part 1: events before E
+//!              ◀────────────────────────done────
+//!   frames sent across ──▶ the other part's lanes (arrivals at >= E)
+//!   a sample due at E? take it from the parts that own each row
+//! ```
+//!
+//! Each part is a whole world, built from the same scenario; it owns the
+//! switches and hosts of its half (a host goes with the switch it hangs
+//! from) and their ports and QPs, and runs only their events. A flow's
+//! start runs in both (both make its QP pair, so QP indices agree), but
+//! only the part of its client drives it. At the end, the other part's
+//! components move into the first, and the run's outputs are read from it
+//! as from a serial run.
+//!
+//! Determinism: a window's end, the frames swapped and the order they go
+//! into the lanes depend on the two parts' events only, not on the
+//! threads' timing. Equal-time events order as in a serial run within a
+//! part; a frame from the other part is inserted at the window's end, so
+//! it follows the local events of its time that were scheduled before.
+//! The outputs are a function of the scenario, the seed and the number of
+//! parts, and differ from the serial run's by such ties.
+//!
+//! How the fabric is cut: switches by tier (their distance from the
+//! hosts), each tier's first half by index to part 0, the rest to part 1,
+//! so that a fat-tree's pods (numbered in order) stay whole. A fabric with
+//! one switch next to the hosts (a star) puts the switches in part 0 and
+//! the hosts in part 1.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::port::Owner;
+use super::{DEFAULT_LIMIT, Progress, World};
+use crate::engine::Event;
+use crate::packet::Packet;
+use crate::time::Ps;
+
+/// How the fabric is cut.
+#[derive(Debug, Clone)]
+pub(super) struct Plan {
+    /// Part of each port, host and switch.
+    port_part: Vec<u8>,
+    host_part: Vec<u8>,
+    switch_part: Vec<u8>,
+    /// The smallest delay of a frame from one part to the other.
+    lookahead: Ps,
+}
+
+/// One part's view of the cut, and what it sends the other.
+#[derive(Debug)]
+pub(super) struct Part {
+    me: u8,
+    plan: Plan,
+    /// Frames sent to the other part's ports: (arrival, port, frame), in
+    /// the order sent.
+    outbox: Vec<(Ps, u32, Packet)>,
+    /// Frames the other part sent here in its last window, which go into
+    /// the lanes when the next window starts (on this part's thread, whose
+    /// caches hold the lanes).
+    inbox: Vec<(Ps, u32, Packet)>,
+    /// The earliest activity in the current window.
+    first_activity: Option<Ps>,
+    /// The window stopped at its `Sample`.
+    at_sample: bool,
+    /// Events taken here that another part counts (a flow's start, whose
+    /// client is not ours) or that were not ours to run.
+    foreign: u64,
+}
+
+impl Part {
+    #[inline]
+    pub(super) fn owns_port(&self, port: u32) -> bool {
+        self.plan.port_part[port as usize] == self.me
+    }
+    #[inline]
+    pub(super) fn owns_host(&self, host: u32) -> bool {
+        self.plan.host_part[host as usize] == self.me
+    }
+    /// Sends frame `pkt` arriving at `port` (the other part's) at `at`.
+    #[inline]
+    pub(super) fn send(&mut self, at: Ps, port: u32, pkt: Packet) {
+        self.outbox.push((at, port, pkt));
+    }
+}
+
+/// Cuts world `w` in two, or says why it cannot be.
+pub(super) fn plan(w: &World) -> Result<Plan, String> {
+    let refuse = |what: &str| Err(format!("{what} need one partition"));
+    if !w.taps.is_empty() || !w.tap_plans.is_empty() {
+        return refuse("capture taps");
+    }
+    if !w.bonds.is_empty() {
+        return refuse("bonds");
+    }
+    if w.reroute.is_some() {
+        return refuse("re-routing on link changes (`[topology] reroute`)");
+    }
+    for ev in w.sched.pending_events() {
+        match ev {
+            Event::Link { .. } => return refuse("link changes (`[[link_event]]`)"),
+            Event::ArpStart { .. } | Event::ArpRetry { .. } | Event::KernelTx { .. } => {
+                return refuse("ARP on the wire (`sim.arp = \"frames\"`)");
+            }
+            Event::SocketStart { .. } | Event::CmStart { .. } | Event::CmTimeout { .. } => {
+                return refuse("connection set-up (`connect`)");
+            }
+            Event::Miimon { .. } => return refuse("bonds"),
+            _ => {}
+        }
+    }
+    // The switch at the far end of each port, if any.
+    let far_switch = |p: u32| -> Option<u32> {
+        let peer = w.ports[p as usize].peer();
+        match w.ports.get(peer as usize)?.owner() {
+            Owner::Switch { sw, .. } => Some(sw),
+            Owner::Host { .. } => None,
+        }
+    };
+    // Tiers: 1 for a switch next to a host, n + 1 next to tier n.
+    let mut tier = vec![0u32; w.switches.len()];
+    let mut frontier: Vec<u32> = Vec::new();
+    for (i, p) in w.ports.iter().enumerate() {
+        if let (Owner::Host { .. }, Some(sw)) = (p.owner(), far_switch(i as u32)) {
+            if tier[sw as usize] == 0 {
+                tier[sw as usize] = 1;
+                frontier.push(sw);
+            }
+        }
+    }
+    let edge = frontier.len();
+    let mut level = 1;
+    while !frontier.is_empty() {
+        level += 1;
+        let mut next = Vec::new();
+        for (i, p) in w.ports.iter().enumerate() {
+            if let (Owner::Switch { sw, .. }, Some(far)) = (p.owner(), far_switch(i as u32)) {
+                if frontier.contains(&sw) && tier[far as usize] == 0 {
+                    tier[far as usize] = level;
+                    next.push(far);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let mut switch_part = vec![0u8; w.switches.len()];
+    // A star: the hosts that send (flows' and workloads' clients) in
+    // part 1, the switch and the receivers in part 0. A frame then crosses
+    // once each way (a request in, its ACK out), and the senders' QP work
+    // weighs about what the switch's and the receivers' hops do.
+    let mut host_part = vec![0u8; w.hosts.len()];
+    for p in &w.pending {
+        host_part[p.client_host() as usize] = 1;
+    }
+    for q in &w.qps {
+        if q.role == super::qp::Role::Client {
+            host_part[q.host as usize] = 1;
+        }
+    }
+    if edge >= 2 {
+        for t in 1..=level {
+            let of_tier: Vec<usize> = (0..tier.len()).filter(|&s| tier[s] == t).collect();
+            let half = of_tier.len().div_ceil(2);
+            for &s in &of_tier[half..] {
+                switch_part[s] = 1;
+            }
+        }
+        // A host goes with the switch of its first port.
+        host_part.fill(0);
+        let mut placed = vec![false; w.hosts.len()];
+        for (i, p) in w.ports.iter().enumerate() {
+            if let Owner::Host { host, .. } = p.owner() {
+                if !placed[host as usize] {
+                    placed[host as usize] = true;
+                    if let Some(sw) = far_switch(i as u32) {
+                        host_part[host as usize] = switch_part[sw as usize];
+                    }
+                }
+            }
+        }
+    }
+    let port_part: Vec<u8> = w
+        .ports
+        .iter()
+        .map(|p| match p.owner() {
+            Owner::Switch { sw, .. } => switch_part[sw as usize],
+            Owner::Host { host, .. } => host_part[host as usize],
+        })
+        .collect();
+    if !port_part.contains(&0) || !port_part.contains(&1) {
+        return Err("the fabric has a single switch and no host to split from it".into());
+    }
+    let lookahead = w
+        .ports
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| {
+            (p.peer() as usize) < port_part.len() && port_part[i] != port_part[p.peer() as usize]
+        })
+        .map(|(_, p)| w.links[p.link() as usize].delay() + p.extra_delay())
+        .min()
+        .unwrap_or(Ps::ZERO);
+    if lookahead == Ps::ZERO {
+        return Err(
+            "a link between the parts has no delay: each part could act on the other at once"
+                .into(),
+        );
+    }
+    Ok(Plan {
+        port_part,
+        host_part,
+        switch_part,
+        lookahead,
+    })
+}
+
+/// Makes `w` and `twin` (the same scenario built again) the two parts of
+/// `plan`.
+pub(super) fn pair(w: &mut World, mut twin: World, plan: Plan) {
+    let part = |me| Part {
+        me,
+        plan: plan.clone(),
+        outbox: Vec::new(),
+        inbox: Vec::new(),
+        first_activity: None,
+        at_sample: false,
+        foreign: 0,
+    };
+    twin.split = Some(Box::new(part(1)));
+    w.split = Some(Box::new(part(0)));
+    w.twin = Some(Box::new(twin));
+}
+
+impl World {
+    /// Whether this world runs QP `q`'s events.
+    #[inline]
+    pub(super) fn owns_qp(&self, q: u32) -> bool {
+        self.split
+            .as_ref()
+            .is_none_or(|s| s.owns_host(self.qps[q as usize].host))
+    }
+
+    /// Whether this part runs `ev`: its component is ours.
+    fn owns(&self, ev: &Event) -> bool {
+        let part = self.part();
+        match *ev {
+            Event::TxDone { port }
+            | Event::Arrive { port, .. }
+            | Event::PfcRefresh { port, .. }
+            | Event::PauseExpire { port }
+            | Event::RxDrain { port }
+            | Event::NicStall { port }
+            | Event::Watchdog { port, .. }
+            | Event::KernelTx { port, .. } => part.owns_port(port),
+            Event::QpWake { qp }
+            | Event::QpTimer { qp }
+            | Event::RpDeadline { qp }
+            | Event::Drive { qp } => part.owns_host(self.qps[qp as usize].host),
+            _ => true,
+        }
+    }
+
+    /// Whether this part counts flow `i`'s start (its client is ours).
+    pub(super) fn owns_flow(&self, i: u32) -> bool {
+        self.split.as_deref().is_none_or(|part| {
+            self.pending
+                .get(i as usize)
+                .is_none_or(|p| part.owns_host(p.client_host()))
+        })
+    }
+
+    /// Runs this part's events before `end`.
+    fn run_window(&mut self, end: Ps) {
+        self.receive();
+        self.part_mut().first_activity = None;
+        while let Some(t) = self.sched.peek_time() {
+            if t >= end {
+                break;
+            }
+            let (_, ev) = self.sched.pop().expect("peeked");
+            if ev == Event::Sample {
+                // The coordinator takes it, from both parts.
+                self.part_mut().at_sample = true;
+                break;
+            }
+            let ours = match ev {
+                Event::FlowStart { flow } => self.owns_flow(flow),
+                _ => self.owns(&ev),
+            };
+            if !ours {
+                // Counted by the other part; a flow's start runs in both.
+                self.part_mut().foreign += 1;
+                if !matches!(ev, Event::FlowStart { .. }) {
+                    continue;
+                }
+            }
+            if self.prefetch {
+                self.prefetch_next();
+            }
+            self.lazy_tx_done = matches!(
+                ev,
+                Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
+            );
+            if self.handle(ev) {
+                self.last_activity = t;
+                self.sampler.note_active();
+                self.part_mut().first_activity.get_or_insert(t);
+            }
+        }
+        self.lazy_tx_done = false;
+    }
+
+    /// Frames the other part sent here go into their ports' lanes.
+    fn receive(&mut self) {
+        let mut inbox = std::mem::take(&mut self.part_mut().inbox);
+        for (at, port, pkt) in inbox.drain(..) {
+            let id = self.pool.alloc(pkt);
+            self.sched.arrive(at, port, id);
+        }
+        self.part_mut().inbox = inbox;
+    }
+
+    /// The time of this part's next event, frames received included.
+    fn next_time(&self) -> Option<Ps> {
+        let inbound = self.part().inbox.iter().map(|m| m.0).min();
+        match (self.sched.peek_time(), inbound) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        }
+    }
+
+    fn part(&self) -> &Part {
+        self.split.as_deref().expect("a part")
+    }
+    fn part_mut(&mut self) -> &mut Part {
+        self.split.as_deref_mut().expect("a part")
+    }
+}
+
+/// The two threads' meeting points: the window's end (`u64::MAX`: stop),
+/// the window the worker may start, the last it finished.
+///
+/// Each on a line of its own, and the twin world on the heap: a thread
+/// spinning on a line that the other writes as it runs events costs both
+/// a cache miss per write (the stars' windows ran at half speed so).
+struct Sync {
+    end: Line<AtomicU64>,
+    go: Line<AtomicU64>,
+    done: Line<AtomicU64>,
+    /// Either thread panicked: nobody is coming.
+    dead: Line<AtomicBool>,
+}
+
+/// A value alone on its cache lines (two: the adjacent-line prefetcher
+/// pulls pairs).
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl Sync {
+    /// Waits until `x` reaches `epoch`: spinning, as a window lasts
+    /// microseconds, then yielding, on a machine with fewer cores than
+    /// threads.
+    fn wait(&self, x: &AtomicU64, epoch: u64) {
+        let mut spins = 0u32;
+        while x.load(Ordering::Acquire) < epoch {
+            if self.dead.load(Ordering::Relaxed) {
+                panic!("the other partition's thread panicked");
+            }
+            spins += 1;
+            if spins < 1 << 14 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
+/// Tells the coordinator if the worker dies.
+struct DeathNotice<'a>(&'a AtomicBool);
+impl Drop for DeathNotice<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+fn worker(twin: &Mutex<Box<World>>, sync: &Sync) {
+    let _notice = DeathNotice(&sync.dead);
+    let mut epoch = 0;
+    loop {
+        epoch += 1;
+        sync.wait(&sync.go, epoch);
+        let end = sync.end.load(Ordering::Acquire);
+        if end == u64::MAX {
+            return;
+        }
+        twin.lock()
+            .expect("the worker holds its part")
+            .run_window(Ps(end));
+        sync.done.store(epoch, Ordering::Release);
+    }
+}
+
+/// Runs the two parts `w` (part 0) and `twin` (part 1) to the end, then
+/// moves the twin's components into `w`. Returns whether events were left
+/// when the run stopped.
+///
+/// Sampling: each part has the serial run's `Sample` events, scheduled
+/// when a serial run schedules them (so after the events of their time
+/// scheduled before, and before the others); a window stops at them, and
+/// between windows the coordinator takes the sample from the parts that
+/// own each row, and schedules the next in both.
+pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bool {
+    let limit = w.stop_at.unwrap_or(DEFAULT_LIMIT);
+    let lookahead = w.part().plan.lookahead;
+    let mut twin = Box::new(twin);
+    for x in [&mut *w, &mut *twin] {
+        x.sched.at(Ps::ZERO, Event::Sample);
+    }
+    let twin = Mutex::new(twin);
+    let sync = Sync {
+        end: Line(AtomicU64::new(0)),
+        go: Line(AtomicU64::new(0)),
+        done: Line(AtomicU64::new(0)),
+        dead: Line(AtomicBool::new(false)),
+    };
+    let mut left = false;
+    std::thread::scope(|s| {
+        s.spawn(|| worker(&twin, &sync));
+        let _notice = DeathNotice(&sync.dead);
+        // When the sampler's next `Sample` is due (`None`: it paused).
+        let mut next_sample = Some(Ps::ZERO);
+        // Events before it have run in both parts.
+        let mut done_to = Ps::ZERO;
+        let mut epoch = 0u64;
+        let mut windows = 0u64;
+        loop {
+            // Between windows: the worker waits, its part is the
+            // coordinator's (the lock is free).
+            let mut guard = twin.lock().expect("the worker is waiting");
+            let b = &mut **guard;
+            post(&mut w.part_mut().outbox, &mut b.part_mut().inbox);
+            post(&mut b.part_mut().outbox, &mut w.part_mut().inbox);
+            if w.part().at_sample {
+                debug_assert!(b.part().at_sample, "the parts stop at the same sample");
+                let ts = w.now();
+                next_sample = sample(w, b, ts);
+                continue;
+            }
+            // The sampler resumes after a pause at the first activity, as
+            // `note_activity` has it; a grid point the window passed
+            // gives way to the first after it.
+            let first = [w.part().first_activity, b.part().first_activity]
+                .into_iter()
+                .flatten()
+                .min();
+            w.part_mut().first_activity = None;
+            b.part_mut().first_activity = None;
+            if let (None, Some(t), true) = (next_sample, first, w.sampler.is_paused()) {
+                let k = w.sampler.resume_at(t, w.ports.len());
+                // No event after `k` has run (a window of one instant on
+                // the grid, below), or the first grid point after them.
+                let k = if k.0 + 1 >= done_to.0 {
+                    k
+                } else {
+                    w.sampler.grid_at_or_after(done_to)
+                };
+                for x in [&mut *w, &mut *b] {
+                    x.sched.at(k, Event::Sample);
+                }
+                next_sample = Some(k);
+            }
+            let t_ev = match (w.next_time(), b.next_time()) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+            let Some(start) = t_ev.filter(|&t| t <= limit) else {
+                left = t_ev.is_some();
+                break;
+            };
+            let mut end = Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0 + 1));
+            match next_sample {
+                // Both parts stop at their `Sample` at `ts`.
+                Some(ts) => end = end.min(Ps(ts.0 + 1)),
+                // Paused: activity at a grid point resumes the sampling
+                // there, after that instant's events.
+                None if w.sampler.grid_at_or_after(start) == start => end = Ps(start.0 + 1),
+                None => {}
+            }
+            windows += 1;
+            if windows % 64 == 0 {
+                if !w.flows.is_empty() {
+                    let (da, total) = w.count_finished_flows();
+                    let (db, _) = b.count_finished_flows();
+                    progress.flows(da + db - w.flow_tally.started(), total);
+                }
+                progress.update(start, w.stop_at);
+            }
+            drop(guard);
+            epoch += 1;
+            sync.end.store(end.0, Ordering::Relaxed);
+            sync.go.store(epoch, Ordering::Release);
+            w.run_window(end);
+            sync.wait(&sync.done, epoch);
+            done_to = end;
+        }
+        sync.end.store(u64::MAX, Ordering::Relaxed);
+        sync.go.store(epoch + 1, Ordering::Release);
+    });
+    let twin = twin.into_inner().expect("the worker is done");
+    merge(w, *twin);
+    left
+}
+
+/// Moves the frames `from` one part sent into the other's inbox `to`:
+/// the buffers trade places when `to` is empty, as it is unless a sample
+/// came between two windows.
+fn post(from: &mut Vec<(Ps, u32, Packet)>, to: &mut Vec<(Ps, u32, Packet)>) {
+    if to.is_empty() {
+        std::mem::swap(from, to);
+    } else {
+        to.append(from);
+    }
+}
+
+/// The sample at `ts`, where both parts stopped at their `Sample`;
+/// returns when the next is due (`None`: the sampler paused).
+fn sample(w: &mut World, b: &mut World, ts: Ps) -> Option<Ps> {
+    for x in [&mut *w, &mut *b] {
+        x.part_mut().at_sample = false;
+        x.part_mut().first_activity = None;
+        // A `TxDone` after the tick is activity in the next interval.
+        for port in 0..x.ports.len() as u32 {
+            if x.part().owns_port(port) {
+                x.schedule_tx_done(port);
+            }
+        }
+    }
+    // One event of a serial run.
+    b.part_mut().foreign += 1;
+    let mut s = std::mem::take(&mut w.sampler);
+    let (wr, br): (&World, &World) = (w, b);
+    s.take(
+        ts,
+        wr.ports.len(),
+        |i| {
+            if wr.part().owns_port(i as u32) {
+                wr.port_row(i)
+            } else {
+                br.port_row(i)
+            }
+        },
+        wr.qps.len(),
+        |i| {
+            // The workload is its client's part's.
+            let client = wr.workloads[wr.qps[i].workload as usize]
+                .clients
+                .first()
+                .copied();
+            let wl = match client {
+                Some(c) if !wr.owns_qp(c) => &br.workloads,
+                _ => &wr.workloads,
+            };
+            if wr.owns_qp(i as u32) {
+                wr.qp_row(i, wl)
+            } else {
+                br.qp_row(i, wl)
+            }
+        },
+    );
+    // Activity in either part keeps the sampler ticking.
+    if b.sampler.take_active() {
+        s.note_active();
+    }
+    let inbound = w.part().inbox.len() + b.part().inbox.len();
+    let pending = w.sched.pending() + b.sched.pending() + inbound > 0;
+    let next = s.after_tick(ts, pending);
+    w.sampler = s;
+    if let Some(t) = next {
+        for x in [&mut *w, &mut *b] {
+            x.sched.at(t, Event::Sample);
+        }
+    }
+    next
+}
+
+/// Moves what part 1 owns from `twin` into `w`, and adds up the counts.
+fn merge(w: &mut World, mut b: World) {
+    let plan = w.part().plan.clone();
+    for (i, &part) in plan.port_part.iter().enumerate() {
+        if part == 1 {
+            std::mem::swap(&mut w.ports[i], &mut b.ports[i]);
+        }
+    }
+    for (i, &part) in plan.host_part.iter().enumerate() {
+        if part == 1 {
+            std::mem::swap(&mut w.hosts[i], &mut b.hosts[i]);
+        }
+    }
+    for (i, &part) in plan.switch_part.iter().enumerate() {
+        if part == 1 {
+            std::mem::swap(&mut w.switches[i], &mut b.switches[i]);
+        }
+    }
+    for q in 0..w.qps.len() {
+        if plan.host_part[w.qps[q].host as usize] == 1 {
+            std::mem::swap(&mut w.qps[q], &mut b.qps[q]);
+        }
+    }
+    // A workload is its clients' (a flow's or a perftest run's, one host).
+    for i in 0..w.workloads.len() {
+        let client = w.workloads[i].clients.first().copied();
+        if client.is_some_and(|c| plan.host_part[w.qps[c as usize].host as usize] == 1) {
+            std::mem::swap(&mut w.workloads[i], &mut b.workloads[i]);
+        }
+    }
+    for (l, other) in w.links.iter_mut().zip(&b.links) {
+        l.absorb(other);
+    }
+    w.packet_hops += b.packet_hops;
+    w.last_activity = w.last_activity.max(b.last_activity);
+    let foreign = w.part().foreign + b.part().foreign;
+    let executed = w.sched.executed() + b.sched.executed() - foreign;
+    w.sched.set_executed(executed);
+    w.foreign_live = b.pool.live();
+    w.split = None;
+}
