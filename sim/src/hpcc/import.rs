@@ -153,6 +153,14 @@ fn given(
     locate(config, key, v)
 }
 
+/// The `[sim]` lines that run an imported fabric on both cores.
+const PARTITIONS: &str = "\
+# Both cores: the fabric cut in two, each half on a thread of its own, in
+# lockstep windows of the smallest link delay between them. Equal-time
+# events meeting across the cut may order differently from `partitions = 1`
+# (BENCHMARKS.md).
+partitions = 2";
+
 /// `path` as seen from directory `from` (both made absolute).
 pub fn relative_to(path: &Path, from: &Path) -> PathBuf {
     let abs = |p: &Path| {
@@ -280,9 +288,15 @@ pub fn import(
         s,
         "[sim]\n# SIMULATOR_STOP_TIME {}\nstop_at = \"{}ps\"\nsample_interval = \"100us\"\n\
          # its clock: transmission times truncated to the nanosecond (Time::FromDouble)\n\
-         tx_time_step = \"1ns\"\n",
+         tx_time_step = \"1ns\"",
         cfg.simulator_stop_time, cfg.simulator_stop_time.0
     );
+    // A multi-homed host is on a bond, and a failing link re-routes the
+    // fabric: neither can be split.
+    if topo.multi_homed_hosts().count() == 0 && cfg.link_down.is_none() {
+        let _ = writeln!(s, "{PARTITIONS}");
+    }
+    let _ = writeln!(s);
     let _ = writeln!(
         s,
         "[topology]\nkind = \"hpcc\"\nfile = \"{}\"",

@@ -20,7 +20,7 @@ pub fn check_line(
     switches: usize,
     links: usize,
 ) -> String {
-    format!(
+    let mut s = format!(
         "{file}: ok: scenario `{name}`, seed {}, {}, {}, {}, {} ({} QPs, both ends)\n",
         w.seed(),
         plural(hosts as u64, "host"),
@@ -28,7 +28,25 @@ pub fn check_line(
         plural(links as u64, "link"),
         plural(w.connection_count() as u64, "RC connection"),
         w.qp_count() + 2 * w.flows_not_started()
-    )
+    );
+    if let Some(c) = w.cut() {
+        let part = |i: usize| {
+            format!(
+                "{} and {}",
+                plural(c.switches[i] as u64, "switch"),
+                plural(c.hosts[i] as u64, "host")
+            )
+        };
+        let _ = writeln!(
+            s,
+            "  partitions = 2: {} | {}, across {} (windows of {})",
+            part(0),
+            part(1),
+            plural(c.links as u64, "link"),
+            c.lookahead
+        );
+    }
+    s
 }
 
 /// The summary as `--format json` prints it: summary.json's content.

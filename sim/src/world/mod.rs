@@ -88,6 +88,7 @@ pub use profile::{
 };
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
+pub use split::Cut;
 pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
 
 /// Progress reported while running.

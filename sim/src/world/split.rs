@@ -245,7 +245,38 @@ pub(super) fn pair(w: &mut World, mut twin: World, plan: Plan) {
     w.twin = Some(Box::new(twin));
 }
 
+/// How a world is cut, as `rocesim check` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// Switches and hosts of each part.
+    pub switches: [usize; 2],
+    pub hosts: [usize; 2],
+    /// Links between the parts, and the smallest delay of a frame across.
+    pub links: usize,
+    pub lookahead: Ps,
+}
+
 impl World {
+    /// How a partitioned world is cut; `None` for a serial one.
+    pub fn cut(&self) -> Option<Cut> {
+        let plan = &self.split.as_deref()?.plan;
+        let count = |v: &[u8], p: u8| v.iter().filter(|&&x| x == p).count();
+        let links = self
+            .links
+            .iter()
+            .filter(|l| {
+                let [a, b] = l.ends();
+                plan.port_part[a as usize] != plan.port_part[b as usize]
+            })
+            .count();
+        Some(Cut {
+            switches: [count(&plan.switch_part, 0), count(&plan.switch_part, 1)],
+            hosts: [count(&plan.host_part, 0), count(&plan.host_part, 1)],
+            links,
+            lookahead: plan.lookahead,
+        })
+    }
+
     /// Whether this world runs QP `q`'s events.
     #[inline]
     pub(super) fn owns_qp(&self, q: u32) -> bool {
@@ -647,4 +678,135 @@ fn merge(w: &mut World, mut b: World) {
     w.sched.set_executed(executed);
     w.foreign_live = b.pool.live();
     w.split = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::BuildOptions;
+
+    fn build(file: &str, sets: &[&str]) -> Result<World, crate::scenario::ModelError> {
+        let path = roce_testkit::repo::root().join("scenarios").join(file);
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let loaded = crate::scenario::load(&path, &sets).expect("loads");
+        World::build(&loaded.scenario, "t", &BuildOptions::default())
+    }
+
+    /// What a run's outputs read, compared between two runs.
+    fn results(w: &World) -> String {
+        let ports: Vec<_> = w.ports.iter().map(|p| *p.counters()).collect();
+        let qps: Vec<_> = w
+            .qps
+            .iter()
+            .map(|q| (q.tx_bytes, q.tx_payload, *q.qp.counters()))
+            .collect();
+        format!(
+            "{:?}\n{ports:?}\n{qps:?}\n{} {} {:?}\n{:?}\n{:?}",
+            w.flows(),
+            w.events(),
+            w.packet_hops(),
+            w.sim_time(),
+            w.sampler.port_samples().len(),
+            w.sampler
+                .qp_samples()
+                .iter()
+                .map(|s| (s.t, s.qp, s.tx_payload, s.last))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// A leaf-spine of 4 leaves and 2 spines cut in two: leaves 0-1,
+    /// spine 0 and their hosts, then the rest; the parts meet on the
+    /// leaf-spine links of 1 us.
+    #[test]
+    fn a_fabric_is_cut_by_tier_halves() {
+        let w = build("leaf_spine_capacity.toml", &["sim.partitions=2"]).unwrap();
+        let plan = &w.part().plan;
+        let name = |s: usize| w.switches[s].name().to_string();
+        let part1: Vec<String> = (0..w.switches.len())
+            .filter(|&s| plan.switch_part[s] == 1)
+            .map(name)
+            .collect();
+        assert_eq!(part1, ["leaf2", "leaf3", "spine1"]);
+        for (h, host) in w.hosts.iter().enumerate() {
+            let n: usize = host.name.trim_start_matches("host").parse().unwrap();
+            // 8 hosts per leaf.
+            assert_eq!(plan.host_part[h], u8::from(n >= 16), "{}", host.name);
+        }
+        assert_eq!(plan.lookahead, Ps::from_us(1));
+    }
+
+    /// A star: the senders in one part, the switch and the receiver in
+    /// the other.
+    #[test]
+    fn a_star_is_cut_between_senders_and_the_rest() {
+        let w = build("hpcc_2to1.toml", &["sim.partitions=2"]).unwrap();
+        let plan = &w.part().plan;
+        let clients: Vec<u32> = w.pending.iter().map(|p| p.client_host()).collect();
+        assert_eq!(clients.len(), 2);
+        for h in 0..w.hosts.len() as u32 {
+            assert_eq!(plan.host_part[h as usize], u8::from(clients.contains(&h)));
+        }
+        assert!(plan.switch_part.iter().all(|&p| p == 0));
+    }
+
+    /// Split in two, a fabric's flows finish at the same picosecond, and
+    /// every counter, sample and the event count come out as in the serial
+    /// run: no frame in this one meets another at the same instant across
+    /// the cut. Run twice, the split run is the same again.
+    #[test]
+    fn a_split_run_gives_the_serial_runs_results() {
+        let sets = ["traffic.0.duration=100us"];
+        let mut serial = build("leaf_spine_capacity.toml", &sets).unwrap();
+        serial.run(&mut ());
+        let mut split = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
+        assert_eq!(split.partitions(), 2);
+        split.run(&mut ());
+        assert!(split.flows().iter().all(|f| f.finished_at.is_some()));
+        assert!(split.flows().len() > 5, "{}", split.flows().len());
+        assert_eq!(results(&split), results(&serial));
+        split.check_invariants().unwrap();
+        let mut again = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
+        again.run(&mut ());
+        assert_eq!(results(&again), results(&split));
+    }
+
+    /// Stopped while frames are in flight between the parts and queued in
+    /// both: the counts still add up, and the run says where it stopped.
+    #[test]
+    fn a_split_run_stops_at_stop_at() {
+        let sets = ["traffic.0.duration=100us", "sim.stop_at=30us"];
+        let mut serial = build("leaf_spine_capacity.toml", &sets).unwrap();
+        serial.run(&mut ());
+        let mut split = build(
+            "leaf_spine_capacity.toml",
+            &[sets[0], sets[1], "sim.partitions=2"],
+        )
+        .unwrap();
+        split.run(&mut ());
+        assert_eq!(split.sim_time(), Ps::from_us(30));
+        assert_eq!(results(&split), results(&serial));
+        split.check_invariants().unwrap();
+    }
+
+    /// What a split run cannot do is refused at `sim.partitions`, with
+    /// the reason.
+    #[test]
+    fn what_cannot_be_split_is_refused() {
+        let err = |file, sets: &[&str]| {
+            let Err(e) = build(file, sets) else {
+                panic!("{file} {sets:?} was split");
+            };
+            assert_eq!(e.path.to_string(), "sim.partitions");
+            format!("{}; {}", e.msg, e.hint.unwrap_or_default())
+        };
+        let e = err("pfc_incast.toml", &["sim.partitions=2"]);
+        assert!(e.contains("capture taps need one partition"), "{e}");
+        let e = err("lag_hash.toml", &["sim.partitions=2"]);
+        assert!(e.contains("need one partition"), "{e}");
+        let e = err("leaf_spine_capacity.toml", &["sim.partitions=3"]);
+        assert!(e.contains("3 partitions: 1 or 2 are supported"), "{e}");
+        let e = err("leaf_spine_capacity.toml", &["sim.partitions=0"]);
+        assert!(e.contains("0 partitions"), "{e}");
+    }
 }
