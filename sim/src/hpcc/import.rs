@@ -291,9 +291,12 @@ pub fn import(
          tx_time_step = \"1ns\"",
         cfg.simulator_stop_time, cfg.simulator_stop_time.0
     );
-    // A multi-homed host is on a bond, and a failing link re-routes the
+    // A fabric of several switches runs on both cores. A star does not
+    // gain: its windows hold a few events each, and what the second core
+    // saves the run, the outputs written after it cost (BENCHMARKS.md). A
+    // multi-homed host is on a bond, and a failing link re-routes the
     // fabric: neither can be split.
-    if topo.multi_homed_hosts().count() == 0 && cfg.link_down.is_none() {
+    if topo.switch_count() > 1 && topo.multi_homed_hosts().count() == 0 && cfg.link_down.is_none() {
         let _ = writeln!(s, "{PARTITIONS}");
     }
     let _ = writeln!(s);
