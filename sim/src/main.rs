@@ -139,7 +139,8 @@ struct SweepArgs {
     /// JOB_COMPLETION_INDEX.
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
-    /// Parallel runs (default: number of CPUs).
+    /// Parallel runs (default: number of CPUs, over the scenario's
+    /// `sim.partitions`).
     #[arg(long)]
     jobs: Option<usize>,
     /// Output directory (default runs/<scenario name>-sweep/, or
@@ -361,13 +362,17 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let axes: Vec<_> = axes.into_iter().filter(|a| a.values.len() > 1).collect();
     let seeds = run::parse_seeds(&args.seeds)?;
     let shard = args.shard.as_deref().map(run::Shard::parse).transpose()?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let (loaded, w) = run::check(&scenario, &fixed)?;
+    // A partitioned run keeps a core per part busy (its threads wait for
+    // each other spinning): by default, as many runs as that leaves room for.
+    let jobs = args.jobs.unwrap_or_else(|| {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cpus / w.partitions() as usize).max(1)
+    });
+    drop(w);
     if jobs == 0 {
         return Err(RunError::Usage("--jobs must be at least 1".into()).into());
     }
-    let (loaded, _) = run::check(&scenario, &fixed)?;
     let points = axes.iter().map(|a| a.values.len() as u64).product::<u64>() * seeds.len() as u64;
     let total = match shard {
         Some(s) => (0..points).filter(|&i| s.takes(i as usize)).count() as u64,

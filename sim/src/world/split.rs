@@ -419,7 +419,7 @@ impl Sync {
                 panic!("the other partition's thread panicked");
             }
             spins += 1;
-            if spins < 1 << 14 {
+            if spins < 1 << 11 {
                 std::hint::spin_loop();
             } else {
                 std::thread::yield_now();
