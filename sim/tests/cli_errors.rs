@@ -804,3 +804,29 @@ fn nic_profile_and_dcqcn_keys() {
         ],
     );
 }
+
+/// `sim.partitions`: a scenario that cannot be split (lag_hash has bonds
+/// and taps) is refused at the key's line, naming why; a count other than
+/// 1 or 2 too.
+#[test]
+fn partitions_that_cannot_be_had_are_refused_at_their_key() {
+    let err = fails_at("partitions_bonds", "[sim]\n", "[sim]\npartitions = 2\n");
+    says(
+        &err,
+        &[
+            "key `sim.partitions`",
+            "need one partition",
+            "partitions = 1",
+        ],
+    );
+    let ls = "[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 1\nhosts_per_leaf = 2\nhost_link = { rate = \"100Gbps\", delay = \"1us\" }\n";
+    let err = fails(
+        "partitions_three",
+        &format!(
+            "[sim]\npartitions = 3\n{ls}[[traffic]]\npattern = \"all-to-all\"\nsize = \"1KB\"\n"
+        ),
+        &[],
+    );
+    says(&err, &["key `sim.partitions`", "3 partitions: 1 or 2"]);
+    at(2, &err);
+}

@@ -24,6 +24,7 @@
 //! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
+//! | `split.rs` | a partitioned run | the cut, each part's windows, frames between the parts, the merge (`[sim] partitions = 2`) |
 //! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |
 //! | `build/` | construction | scenario → world, every check with its key |
 //!
@@ -162,9 +163,12 @@ pub struct World {
     split: Option<Box<split::Part>>,
     /// The other part, until [`World::run`] runs both.
     twin: Option<Box<World>>,
-    /// Packets the other part still held when a partitioned run ended
-    /// (queued in ports that moved here), for [`World::check_invariants`].
+    /// What the other part still held when a partitioned run ended, for
+    /// [`World::check_invariants`]: its packets (queued in ports that
+    /// moved here, or in flight), and whether it had events left or frames
+    /// were on their way between the parts.
     foreign_live: usize,
+    foreign_pending: bool,
 }
 
 impl World {
@@ -379,7 +383,8 @@ impl World {
                 .map(|rx| rx.frames())
                 .sum::<usize>();
         let live = self.pool.live() + self.foreign_live;
-        if self.sched.peek_time().is_none() && live != queued {
+        let pending = self.sched.peek_time().is_some() || self.foreign_pending;
+        if !pending && live != queued {
             return Err(format!(
                 "{live} packets allocated but {queued} queued with no events pending"
             ));

@@ -12,11 +12,12 @@
 //! ```text
 //!   coordinator (main thread, part 0)            worker (part 1)
 //!   W = earliest event of both parts
-//!   E = min(W + L, next sample, stop)  ──go(E)──▶
-//!   part 0: events before E                      part 1: events before E
+//!   E = min(W + L, just after the next sample, stop)  ──go(E)──▶
+//!   part 0: inbox -> lanes; events before E      part 1: the same
+//!     (or up to its `Sample`)                      (or up to its `Sample`)
 //!              ◀────────────────────────done────
-//!   frames sent across ──▶ the other part's lanes (arrivals at >= E)
-//!   a sample due at E? take it from the parts that own each row
+//!   outboxes ──▶ the other part's inbox (arrivals at >= E)
+//!   both at their `Sample`? take it, each row from the part that owns it
 //! ```
 //!
 //! Each part is a whole world, built from the same scenario; it owns the
@@ -35,11 +36,17 @@
 //! The outputs are a function of the scenario, the seed and the number of
 //! parts, and differ from the serial run's by such ties.
 //!
+//! A link's random stream (`loss`, `ce_mark`) serves both directions in a
+//! serial run; across the cut, each part draws from its own copy for the
+//! direction it sends, so a lossy link between the parts loses other
+//! frames than the serial run does (as deterministically).
+//!
 //! How the fabric is cut: switches by tier (their distance from the
 //! hosts), each tier's first half by index to part 0, the rest to part 1,
 //! so that a fat-tree's pods (numbered in order) stay whole. A fabric with
-//! one switch next to the hosts (a star) puts the switches in part 0 and
-//! the hosts in part 1.
+//! one switch next to the hosts (a star) puts the senders (the flows' and
+//! workloads' clients) in part 1 and the switch and the receivers in part
+//! 0: a request crosses once, its ACK once.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -112,12 +119,12 @@ pub(super) fn plan(w: &World) -> Result<Plan, String> {
     }
     for ev in w.sched.pending_events() {
         match ev {
-            Event::Link { .. } => return refuse("link changes (`[[link_event]]`)"),
+            Event::Link { .. } => return refuse("link changes (`[[link.event]]`)"),
             Event::ArpStart { .. } | Event::ArpRetry { .. } | Event::KernelTx { .. } => {
                 return refuse("ARP on the wire (`sim.arp = \"frames\"`)");
             }
             Event::SocketStart { .. } | Event::CmStart { .. } | Event::CmTimeout { .. } => {
-                return refuse("connection set-up (`connect`)");
+                return refuse("connection set-up (`workload.connect`)");
             }
             Event::Miimon { .. } => return refuse("bonds"),
             _ => {}
@@ -149,7 +156,7 @@ pub(super) fn plan(w: &World) -> Result<Plan, String> {
         let mut next = Vec::new();
         for (i, p) in w.ports.iter().enumerate() {
             if let (Owner::Switch { sw, .. }, Some(far)) = (p.owner(), far_switch(i as u32)) {
-                if frontier.contains(&sw) && tier[far as usize] == 0 {
+                if tier[sw as usize] == level - 1 && tier[far as usize] == 0 {
                     tier[far as usize] = level;
                     next.push(far);
                 }
@@ -202,7 +209,11 @@ pub(super) fn plan(w: &World) -> Result<Plan, String> {
         })
         .collect();
     if !port_part.contains(&0) || !port_part.contains(&1) {
-        return Err("the fabric has a single switch and no host to split from it".into());
+        return Err(
+            "the cut leaves a part empty: one switch and no host that sends (a star's senders \
+             are its second part)"
+                .into(),
+        );
     }
     let lookahead = w
         .ports
@@ -677,6 +688,8 @@ fn merge(w: &mut World, mut b: World) {
     let executed = w.sched.executed() + b.sched.executed() - foreign;
     w.sched.set_executed(executed);
     w.foreign_live = b.pool.live();
+    w.foreign_pending =
+        b.sched.peek_time().is_some() || !b.part().inbox.is_empty() || !w.part().inbox.is_empty();
     w.split = None;
 }
 

@@ -165,6 +165,7 @@ impl World {
             split: None,
             twin: None,
             foreign_live: 0,
+            foreign_pending: false,
         };
         names::check_names(sc)?;
         hosts::add_hosts(&mut w, sc)?;
