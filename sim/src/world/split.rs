@@ -24,9 +24,10 @@
 //! switches and hosts of its half (a host goes with the switch it hangs
 //! from) and their ports and QPs, and runs only their events. A flow's
 //! start runs in both (both make its QP pair, so QP indices agree), but
-//! only the part of its client drives it. At the end, the other part's
-//! components move into the first, and the run's outputs are read from it
-//! as from a serial run.
+//! only the part of its client drives it. A capture tap records in the
+//! part of its port (both directions of a port are its part's events). At
+//! the end, the other part's components move into the first, and the
+//! run's outputs are read from it as from a serial run.
 //!
 //! Determinism: a window's end, the frames swapped and the order they go
 //! into the lanes depend on the two parts' events only, not on the
@@ -52,6 +53,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::port::Owner;
+use super::tap::Tap;
 use super::{DEFAULT_LIMIT, Progress, World};
 use crate::engine::Event;
 use crate::packet::Packet;
@@ -108,9 +110,6 @@ impl Part {
 /// Cuts world `w` in two, or says why it cannot be.
 pub(super) fn plan(w: &World) -> Result<Plan, String> {
     let refuse = |what: &str| Err(format!("{what} need one partition"));
-    if !w.taps.is_empty() || !w.tap_plans.is_empty() {
-        return refuse("capture taps");
-    }
     if !w.bonds.is_empty() {
         return refuse("bonds");
     }
@@ -254,6 +253,30 @@ pub(super) fn pair(w: &mut World, mut twin: World, plan: Plan) {
     twin.split = Some(Box::new(part(1)));
     w.split = Some(Box::new(part(0)));
     w.twin = Some(Box::new(twin));
+}
+
+/// Gives the twin of a partitioned world `w` the capture taps of its
+/// ports, which `w` opened (and records for its own): a tap records its
+/// port's frames both ways, all of them events of the port's part. `w`
+/// keeps a placeholder in each one's place, so that indices agree, until
+/// the merge brings it back.
+pub(super) fn hand_over_taps(w: &mut World) {
+    let Some(twin) = w.twin.as_deref_mut() else {
+        return;
+    };
+    let plan = &w.split.as_deref().expect("a part").plan;
+    twin.tap_plans.clear();
+    twin.taps = w
+        .taps
+        .iter()
+        .map(|t| Tap::elsewhere(t.port, t.file_name.clone()))
+        .collect();
+    for (i, t) in w.taps.iter_mut().enumerate() {
+        if plan.port_part[t.port as usize] == 1 {
+            twin.ports[t.port as usize].set_tap(i as u32);
+            std::mem::swap(t, &mut twin.taps[i]);
+        }
+    }
 }
 
 /// How a world is cut, as `rocesim check` tells it.
@@ -682,6 +705,11 @@ fn merge(w: &mut World, mut b: World) {
     for (l, other) in w.links.iter_mut().zip(&b.links) {
         l.absorb(other);
     }
+    for (t, other) in w.taps.iter_mut().zip(&mut b.taps) {
+        if plan.port_part[t.port as usize] == 1 {
+            std::mem::swap(t, other);
+        }
+    }
     w.packet_hops += b.packet_hops;
     w.last_activity = w.last_activity.max(b.last_activity);
     let foreign = w.part().foreign + b.part().foreign;
@@ -802,6 +830,38 @@ mod tests {
         split.check_invariants().unwrap();
     }
 
+    /// A capture tap records in the part that owns its port: split, the
+    /// scenario's pcap holds the serial run's frames, byte for byte, both
+    /// when the taps open with the build and when a run opens them after.
+    #[test]
+    fn a_tap_records_in_its_ports_part() {
+        let path = roce_testkit::repo::root().join("scenarios/roce_modes.toml");
+        let dir = std::env::temp_dir().join(format!("rocesim-split-taps-{}", std::process::id()));
+        let pcap = |sets: &[&str], sub: &str, at_build: bool| -> Vec<u8> {
+            let d = dir.join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let sc = crate::scenario::load(&path, &sets).unwrap().scenario;
+            let opts = BuildOptions {
+                tap_dir: at_build.then(|| d.clone()),
+            };
+            let mut w = World::build(&sc, "t", &opts).unwrap();
+            if !at_build {
+                w.open_taps(&sc, &d).unwrap();
+            }
+            w.run(&mut ());
+            w.finish().unwrap();
+            assert!(w.taps.iter().all(|t| t.frames > 0));
+            std::fs::read(d.join("hostA.eth0.pcap")).unwrap()
+        };
+        let serial = pcap(&[], "serial", true);
+        assert!(serial.len() > 1000, "{}", serial.len());
+        let split = ["sim.partitions=2"];
+        assert_eq!(pcap(&split, "split-build", true), serial);
+        assert_eq!(pcap(&split, "split-run", false), serial);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// What a split run cannot do is refused at `sim.partitions`, with
     /// the reason.
     #[test]
@@ -813,9 +873,11 @@ mod tests {
             assert_eq!(e.path.to_string(), "sim.partitions");
             format!("{}; {}", e.msg, e.hint.unwrap_or_default())
         };
-        let e = err("pfc_incast.toml", &["sim.partitions=2"]);
-        assert!(e.contains("capture taps need one partition"), "{e}");
         let e = err("lag_hash.toml", &["sim.partitions=2"]);
+        assert!(e.contains("bonds need one partition"), "{e}");
+        let e = err("retry_exceeded.toml", &["sim.partitions=2"]);
+        assert!(e.contains("ARP on the wire"), "{e}");
+        let e = err("failover.toml", &["sim.partitions=2"]);
         assert!(e.contains("need one partition"), "{e}");
         let e = err("leaf_spine_capacity.toml", &["sim.partitions=3"]);
         assert!(e.contains("3 partitions: 1 or 2 are supported"), "{e}");

@@ -47,6 +47,20 @@ impl Tap {
         })
     }
 
+    /// A tap without a file, holding the place of one that another part
+    /// of a partitioned run records (`world::split`).
+    pub(crate) fn elsewhere(port: u32, file_name: String) -> Tap {
+        Tap {
+            port,
+            file_name,
+            writer: None,
+            buf: Vec::new(),
+            quote: Vec::new(),
+            frames: 0,
+            error: None,
+        }
+    }
+
     /// `data`: the opaque body of a TCP segment (a key message).
     pub(crate) fn record(&mut self, at: Ps, pkt: &Packet, data: Option<&[u8]>) {
         if self.error.is_some() {

@@ -114,8 +114,11 @@ impl World {
                     ModelError::new(key(), format!("cannot split this scenario: {e}"))
                         .hint("set `partitions = 1` (the default)")
                 })?;
-                let twin = World::build_one(sc, name, opts)?;
+                // The twin's taps are those `w` opened, handed over.
+                let no_taps = BuildOptions { tap_dir: None };
+                let twin = World::build_one(sc, name, &no_taps)?;
                 super::split::pair(&mut w, twin, plan);
+                super::split::hand_over_taps(&mut w);
             }
             n => {
                 return Err(ModelError::new(
@@ -198,7 +201,9 @@ impl World {
     /// makes its output directory, then opens the taps there.
     pub fn open_taps(&mut self, sc: &Scenario, dir: &Path) -> Result<(), ModelError> {
         let plans = std::mem::take(&mut self.tap_plans);
-        taps::open_taps(self, sc, plans, dir)
+        taps::open_taps(self, sc, plans, dir)?;
+        super::split::hand_over_taps(self);
+        Ok(())
     }
 }
 
