@@ -805,16 +805,21 @@ fn nic_profile_and_dcqcn_keys() {
     );
 }
 
-/// `sim.partitions`: a scenario that cannot be split (lag_hash has bonds
-/// and taps) is refused at the key's line, naming why; a count other than
-/// 1 or 2 too.
+/// `sim.partitions`: a scenario that cannot be split (lag_hash with ARP
+/// on the wire) is refused at the key's line, naming why; a count other
+/// than 1 or 2 too.
 #[test]
 fn partitions_that_cannot_be_had_are_refused_at_their_key() {
-    let err = fails_at("partitions_bonds", "[sim]\n", "[sim]\npartitions = 2\n");
+    let err = fails_at(
+        "partitions_arp",
+        "[sim]\n",
+        "[sim]\narp = \"frames\"\npartitions = 2\n",
+    );
     says(
         &err,
         &[
             "key `sim.partitions`",
+            "ARP on the wire",
             "need one partition",
             "partitions = 1",
         ],
