@@ -169,6 +169,8 @@ pub struct World {
     /// were on their way between the parts.
     foreign_live: usize,
     foreign_pending: bool,
+    /// `[sim] partitions`, as built.
+    partitions: u32,
 }
 
 impl World {
@@ -197,7 +199,7 @@ impl World {
     }
     /// The parts a run of this world is split into (`[sim] partitions`).
     pub fn partitions(&self) -> u32 {
-        if self.twin.is_some() { 2 } else { 1 }
+        self.partitions
     }
 
     /// Runs until nothing is left to do or `stop_at`.

@@ -248,6 +248,7 @@ pub(super) fn pair(w: &mut World, mut twin: World, plan: Plan) {
     };
     twin.split = Some(Box::new(part(1)));
     w.split = Some(Box::new(part(0)));
+    (twin.partitions, w.partitions) = (2, 2);
     w.twin = Some(Box::new(twin));
 }
 
@@ -805,6 +806,7 @@ mod tests {
         let mut split = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
         assert_eq!(split.partitions(), 2);
         split.run(&mut ());
+        assert_eq!(split.partitions(), 2);
         assert!(split.flows().iter().all(|f| f.finished_at.is_some()));
         assert!(split.flows().len() > 5, "{}", split.flows().len());
         assert_eq!(results(&split), results(&serial));

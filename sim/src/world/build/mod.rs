@@ -169,6 +169,7 @@ impl World {
             twin: None,
             foreign_live: 0,
             foreign_pending: false,
+            partitions: 1,
         };
         names::check_names(sc)?;
         hosts::add_hosts(&mut w, sc)?;
