@@ -564,13 +564,16 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 left = t_ev.is_some();
                 break;
             };
-            let mut end = Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0 + 1));
+            let mut end =
+                Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0.saturating_add(1)));
             match next_sample {
                 // Both parts stop at their `Sample` at `ts`.
-                Some(ts) => end = end.min(Ps(ts.0 + 1)),
+                Some(ts) => end = end.min(Ps(ts.0.saturating_add(1))),
                 // Paused: activity at a grid point resumes the sampling
                 // there, after that instant's events.
-                None if w.sampler.grid_at_or_after(start) == start => end = Ps(start.0 + 1),
+                None if w.sampler.grid_at_or_after(start) == start => {
+                    end = Ps(start.0.saturating_add(1))
+                }
                 None => {}
             }
             windows += 1;
