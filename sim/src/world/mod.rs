@@ -216,20 +216,7 @@ impl World {
                 break;
             }
             let (_, ev) = self.sched.pop().expect("peeked");
-            if self.prefetch {
-                self.prefetch_next();
-            }
-            // These always count as activity, so the `TxDone`s of the frames
-            // they start may be left out (`World::transmit`).
-            self.lazy_tx_done = matches!(
-                ev,
-                Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
-            );
-            #[cfg(test)]
-            if self.eager_tx_done {
-                self.lazy_tx_done = false;
-            }
-            if self.handle(ev) {
+            if self.step(ev) {
                 self.last_activity = t;
                 self.note_activity(t);
             }
@@ -267,6 +254,27 @@ impl World {
         }
         self.final_sample(self.last_activity);
         progress.update(self.last_activity, self.stop_at);
+    }
+
+    /// Runs event `ev`, just taken; returns whether it was activity. The
+    /// serial loop and a partitioned run's windows both run their events
+    /// through it.
+    #[inline(always)]
+    fn step(&mut self, ev: Event) -> bool {
+        if self.prefetch {
+            self.prefetch_next();
+        }
+        // These always count as activity, so the `TxDone`s of the frames
+        // they start may be left out (`World::transmit`).
+        self.lazy_tx_done = matches!(
+            ev,
+            Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
+        );
+        #[cfg(test)]
+        if self.eager_tx_done {
+            self.lazy_tx_done = false;
+        }
+        self.handle(ev)
     }
 
     /// Asks the CPU to bring in what the next event will read while this

@@ -160,20 +160,22 @@ pub(super) fn plan(w: &World) -> Result<Plan, String> {
         frontier = next;
     }
     let mut switch_part = vec![0u8; w.switches.len()];
-    // A star: the hosts that send (flows' and workloads' clients) in
-    // part 1, the switch and the receivers in part 0. A frame then crosses
-    // once each way (a request in, its ACK out), and the senders' QP work
-    // weighs about what the switch's and the receivers' hops do.
     let mut host_part = vec![0u8; w.hosts.len()];
-    for p in &w.pending {
-        host_part[p.client_host() as usize] = 1;
-    }
-    for q in &w.qps {
-        if q.role == super::qp::Role::Client {
-            host_part[q.host as usize] = 1;
+    if edge < 2 {
+        // A star: the hosts that send (flows' and workloads' clients) in
+        // part 1, the switch and the receivers in part 0. A frame then
+        // crosses once each way (a request in, its ACK out), and the
+        // senders' QP work weighs about what the switch's and the
+        // receivers' hops do.
+        for p in &w.pending {
+            host_part[p.client_host() as usize] = 1;
         }
-    }
-    if edge >= 2 {
+        for q in &w.qps {
+            if q.role == super::qp::Role::Client {
+                host_part[q.host as usize] = 1;
+            }
+        }
+    } else {
         for t in 1..=level {
             let of_tier: Vec<usize> = (0..tier.len()).filter(|&s| tier[s] == t).collect();
             let half = of_tier.len().div_ceil(2);
@@ -182,7 +184,6 @@ pub(super) fn plan(w: &World) -> Result<Plan, String> {
             }
         }
         // A host goes with the switch of its first port.
-        host_part.fill(0);
         let mut placed = vec![false; w.hosts.len()];
         for (i, p) in w.ports.iter().enumerate() {
             if let Owner::Host { host, .. } = p.owner() {
@@ -371,14 +372,7 @@ impl World {
                     continue;
                 }
             }
-            if self.prefetch {
-                self.prefetch_next();
-            }
-            self.lazy_tx_done = matches!(
-                ev,
-                Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
-            );
-            if self.handle(ev) {
+            if self.step(ev) {
                 self.last_activity = t;
                 self.sampler.note_active();
                 self.part_mut().first_activity.get_or_insert(t);
@@ -400,10 +394,7 @@ impl World {
     /// The time of this part's next event, frames received included.
     fn next_time(&self) -> Option<Ps> {
         let inbound = self.part().inbox.iter().map(|m| m.0).min();
-        match (self.sched.peek_time(), inbound) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        }
+        earliest(self.sched.peek_time(), inbound)
     }
 
     fn part(&self) -> &Part {
@@ -536,10 +527,7 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
             // The sampler resumes after a pause at the first activity, as
             // `note_activity` has it; a grid point the window passed
             // gives way to the first after it.
-            let first = [w.part().first_activity, b.part().first_activity]
-                .into_iter()
-                .flatten()
-                .min();
+            let first = earliest(w.part().first_activity, b.part().first_activity);
             w.part_mut().first_activity = None;
             b.part_mut().first_activity = None;
             if let (None, Some(t), true) = (next_sample, first, w.sampler.is_paused()) {
@@ -556,10 +544,7 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 }
                 next_sample = Some(k);
             }
-            let t_ev = match (w.next_time(), b.next_time()) {
-                (Some(x), Some(y)) => Some(x.min(y)),
-                (x, y) => x.or(y),
-            };
+            let t_ev = earliest(w.next_time(), b.next_time());
             let Some(start) = t_ev.filter(|&t| t <= limit) else {
                 left = t_ev.is_some();
                 break;
@@ -599,6 +584,11 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
     let twin = twin.into_inner().expect("the worker is done");
     merge(w, *twin);
     left
+}
+
+/// The earlier of two times either may lack.
+fn earliest(a: Option<Ps>, b: Option<Ps>) -> Option<Ps> {
+    a.into_iter().chain(b).min()
 }
 
 /// Moves the frames `from` one part sent into the other's inbox `to`:
