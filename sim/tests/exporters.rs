@@ -174,9 +174,31 @@ fn read_u64(root: &Path, rel: &str) -> u64 {
 /// Every file of every host's tree is one line; every counter reads back
 /// as an integer; an RDMA device's counters are summary.json's, no more,
 /// no fewer.
+/// Whether host `h` took part in the run, by `summary.json`: it has a QP,
+/// or a port of its sent, received or dropped a frame.
+fn took_part(s: &Value, h: &str) -> bool {
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap();
+    let ports = s["ports"].as_array().unwrap().iter().filter(|p| {
+        p["name"]
+            .as_str()
+            .unwrap()
+            .strip_prefix(h)
+            .is_some_and(|r| r.starts_with('.'))
+    });
+    ports
+        .into_iter()
+        .any(|p| n(p, "tx_packets") + n(p, "rx_packets") + n(p, "drops") > 0)
+        || s["qps"].as_array().unwrap().iter().any(|q| q["host"] == h)
+}
+
 fn sysfs_matches_summary(name: &str, out: &Path, s: &Value) {
     for h in hosts(s) {
         let root = out.join("sysfs").join(&h);
+        // Only the hosts that took part have a tree.
+        assert_eq!(root.is_dir(), took_part(s, &h), "{name}: sysfs/{h}");
+        if !took_part(s, &h) {
+            continue;
+        }
         let all = files_below(&root);
         assert!(!all.is_empty(), "{name}: no sysfs for {h}");
         for f in &all {
@@ -319,6 +341,7 @@ fn sysfs_reads_back_as_the_kernel_writes_it() {
         + &link("a.eth1", "b.eth1", "100Gbps")
         + "  [[link.event]]\n  at = \"1us\"\n  state = \"down\"\n";
     let (dir, s) = run_text("sysfs_down", &t, &[]);
+    assert!(took_part(&s, "b"));
     let out = dir.join("run");
     sysfs_matches_summary("sysfs_down", &out, &s);
     let a = out.join("sysfs/a/class");
@@ -494,7 +517,7 @@ fn counters_added_later_need_no_exporter_change() {
     }
     // The sysfs tree places the RDMA ones by the kernel's directories and
     // leaves the ethtool ones to counters.prom.
-    let t = rocesim::run::sysfs::tree(&w, &c);
+    let t = rocesim::run::sysfs::tree(&w, &c, &vec![true; w.hosts().len()]);
     let file = |rel: &str| {
         t.files
             .iter()
@@ -505,4 +528,25 @@ fn counters_added_later_need_no_exporter_change() {
     assert_eq!(file(&format!("{hw}/np_cnp_sent")), Some("9\n"));
     assert_eq!(file(&format!("{hw}/rp_cnp_handled")), Some("8\n"));
     assert!(t.files.iter().all(|(p, _)| !p.ends_with("rx_prio3_pause")));
+}
+
+/// A host that takes no part (no QP, no frame on its ports, as the idle
+/// hosts of the reference's topologies) has no sysfs tree, but its
+/// counters are in `counters.prom` and `summary.json` as before.
+#[test]
+fn a_host_that_takes_no_part_has_no_sysfs_tree() {
+    let t = host("a", "", &[("eth0", "10.0.0.1/24")], 0)
+        + &host("b", "", &[("eth0", "10.0.0.2/24"), ("eth1", "10.0.1.2/24")], 0)
+        + &host("idle", "", &[("eth0", "10.0.1.3/24")], 0)
+        + &write_bw("a.eth0", "b.eth0", "size = \"64KiB\"\niters = 4\n")
+        + &link("a.eth0", "b.eth0", "100Gbps")
+        + &link("b.eth1", "idle.eth0", "100Gbps");
+    let (dir, s) = run_text("sysfs_idle", &t, &[]);
+    let out = dir.join("run");
+    sysfs_matches_summary("sysfs_idle", &out, &s);
+    assert!(out.join("sysfs/a").is_dir() && out.join("sysfs/b").is_dir());
+    assert!(!took_part(&s, "idle"));
+    assert!(!out.join("sysfs/idle").exists());
+    let prom = std::fs::read_to_string(out.join("counters.prom")).unwrap();
+    assert!(prom.contains("host=\"idle\""));
 }

@@ -72,6 +72,16 @@
 //! frames its port could not send (link down); the other
 //! `rtnl_link_stats64` files are not written.
 //!
+//! Only the hosts that take part in the run have a tree: those with a
+//! queue pair and those whose ports sent, received or dropped a frame
+//! ([`World::hosts_taking_part`]). The idle hosts of the reference's
+//! topologies (62 of a star's 65, there to size its switches' buffers)
+//! would read all zeros, and their 3,100 files and directories cost more
+//! than the run: a new directory costs this file system (ext4 without a
+//! journal) up to 180 us while the inodes a previous run freed are
+//! recent, as they are when a run directory is replaced. Their counters
+//! are in `summary.json` and `counters.prom` as every host's.
+//!
 //! Files of one value are hard links to one file (in a fabric most read
 //! `0`): creating a file costs ext4 ~200 µs of kernel time here, a link a
 //! tenth of that, and a 320-host tree has 18,000 files. Readers see
@@ -101,10 +111,11 @@ impl Tree {
     }
 }
 
-/// The tree of the run's hosts.
-pub fn tree(w: &World, counters: &BTreeMap<String, CounterSet>) -> Tree {
+/// The tree of the hosts `shown` (by index).
+pub fn tree(w: &World, counters: &BTreeMap<String, CounterSet>, shown: &[bool]) -> Tree {
     let mut out = Tree::default();
-    for m in devices::machines(w) {
+    let machines = devices::machines(w).into_iter().zip(shown);
+    for m in machines.filter_map(|(m, &show)| show.then_some(m)) {
         let root = Path::new("sysfs").join(m.name).join("class");
         for d in &m.rdma {
             let none = CounterSet::new();
@@ -127,7 +138,7 @@ pub fn write(
     dir: &Path,
     early: Option<Early>,
 ) -> Result<(), String> {
-    let t = tree(w, counters);
+    let t = tree(w, counters, &w.hosts_taking_part());
     match early {
         None => write_tree(&t, dir),
         Some(e) => update(&e.join()?, &t, dir),
@@ -147,7 +158,13 @@ pub struct Early {
 impl Early {
     /// Starts writing `w`'s boot-time tree into `dir`.
     pub fn start(w: &World, dir: &Path) -> Early {
-        let t = tree(w, &super::counters::of(w));
+        // The hosts that will take part, as far as is known before the
+        // run; one that turns out not to is removed at the end.
+        let mut shown = w.hosts_taking_part();
+        for (s, named) in shown.iter_mut().zip(w.hosts_of_pending_flows()) {
+            *s |= named;
+        }
+        let t = tree(w, &super::counters::of(w), &shown);
         let dir = dir.to_path_buf();
         let thread = std::thread::spawn(move || write_tree(&t, &dir).map(|()| t));
         Early {
@@ -223,6 +240,15 @@ fn put<'a>(
 fn update(old: &Tree, new: &Tree, dir: &Path) -> Result<(), String> {
     let old_dirs: HashSet<&Path> = all_dirs(old).collect();
     let new_dirs: HashSet<&Path> = all_dirs(new).collect();
+    // With the directories made on the way to them (`ports/`, a host's
+    // own): a host no longer shown leaves nothing behind.
+    let with_parents = |dirs: &HashSet<&'_ Path>| -> HashSet<PathBuf> {
+        dirs.iter()
+            .flat_map(|d| d.ancestors())
+            .filter(|a| !a.as_os_str().is_empty() && *a != Path::new("sysfs"))
+            .map(Path::to_path_buf)
+            .collect()
+    };
     make_dirs(all_dirs(new).filter(|d| !old_dirs.contains(d)), dir)?;
     let old_files: HashMap<&Path, &str> = old
         .files
@@ -249,7 +275,8 @@ fn update(old: &Tree, new: &Tree, dir: &Path) -> Result<(), String> {
         std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     // Deepest first, so a parent is empty when its turn comes.
-    let mut gone: Vec<&Path> = old_dirs.difference(&new_dirs).copied().collect();
+    let (old_all, new_all) = (with_parents(&old_dirs), with_parents(&new_dirs));
+    let mut gone: Vec<&PathBuf> = old_all.difference(&new_all).collect();
     gone.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
     for d in gone {
         let path = dir.join(d);
@@ -484,8 +511,11 @@ mod tests {
                 ("h/a/stays", "0\n"),
                 ("h/gone/x", "0\n"),
                 ("h/b/gone", "0\n"),
+                // A host no longer shown: its whole tree goes, the
+                // directories made on the way to its files too.
+                ("g/class/net/eth0/x", "0\n"),
             ],
-            &["h/empty", "h/old_empty"],
+            &["h/empty", "h/old_empty", "g/class/infiniband/d/ports/1/counters"],
         );
         let new = tree(
             &[
@@ -523,6 +553,7 @@ mod tests {
                 .any(|(p, v)| p.ends_with("moved") && v.as_deref() == Some("42\n"))
         );
         assert!(!want.iter().any(|(p, _)| p.ends_with("gone")));
+        assert!(!got.iter().any(|(p, _)| p.starts_with("g")));
     }
 
     #[test]

@@ -414,6 +414,35 @@ impl World {
     pub fn switches(&self) -> impl ExactSizeIterator<Item = SwitchView<'_>> {
         self.switches.iter().map(|switch| SwitchView { switch })
     }
+    /// Which hosts take part in the run, by index: those with a queue
+    /// pair and those whose ports have sent, received or dropped a frame.
+    /// The rest (the idle hosts of a reference topology, there to size its
+    /// switches' buffers) have nothing to show but zeros.
+    pub fn hosts_taking_part(&self) -> Vec<bool> {
+        let mut part = vec![false; self.hosts.len()];
+        for q in &self.qps {
+            part[q.host as usize] = true;
+        }
+        for (h, host) in self.hosts.iter().enumerate() {
+            part[h] |= host.nics.iter().any(|n| {
+                let c = self.ports[n.port() as usize].counters();
+                c.tx_packets + c.rx_packets + c.drops > 0
+            });
+        }
+        part
+    }
+
+    /// Which hosts a flow (`[[traffic]]`) not started yet names, by index:
+    /// they will take part once it starts.
+    pub fn hosts_of_pending_flows(&self) -> Vec<bool> {
+        let mut named = vec![false; self.hosts.len()];
+        for f in self.pending.iter().filter(|f| !f.started()) {
+            for h in f.hosts() {
+                named[h as usize] = true;
+            }
+        }
+        named
+    }
     pub fn taps(&self) -> impl ExactSizeIterator<Item = TapView<'_>> {
         self.taps.iter().map(|tap| TapView { world: self, tap })
     }

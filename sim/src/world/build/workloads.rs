@@ -626,6 +626,11 @@ impl PendingFlow {
     pub(crate) fn client_host(&self) -> u32 {
         self.sides[0].local.host
     }
+
+    /// The hosts of its two ends.
+    pub(crate) fn hosts(&self) -> [u32; 2] {
+        [self.sides[0].local.host, self.sides[1].local.host]
+    }
 }
 
 /// `FlowStart`: flow `i`'s QP pair is made; the responder posts its
