@@ -23,25 +23,60 @@ pub(crate) fn with_previous<S>(
     })
 }
 
+/// One CSV row at a time, in a buffer that is reused: a fabric's series
+/// run to millions of rows, and most fields are integers or a zero rate
+/// (the idle ports of a reference topology), which need none of the
+/// formatting machinery.
+struct Row(String);
+
+impl Row {
+    fn int(&mut self, v: impl std::fmt::Display) -> &mut Row {
+        use std::fmt::Write as _;
+        let _ = write!(self.0, "{v},");
+        self
+    }
+    fn text(&mut self, v: &str) -> &mut Row {
+        self.0.push_str(v);
+        self.0.push(',');
+        self
+    }
+    /// A rate in Gb/s with three decimals, as `{:.3}` writes it.
+    fn rate(&mut self, v: f64) -> &mut Row {
+        use std::fmt::Write as _;
+        if v == 0.0 && v.is_sign_positive() {
+            self.0.push_str("0.000,");
+        } else {
+            let _ = write!(self.0, "{v:.3},");
+        }
+        self
+    }
+    /// Ends the row and writes it.
+    fn write(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.0.pop();
+        self.0.push('\n');
+        out.write_all(self.0.as_bytes())?;
+        self.0.clear();
+        Ok(())
+    }
+}
+
 /// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`.
 pub fn ports_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(b"t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n")?;
+    let mut row = Row(String::with_capacity(128));
     for (s, prev) in with_previous(w.port_samples(), w.ports().len(), |s| s.port as usize) {
         let (dt, dtx, drx) = prev.map_or((Ps::ZERO, 0, 0), |p| {
             (s.t - p.t, s.tx_bytes - p.tx_bytes, s.rx_bytes - p.rx_bytes)
         });
-        writeln!(
-            out,
-            "{},{},{},{},{:.3},{:.3},{},{}",
-            s.t.as_ns(),
-            w.port(s.port).name(),
-            s.tx_bytes,
-            s.rx_bytes,
-            gbps(dtx, dt),
-            gbps(drx, dt),
-            s.queued,
-            s.drops
-        )?;
+        row.int(s.t.as_ns())
+            .text(w.port(s.port).name())
+            .int(s.tx_bytes)
+            .int(s.rx_bytes)
+            .rate(gbps(dtx, dt))
+            .rate(gbps(drx, dt))
+            .int(s.queued)
+            .int(s.drops)
+            .write(out)?;
     }
     Ok(())
 }
@@ -54,6 +89,7 @@ pub fn qps_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(
         b"t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps\n",
     )?;
+    let mut row = Row(String::with_capacity(128));
     for (s, prev) in with_previous(w.qp_samples(), w.qp_count(), |s| s.qp as usize) {
         let q = w.qp(s.qp);
         let (dt, dtx, ddone) = prev.map_or((Ps::ZERO, 0, 0), |p| {
@@ -63,20 +99,17 @@ pub fn qps_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
                 s.completed_bytes - p.completed_bytes,
             )
         });
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{:.3},{:.3},{},{:.3}",
-            s.t.as_ns(),
-            q.host(),
-            q.qp().qpn(),
-            q.role().name(),
-            s.tx_payload,
-            s.completed_bytes,
-            gbps(dtx, dt),
-            gbps(ddone, dt),
-            s.retransmitted,
-            s.rate_bps as f64 / 1e9
-        )?;
+        row.int(s.t.as_ns())
+            .text(q.host())
+            .int(q.qp().qpn())
+            .text(q.role().name())
+            .int(s.tx_payload)
+            .int(s.completed_bytes)
+            .rate(gbps(dtx, dt))
+            .rate(gbps(ddone, dt))
+            .int(s.retransmitted)
+            .rate(s.rate_bps as f64 / 1e9)
+            .write(out)?;
     }
     Ok(())
 }

@@ -34,7 +34,7 @@
 //! Families and series come in name order, so the file is a pure function
 //! of the run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 use super::counters::CounterSet;
@@ -54,46 +54,75 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
     let owners = devices::owners(w);
     let mut families: BTreeMap<String, Family> = BTreeMap::new();
     // The HELP text is made once per family, not once per series.
-    let mut add = |name: String, help: &dyn Fn() -> String, kind, labels, v| {
-        families
-            .entry(name)
-            .or_insert_with(|| Family {
+    let mut add = |name: &str, help: &dyn Fn() -> String, kind, labels, v| {
+        if let Some(f) = families.get_mut(name) {
+            f.series.push((labels, v));
+            return;
+        }
+        families.insert(
+            name.to_string(),
+            Family {
                 help: help(),
                 kind,
-                series: Vec::new(),
-            })
-            .series
-            .push((labels, v));
+                series: vec![(labels, v)],
+            },
+        );
     };
+    // What a hardware name makes (its priority, kind and metric name as an
+    // RDMA or an ethtool counter), worked out once per name: a fabric's
+    // hosts repeat the same few dozen names thousands of times.
+    struct Name {
+        base: String,
+        prio: Option<u8>,
+        kind: Kind,
+        rdma_metric: String,
+        ethtool_metric: String,
+    }
+    let mut names: HashMap<&str, Name> = HashMap::new();
     for (key, set) in counters {
         let o = devices::owner(&owners, key);
         for (hw, &v) in set {
-            let (base, prio) = devices::split_priority(hw);
-            let rdma = o
-                .rdma
-                .as_ref()
-                .filter(|_| devices::kind(hw) != Kind::Ethtool);
-            let kind = rdma.map_or(Kind::Ethtool, |_| devices::kind(hw));
+            let n = names.entry(hw.as_str()).or_insert_with(|| {
+                let (base, prio) = devices::split_priority(hw);
+                let metric = |group: &str| {
+                    let mut name = format!("rocesim_{group}_{}", metric_name(&base));
+                    if !name.ends_with("_total") {
+                        name.push_str("_total");
+                    }
+                    name
+                };
+                Name {
+                    rdma_metric: metric("rdma"),
+                    ethtool_metric: metric("ethtool"),
+                    kind: devices::kind(hw),
+                    base,
+                    prio,
+                }
+            });
+            let rdma = o.rdma.as_ref().filter(|_| n.kind != Kind::Ethtool);
+            let kind = rdma.map_or(Kind::Ethtool, |_| n.kind);
             let mut labels = vec![("host", o.host.clone())];
-            let group = match rdma {
+            let name = match rdma {
                 Some(dev) => {
                     labels.push(("device", dev.clone()));
                     labels.push(("port", "1".to_string()));
-                    "rdma"
+                    &n.rdma_metric
                 }
                 None => {
                     labels.push(("device", o.netdev.clone()));
-                    "ethtool"
+                    &n.ethtool_metric
                 }
             };
-            if let Some(p) = prio {
+            if let Some(p) = n.prio {
                 labels.push(("priority", p.to_string()));
             }
-            let mut name = format!("rocesim_{group}_{}", metric_name(&base));
-            if !name.ends_with("_total") {
-                name.push_str("_total");
-            }
-            add(name, &|| help(hw, kind, &base, prio), "counter", labels, v);
+            add(
+                name,
+                &|| help(hw, kind, &n.base, n.prio),
+                "counter",
+                labels,
+                v,
+            );
         }
     }
     for m in devices::machines(w) {
@@ -105,7 +134,7 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
                 ("netdev", d.netdev.name().to_string()),
             ];
             add(
-                "rocesim_rdma_port_info".into(),
+                "rocesim_rdma_port_info",
                 &|| {
                     "An RDMA device port of a simulated host and the netdev it runs over \
                      (ibdev2netdev); always 1"
@@ -128,7 +157,13 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
                 if i > 0 {
                     out.push(',');
                 }
-                let _ = write!(out, "{k}=\"{}\"", escape_label(l));
+                let _ = write!(out, "{k}=\"");
+                if l.contains(['\\', '"', '\n']) {
+                    out.push_str(&escape_label(l));
+                } else {
+                    out.push_str(l);
+                }
+                out.push('"');
             }
             let _ = writeln!(out, "}} {v}");
         }
