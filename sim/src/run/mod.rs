@@ -188,9 +188,9 @@ pub fn run(
 }
 
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
-/// plots of a finished world into `dir`: the plots on a thread of their own
-/// beside the rest. `early` is the sysfs tree written while the world ran
-/// ([`sysfs::Early`]), brought up to date here.
+/// plots of a finished world into `dir`, on two threads. `early` is the
+/// sysfs tree written while the world ran ([`sysfs::Early`]), brought up to
+/// date here.
 pub fn write_outputs(
     w: &World,
     dir: &Path,
@@ -201,14 +201,6 @@ pub fn write_outputs(
     let write = |name: &str, text: String| {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-    };
-    let plots = || -> Result<(), String> {
-        plot::throughput_plots(w, dir)?;
-        fct::write(w, dir, s.fct.as_ref())?;
-        if queues::wanted(w) {
-            queues::queues_plot(w, dir)?;
-        }
-        plot::rate_plot(w, dir)
     };
     // The large files are streamed: a fabric's per-QP series and records
     // run to hundreds of MB, which as one string would double the peak.
@@ -222,28 +214,56 @@ pub fn write_outputs(
         fill(&mut f).map_err(cannot)?;
         std::io::Write::flush(&mut f).map_err(cannot)
     };
-    let files = || -> Result<(), String> {
-        stream("summary.json", &|f| {
-            serde_json::to_writer_pretty(&mut *f, &s)?;
-            f.write_all(b"\n")
-        })?;
-        stream("ports.csv", &|f| ports_csv(w, f))?;
-        stream("qps.csv", &|f| qps_csv(w, f))?;
-        write("counters.prom", prom::counters_prom(w, &s.counters))?;
-        sysfs::write(w, &s.counters, dir, early)?;
-        if queues::wanted(w) {
-            write("queues.csv", queues::queues_csv(w))?;
+    // Each file is a task; two threads take them, the costliest first (a
+    // plot is a PNG and an SVG drawn), so that neither waits on the other
+    // at the end.
+    type Task<'a> = Box<dyn FnOnce() -> Result<(), String> + Send + 'a>;
+    let tasks: Vec<Task<'_>> = vec![
+        Box::new(|| plot::port_plot(w, dir)),
+        Box::new(|| plot::qp_plot(w, dir)),
+        Box::new(|| fct::write(w, dir, s.fct.as_ref())),
+        Box::new(|| plot::rate_plot(w, dir)),
+        Box::new(|| {
+            if queues::wanted(w) {
+                queues::queues_plot(w, dir)?;
+                write("queues.csv", queues::queues_csv(w))?;
+            }
+            Ok(())
+        }),
+        Box::new(|| write("counters.prom", prom::counters_prom(w, &s.counters))),
+        Box::new(|| stream("ports.csv", &|f| ports_csv(w, f))),
+        Box::new(|| sysfs::write(w, &s.counters, dir, early)),
+        Box::new(|| stream("qps.csv", &|f| qps_csv(w, f))),
+        Box::new(|| {
+            stream("summary.json", &|f| {
+                serde_json::to_writer_pretty(&mut *f, &s)?;
+                f.write_all(b"\n")
+            })
+        }),
+    ];
+    let n = tasks.len();
+    let queue = std::sync::Mutex::new(tasks.into_iter().enumerate());
+    let results = std::sync::Mutex::new(vec![Ok(()); n]);
+    let work = || {
+        loop {
+            let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+            let Some((i, task)) = next else { break };
+            let r = task();
+            results.lock().unwrap_or_else(|e| e.into_inner())[i] = r;
         }
-        Ok(())
     };
     std::thread::scope(|scope| {
-        let plotter = scope.spawn(plots);
-        let first = files();
-        let second = plotter
+        let helper = scope.spawn(work);
+        work();
+        helper
             .join()
-            .unwrap_or_else(|_| Err("plots: the plotting thread panicked".to_string()));
-        first.and(second)
+            .map_err(|_| "outputs: a writing thread panicked".to_string())
     })?;
+    drop(queue);
+    // The first failure in the list's order, whichever thread met it.
+    for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        r?;
+    }
     Ok(s)
 }
 

@@ -232,6 +232,12 @@ const MAX_QP_LINES: usize = 32;
 /// Throughput per host NIC port (per bond slave) and per client QP:
 /// `ports.png/svg` and `qps.png/svg`.
 pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
+    port_plot(w, dir)?;
+    qp_plot(w, dir)
+}
+
+/// `ports.png/svg`: transmit throughput per host port.
+pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let x_label = format!("time ({unit_name})");
     let port_rates = rates(
@@ -263,8 +269,13 @@ pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
     } else {
         "Transmit throughput per host port".to_string()
     };
-    line_plot(dir, "ports", &title, &x_label, "Gb/s", &port_series)?;
+    line_plot(dir, "ports", &title, &x_label, "Gb/s", &port_series)
+}
 
+/// `qps.png/svg`: payload sent per client QP.
+pub fn qp_plot(w: &World, dir: &Path) -> Result<(), String> {
+    let (unit_name, unit) = time_unit(w.sim_time());
+    let x_label = format!("time ({unit_name})");
     let qp_rates = rates(
         w.qp_samples(),
         w.qp_count(),
