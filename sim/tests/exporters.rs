@@ -536,7 +536,12 @@ fn counters_added_later_need_no_exporter_change() {
 #[test]
 fn a_host_that_takes_no_part_has_no_sysfs_tree() {
     let t = host("a", "", &[("eth0", "10.0.0.1/24")], 0)
-        + &host("b", "", &[("eth0", "10.0.0.2/24"), ("eth1", "10.0.1.2/24")], 0)
+        + &host(
+            "b",
+            "",
+            &[("eth0", "10.0.0.2/24"), ("eth1", "10.0.1.2/24")],
+            0,
+        )
         + &host("idle", "", &[("eth0", "10.0.1.3/24")], 0)
         + &write_bw("a.eth0", "b.eth0", "size = \"64KiB\"\niters = 4\n")
         + &link("a.eth0", "b.eth0", "100Gbps")

@@ -515,7 +515,11 @@ mod tests {
                 // directories made on the way to its files too.
                 ("g/class/net/eth0/x", "0\n"),
             ],
-            &["h/empty", "h/old_empty", "g/class/infiniband/d/ports/1/counters"],
+            &[
+                "h/empty",
+                "h/old_empty",
+                "g/class/infiniband/d/ports/1/counters",
+            ],
         );
         let new = tree(
             &[
