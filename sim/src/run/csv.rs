@@ -30,9 +30,9 @@ pub(crate) fn with_previous<S>(
 struct Row(String);
 
 impl Row {
-    fn int(&mut self, v: impl std::fmt::Display) -> &mut Row {
-        use std::fmt::Write as _;
-        let _ = write!(self.0, "{v},");
+    fn int(&mut self, v: impl itoa::Integer) -> &mut Row {
+        self.0.push_str(itoa::Buffer::new().format(v));
+        self.0.push(',');
         self
     }
     fn text(&mut self, v: &str) -> &mut Row {
