@@ -461,7 +461,9 @@ impl Drop for DeathNotice<'_> {
     }
 }
 
-fn worker(twin: &Mutex<Box<World>>, sync: &Sync) {
+fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>) {
+    // The worker's thread ends with the run: its CPU stays set.
+    let _pinned = cpu.map(affinity::pin);
     let _notice = DeathNotice(&sync.dead);
     let mut epoch = 0;
     loop {
@@ -503,7 +505,12 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
     };
     let mut left = false;
     std::thread::scope(|s| {
-        s.spawn(|| worker(&twin, &sync));
+        let cpus = affinity::two_cpus();
+        let (worker_cpu, part1, meet) = (cpus.map(|c| c[1]), &twin, &sync);
+        s.spawn(move || worker(part1, meet, worker_cpu));
+        // The coordinator's mask comes back when the run ends: the
+        // threads that write the outputs inherit it.
+        let _pinned = cpus.map(|c| affinity::pin(c[0]));
         let _notice = DeathNotice(&sync.dead);
         // When the sampler's next `Sample` is due (`None`: it paused).
         let mut next_sample = Some(Ps::ZERO);
@@ -920,5 +927,71 @@ mod tests {
         assert!(e.contains("3 partitions: 1 or 2 are supported"), "{e}");
         let e = err("leaf_spine_capacity.toml", &["sim.partitions=0"]);
         assert!(e.contains("0 partitions"), "{e}");
+    }
+}
+
+/// Each part's thread on a CPU of its own, when the process may use two
+/// or more. Left to itself, the kernel often starts the worker on the
+/// coordinator's CPU (the one that woke it), where the two take turns
+/// until a load balance moves one: the 2:1 star's windows took 0.21 s in
+/// half the runs and 0.11 s in the others; pinned, 0.11 s every time.
+mod affinity {
+    /// The first two CPUs this process may run on, if it may use two.
+    #[cfg(target_os = "linux")]
+    pub(super) fn two_cpus() -> Option<[usize; 2]> {
+        // SAFETY: cpu_set_t is plain data; the call fills it.
+        let set = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+                .then_some(set)?
+        };
+        let mut cpus =
+            (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) });
+        Some([cpus.next()?, cpus.next()?])
+    }
+
+    /// Puts the calling thread on `cpu` alone, until the guard is
+    /// dropped (then back on the CPUs it had).
+    #[cfg(target_os = "linux")]
+    pub(super) fn pin(cpu: usize) -> Pinned {
+        // SAFETY: as above; a failed call leaves the thread as it was.
+        unsafe {
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            let mut old: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size, &mut old) != 0 {
+                return Pinned(None);
+            }
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            Pinned((libc::sched_setaffinity(0, size, &one) == 0).then_some(old))
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    pub(super) struct Pinned(Option<libc::cpu_set_t>);
+
+    #[cfg(target_os = "linux")]
+    impl Drop for Pinned {
+        fn drop(&mut self) {
+            if let Some(old) = &self.0 {
+                // SAFETY: restores the mask read before pinning.
+                unsafe {
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), old);
+                }
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn two_cpus() -> Option<[usize; 2]> {
+        None
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) struct Pinned;
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn pin(_: usize) -> Pinned {
+        Pinned
     }
 }
