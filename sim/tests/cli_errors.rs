@@ -835,3 +835,15 @@ fn partitions_that_cannot_be_had_are_refused_at_their_key() {
     says(&err, &["key `sim.partitions`", "3 partitions: 1 or 2"]);
     at(2, &err);
 }
+
+#[test]
+fn output_keys_are_checked_at_their_line() {
+    let t = lag_text() + "[output]\nsysfz = false\n";
+    let err = fails("output_unknown", &t, &[]);
+    says(&err, &["unknown key `sysfz`", "did you mean `sysfs`?"]);
+    at(line_of(&t, "sysfz = false"), &err);
+    let t = lag_text() + "[output]\nsysfs = \"no\"\n";
+    let err = fails("output_type", &t, &[]);
+    says(&err, &["key `output.sysfs`", "expected a boolean"]);
+    at(line_of(&t, "sysfs = \"no\""), &err);
+}

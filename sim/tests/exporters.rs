@@ -555,3 +555,25 @@ fn a_host_that_takes_no_part_has_no_sysfs_tree() {
     let prom = std::fs::read_to_string(out.join("counters.prom")).unwrap();
     assert!(prom.contains("host=\"idle\""));
 }
+
+/// `[output] sysfs = false` leaves the tree out and nothing else: the
+/// counters are still in summary.json and counters.prom.
+#[test]
+fn the_sysfs_tree_can_be_left_out() {
+    let mut sets = LAG_SMALL.to_vec();
+    sets.push("output.sysfs=false");
+    let (out, s) = run_scenario("lag_hash", "sysfs_off", &sets);
+    assert!(!out.join("sysfs").exists());
+    for f in [
+        "summary.json",
+        "counters.prom",
+        "ports.csv",
+        "qps.csv",
+        "ports.png",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    assert!(took_part(&s, "hostA"));
+    let prom = std::fs::read_to_string(out.join("counters.prom")).unwrap();
+    assert!(prom.contains("rocesim_rdma_port_xmit_data_total{host=\"hostA\""));
+}

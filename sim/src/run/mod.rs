@@ -175,27 +175,31 @@ pub fn run(
         // The hosts' sysfs trees as they boot go to disk while it runs.
         // A partitioned run has both cores: the tree is written after it,
         // where it does not hold up one part (and so both) while it runs.
-        let early = (w.partitions() == 1).then(|| sysfs::Early::start(&w, tmp));
+        let sysfs = match (loaded.scenario.output.sysfs(), w.partitions()) {
+            (false, _) => sysfs::When::Never,
+            (true, 1) => sysfs::When::Early(sysfs::Early::start(&w, tmp)),
+            (true, _) => sysfs::When::AtEnd,
+        };
         let start = Instant::now();
         w.run(progress);
         let wall = start.elapsed().as_secs_f64();
         w.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
         w.finish().map_err(RunError::Output)?;
-        write_outputs(&w, tmp, wall, early).map_err(RunError::Output)
+        write_outputs(&w, tmp, wall, sysfs).map_err(RunError::Output)
     })?;
     Ok((s, out))
 }
 
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
-/// plots of a finished world into `dir`, on two threads. `early` is the
-/// sysfs tree written while the world ran ([`sysfs::Early`]), brought up to
-/// date here.
+/// plots of a finished world into `dir`, on two threads. `sysfs` says
+/// whether the tree is written, and whether it was begun while the world
+/// ran.
 pub fn write_outputs(
     w: &World,
     dir: &Path,
     wall_s: f64,
-    early: Option<sysfs::Early>,
+    sysfs: sysfs::When,
 ) -> Result<Summary, String> {
     let s = Summary::of(w, wall_s);
     let write = |name: &str, text: String| {
@@ -232,7 +236,7 @@ pub fn write_outputs(
         }),
         Box::new(|| write("counters.prom", prom::counters_prom(w, &s.counters))),
         Box::new(|| stream("ports.csv", &|f| ports_csv(w, f))),
-        Box::new(|| sysfs::write(w, &s.counters, dir, early)),
+        Box::new(|| sysfs::write(w, &s.counters, dir, sysfs)),
         Box::new(|| stream("qps.csv", &|f| qps_csv(w, f))),
         Box::new(|| {
             stream("summary.json", &|f| {

@@ -136,13 +136,25 @@ pub fn write(
     w: &World,
     counters: &BTreeMap<String, CounterSet>,
     dir: &Path,
-    early: Option<Early>,
+    when: When,
 ) -> Result<(), String> {
-    let t = tree(w, counters, &w.hosts_taking_part());
-    match early {
-        None => write_tree(&t, dir),
-        Some(e) => update(&e.join()?, &t, dir),
+    let t = || tree(w, counters, &w.hosts_taking_part());
+    match when {
+        When::Never => Ok(()),
+        When::AtEnd => write_tree(&t(), dir),
+        When::Early(e) => update(&e.join()?, &t(), dir),
     }
+}
+
+/// Whether and how a run writes its tree.
+pub enum When {
+    /// Not at all (`[output] sysfs = false`).
+    Never,
+    /// All of it when the run has ended.
+    AtEnd,
+    /// The hosts as they boot while the world runs ([`Early`]), brought up
+    /// to date at the end.
+    Early(Early),
 }
 
 /// The tree as it stood when the world was built (every counter zero, as

@@ -317,6 +317,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             links: vec![],
             workloads: vec![],
             taps: vec![],
+            output: Default::default(),
             topology: None,
             traffic: vec![],
             flows: vec![],

@@ -199,6 +199,9 @@ pub struct Scenario {
     pub workloads: Vec<WorkloadCfg>,
     #[serde(default, rename = "tap")]
     pub taps: Vec<TapCfg>,
+    /// What the run directory holds beyond its always-written files.
+    #[serde(default)]
+    pub output: OutputCfg,
     /// A generated fabric, already lowered into `hosts`, `switches` and
     /// `links` when serde sees it (`scenario::fabric`).
     pub topology: Option<super::fabric::TopologyCfg>,
@@ -216,6 +219,22 @@ pub struct Scenario {
 
 fn one() -> u64 {
     1
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputCfg {
+    /// Write `sysfs/<host>/`, each host that took part laid out as Linux's
+    /// sysfs, for node_exporter and scripts written for real NICs (default
+    /// true). A host's tree is some fifty files and directories, which on
+    /// some file systems cost more than a small simulation.
+    pub sysfs: Option<bool>,
+}
+
+impl OutputCfg {
+    pub fn sysfs(&self) -> bool {
+        self.sysfs.unwrap_or(true)
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
