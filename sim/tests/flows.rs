@@ -362,6 +362,13 @@ fn import_hpcc_gives_a_scenario_check_accepts() {
         line.contains("65 hosts, 1 switch, 65 links, 2 RC connections"),
         "{line}"
     );
+    // Both cores, cut between the 2 senders and the rest; no sysfs trees.
+    assert!(
+        line.contains("partitions = 2: 1 switch and 63 hosts | 0 switches and 2 hosts"),
+        "{line}"
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("\n[output]\n") && text.contains("\nsysfs = false\n"));
 }
 
 fn fct(s: &Value) -> &Value {

@@ -161,6 +161,16 @@ const PARTITIONS: &str = "\
 # (BENCHMARKS.md).
 partitions = 2";
 
+/// The `[output]` of an imported experiment.
+const OUTPUT: &str = "\
+[output]
+# No sysfs/ trees: the reference's experiments are read through fct.txt,
+# the CSVs and the plots. A host's tree is some fifty files and
+# directories, which on a file system such as ext4 without a journal cost
+# more than a star's whole simulation (BENCHMARKS.md). Every counter is in
+# summary.json and counters.prom; `--set output.sysfs=true` writes the trees.
+sysfs = false";
+
 /// `path` as seen from directory `from` (both made absolute).
 pub fn relative_to(path: &Path, from: &Path) -> PathBuf {
     let abs = |p: &Path| {
@@ -291,14 +301,17 @@ pub fn import(
          tx_time_step = \"1ns\"",
         cfg.simulator_stop_time, cfg.simulator_stop_time.0
     );
-    // A fabric of several switches runs on both cores. A star does not
-    // gain: its windows hold a few events each, and what the second core
-    // saves the run, the outputs written after it cost (BENCHMARKS.md). A
-    // multi-homed host is on a bond, and a failing link re-routes the
-    // fabric: neither can be split.
-    if topo.switch_count() > 1 && topo.multi_homed_hosts().count() == 0 && cfg.link_down.is_none() {
+    // Both cores: a fabric by tiers, a star between its senders and the
+    // rest (`world::split`). A multi-homed host is on a bond, and a
+    // failing link re-routes the fabric: neither can be split; a star
+    // without flows has no senders to cut away.
+    if topo.multi_homed_hosts().count() == 0
+        && cfg.link_down.is_none()
+        && (topo.switch_count() > 1 || !flow_file.flows.is_empty())
+    {
         let _ = writeln!(s, "{PARTITIONS}");
     }
+    let _ = writeln!(s, "\n{OUTPUT}");
     let _ = writeln!(s);
     let _ = writeln!(
         s,
