@@ -417,6 +417,10 @@ struct Sync {
     done: Line<AtomicU64>,
     /// Either thread panicked: nobody is coming.
     dead: Line<AtomicBool>,
+    /// How long a wait spins before it yields (0 on one CPU): tens of
+    /// microseconds, longer than a window usually keeps the other part (256
+    /// spins made the 2:1 star's windows 10 % slower).
+    spins: u32,
 }
 
 /// A value alone on its cache lines (two: the adjacent-line prefetcher
@@ -433,8 +437,9 @@ impl<T> std::ops::Deref for Line<T> {
 
 impl Sync {
     /// Waits until `x` reaches `epoch`: spinning, as a window lasts
-    /// microseconds, then yielding, on a machine with fewer cores than
-    /// threads.
+    /// microseconds, then yielding. With one CPU there is no point in
+    /// spinning: the other thread runs only once this one yields (2,048
+    /// spins a wait made a split star take 6 s instead of 0.2 on one CPU).
     fn wait(&self, x: &AtomicU64, epoch: u64) {
         let mut spins = 0u32;
         while x.load(Ordering::Acquire) < epoch {
@@ -442,7 +447,7 @@ impl Sync {
                 panic!("the other partition's thread panicked");
             }
             spins += 1;
-            if spins < 1 << 11 {
+            if spins < self.spins {
                 std::hint::spin_loop();
             } else {
                 std::thread::yield_now();
@@ -502,6 +507,10 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
         go: Line(AtomicU64::new(0)),
         done: Line(AtomicU64::new(0)),
         dead: Line(AtomicBool::new(false)),
+        spins: match std::thread::available_parallelism() {
+            Ok(n) if n.get() > 1 => 1 << 11,
+            _ => 0,
+        },
     };
     let mut left = false;
     std::thread::scope(|s| {
@@ -930,13 +939,16 @@ mod tests {
     }
 }
 
-/// Each part's thread on a CPU of its own, when the process may use two
-/// or more. Left to itself, the kernel often starts the worker on the
-/// coordinator's CPU (the one that woke it), where the two take turns
-/// until a load balance moves one: the 2:1 star's windows took 0.21 s in
-/// half the runs and 0.11 s in the others; pinned, 0.11 s every time.
+/// Each part's thread on a CPU of its own, when the process may use
+/// exactly two. Left to itself on such a machine, the kernel often starts
+/// the worker on the coordinator's CPU (the one that woke it), where the
+/// two take turns: the 2:1 star's windows took 0.20-0.25 s in most runs and
+/// 0.11 s in the others; pinned, 0.11 s every time. With more CPUs there
+/// are idle ones to move a thread to, and runs side by side (a sweep,
+/// several processes) would all pin to the same two: the kernel places
+/// them.
 mod affinity {
-    /// The first two CPUs this process may run on, if it may use two.
+    /// The two CPUs this process may run on, if it may use exactly two.
     #[cfg(target_os = "linux")]
     pub(super) fn two_cpus() -> Option<[usize; 2]> {
         // SAFETY: cpu_set_t is plain data; the call fills it.
@@ -947,7 +959,8 @@ mod affinity {
         };
         let mut cpus =
             (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) });
-        Some([cpus.next()?, cpus.next()?])
+        let two = [cpus.next()?, cpus.next()?];
+        cpus.next().is_none().then_some(two)
     }
 
     /// Puts the calling thread on `cpu` alone, until the guard is
