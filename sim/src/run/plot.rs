@@ -229,14 +229,7 @@ const MAX_PORT_LINES: usize = 24;
 /// CSV has them all).
 const MAX_QP_LINES: usize = 32;
 
-/// Throughput per host NIC port (per bond slave) and per client QP:
-/// `ports.png/svg` and `qps.png/svg`.
-pub fn throughput_plots(w: &World, dir: &Path) -> Result<(), String> {
-    port_plot(w, dir)?;
-    qp_plot(w, dir)
-}
-
-/// `ports.png/svg`: transmit throughput per host port.
+/// `ports.png/svg`: transmit throughput per host NIC port (per bond slave).
 pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let x_label = format!("time ({unit_name})");
