@@ -220,7 +220,8 @@ pub fn write_outputs(
     };
     // Each file is a task; two threads take them, the costliest first (a
     // plot is a PNG and an SVG drawn), so that neither waits on the other
-    // at the end.
+    // at the end. Not rayon's pool: starting it and its even split of the
+    // list cost the 2:1 star 5-6 ms more (16 ms to 22 from the loop's end).
     type Task<'a> = Box<dyn FnOnce() -> Result<(), String> + Send + 'a>;
     let tasks: Vec<Task<'_>> = vec![
         Box::new(|| plot::port_plot(w, dir)),
