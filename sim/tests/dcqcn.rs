@@ -359,3 +359,91 @@ fn dcqcn_shares_a_bottleneck_fairly_between_2_then_4_flows() {
     let cuts = rates.windows(2).filter(|w| w[1] < w[0] * 0.9).count();
     assert!(cuts >= 5, "{cuts} cuts of 10 % or more: {rates:?}");
 }
+
+/// The DCQCN chapter quotes what today's `rocesim` prints for
+/// `dcqcn_convergence`: its table, three counter selections from its
+/// `summary.json` (as the chapter's `jq` prints them) and the `ecn` line of
+/// `roce-pcap analyze` on a tap at the receiver (the report made by the
+/// library). Its second-half shares are the ones `shares` computes.
+#[test]
+fn the_dcqcn_chapter_quotes_todays_output() {
+    use roce_pcap::report::Format;
+    let out = tmp("book_dcqcn");
+    let o = run(&scenario("dcqcn_convergence"), &out, &[]);
+    assert!(o.status.success());
+    let mut printed: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for (port, pattern) in [
+        ("r.eth0", &["cnp", "ecn"][..]),
+        ("h1.eth0", &["cnp"][..]),
+        ("sw1.pr", &["ecn"][..]),
+    ] {
+        let picked: serde_json::Map<String, Value> = s["counters"][port]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| pattern.iter().any(|p| k.contains(p)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        printed.push(serde_json::to_string(&picked).unwrap());
+    }
+    let tap = tmp("book_dcqcn_tap");
+    let o = bin()
+        .arg("run")
+        .arg(scenario("dcqcn_convergence"))
+        .args(["--set", "sim.stop_at=2ms", "--tap", "r.eth0:128", "--out"])
+        .arg(&tap)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a = analyze_files(&[tap.join("r.eth0.pcap")], &AnalyzeOptions::default()).unwrap();
+    let mut table = Vec::new();
+    Format::Table
+        .exporter()
+        .write(&a.report, &mut table)
+        .unwrap();
+    printed.extend(
+        String::from_utf8(table)
+            .unwrap()
+            .lines()
+            .map(str::to_string),
+    );
+    let mut quoted = 0;
+    for block in roce_testkit::repo::book_text_blocks("dcqcn.md") {
+        for line in block.iter().filter(|l| !l.starts_with("$ ") && *l != "...") {
+            quoted += 1;
+            assert!(
+                printed.contains(line),
+                "book/src/dcqcn.md quotes a line rocesim or roce-pcap no longer prints:\n{line}"
+            );
+        }
+    }
+    assert!(
+        quoted >= 11,
+        "the chapter's quotes were not found ({quoted})"
+    );
+    let chapter = std::fs::read_to_string(repo().join("book/src/dcqcn.md")).unwrap();
+    for (hosts, from, to) in [
+        (&["h1", "h2"][..], 5_000_000, 10_000_000),
+        (&["h1", "h2", "h3", "h4"][..], 15_000_000, 20_000_000),
+    ] {
+        let x = shares(&out, hosts, from, to);
+        let shown: Vec<String> = x.iter().map(|v| format!("{v:.1}")).collect();
+        let text = match shown.len() {
+            2 => format!("{} and {} Gb/s", shown[0], shown[1]),
+            _ => format!(
+                "{}, {}, {} and {} Gb/s",
+                shown[0], shown[1], shown[2], shown[3]
+            ),
+        };
+        assert!(chapter.contains(&text), "dcqcn.md lacks {text:?}");
+        let j = format!("{:.4}", jain(&x));
+        let j = j.trim_end_matches('0');
+        assert!(chapter.contains(j), "dcqcn.md lacks Jain {j}");
+    }
+}
