@@ -166,6 +166,58 @@ fn lag_hash_queue_affinity_alternates_ports() {
     assert_eq!(slaves, [0, 1, 0, 1, 0, 1, 0, 1]);
 }
 
+/// `client_lag_port` is `mlx5dv_modify_qp_lag_port` on every client QP
+/// after the round robin: all eight on port 2 (slave 1). In hash mode, on
+/// a NIC, or past the bond's ports, it is refused at its key.
+#[test]
+fn a_lag_port_pins_every_qp_of_the_workload() {
+    let (s, slaves) = {
+        let (_, s) = lag_small(
+            "lag_port",
+            &[
+                "host.hostA.bond.bond0.lag=queue-affinity",
+                "workload.0.client_lag_port=2",
+            ],
+        );
+        let slaves: Vec<u64> = clients(&s)
+            .iter()
+            .map(|q| q["slave"].as_u64().unwrap())
+            .collect();
+        (s, slaves)
+    };
+    assert_eq!(slaves, [1; 8]);
+    assert_eq!(port(&s, "hostA.eth0")["tx_bytes"], 0);
+    for (sets, want) in [
+        (
+            vec!["workload.0.client_lag_port=2"],
+            "bond `hostA.bond0` does not let a QP choose its port (mode = \"802.3ad\", lag = \"hash\")",
+        ),
+        (
+            vec![
+                "host.hostA.bond.bond0.lag=queue-affinity",
+                "workload.0.client_lag_port=3",
+            ],
+            "client_lag_port = 3, but bond `hostA.bond0` has ports 1..=2",
+        ),
+        (
+            vec![
+                "host.hostA.bond.bond0.lag=queue-affinity",
+                "workload.0.client_lag_port=0",
+            ],
+            "client_lag_port = 0, but bond `hostA.bond0` has ports 1..=2",
+        ),
+    ] {
+        let sets: Vec<&str> = LAG_SMALL.iter().copied().chain(sets).collect();
+        let o = run(&scenario("lag_hash"), &tmp("lag_port_bad"), &sets);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("workload[0].client_lag_port") && err.contains(want),
+            "{err}"
+        );
+    }
+}
+
 /// Each workload is its own perftest process with its own user context:
 /// the second one's counter starts at 2 (mlx5_ib_alloc_ucontext), so its
 /// first QP takes port 2 even after the first process made an even number

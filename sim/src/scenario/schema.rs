@@ -692,6 +692,17 @@ pub enum LagSelect {
     Software,
 }
 
+impl LagSelect {
+    /// As the scenario spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LagSelect::Hash => "hash",
+            LagSelect::QueueAffinity => "queue-affinity",
+            LagSelect::Software => "software",
+        }
+    }
+}
+
 /// The hash a LAG in hash mode feeds the policy's fields to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -952,6 +963,13 @@ pub struct WorkloadCfg {
     /// Explicit message list (`tool = "messages"`).
     #[serde(default, rename = "message")]
     pub messages: Vec<MessageCfg>,
+    /// The port of its bond (1-based) the client's QPs send on, set after
+    /// the round robin as `mlx5dv_modify_qp_lag_port` sets it: only on a
+    /// bond in RoCE LAG queue-affinity mode. Flows of the HPCC reference's
+    /// flow files get the NIC the reference picks (`scenario::traffic`).
+    pub client_lag_port: Option<u8>,
+    /// The same for the server's QPs.
+    pub server_lag_port: Option<u8>,
 }
 
 fn default_size() -> Bytes {

@@ -112,6 +112,8 @@ fn add_workload(
     let server = resolve_endpoint(w, sc, &wc.server, at.key("server"))?;
     let pmtu = check_pair(w, wc, &at, &client, &server)?;
     check_settings(wc, &at)?;
+    check_lag_port(w, &at, "client_lag_port", wc.client_lag_port, &client)?;
+    check_lag_port(w, &at, "server_lag_port", wc.server_lag_port, &server)?;
     // A window of the QP's own path needs the path: flows have one.
     let per_path = w.hosts[client.host as usize]
         .profile
@@ -462,6 +464,58 @@ fn check_settings(wc: &WorkloadCfg, at: &KeyPath) -> Result<(), ModelError> {
     Ok(())
 }
 
+/// A QP's LAG port is the driver's to set only on a bond whose RoCE LAG
+/// gives each QP a port of its own (queue affinity): in hash mode the NIC
+/// hashes every packet, and `mlx5dv_modify_qp_lag_port` is refused.
+fn check_lag_port(
+    w: &World,
+    at: &KeyPath,
+    key: &str,
+    port: Option<u8>,
+    ep: &Endpoint,
+) -> Result<(), ModelError> {
+    use crate::scenario::schema::{BondMode, LagSelect};
+    let Some(port) = port else { return Ok(()) };
+    let h = &w.hosts[ep.host as usize];
+    let f = &h.ifaces[ep.iface as usize];
+    let IfaceKind::Bond(b) = f.kind else {
+        return Err(ModelError::new(
+            at.key(key),
+            format!(
+                "`{}.{}` is a NIC, not a bond: it has no LAG port to pick",
+                h.name, f.name
+            ),
+        )
+        .hint(format!("remove `{key}`, or run the QPs on a bond")));
+    };
+    let bond = &w.bonds[b as usize].bond;
+    if bond.mode == BondMode::ActiveBackup || bond.lag != LagSelect::QueueAffinity {
+        return Err(ModelError::new(
+            at.key(key),
+            format!(
+                "bond `{}.{}` does not let a QP choose its port (mode = \"{}\", lag = \"{}\")",
+                h.name,
+                f.name,
+                bond.mode.name(),
+                bond.lag.name()
+            ),
+        )
+        .hint("a QP's LAG port is set only on a balance-xor or 802.3ad bond with lag = \"queue-affinity\""));
+    }
+    let n = bond.slaves.len();
+    if port == 0 || usize::from(port) > n {
+        return Err(ModelError::new(
+            at.key(key),
+            format!(
+                "{key} = {port}, but bond `{}.{}` has ports 1..={n}",
+                h.name, f.name
+            ),
+        )
+        .hint("LAG ports count from 1, in the order of the bond's `slaves`"));
+    }
+    Ok(())
+}
+
 /// The payload bytes per packet both ends' NIC profiles use (the larger:
 /// messages are checked against it); each must fit the path MTU.
 fn check_segments(
@@ -587,6 +641,8 @@ struct QpKnobs {
     sl: u8,
     flow_label: u32,
     rate_limit: Option<crate::time::Rate>,
+    /// The client's and the server's LAG port (1-based), if set.
+    lag_port: [Option<u8>; 2],
 }
 
 impl QpKnobs {
@@ -596,6 +652,7 @@ impl QpKnobs {
             sl: wc.sl,
             flow_label: wc.flow_label,
             rate_limit: wc.rate_limit.map(|r| r.0),
+            lag_port: [wc.client_lag_port, wc.server_lag_port],
         }
     }
 }
@@ -784,6 +841,11 @@ fn add_qp(
             let mut aff = bond.next_affinity(ctx);
             if wc.flow_label != 0 {
                 aff = bond.linux_slave_all(&keys);
+            }
+            // mlx5dv_modify_qp_lag_port, after both (checked at the key).
+            let end = usize::from(side.role != Role::Client);
+            if let Some(p) = wc.lag_port[end] {
+                aff = u32::from(p) - 1;
             }
             let s = bond.slave_for(hash, aff);
             (bond.slaves[s].port, hash, aff)
