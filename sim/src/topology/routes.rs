@@ -9,14 +9,24 @@
 //! between two switches are all used (the reference keeps one link per
 //! node pair).
 //!
-//! Next hops are kept in the order the search found them. The first is
+//! Next hops are kept in the order the search found them, which is the
+//! order a switch's ECMP hash indexes (`nexthops[hash % n]`). The first is
 //! the link toward the neighbour that discovered the node, and following
 //! first hops from a source host gives the path along which the reference
 //! sums delays and takes the minimum rate (`pairDelay`, `pairTxDelay`,
-//! `pairBw`). Where equal-length paths differ in rate or delay, the
-//! reference's choice depends on memory addresses; here it is the first in
-//! link order. Fabrics whose tiers are uniform (every one the reference
-//! ships) are not affected.
+//! `pairBw`).
+//!
+//! The order the search visits a node's neighbours in is the reference's
+//! on its own topologies ([`Addressing::Hpcc`]): its `nbr2if` is a
+//! `std::map` keyed by `Ptr<Node>`, so neighbours come by memory address.
+//! Hosts are small heap objects; every `SwitchNode` carries 2 MB of
+//! per-port counters (`m_bytes[257][257][8]`), so glibc gives each its own
+//! `mmap`, and Linux places each new mapping below the last: switches come
+//! after all hosts, in descending node id. (Printed by a program linked
+//! with the reference's libraries, making the nodes as `third.cc` does:
+//! hosts at 0x5567..., node 320 at 0x7f85011fa010, 321 at 0x7f8500ff4010,
+//! and down by 0x206000 per switch.) Only switches are searched through,
+//! so only their order matters. Other topologies use link order.
 //!
 //! # Size
 //!
@@ -32,7 +42,7 @@ use std::collections::HashMap;
 
 use roce_codec::{IbRepr, Opcode, Psn, Syndrome};
 
-use super::{HostId, LinkId, NodeId, Topology, TopologyError};
+use super::{Addressing, HostId, LinkId, NodeId, Topology, TopologyError};
 use crate::packet::{Billing, L3, Packet};
 use crate::time::{Ps, Rate, wire_bytes};
 
@@ -123,6 +133,29 @@ pub fn route_table(topo: &Topology, routes: &Routes, id: NodeId) -> Vec<TableRou
     table
 }
 
+/// Each node's links in the order the reference's search visits its
+/// neighbours (the module docs), for its own topologies; `None`: link
+/// order. Hosts first (their order is immaterial), then switches by
+/// descending node id; a node's links to one neighbour keep link order.
+fn search_order(topo: &Topology) -> Option<Vec<Vec<LinkId>>> {
+    if topo.addressing() != Addressing::Hpcc {
+        return None;
+    }
+    Some(
+        (0..topo.nodes().len())
+            .map(|i| {
+                let me = NodeId(i as u32);
+                let mut links = topo.links_of(me).to_vec();
+                links.sort_by_key(|&l| {
+                    let peer = topo.peer(l, me);
+                    (topo.is_switch(peer), std::cmp::Reverse(peer.0))
+                });
+                links
+            })
+            .collect(),
+    )
+}
+
 /// Computes the routes of `topo` (see the module docs).
 pub fn ecmp_routes(topo: &Topology) -> Result<Routes, TopologyError> {
     ecmp_routes_over(topo, |_| true)
@@ -160,6 +193,7 @@ pub fn ecmp_routes_over(
     let mut tail = vec![usize::MAX; n];
     let mut found: Vec<(LinkId, usize)> = Vec::new();
     let mut set = Vec::new();
+    let by_address = search_order(topo);
     for (d, &dst) in hosts.iter().enumerate() {
         for &x in &reached {
             dis[x.0 as usize] = INF;
@@ -176,7 +210,11 @@ pub fn ecmp_routes_over(
             let now = queue[q];
             q += 1;
             let dn = dis[now.0 as usize];
-            for &l in topo.links_of(now) {
+            let links = match &by_address {
+                Some(order) => &order[now.0 as usize][..],
+                None => topo.links_of(now),
+            };
+            for &l in links {
                 if !up(l) {
                     continue;
                 }
@@ -510,5 +548,41 @@ impl Framing {
         self.data(WRITE_FIRST, self.pmtu)
             + (n - 2) * self.data(WRITE_MIDDLE, self.pmtu)
             + self.data(WRITE_LAST, last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Host 0 under switch 2, host 1 under switch 5, and two spines, 3 and
+    /// 4, between them, cabled in id order. On the reference's topology a
+    /// search visits switches by descending id (by address): from host 1,
+    /// switch 5 queues 4 before 3, so switch 2's next hops toward host 1
+    /// are [to 4, to 3], the order its ECMP hash indexes. Link order (any
+    /// other topology) gives [to 3, to 4].
+    #[test]
+    fn the_references_topologies_are_searched_by_address() {
+        let text = "6 4 6\n2 3 4 5\n0 2 100Gbps 1000ns 0\n1 5 100Gbps 1000ns 0\n\
+                    2 3 100Gbps 1000ns 0\n2 4 100Gbps 1000ns 0\n\
+                    3 5 100Gbps 1000ns 0\n4 5 100Gbps 1000ns 0\n";
+        let file = crate::hpcc::topology::parse(text, "t.txt").unwrap();
+        let topo = Topology::from_hpcc(&file).unwrap();
+        let peers = |t: &Topology, r: &Routes| -> Vec<u32> {
+            r.next_hops(NodeId(2), HostId(1))
+                .iter()
+                .map(|&l| t.peer(l, NodeId(2)).0)
+                .collect()
+        };
+        let routes = ecmp_routes(&topo).unwrap();
+        assert_eq!(peers(&topo, &routes), [4, 3]);
+        // The same graph addressed as rocesim's own: link order.
+        let own = Topology::new(
+            topo.nodes().to_vec(),
+            topo.links().to_vec(),
+            Addressing::Sequential,
+        )
+        .unwrap();
+        assert_eq!(peers(&own, &ecmp_routes(&own).unwrap()), [3, 4]);
     }
 }
