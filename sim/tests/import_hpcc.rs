@@ -317,10 +317,11 @@ fn a_link_down_becomes_a_rerouting_link_event() {
 
 /// Hosts cabled to two switches (the reference's `ali_32host_10rack.txt`
 /// puts every host on two ToRs): the reference gives such a host one
-/// address and spreads its QPs over both NICs by a hash of their addresses
-/// and ports. The import bonds the host's links in hash mode and gives the
-/// switches one router MAC, so both NICs carry QPs and the flows together
-/// get more than one link's bandwidth.
+/// address and puts each QP on one NIC by a hash of its addresses and
+/// ports. The import bonds the host's links in queue-affinity mode, pins
+/// each flow to the NIC the reference picks and gives the switches one
+/// router MAC, so both NICs carry QPs and the flows together get more than
+/// one link's bandwidth.
 #[test]
 fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
     let dir = tmp("import_multi_homed");
@@ -347,6 +348,32 @@ fn a_host_on_two_switches_spreads_its_qps_over_both_links() {
         .find(|b| b["name"] == "n0.bond0")
         .expect("n0 is bonded");
     assert_eq!(bond["slaves"], serde_json::json!(["n0.eth0", "n0.eth1"]));
+    // Flow k (source port 10000 + k, destination port 100) on the NIC the
+    // reference's RdmaHw::GetNicIdxOfQp picks: of [the NIC to switch 3,
+    // the NIC to switch 2] (both one hop nearer host 1, in the order its
+    // CalculateRoute queues them: switches by address, which descend with
+    // node id), index Hash32(11.0.0.1, 11.0.1.1, 10000 + k, 100) % 2. The
+    // hashes are ns-3's own: a program linked with the reference's
+    // libns3-core printed Hash32 of those 12 bytes.
+    let hash32: [u32; 8] = [
+        0xe7b5_5057,
+        0x8233_0472,
+        0x2071_c7da,
+        0xfc87_15b2,
+        0xcf89_6605,
+        0x9d68_0e99,
+        0x7540_ed8e,
+        0x66fe_8b85,
+    ];
+    for (k, h) in hash32.iter().enumerate() {
+        let q = s["qps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["workload"] == format!("flow{k}") && q["role"] == "client")
+            .unwrap_or_else(|| panic!("flow{k}'s client QP"));
+        assert_eq!(q["slave"], u64::from(1 - h % 2), "flow{k}: {q}");
+    }
     let sent: Vec<u64> = bond["slave_tx_bytes"]
         .as_array()
         .unwrap()

@@ -323,10 +323,11 @@ pub fn import(
         let _ = writeln!(
             s,
             "# Hosts cabled to more than one switch: {multi_homed} of {}. The reference gives such\n\
-             # a host one address and spreads its QPs over its NICs by a hash of their addresses\n\
-             # and ports; here each holds its address on a bond of its links (balance-xor,\n\
-             # layer3+4, RoCE LAG hash mode: every QP on the link its hash picks), and all\n\
-             # switches answer to one router MAC, so that either of a host's switches is its gateway.",
+             # a host one address and puts each QP on one of its NICs by a hash of the QP's addresses\n\
+             # and ports; here each holds its address on a bond of its links (balance-xor, RoCE LAG\n\
+             # queue-affinity mode: a port per QP), every flow pinned to the NIC the reference\n\
+             # picks, and all switches answer to one router MAC, so that either of a host's\n\
+             # switches is its gateway.",
             topo.hosts().len()
         );
     }

@@ -37,16 +37,18 @@
 //! Multi-homed hosts (an hpcc file may cable a host to two ToRs, as the
 //! reference's `ali_32host_10rack.txt` does): the host's NICs carry no
 //! address; a `[[host.bond]]` `bond0` of all of them (balance-xor,
-//! layer3+4, `lag = "hash"`) holds it, so each QP leaves by the NIC its
-//! addresses and ports hash to, as the reference's `GetNicIdxOfQp` picks
-//! one. Every switch then answers to one router MAC
+//! layer3+4, `lag = "queue-affinity"`: each QP keeps one port) holds it.
+//! A flow of `[[traffic]]` whose host numbers its ports as the reference
+//! does (`ecmp_ports = "flow"`) is then pinned to the NIC the reference's
+//! `GetNicIdxOfQp` picks (`scenario::traffic`, `client_lag_port`); other
+//! QPs take the ports in turn. Every switch answers to one router MAC
 //! ([`ANYCAST_GATEWAY_MAC`]): the bond sends the same frame out of either
 //! NIC, and whichever switch gets it is the gateway.
 //!
 //! ```text
 //!   tor0 (02:00:5e:00:ff:fe)     tor1 (02:00:5e:00:ff:fe)
-//!        │ eth0                       │ eth1
-//!        └──────── n7.bond0 ──────────┘   10.0.7.1/24, layer3+4 hash
+//!        │ eth0 (port 1)              │ eth1 (port 2)
+//!        └──────── n7.bond0 ──────────┘   10.0.7.1/24, a port per QP
 //! ```
 
 use std::fmt::Write as _;
@@ -380,10 +382,11 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
     let mut s = String::new();
     // A host cabled to more than one switch (the reference's
     // `ali_32host_10rack.txt`) holds its address on a bond of all its
-    // links, hashing each QP's addresses and ports onto one of them, as the
-    // reference spreads QPs over a host's NICs (`RdmaHw::GetNicIdxOfQp`).
-    // Its gateway is then every switch it is cabled to: they all answer to
-    // one router MAC, as an anycast gateway does.
+    // links, each QP on one of them for its life, as the reference keeps a
+    // QP on the NIC it picked (`RdmaHw::GetNicIdxOfQp`; flows get that very
+    // NIC, `scenario::traffic`). Its gateway is then every switch it is
+    // cabled to: they all answer to one router MAC, as an anycast gateway
+    // does.
     let multi_homed = topo.multi_homed_hosts().next().is_some();
     for (i, &node) in topo.hosts().iter().enumerate() {
         let ip = topo.host_ip(HostId(i as u32)).octets();
@@ -407,7 +410,7 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
             let _ = writeln!(
                 s,
                 "[[host.bond]]\nname = \"bond0\"\nmode = \"balance-xor\"\nslaves = [{}]\n\
-                 xmit_hash_policy = \"layer3+4\"\nlag = \"hash\"\nip = \"{cidr}\"",
+                 xmit_hash_policy = \"layer3+4\"\nlag = \"queue-affinity\"\nip = \"{cidr}\"",
                 slaves.join(", ")
             );
         }

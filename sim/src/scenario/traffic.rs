@@ -132,6 +132,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
     // Each sending host's framing, made at its first flow: a fabric run
     // has tens of thousands of flows from a few hundred hosts.
     let mut framings: Vec<Option<Framing>> = vec![None; sc.hosts.len()];
+    let mut nics = NicPick::new(sc, &topo)?;
     for f in flows {
         let host = &sc.hosts[f.src.0 as usize];
         let framing = match framings[f.src.0 as usize] {
@@ -178,7 +179,12 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                 (u128::from(rtt.as_ns()) * u128::from(bw.bps()) / 1_000_000_000 / 8) as u64
             });
         let workload = sc.workloads.len() as u32;
-        sc.workloads.push(workload_of(sc, &f));
+        let mut wc = workload_of(sc, &f);
+        let (sip, dip) = (nics.ip(f.src), nics.ip(f.dst));
+        let (sport, dport) = (u32::from(f.sport), u32::from(f.dport));
+        wc.client_lag_port = nics.port(f.src, f.dst, [sip, dip, sport | dport << 16]);
+        wc.server_lag_port = nics.port(f.dst, f.src, [dip, sip, dport | sport << 16]);
+        sc.workloads.push(wc);
         sc.flows.push(FlowRef {
             spec: f,
             workload,
@@ -383,6 +389,168 @@ fn host_rate(sc: &Scenario, h: HostId) -> Option<Rate> {
         .find(|l| l.a.starts_with(&prefix) || l.b.starts_with(&prefix))
         .map(|l| l.rate.0)
 }
+
+/// Which NIC a flow's QPs leave by on a host cabled to several switches,
+/// where the host numbers its flows' ports as the HPCC reference does
+/// (`ecmp_ports = "flow"`) and holds its address on a bond whose QPs keep
+/// a port each (`lag = "queue-affinity"`, as generated fabrics make it).
+///
+/// The reference (`RdmaHw::GetNicIdxOfQp`, `GetNicIdxOfRxQp`) takes, of
+/// the host's NICs on a shortest path to the peer, in the order its route
+/// calculation found them, the one ns-3's `Hash32` (MurmurHash3, seed
+/// 0x8BADF00D) of the QP's (sip, dip, sport | dport << 16) picks:
+///
+/// ```text
+///   third.cc CalculateRoute(peer): breadth-first from the peer through
+///   switches, each node's neighbours by address; a switch `now` one
+///   hop nearer than the host is pushed onto nextHop[host][peer]
+///       v = [ NIC to tor321, NIC to tor320 ]      (the order pushed)
+///       nic = v[ murmur3(0x8BADF00D; sip, dip, ports) % v.len() ]
+/// ```
+///
+/// Its neighbour maps are keyed by node pointer: switches, each in a
+/// mapping of its own placed below the last, come in descending node id
+/// (`topology::routes` says why), after the hosts, whose order does not
+/// matter here (the search does not go through hosts). A switch named
+/// `sw<id>` (an imported topology) sorts by that id, any other by its
+/// place in the scenario.
+struct NicPick<'a> {
+    topo: &'a Topology,
+    /// Per host: its address, and its bond's ports (1-based) with the node
+    /// each is cabled to, when its QPs are placed this way.
+    hosts: Vec<(u32, Option<LagPorts>)>,
+    /// Each node's neighbours in the reference's order.
+    nbrs: Vec<Vec<NodeId>>,
+    /// Per peer: the nodes in the order the search from it queued them,
+    /// and their distance from it (`u32::MAX`: not reached).
+    searched: HashMap<HostId, (Vec<u32>, Vec<u32>)>,
+}
+
+impl<'a> NicPick<'a> {
+    fn new(sc: &Scenario, topo: &'a Topology) -> Result<NicPick<'a>, ModelError> {
+        use super::schema::{BondMode, EcmpPorts, LagSelect};
+        let mut hosts = Vec::with_capacity(sc.hosts.len());
+        for (i, h) in sc.hosts.iter().enumerate() {
+            let nic_ip = h.nics.iter().find_map(|n| n.ip);
+            let bond = h.bonds.iter().find(|b| b.ip.is_some());
+            let ip = nic_ip
+                .or(bond.and_then(|b| b.ip))
+                .map_or(0, |n| u32::from(n.addr));
+            let placed = match bond {
+                Some(b)
+                    if nic_ip.is_none()
+                        && b.slaves.len() > 1
+                        && b.mode != BondMode::ActiveBackup
+                        && b.lag == LagSelect::QueueAffinity
+                        && crate::world::host_profile(h, i)?.ecmp_ports == EcmpPorts::Flow =>
+                {
+                    let node = topo.host_node(HostId(i as u32));
+                    let mut ports = Vec::new();
+                    for (k, slave) in b.slaves.iter().enumerate() {
+                        let end = format!("{}.{slave}", h.name);
+                        let peer = sc
+                            .links
+                            .iter()
+                            .zip(topo.links())
+                            .find(|(l, _)| l.a == end || l.b == end)
+                            .map(|(_, l)| if l.a == node { l.b } else { l.a });
+                        if let (Some(peer), Ok(port)) = (peer, u8::try_from(k + 1)) {
+                            ports.push((port, peer));
+                        }
+                    }
+                    Some(ports)
+                }
+                _ => None,
+            };
+            hosts.push((ip, placed));
+        }
+        let order = |n: NodeId| {
+            let id = topo
+                .node(n)
+                .name
+                .strip_prefix("sw")
+                .and_then(|d| d.parse::<u32>().ok())
+                .unwrap_or(n.0);
+            (topo.is_switch(n), std::cmp::Reverse(id))
+        };
+        let nbrs = (0..topo.nodes().len())
+            .map(|i| {
+                let me = NodeId(i as u32);
+                let mut v: Vec<NodeId> = topo
+                    .links_of(me)
+                    .iter()
+                    .map(|&l| {
+                        let l = &topo.links()[l.0 as usize];
+                        if l.a == me { l.b } else { l.a }
+                    })
+                    .collect();
+                v.sort_by_key(|&n| order(n));
+                v.dedup();
+                v
+            })
+            .collect();
+        Ok(NicPick {
+            topo,
+            hosts,
+            nbrs,
+            searched: HashMap::new(),
+        })
+    }
+
+    /// A host's address as the reference hashes it (a host-order word).
+    fn ip(&self, h: HostId) -> u32 {
+        self.hosts[h.0 as usize].0
+    }
+
+    /// The LAG port (1-based) of `host`'s QP toward `peer` whose key is
+    /// `words` (sip, dip, sport | dport << 16), or `None` where the host's
+    /// QPs are not placed this way.
+    fn port(&mut self, host: HostId, peer: HostId, words: [u32; 3]) -> Option<u8> {
+        let ports = self.hosts[host.0 as usize].1.as_ref()?;
+        let (queued, dis) = self.searched.entry(peer).or_insert_with(|| {
+            // CalculateRoute(peer): only switches are searched through.
+            let n = self.nbrs.len();
+            let (mut queued, mut dis) = (vec![u32::MAX; n], vec![u32::MAX; n]);
+            let start = self.topo.host_node(peer);
+            let mut q = vec![start];
+            dis[start.0 as usize] = 0;
+            let mut i = 0;
+            while i < q.len() {
+                let now = q[i];
+                queued[now.0 as usize] = i as u32;
+                for &next in &self.nbrs[now.0 as usize] {
+                    if dis[next.0 as usize] == u32::MAX {
+                        dis[next.0 as usize] = dis[now.0 as usize] + 1;
+                        if self.topo.is_switch(next) {
+                            q.push(next);
+                        }
+                    }
+                }
+                i += 1;
+            }
+            (queued, dis)
+        });
+        let me = self.topo.host_node(host);
+        let d = dis[me.0 as usize];
+        // The switches one hop nearer, in the order the search queued them.
+        let mut v: Vec<(u32, std::cmp::Reverse<u8>)> = ports
+            .iter()
+            .filter(|&&(_, sw)| dis[sw.0 as usize].checked_add(1) == Some(d))
+            .map(|&(port, sw)| (queued[sw.0 as usize], std::cmp::Reverse(port)))
+            .collect();
+        // Two links to one switch are one neighbour there, by the later.
+        v.sort_unstable();
+        v.dedup_by_key(|&mut (q, _)| q);
+        let h = roce_codec::hash::murmur3_32(&words, &[], NS3_HASH_SEED);
+        v.get(h as usize % v.len().max(1)).map(|&(_, port)| port.0)
+    }
+}
+
+/// A bond's ports (1-based) and the node each is cabled to.
+type LagPorts = Vec<(u8, NodeId)>;
+
+/// ns-3's `Hash32` seed (`hash-murmur3.h`: `SEED = 0x8BADF00D`).
+const NS3_HASH_SEED: u32 = 0x8BAD_F00D;
 
 /// The workload that carries flow `f`: one QP, one message.
 fn workload_of(sc: &Scenario, f: &FlowSpec) -> WorkloadCfg {
