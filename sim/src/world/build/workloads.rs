@@ -464,9 +464,11 @@ fn check_settings(wc: &WorkloadCfg, at: &KeyPath) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// A QP's LAG port is the driver's to set only on a bond whose RoCE LAG
-/// gives each QP a port of its own (queue affinity): in hash mode the NIC
-/// hashes every packet, and `mlx5dv_modify_qp_lag_port` is refused.
+/// A QP's LAG port means something only on a bond whose RoCE LAG gives
+/// each QP a port of its own (queue affinity): in hash mode the NIC's port
+/// selection hashes every packet whatever port the QP was given (roce-facts
+/// §4.4), and active-backup sends on the active port. Refused there rather
+/// than ignored, so that a scenario never pins in vain.
 fn check_lag_port(
     w: &World,
     at: &KeyPath,
