@@ -299,7 +299,7 @@ impl<'a> BondView<'a> {
                 "RoCE LAG hash mode: each packet's slave comes from a CRC-32 of the policy's fields (lag_hash = crc32), a stand-in for the ConnectX hardware hash, which is not public"
             }
             (LagSelect::QueueAffinity, _) => {
-                "RoCE LAG queue-affinity mode: QPs round-robin over the slaves at creation"
+                "RoCE LAG queue-affinity mode: QPs round-robin over the slaves at creation, unless their workload gives a port (client_lag_port, server_lag_port)"
             }
             (LagSelect::Software, _) => {
                 "no RoCE LAG: the Linux bond driver's bond_xmit_hash over the usable slaves"
