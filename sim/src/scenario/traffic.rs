@@ -27,8 +27,8 @@ use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, Work
 use super::{KeyPath, ModelError};
 use crate::time::{Ps, Rate};
 use crate::topology::{
-    Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, PerHop, Port, Routes, Topology,
-    ecmp_routes,
+    Addressing, Framing, HostId, Link, LinkId, Node, NodeId, NodeKind, PerHop, Port, Routes,
+    SearchOrder, Topology, ecmp_routes_searching,
 };
 use crate::traffic::{self, Arrivals, FlowSpec, Hosts, Pattern, Sizes, TrafficClass, Verb};
 
@@ -132,7 +132,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
     // Each sending host's framing, made at its first flow: a fabric run
     // has tens of thousands of flows from a few hundred hosts.
     let mut framings: Vec<Option<Framing>> = vec![None; sc.hosts.len()];
-    let mut nics = NicPick::new(sc, &topo)?;
+    let nics = NicPick::new(sc, &topo, &routes)?;
     for f in flows {
         let host = &sc.hosts[f.src.0 as usize];
         let framing = match framings[f.src.0 as usize] {
@@ -408,26 +408,23 @@ fn host_rate(sc: &Scenario, h: HostId) -> Option<Rate> {
 ///       nic = v[ murmur3(0x8BADF00D; sip, dip, ports) % v.len() ]
 /// ```
 ///
-/// Its neighbour maps are keyed by node pointer: switches, each in a
-/// mapping of its own placed below the last, come in descending node id
-/// (`topology::routes` says why), after the hosts, whose order does not
-/// matter here (the search does not go through hosts). A switch named
-/// `sw<id>` (an imported topology) sorts by that id, any other by its
-/// place in the scenario.
+/// That list is the host's next hops toward the peer in the scenario's
+/// routes ([`graph`]), searched in the reference's order
+/// ([`SearchOrder::ByAddress`]) on its topologies.
 struct NicPick<'a> {
     topo: &'a Topology,
-    /// Per host: its address, and its bond's ports (1-based) with the node
-    /// each is cabled to, when its QPs are placed this way.
+    routes: &'a Routes,
+    /// Per host: its address, and its bond's ports (1-based) with the link
+    /// each is cabled by, when its QPs are placed this way.
     hosts: Vec<(u32, Option<LagPorts>)>,
-    /// Each node's neighbours in the reference's order.
-    nbrs: Vec<Vec<NodeId>>,
-    /// Per peer: the nodes in the order the search from it queued them,
-    /// and their distance from it (`u32::MAX`: not reached).
-    searched: HashMap<HostId, (Vec<u32>, Vec<u32>)>,
 }
 
 impl<'a> NicPick<'a> {
-    fn new(sc: &Scenario, topo: &'a Topology) -> Result<NicPick<'a>, ModelError> {
+    fn new(
+        sc: &Scenario,
+        topo: &'a Topology,
+        routes: &'a Routes,
+    ) -> Result<NicPick<'a>, ModelError> {
         use super::schema::{BondMode, EcmpPorts, LagSelect};
         let mut hosts = Vec::with_capacity(sc.hosts.len());
         for (i, h) in sc.hosts.iter().enumerate() {
@@ -444,18 +441,13 @@ impl<'a> NicPick<'a> {
                         && b.lag == LagSelect::QueueAffinity
                         && crate::world::host_profile(h, i)?.ecmp_ports == EcmpPorts::Flow =>
                 {
-                    let node = topo.host_node(HostId(i as u32));
                     let mut ports = Vec::new();
                     for (k, slave) in b.slaves.iter().enumerate() {
                         let end = format!("{}.{slave}", h.name);
-                        let peer = sc
-                            .links
-                            .iter()
-                            .zip(topo.links())
-                            .find(|(l, _)| l.a == end || l.b == end)
-                            .map(|(_, l)| if l.a == node { l.b } else { l.a });
-                        if let (Some(peer), Ok(port)) = (peer, u8::try_from(k + 1)) {
-                            ports.push((port, peer));
+                        // The graph's links are the scenario's, in order.
+                        let link = sc.links.iter().position(|l| l.a == end || l.b == end);
+                        if let (Some(link), Ok(port)) = (link, u8::try_from(k + 1)) {
+                            ports.push((LinkId(link as u32), port));
                         }
                     }
                     Some(ports)
@@ -464,36 +456,10 @@ impl<'a> NicPick<'a> {
             };
             hosts.push((ip, placed));
         }
-        let order = |n: NodeId| {
-            let id = topo
-                .node(n)
-                .name
-                .strip_prefix("sw")
-                .and_then(|d| d.parse::<u32>().ok())
-                .unwrap_or(n.0);
-            (topo.is_switch(n), std::cmp::Reverse(id))
-        };
-        let nbrs = (0..topo.nodes().len())
-            .map(|i| {
-                let me = NodeId(i as u32);
-                let mut v: Vec<NodeId> = topo
-                    .links_of(me)
-                    .iter()
-                    .map(|&l| {
-                        let l = &topo.links()[l.0 as usize];
-                        if l.a == me { l.b } else { l.a }
-                    })
-                    .collect();
-                v.sort_by_key(|&n| order(n));
-                v.dedup();
-                v
-            })
-            .collect();
         Ok(NicPick {
             topo,
+            routes,
             hosts,
-            nbrs,
-            searched: HashMap::new(),
         })
     }
 
@@ -505,49 +471,30 @@ impl<'a> NicPick<'a> {
     /// The LAG port (1-based) of `host`'s QP toward `peer` whose key is
     /// `words` (sip, dip, sport | dport << 16), or `None` where the host's
     /// QPs are not placed this way.
-    fn port(&mut self, host: HostId, peer: HostId, words: [u32; 3]) -> Option<u8> {
+    fn port(&self, host: HostId, peer: HostId, words: [u32; 3]) -> Option<u8> {
         let ports = self.hosts[host.0 as usize].1.as_ref()?;
-        let (queued, dis) = self.searched.entry(peer).or_insert_with(|| {
-            // CalculateRoute(peer): only switches are searched through.
-            let n = self.nbrs.len();
-            let (mut queued, mut dis) = (vec![u32::MAX; n], vec![u32::MAX; n]);
-            let start = self.topo.host_node(peer);
-            let mut q = vec![start];
-            dis[start.0 as usize] = 0;
-            let mut i = 0;
-            while i < q.len() {
-                let now = q[i];
-                queued[now.0 as usize] = i as u32;
-                for &next in &self.nbrs[now.0 as usize] {
-                    if dis[next.0 as usize] == u32::MAX {
-                        dis[next.0 as usize] = dis[now.0 as usize] + 1;
-                        if self.topo.is_switch(next) {
-                            q.push(next);
-                        }
-                    }
-                }
-                i += 1;
-            }
-            (queued, dis)
-        });
         let me = self.topo.host_node(host);
-        let d = dis[me.0 as usize];
-        // The switches one hop nearer, in the order the search queued them.
-        let mut v: Vec<(u32, std::cmp::Reverse<u8>)> = ports
-            .iter()
-            .filter(|&&(_, sw)| dis[sw.0 as usize].checked_add(1) == Some(d))
-            .map(|&(port, sw)| (queued[sw.0 as usize], std::cmp::Reverse(port)))
-            .collect();
-        // Two links to one switch are one neighbour there, by the later.
-        v.sort_unstable();
-        v.dedup_by_key(|&mut (q, _)| q);
+        // Two links to one switch are one neighbour there, by the later
+        // (the reference keeps one interface per neighbour); the search
+        // finds them one after the other.
+        let mut v: Vec<(NodeId, u8)> = Vec::new();
+        for &l in self.routes.next_hops(me, peer) {
+            let Some(&(_, port)) = ports.iter().find(|&&(pl, _)| pl == l) else {
+                continue;
+            };
+            let sw = self.topo.peer(l, me);
+            match v.last_mut() {
+                Some(last) if last.0 == sw => last.1 = port,
+                _ => v.push((sw, port)),
+            }
+        }
         let h = roce_codec::hash::murmur3_32(&words, &[], NS3_HASH_SEED);
-        v.get(h as usize % v.len().max(1)).map(|&(_, port)| port.0)
+        v.get(h as usize % v.len().max(1)).map(|&(_, port)| port)
     }
 }
 
-/// A bond's ports (1-based) and the node each is cabled to.
-type LagPorts = Vec<(u8, NodeId)>;
+/// A bond's ports: the link each is cabled by, and its number (1-based).
+type LagPorts = Vec<(LinkId, u8)>;
 
 /// ns-3's `Hash32` seed (`hash-murmur3.h`: `SEED = 0x8BADF00D`).
 const NS3_HASH_SEED: u32 = 0x8BAD_F00D;
@@ -632,6 +579,13 @@ pub fn graph(sc: &Scenario) -> Result<(Topology, Routes), String> {
         });
     }
     let topo = Topology::new(nodes, links, Addressing::Sequential).map_err(|e| e.0)?;
-    let routes = ecmp_routes(&topo).map_err(|e| e.0)?;
+    // The reference's topology is searched as the reference does: its
+    // switches are lowered in the file's order, so by descending index
+    // is by descending node id (`topology::routes`).
+    let order = match &sc.topology {
+        Some(t) if t.kind == super::fabric::TopologyKind::Hpcc => SearchOrder::ByAddress,
+        _ => SearchOrder::Links,
+    };
+    let routes = ecmp_routes_searching(&topo, order, |_| true).map_err(|e| e.0)?;
     Ok((topo, routes))
 }

@@ -103,7 +103,10 @@ mod generate;
 mod routes;
 
 pub use generate::{FatTree, LeafSpine, LinkSpec, fat_tree};
-pub use routes::{Framing, PerHop, Routes, TableRoute, ecmp_routes, ecmp_routes_over, route_table};
+pub use routes::{
+    Framing, PerHop, Routes, SearchOrder, TableRoute, ecmp_routes, ecmp_routes_over,
+    ecmp_routes_searching, route_table,
+};
 
 /// A node's index in [`Topology::nodes`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -133,12 +133,31 @@ pub fn route_table(topo: &Topology, routes: &Routes, id: NodeId) -> Vec<TableRou
     table
 }
 
-/// Each node's links in the order the reference's search visits its
-/// neighbours (the module docs), for its own topologies; `None`: link
-/// order. Hosts first (their order is immaterial), then switches by
-/// descending node id; a node's links to one neighbour keep link order.
-fn search_order(topo: &Topology) -> Option<Vec<Vec<LinkId>>> {
-    if topo.addressing() != Addressing::Hpcc {
+/// The order a route search visits a node's neighbours in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchOrder {
+    /// Link order: rocesim's own topologies.
+    Links,
+    /// The reference's, by address (the module docs): hosts first (their
+    /// order is immaterial), then switches by descending node id; a node's
+    /// links to one neighbour keep link order.
+    ByAddress,
+}
+
+impl SearchOrder {
+    /// The reference's order on its own topologies ([`Addressing::Hpcc`]),
+    /// link order on any other.
+    pub fn of(topo: &Topology) -> SearchOrder {
+        match topo.addressing() {
+            Addressing::Hpcc => SearchOrder::ByAddress,
+            Addressing::Sequential => SearchOrder::Links,
+        }
+    }
+}
+
+/// Each node's links in `order`; `None`: link order, as they are.
+fn search_order(topo: &Topology, order: SearchOrder) -> Option<Vec<Vec<LinkId>>> {
+    if order == SearchOrder::Links {
         return None;
     }
     Some(
@@ -167,6 +186,17 @@ pub fn ecmp_routes_over(
     topo: &Topology,
     up: impl Fn(LinkId) -> bool,
 ) -> Result<Routes, TopologyError> {
+    ecmp_routes_searching(topo, SearchOrder::of(topo), up)
+}
+
+/// [`ecmp_routes_over`], the search visiting neighbours in `order`: for a
+/// graph of the reference's topology that is not numbered as its file (a
+/// scenario's own graph, `scenario::traffic::graph`).
+pub fn ecmp_routes_searching(
+    topo: &Topology,
+    order: SearchOrder,
+    up: impl Fn(LinkId) -> bool,
+) -> Result<Routes, TopologyError> {
     let n = topo.nodes().len();
     let hosts = topo.hosts().to_vec();
     let h = hosts.len();
@@ -193,7 +223,7 @@ pub fn ecmp_routes_over(
     let mut tail = vec![usize::MAX; n];
     let mut found: Vec<(LinkId, usize)> = Vec::new();
     let mut set = Vec::new();
-    let by_address = search_order(topo);
+    let by_address = search_order(topo, order);
     for (d, &dst) in hosts.iter().enumerate() {
         for &x in &reached {
             dis[x.0 as usize] = INF;
