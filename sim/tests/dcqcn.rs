@@ -358,6 +358,33 @@ fn dcqcn_shares_a_bottleneck_fairly_between_2_then_4_flows() {
         .collect();
     let cuts = rates.windows(2).filter(|w| w[1] < w[0] * 0.9).count();
     assert!(cuts >= 5, "{cuts} cuts of 10 % or more: {rates:?}");
+    // rates.svg draws h3's and h4's limiters from 10 ms, when they begin to
+    // send, not at line rate from 0 (their QPs exist from the start).
+    let svg = std::fs::read_to_string(out.join("rates.svg")).unwrap();
+    let lines: Vec<Vec<f64>> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter(|tag| tag.contains("stroke-width=\"2\""))
+        .map(|tag| {
+            let pts = tag.split(" points=\"").nth(1).unwrap();
+            let pts = &pts[..pts.find('"').unwrap()];
+            pts.split_whitespace()
+                .map(|p| p.split(',').next().unwrap().parse().unwrap())
+                .collect()
+        })
+        .filter(|xs: &Vec<f64>| xs.len() > 10)
+        .collect();
+    assert_eq!(lines.len(), 4, "h1..h4's lines in {svg}");
+    let (start, end) = (lines[0][0], *lines[0].last().unwrap());
+    for (h, xs) in [("h3", &lines[2]), ("h4", &lines[3])] {
+        // The plot spans 0 to 20 ms: 10 ms is half way, and the line
+        // starts at the last sample before (samples are 20 us apart).
+        assert!(
+            xs[0] >= start + (end - start) * 0.45,
+            "{h}'s line starts at x {} of {start}..{end}",
+            xs[0]
+        );
+    }
 }
 
 /// The DCQCN chapter quotes what today's `rocesim` prints for

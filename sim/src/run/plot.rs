@@ -61,19 +61,33 @@ pub fn line_plot(
     y_label: &str,
     series: &[Series],
 ) -> Result<(), String> {
+    line_plot_from(dir, stem, title, x_label, y_label, series, None)
+}
+
+/// [`line_plot`], its x axis starting at `x_from` or before (where the
+/// lines start later than the time they are read against).
+fn line_plot_from(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    x_from: Option<f64>,
+) -> Result<(), String> {
     fonts();
     let png = dir.join(format!("{stem}.png"));
     let svg = dir.join(format!("{stem}.svg"));
     {
         let root = BitMapBackend::new(&png, (1000, 560)).into_drawing_area();
-        draw(&root, title, x_label, y_label, series)
+        draw(&root, (title, x_label, y_label), series, x_from)
             .map_err(|e| format!("{}: {e}", png.display()))?;
         root.present()
             .map_err(|e| format!("{}: {e}", png.display()))?;
     }
     {
         let root = SVGBackend::new(&svg, (1000, 560)).into_drawing_area();
-        draw(&root, title, x_label, y_label, series)
+        draw(&root, (title, x_label, y_label), series, x_from)
             .map_err(|e| format!("{}: {e}", svg.display()))?;
         root.present()
             .map_err(|e| format!("{}: {e}", svg.display()))?;
@@ -83,13 +97,12 @@ pub fn line_plot(
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
+    (title, x_label, y_label): (&str, &str, &str),
     series: &[Series],
+    x_from: Option<f64>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0.0f64);
+    let (mut x0, mut x1, mut y1) = (x_from.unwrap_or(f64::MAX), f64::MIN, 0.0f64);
     for s in series {
         for &(x, y) in &s.points {
             x0 = x0.min(x);
@@ -291,15 +304,29 @@ pub fn qp_plot(w: &World, dir: &Path) -> Result<(), String> {
     line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
 }
 
-/// The rate each QP's limiter allowed over time (`rates.png/svg`): client
-/// QPs, and servers whose reaction point cut their rate (READ responders).
+/// The rate each QP's limiter allowed over time (`rates.png/svg`), from the
+/// last sample before it began to send: client QPs, and servers whose
+/// reaction point cut their rate (READ responders).
 /// DCQCN's sawtooth: a cut on a CNP, then recovery in steps.
 pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let n = w.qp_count();
-    let mut points = vec![Vec::new(); n];
+    let mut points: Vec<Vec<(f64, f64)>> = vec![Vec::new(); n];
+    // Before its first packet a QP's limiter stands at line rate, which no
+    // one was sending at: its line starts at the last sample before it
+    // sent (where it arrives at line rate), not at the run's start.
+    let mut idle: Vec<Option<(f64, f64)>> = vec![None; n];
     for s in w.qp_samples() {
-        points[s.qp as usize].push((s.t.as_secs_f64() / unit, s.rate_bps as f64 / 1e9));
+        let (q, p) = (
+            s.qp as usize,
+            (s.t.as_secs_f64() / unit, s.rate_bps as f64 / 1e9),
+        );
+        if s.tx_payload == 0 && points[q].is_empty() {
+            idle[q] = Some(p);
+            continue;
+        }
+        points[q].extend(idle[q].take());
+        points[q].push(p);
     }
     let shown: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w
         .qps()
@@ -316,7 +343,9 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
         "Rate allowed per QP (DCQCN)".to_string()
     };
     let x_label = format!("time ({unit_name})");
-    line_plot(dir, "rates", &title, &x_label, "Gb/s", &series)
+    // The time axis starts where the samples do, as the other plots'.
+    let x_from = w.qp_samples().first().map(|s| s.t.as_secs_f64() / unit);
+    line_plot_from(dir, "rates", &title, &x_label, "Gb/s", &series, x_from)
 }
 
 /// One line per QP, at most [`MAX_QP_LINES`], the first 16 named in the
@@ -365,7 +394,7 @@ mod tests {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
-            draw(&root, "t", "x", "y", &series).unwrap();
+            draw(&root, ("t", "x", "y"), &series, None).unwrap();
             root.present().unwrap();
         }
         let attr = |tag: &str, name: &str| -> f64 {
@@ -411,7 +440,7 @@ mod tests {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
-            draw(&root, "t", "x", "y", &[idle]).unwrap();
+            draw(&root, ("t", "x", "y"), &[idle], None).unwrap();
             root.present().unwrap();
         }
         let labels: Vec<&str> = svg
