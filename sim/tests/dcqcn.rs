@@ -176,13 +176,19 @@ fn ce_marks_become_cnps_and_the_sender_cuts_and_recovers() {
 fn soft_roce_sends_no_ect_and_no_cnps() {
     // rxe copies the TC's ECN bits: TC 0 is Not-ECT, so nothing is marked;
     // it runs no DCQCN, so the NP counters stay 0.
-    let (_, s) = run_text(
+    let (dir, s) = run_text(
         "dcqcn_rxe",
         &scenario_text(0.5, 4, "profile = \"rxe\"\n"),
         &[],
     );
     assert_eq!(counter(&s, "b.eth0", "np_ecn_marked_roce_packets"), 0);
     assert!(s["counters"]["b.eth0"].get("np_cnp_sent").is_none());
+    // Its rate plot does not claim to show DCQCN.
+    let svg = std::fs::read_to_string(dir.join("run/rates.svg")).unwrap();
+    assert!(
+        svg.contains("no DCQCN") && !svg.contains("(DCQCN)"),
+        "{svg}"
+    );
     // TC 2 (ECT(0)) is copied and marked, but rxe sends no CNP.
     let (_, s) = run_text(
         "dcqcn_rxe_ect",
@@ -358,6 +364,11 @@ fn dcqcn_shares_a_bottleneck_fairly_between_2_then_4_flows() {
         .collect();
     let cuts = rates.windows(2).filter(|w| w[1] < w[0] * 0.9).count();
     assert!(cuts >= 5, "{cuts} cuts of 10 % or more: {rates:?}");
+    assert!(
+        std::fs::read_to_string(out.join("rates.svg"))
+            .unwrap()
+            .contains("Rate allowed per QP (DCQCN)")
+    );
     // rates.svg draws h3's and h4's limiters from 10 ms, when they begin to
     // send, not at line rate from 0 (their QPs exist from the start).
     let svg = std::fs::read_to_string(out.join("rates.svg")).unwrap();

@@ -336,11 +336,18 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
         })
         .collect();
     let total = shown.len();
+    // Without a reaction point the limit is the line rate or the
+    // workload's `rate_limit`: the title says which kind of plot it is.
+    let what = if shown.iter().any(|(q, _)| q.reaction_point().is_some()) {
+        "Rate allowed per QP (DCQCN)"
+    } else {
+        "Rate allowed per QP (no DCQCN: line rate or rate_limit)"
+    };
     let series = qp_lines(shown);
     let title = if total > MAX_QP_LINES {
-        format!("Rate allowed per QP (DCQCN), first {MAX_QP_LINES} of {total}")
+        format!("{what}, first {MAX_QP_LINES} of {total}")
     } else {
-        "Rate allowed per QP (DCQCN)".to_string()
+        what.to_string()
     };
     let x_label = format!("time ({unit_name})");
     // The time axis starts where the samples do, as the other plots'.
