@@ -61,17 +61,16 @@ pub fn line_plot(
     y_label: &str,
     series: &[Series],
 ) -> Result<(), String> {
-    line_plot_from(dir, stem, title, x_label, y_label, series, None)
+    line_plot_from(dir, stem, (title, x_label, y_label), series, None)
 }
 
-/// [`line_plot`], its x axis starting at `x_from` or before (where the
-/// lines start later than the time they are read against).
+/// [`line_plot`] with its labels (title, x, y), its x axis starting at
+/// `x_from` or before (where the lines start later than the time they are
+/// read against).
 fn line_plot_from(
     dir: &Path,
     stem: &str,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
+    labels: (&str, &str, &str),
     series: &[Series],
     x_from: Option<f64>,
 ) -> Result<(), String> {
@@ -80,15 +79,13 @@ fn line_plot_from(
     let svg = dir.join(format!("{stem}.svg"));
     {
         let root = BitMapBackend::new(&png, (1000, 560)).into_drawing_area();
-        draw(&root, (title, x_label, y_label), series, x_from)
-            .map_err(|e| format!("{}: {e}", png.display()))?;
+        draw(&root, labels, series, x_from).map_err(|e| format!("{}: {e}", png.display()))?;
         root.present()
             .map_err(|e| format!("{}: {e}", png.display()))?;
     }
     {
         let root = SVGBackend::new(&svg, (1000, 560)).into_drawing_area();
-        draw(&root, (title, x_label, y_label), series, x_from)
-            .map_err(|e| format!("{}: {e}", svg.display()))?;
+        draw(&root, labels, series, x_from).map_err(|e| format!("{}: {e}", svg.display()))?;
         root.present()
             .map_err(|e| format!("{}: {e}", svg.display()))?;
     }
@@ -352,7 +349,7 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
     let x_label = format!("time ({unit_name})");
     // The time axis starts where the samples do, as the other plots'.
     let x_from = w.qp_samples().first().map(|s| s.t.as_secs_f64() / unit);
-    line_plot_from(dir, "rates", &title, &x_label, "Gb/s", &series, x_from)
+    line_plot_from(dir, "rates", (&title, &x_label, "Gb/s"), &series, x_from)
 }
 
 /// One line per QP, at most [`MAX_QP_LINES`], the first 16 named in the
