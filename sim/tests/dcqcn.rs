@@ -364,14 +364,10 @@ fn dcqcn_shares_a_bottleneck_fairly_between_2_then_4_flows() {
         .collect();
     let cuts = rates.windows(2).filter(|w| w[1] < w[0] * 0.9).count();
     assert!(cuts >= 5, "{cuts} cuts of 10 % or more: {rates:?}");
-    assert!(
-        std::fs::read_to_string(out.join("rates.svg"))
-            .unwrap()
-            .contains("Rate allowed per QP (DCQCN)")
-    );
+    let svg = std::fs::read_to_string(out.join("rates.svg")).unwrap();
+    assert!(svg.contains("Rate allowed per QP (DCQCN)"));
     // rates.svg draws h3's and h4's limiters from 10 ms, when they begin to
     // send, not at line rate from 0 (their QPs exist from the start).
-    let svg = std::fs::read_to_string(out.join("rates.svg")).unwrap();
     let lines: Vec<Vec<f64>> = svg
         .split("<polyline")
         .skip(1)
