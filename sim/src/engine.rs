@@ -338,7 +338,23 @@ impl Scheduler {
 
     /// Takes the next event and advances the clock to it.
     pub fn pop(&mut self) -> Option<(Ps, Event)> {
-        let e = if self.far_first() {
+        self.pop_until(Ps(u64::MAX))
+    }
+
+    /// Takes the next event if it is due at or before `limit`: a loop's
+    /// peek and pop in one, choosing the heap once.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Ps) -> Option<(Ps, Event)> {
+        let far = self.far_first();
+        let next = if far {
+            self.far.peek()
+        } else {
+            self.heap.peek()
+        };
+        if next?.at() > limit {
+            return None;
+        }
+        let e = if far {
             self.far.pop()?
         } else {
             let mut top = self.heap.peek_mut()?;
@@ -495,6 +511,34 @@ mod tests {
         );
         lazy.insert(3, (30, Event::TxDone { port: 8 }));
         assert_eq!(lazy, eager);
+    }
+
+    /// `pop_until` takes what is due by its limit, from either heap, in
+    /// order, and leaves the rest where it was.
+    #[test]
+    fn pop_until_stops_at_its_limit() {
+        let mut s = Scheduler::new();
+        s.at(Ps(10), Event::QpWake { qp: 1 });
+        s.at(Ps(5), Event::QpWake { qp: 0 });
+        s.at(Ps(10), Event::QpWake { qp: 2 });
+        // Beyond the horizon: the far heap's.
+        s.at(Ps(HORIZON.0 + 50), Event::QpWake { qp: 4 });
+        s.at(Ps(20), Event::QpWake { qp: 3 });
+        let mut take = |s: &mut Scheduler, limit: u64| {
+            std::iter::from_fn(|| s.pop_until(Ps(limit)))
+                .map(|(t, e)| match e {
+                    Event::QpWake { qp } => (t.0, qp),
+                    _ => unreachable!(),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(take(&mut s, 4), []);
+        assert_eq!(take(&mut s, 10), [(5, 0), (10, 1), (10, 2)]);
+        assert_eq!(s.now(), Ps(10));
+        assert_eq!(s.pending(), 2);
+        assert_eq!(take(&mut s, HORIZON.0 + 49), [(20, 3)]);
+        assert_eq!(take(&mut s, u64::MAX), [(HORIZON.0 + 50, 4)]);
+        assert_eq!(s.executed(), 5);
     }
 
     #[test]

@@ -528,3 +528,49 @@ proptest! {
         prop_assert_eq!(m.lossless_drops(), 0);
     }
 }
+
+/// The threshold is floor(alpha × free bytes), through whichever integer
+/// conversion: the same as computed in `u64`, for alphas that are not
+/// powers of two too, and a switch without thresholds (alpha 1e30) has
+/// none: `u64::MAX`.
+#[test]
+fn threshold_is_the_floor_of_alpha_times_free() {
+    let mut cfg = asic(1);
+    cfg.alpha = [
+        0.3,
+        1.0 / 3.0,
+        0.75,
+        1.0,
+        2.5,
+        1e-3,
+        17.0,
+        NO_THRESHOLD_ALPHA,
+    ];
+    let mut m = Mmu::new(&cfg).unwrap();
+    // Pool 172,000, nothing shared yet: floor(0.3 × 172,000) = 51,600,
+    // floor(172,000 / 3) = 57,333, 129,000, 172,000, 430,000, 172, 2,924,000.
+    let want = [
+        51_600,
+        57_333,
+        129_000,
+        172_000,
+        430_000,
+        172,
+        2_924_000,
+        u64::MAX,
+    ];
+    assert_eq!((0..8).map(|p| m.threshold(0, p)).collect::<Vec<_>>(), want);
+    for _ in 0..40 {
+        accept(m.admit(0, 3, 1_000));
+        let free = m.pool_bytes() - m.shared_used_bytes();
+        for (p, a) in cfg.alpha.iter().enumerate() {
+            assert_eq!(
+                m.threshold(0, p),
+                (free as f64 * a) as u64,
+                "alpha {a}, free {free}"
+            );
+        }
+    }
+    let m = Mmu::new(&MmuConfig::shared_pool(1 << 30, 4)).unwrap();
+    assert_eq!(m.threshold(3, 7), u64::MAX);
+}

@@ -422,7 +422,18 @@ impl Mmu {
         // `as u64` rounds toward zero and saturates, so for this product
         // (never below zero, and below zero it would saturate to 0 either
         // way) it is `floor`, without the libm call per admission.
-        ((self.pool - self.shared_used) as f64 * self.alpha[port][prio]) as u64
+        //
+        // Through `i64`: one instruction each way where `u64` takes a
+        // dozen, and this runs three times a frame. Exact: the free bytes
+        // are far below 2^63, and so is every product but that of
+        // `NO_THRESHOLD_ALPHA`, which saturates as before.
+        const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+        let t = (self.pool - self.shared_used) as i64 as f64 * self.alpha[port][prio];
+        if t < TWO_POW_63 {
+            t as i64 as u64
+        } else {
+            t as u64
+        }
     }
 
     pub fn ports(&self) -> usize {

@@ -211,11 +211,7 @@ impl World {
         }
         self.sched.at(Ps::ZERO, Event::Sample);
         let mut n: u64 = 0;
-        while let Some(t) = self.sched.peek_time() {
-            if t > limit {
-                break;
-            }
-            let (_, ev) = self.sched.pop().expect("peeked");
+        while let Some((t, ev)) = self.sched.pop_until(limit) {
             if self.step(ev) {
                 self.last_activity = t;
                 self.note_activity(t);

@@ -351,11 +351,9 @@ impl World {
     fn run_window(&mut self, end: Ps) {
         self.receive();
         self.part_mut().first_activity = None;
-        while let Some(t) = self.sched.peek_time() {
-            if t >= end {
-                break;
-            }
-            let (_, ev) = self.sched.pop().expect("peeked");
+        // The window's last instant (a window ending at 0 has none).
+        let last = end.0.checked_sub(1).map(Ps);
+        while let Some((t, ev)) = last.and_then(|l| self.sched.pop_until(l)) {
             if ev == Event::Sample {
                 // The coordinator takes it, from both parts.
                 self.part_mut().at_sample = true;
