@@ -524,7 +524,7 @@ mod tests {
         // Beyond the horizon: the far heap's.
         s.at(Ps(HORIZON.0 + 50), Event::QpWake { qp: 4 });
         s.at(Ps(20), Event::QpWake { qp: 3 });
-        let mut take = |s: &mut Scheduler, limit: u64| {
+        let take = |s: &mut Scheduler, limit: u64| {
             std::iter::from_fn(|| s.pop_until(Ps(limit)))
                 .map(|(t, e)| match e {
                     Event::QpWake { qp } => (t.0, qp),
