@@ -386,19 +386,29 @@ impl Scheduler {
 mod tests {
     use super::*;
 
-    #[test]
-    fn equal_times_run_in_insertion_order() {
+    /// A scheduler with `QpWake`s for (time, qp) scheduled in this order.
+    fn wakes(plan: &[(u64, u32)]) -> Scheduler {
         let mut s = Scheduler::new();
-        s.at(Ps(10), Event::QpWake { qp: 1 });
-        s.at(Ps(5), Event::QpWake { qp: 0 });
-        s.at(Ps(10), Event::QpWake { qp: 2 });
-        s.at(Ps(10), Event::QpWake { qp: 3 });
-        let order: Vec<_> = std::iter::from_fn(|| s.pop())
+        for &(t, qp) in plan {
+            s.at(Ps(t), Event::QpWake { qp });
+        }
+        s
+    }
+
+    /// The (time, qp) of the `QpWake`s taken until the next is after `limit`.
+    fn take_wakes(s: &mut Scheduler, limit: u64) -> Vec<(u64, u32)> {
+        std::iter::from_fn(|| s.pop_until(Ps(limit)))
             .map(|(t, e)| match e {
                 Event::QpWake { qp } => (t.0, qp),
                 _ => unreachable!(),
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn equal_times_run_in_insertion_order() {
+        let mut s = wakes(&[(10, 1), (5, 0), (10, 2), (10, 3)]);
+        let order = take_wakes(&mut s, u64::MAX);
         assert_eq!(order, [(5, 0), (10, 1), (10, 2), (10, 3)]);
         assert_eq!(s.executed(), 4);
         assert_eq!(s.now(), Ps(10));
@@ -517,27 +527,14 @@ mod tests {
     /// order, and leaves the rest where it was.
     #[test]
     fn pop_until_stops_at_its_limit() {
-        let mut s = Scheduler::new();
-        s.at(Ps(10), Event::QpWake { qp: 1 });
-        s.at(Ps(5), Event::QpWake { qp: 0 });
-        s.at(Ps(10), Event::QpWake { qp: 2 });
-        // Beyond the horizon: the far heap's.
-        s.at(Ps(HORIZON.0 + 50), Event::QpWake { qp: 4 });
-        s.at(Ps(20), Event::QpWake { qp: 3 });
-        let take = |s: &mut Scheduler, limit: u64| {
-            std::iter::from_fn(|| s.pop_until(Ps(limit)))
-                .map(|(t, e)| match e {
-                    Event::QpWake { qp } => (t.0, qp),
-                    _ => unreachable!(),
-                })
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(take(&mut s, 4), []);
-        assert_eq!(take(&mut s, 10), [(5, 0), (10, 1), (10, 2)]);
+        // qp 4 beyond the horizon: the far heap's.
+        let mut s = wakes(&[(10, 1), (5, 0), (10, 2), (HORIZON.0 + 50, 4), (20, 3)]);
+        assert_eq!(take_wakes(&mut s, 4), []);
+        assert_eq!(take_wakes(&mut s, 10), [(5, 0), (10, 1), (10, 2)]);
         assert_eq!(s.now(), Ps(10));
         assert_eq!(s.pending(), 2);
-        assert_eq!(take(&mut s, HORIZON.0 + 49), [(20, 3)]);
-        assert_eq!(take(&mut s, u64::MAX), [(HORIZON.0 + 50, 4)]);
+        assert_eq!(take_wakes(&mut s, HORIZON.0 + 49), [(20, 3)]);
+        assert_eq!(take_wakes(&mut s, u64::MAX), [(HORIZON.0 + 50, 4)]);
         assert_eq!(s.executed(), 5);
     }
 
