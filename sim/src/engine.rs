@@ -302,11 +302,21 @@ impl Scheduler {
     /// The entry [`Scheduler::pop`] would take now.
     #[inline]
     fn next(&self) -> Option<&Entry> {
-        if self.far_first() {
-            self.far.peek()
-        } else {
-            self.heap.peek()
-        }
+        self.head().1
+    }
+
+    /// Whether the next entry is the far heap's, and that entry.
+    #[inline]
+    fn head(&self) -> (bool, Option<&Entry>) {
+        let far = self.far_first();
+        (
+            far,
+            if far {
+                self.far.peek()
+            } else {
+                self.heap.peek()
+            },
+        )
     }
 
     /// Sets the count of events taken (a partitioned run's, added up).
@@ -345,12 +355,7 @@ impl Scheduler {
     /// peek and pop in one, choosing the heap once.
     #[inline]
     pub fn pop_until(&mut self, limit: Ps) -> Option<(Ps, Event)> {
-        let far = self.far_first();
-        let next = if far {
-            self.far.peek()
-        } else {
-            self.heap.peek()
-        };
+        let (far, next) = self.head();
         if next?.at() > limit {
             return None;
         }
