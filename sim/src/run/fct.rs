@@ -207,12 +207,7 @@ fn plot(dir: &Path, s: &FctSummary) -> Result<(), String> {
     super::plot::fonts();
     let png = dir.join("fct.png");
     let svg = dir.join("fct.svg");
-    {
-        let root = BitMapBackend::new(&png, (900, 520)).into_drawing_area();
-        draw(&root, s).map_err(|e| format!("{}: {e}", png.display()))?;
-        root.present()
-            .map_err(|e| format!("{}: {e}", png.display()))?;
-    }
+    super::plot::write_png(&png, (900, 520), |root| draw(root, s))?;
     let root = SVGBackend::new(&svg, (900, 520)).into_drawing_area();
     draw(&root, s).map_err(|e| format!("{}: {e}", svg.display()))?;
     root.present()

@@ -77,12 +77,7 @@ fn line_plot_from(
     fonts();
     let png = dir.join(format!("{stem}.png"));
     let svg = dir.join(format!("{stem}.svg"));
-    {
-        let root = BitMapBackend::new(&png, (1000, 560)).into_drawing_area();
-        draw(&root, labels, series, x_from).map_err(|e| format!("{}: {e}", png.display()))?;
-        root.present()
-            .map_err(|e| format!("{}: {e}", png.display()))?;
-    }
+    write_png(&png, (1000, 560), |root| draw(root, labels, series, x_from))?;
     {
         let root = SVGBackend::new(&svg, (1000, 560)).into_drawing_area();
         draw(&root, labels, series, x_from).map_err(|e| format!("{}: {e}", svg.display()))?;
@@ -90,6 +85,40 @@ fn line_plot_from(
             .map_err(|e| format!("{}: {e}", svg.display()))?;
     }
     Ok(())
+}
+
+/// Draws a bitmap of `(w, h)` pixels with `draw` and writes it to `path`
+/// as a PNG.
+///
+/// plotters' own writer (through `image`) filters each row five ways and
+/// keeps the best: a fifth of the instructions of writing the 2:1 star's
+/// outputs (42 of 237 million). Paeth for every row costs a fraction of
+/// that, for files 3 % larger (Up or Sub made them three times larger).
+pub(crate) fn write_png<E: std::error::Error + Send + Sync>(
+    path: &Path,
+    (w, h): (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> Result<(), DrawingAreaErrorKind<E>>,
+) -> Result<(), String>
+where
+    for<'a> BitMapBackend<'a>: DrawingBackend<ErrorType = E>,
+{
+    let at = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(&root).map_err(|e| at(&e))?;
+        root.present().map_err(|e| at(&e))?;
+    }
+    let file = std::fs::File::create(path).map_err(|e| at(&e))?;
+    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Fast);
+    enc.set_filter(png::FilterType::Paeth);
+    enc.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
+    let mut out = enc.write_header().map_err(|e| at(&e))?;
+    out.write_image_data(&rgb).map_err(|e| at(&e))?;
+    out.finish().map_err(|e| at(&e))
 }
 
 fn draw<DB: DrawingBackend>(
@@ -477,6 +506,39 @@ mod tests {
         let svg = std::fs::read_to_string(dir.join("t.svg")).unwrap();
         assert!(svg.contains("title"));
         assert!(std::fs::metadata(dir.join("t.png")).unwrap().len() > 1000);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What `write_png` writes decodes to what was drawn: the size, RGB
+    /// at 8 bits, and the pixels (a red square on white, read back at its
+    /// corners and outside them).
+    #[test]
+    fn png_decodes_to_the_pixels_drawn() {
+        let dir = std::env::temp_dir().join(format!("rocesim-png-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("square.png");
+        write_png(&path, (40, 30), |root| {
+            root.fill(&WHITE)?;
+            root.draw(&Rectangle::new([(10, 5), (20, 15)], RED.filled()))
+        })
+        .unwrap();
+        let mut dec = png::Decoder::new(std::fs::File::open(&path).unwrap())
+            .read_info()
+            .unwrap();
+        let mut rgb = vec![0; dec.output_buffer_size()];
+        let info = dec.next_frame(&mut rgb).unwrap();
+        assert_eq!((info.width, info.height), (40, 30));
+        assert_eq!(
+            (info.color_type, info.bit_depth),
+            (png::ColorType::Rgb, png::BitDepth::Eight)
+        );
+        let at = |x: usize, y: usize| &rgb[(y * 40 + x) * 3..][..3];
+        for (x, y) in [(10, 5), (19, 14), (15, 10)] {
+            assert_eq!(at(x, y), [255, 0, 0], "({x}, {y})");
+        }
+        for (x, y) in [(9, 5), (20, 14), (15, 15), (10, 4), (0, 0), (39, 29)] {
+            assert_eq!(at(x, y), [255, 255, 255], "({x}, {y})");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
