@@ -414,22 +414,61 @@ impl World {
     }
 }
 
-/// The two threads' meeting points: the window's end (`u64::MAX`: stop),
-/// the window the worker may start, the last it finished.
-///
-/// Each on a line of its own, and the twin world on the heap: a thread
+/// The two threads' meeting points, each on a line of its own: a thread
 /// spinning on a line that the other writes as it runs events costs both
 /// a cache miss per write (the stars' windows ran at half speed so).
+///
+/// Between two windows the coordinator touches only these lines, never
+/// the twin world: reading the twin's scheduler and `Part` there, and
+/// taking its lock, cost the 2:1 star's windows a cache miss each, most of
+/// the 1.9 us a window's meeting cost. The twin is locked by the
+/// coordinator only to take a sample or report progress.
 struct Sync {
-    end: Line<AtomicU64>,
-    go: Line<AtomicU64>,
-    done: Line<AtomicU64>,
+    go: Line<Go>,
+    report: Line<Report>,
+    /// Frames part 0 sent part 1, posted between windows and taken by the
+    /// worker as its next window starts.
+    to_worker: Line<Mutex<Mail>>,
+    /// Frames part 1 sent part 0, posted by the worker as its window ends
+    /// and taken by the coordinator before the next.
+    to_coordinator: Line<Mutex<Mail>>,
     /// Either thread panicked: nobody is coming.
     dead: Line<AtomicBool>,
     /// How long a wait spins before it yields (0 on one CPU): tens of
     /// microseconds, longer than a window usually keeps the other part (256
     /// spins made the 2:1 star's windows 10 % slower).
     spins: u32,
+}
+
+/// The window the worker may start and its end (`u64::MAX`: stop).
+#[derive(Default)]
+struct Go {
+    epoch: AtomicU64,
+    end: AtomicU64,
+}
+
+/// What the coordinator needs of part 1 between windows, written by the
+/// worker as a window ends (`epoch` last): times as picoseconds,
+/// [`NO_TIME`] for none.
+#[derive(Default)]
+struct Report {
+    epoch: AtomicU64,
+    /// The part's next event.
+    next: AtomicU64,
+    /// Its earliest activity in the window.
+    first_activity: AtomicU64,
+    /// The window stopped at its `Sample`.
+    at_sample: AtomicBool,
+}
+
+/// An absent time in [`Report`]: no event runs at the last picosecond.
+const NO_TIME: u64 = u64::MAX;
+
+fn pack(t: Option<Ps>) -> u64 {
+    t.map_or(NO_TIME, |t| t.0)
+}
+fn unpack(t: u64) -> Option<Ps> {
+    (t != NO_TIME).then_some(Ps(t))
 }
 
 /// A value alone on its cache lines (two: the adjacent-line prefetcher
@@ -482,15 +521,31 @@ fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>) {
     let mut epoch = 0;
     loop {
         epoch += 1;
-        sync.wait(&sync.go, epoch);
-        let end = sync.end.load(Ordering::Acquire);
+        sync.wait(&sync.go.epoch, epoch);
+        let end = sync.go.end.load(Ordering::Relaxed);
         if end == u64::MAX {
             return;
         }
-        twin.lock()
-            .expect("the worker holds its part")
-            .run_window(Ps(end));
-        sync.done.store(epoch, Ordering::Release);
+        // Locked by the coordinator only between windows: this lock's
+        // line stays with this thread.
+        let mut b = twin.lock().expect("the worker holds its part");
+        post(
+            &mut sync.to_worker.lock().expect("mail"),
+            &mut b.part_mut().inbox,
+        );
+        b.run_window(Ps(end));
+        post(
+            &mut b.part_mut().outbox,
+            &mut sync.to_coordinator.lock().expect("mail"),
+        );
+        let r = &sync.report;
+        // The inbox went into the lanes as the window started.
+        r.next.store(pack(b.sched.peek_time()), Ordering::Relaxed);
+        r.first_activity
+            .store(pack(b.part().first_activity), Ordering::Relaxed);
+        r.at_sample.store(b.part().at_sample, Ordering::Relaxed);
+        drop(b);
+        r.epoch.store(epoch, Ordering::Release);
     }
 }
 
@@ -510,11 +565,16 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
     for x in [&mut *w, &mut *twin] {
         x.sched.at(Ps::ZERO, Event::Sample);
     }
+    // Part 1 as of its last window: its next event, its first activity,
+    // whether it stopped at its `Sample`.
+    let mut b_next = twin.next_time();
+    let (mut b_first, mut b_at_sample) = (None, false);
     let twin = Mutex::new(twin);
     let sync = Sync {
-        end: Line(AtomicU64::new(0)),
-        go: Line(AtomicU64::new(0)),
-        done: Line(AtomicU64::new(0)),
+        go: Line(Go::default()),
+        report: Line(Report::default()),
+        to_worker: Line(Mutex::new(Mail::default())),
+        to_coordinator: Line(Mutex::new(Mail::default())),
         dead: Line(AtomicBool::new(false)),
         spins: match std::thread::available_parallelism() {
             Ok(n) if n.get() > 1 => 1 << 11,
@@ -530,6 +590,7 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
         // threads that write the outputs inherit it.
         let _pinned = cpus.map(|c| affinity::pin(c[0]));
         let _notice = DeathNotice(&sync.dead);
+        let lock_twin = || twin.lock().expect("the worker is waiting");
         // When the sampler's next `Sample` is due (`None`: it paused).
         let mut next_sample = Some(Ps::ZERO);
         // Events before it have run in both parts.
@@ -537,24 +598,38 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
         let mut epoch = 0u64;
         let mut windows = 0u64;
         loop {
-            // Between windows: the worker waits, its part is the
-            // coordinator's (the lock is free).
-            let mut guard = twin.lock().expect("the worker is waiting");
-            let b = &mut **guard;
-            post(&mut w.part_mut().outbox, &mut b.part_mut().inbox);
-            post(&mut b.part_mut().outbox, &mut w.part_mut().inbox);
+            // Between windows: the worker waits for `go`, its part is the
+            // coordinator's to lock.
+            let to_b = {
+                let mut slot = sync.to_worker.lock().expect("mail");
+                post(&mut w.part_mut().outbox, &mut slot);
+                slot.first
+            };
+            post(
+                &mut sync.to_coordinator.lock().expect("mail"),
+                &mut w.part_mut().inbox,
+            );
             if w.part().at_sample {
-                debug_assert!(b.part().at_sample, "the parts stop at the same sample");
+                debug_assert!(b_at_sample, "the parts stop at the same sample");
+                let mut guard = lock_twin();
+                let b = &mut **guard;
+                // Part 1's frames go to its inbox, where the sample counts
+                // them.
+                post(
+                    &mut sync.to_worker.lock().expect("mail"),
+                    &mut b.part_mut().inbox,
+                );
                 let ts = w.now();
                 next_sample = sample(w, b, ts);
+                (b_next, b_first, b_at_sample) = (b.next_time(), None, false);
                 continue;
             }
             // The sampler resumes after a pause at the first activity, as
             // `note_activity` has it; a grid point the window passed
             // gives way to the first after it.
-            let first = earliest(w.part().first_activity, b.part().first_activity);
+            let first = earliest(w.part().first_activity, b_first);
             w.part_mut().first_activity = None;
-            b.part_mut().first_activity = None;
+            b_first = None;
             if let (None, Some(t), true) = (next_sample, first, w.sampler.is_paused()) {
                 let k = w.sampler.resume_at(t, w.ports.len());
                 // No event after `k` has run (a window of one instant on
@@ -564,12 +639,13 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 } else {
                     w.sampler.grid_at_or_after(done_to)
                 };
-                for x in [&mut *w, &mut *b] {
-                    x.sched.at(k, Event::Sample);
-                }
+                w.sched.at(k, Event::Sample);
+                let mut b = lock_twin();
+                b.sched.at(k, Event::Sample);
+                b_next = b.next_time();
                 next_sample = Some(k);
             }
-            let t_ev = earliest(w.next_time(), b.next_time());
+            let t_ev = earliest(w.next_time(), earliest(b_next, to_b));
             let Some(start) = t_ev.filter(|&t| t <= limit) else {
                 left = t_ev.is_some();
                 break;
@@ -590,23 +666,31 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
             if windows % 64 == 0 {
                 if !w.flows.is_empty() {
                     let (da, total) = w.count_finished_flows();
-                    let (db, _) = b.count_finished_flows();
+                    let (db, _) = lock_twin().count_finished_flows();
                     progress.flows(da + db - w.flow_tally.started(), total);
                 }
                 progress.update(start, w.stop_at);
             }
-            drop(guard);
             epoch += 1;
-            sync.end.store(end.0, Ordering::Relaxed);
-            sync.go.store(epoch, Ordering::Release);
+            sync.go.end.store(end.0, Ordering::Relaxed);
+            sync.go.epoch.store(epoch, Ordering::Release);
             w.run_window(end);
-            sync.wait(&sync.done, epoch);
+            sync.wait(&sync.report.epoch, epoch);
+            let r = &sync.report;
+            b_next = unpack(r.next.load(Ordering::Relaxed));
+            b_first = unpack(r.first_activity.load(Ordering::Relaxed));
+            b_at_sample = r.at_sample.load(Ordering::Relaxed);
             done_to = end;
         }
-        sync.end.store(u64::MAX, Ordering::Relaxed);
-        sync.go.store(epoch + 1, Ordering::Release);
+        sync.go.end.store(u64::MAX, Ordering::Relaxed);
+        sync.go.epoch.store(epoch + 1, Ordering::Release);
     });
-    let twin = twin.into_inner().expect("the worker is done");
+    let mut twin = twin.into_inner().expect("the worker is done");
+    // Part 0's frames the run stopped with are still in the mail.
+    post(
+        &mut sync.to_worker.0.into_inner().expect("mail"),
+        &mut twin.part_mut().inbox,
+    );
     merge(w, *twin);
     left
 }
