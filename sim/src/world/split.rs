@@ -11,14 +11,19 @@
 //!
 //! ```text
 //!   coordinator (main thread, part 0)            worker (part 1)
-//!   W = earliest event of both parts
-//!   E = min(W + L, just after the next sample, stop)  ──go(E)──▶
-//!   part 0: inbox -> lanes; events before E      part 1: the same
-//!     (or up to its `Sample`)                      (or up to its `Sample`)
-//!              ◀────────────────────────done────
-//!   outboxes ──▶ the other part's inbox (arrivals at >= E)
-//!   both at their `Sample`? take it, each row from the part that owns it
+//!   run window k: inbox -> lanes,                run window k: the same
+//!     events before its end E (or its `Sample`)
+//!   post frames k, report k  ──────────────▶◀──  post frames k, report k
+//!   fast meeting (most windows): each reads the other's report and works
+//!     out window k+1 the same way:
+//!     W = earliest next event or frame of either part
+//!     E = min(W + L, just after the next sample, stop)
+//!   slow meeting (a sample, a paused sampler, every 64th window):
+//!     the coordinator takes the sample (or counts the flows) from both
+//!     worlds, decides E  ──go(E)──▶  the worker, waiting, starts
 //! ```
+//! Frames sent in window k arrive at or after its end, and go into the
+//! other part's lanes as window k + 1 starts.
 //!
 //! Each part is a whole world, built from the same scenario; it owns the
 //! switches and hosts of its half (a host goes with the switch it hangs
@@ -418,20 +423,31 @@ impl World {
 /// spinning on a line that the other writes as it runs events costs both
 /// a cache miss per write (the stars' windows ran at half speed so).
 ///
-/// Between two windows the coordinator touches only these lines, never
-/// the twin world: reading the twin's scheduler and `Part` there, and
-/// taking its lock, cost the 2:1 star's windows a cache miss each, most of
-/// the 1.9 us a window's meeting cost. The twin is locked by the
-/// coordinator only to take a sample or report progress.
+/// Most windows meet *fast*: as its window ends, each thread posts its
+/// frames and a [`Report`], then reads the other's and works out the next
+/// window by itself ([`next_start`]): both get the same from the same
+/// reports. No thread waits for the other to decide, and neither touches
+/// the other's world. A window that stopped at a sample, a paused
+/// sampler, the run's first window and every 64th (progress) meet *slow*:
+/// the coordinator takes the worker's reports, locks the twin if it must
+/// (to sample, to schedule a sample, to count finished flows), decides
+/// the end and sends it with [`Go`], as every window did before; reading
+/// the twin's scheduler and `Part` between windows, taking its lock and
+/// waiting for `go` cost the 2:1 star's windows most of 1.9 us each.
+///
+/// Reports and mail alternate between two slots by window parity: a
+/// thread writes window `k + 2`'s only after the other has read window
+/// `k`'s (it read them before it ran window `k + 1`, whose report the
+/// writer waited for).
 struct Sync {
+    /// Slow meetings: the window the worker may start, its end.
     go: Line<Go>,
-    report: Line<Report>,
-    /// Frames part 0 sent part 1, posted between windows and taken by the
-    /// worker as its next window starts.
-    to_worker: Line<Mutex<Mail>>,
-    /// Frames part 1 sent part 0, posted by the worker as its window ends
-    /// and taken by the coordinator before the next.
-    to_coordinator: Line<Mutex<Mail>>,
+    /// `reports[part][k % 2]`: what part `part` says after window `k`.
+    reports: [[Line<Report>; 2]; 2],
+    /// `mail[part][k % 2]`: the frames part `part` sent the other in
+    /// window `k`, which go into the other's lanes as window `k + 1`
+    /// starts.
+    mail: [[Line<Mutex<Mail>>; 2]; 2],
     /// Either thread panicked: nobody is coming.
     dead: Line<AtomicBool>,
     /// How long a wait spins before it yields (0 on one CPU): tens of
@@ -440,47 +456,37 @@ struct Sync {
     spins: u32,
 }
 
-/// The window the worker may start and its end (`u64::MAX`: stop).
+/// A slow meeting's answer: the window the worker may start, its end
+/// (`u64::MAX`: stop) and when the next sample is due.
 #[derive(Default)]
 struct Go {
     epoch: AtomicU64,
     end: AtomicU64,
+    next_sample: AtomicU64,
 }
 
-/// What the coordinator needs of part 1 between windows, written by the
-/// worker as a window ends (`epoch` last): times as picoseconds,
-/// [`NO_TIME`] for none.
+/// What a part says as a window ends (`epoch` written last): times as
+/// picoseconds, [`NO_TIME`] for none.
 #[derive(Default)]
 struct Report {
     epoch: AtomicU64,
-    /// The part's next event.
+    /// The part's next event, the frames it just received aside.
     next: AtomicU64,
+    /// The earliest arrival among the frames it sent in the window.
+    sent_first: AtomicU64,
     /// Its earliest activity in the window.
     first_activity: AtomicU64,
     /// The window stopped at its `Sample`.
     at_sample: AtomicBool,
 }
 
-/// An absent time in [`Report`]: no event runs at the last picosecond.
-const NO_TIME: u64 = u64::MAX;
-
-fn pack(t: Option<Ps>) -> u64 {
-    t.map_or(NO_TIME, |t| t.0)
-}
-fn unpack(t: u64) -> Option<Ps> {
-    (t != NO_TIME).then_some(Ps(t))
-}
-
-/// A value alone on its cache lines (two: the adjacent-line prefetcher
-/// pulls pairs).
-#[repr(align(128))]
-struct Line<T>(T);
-
-impl<T> std::ops::Deref for Line<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
+/// A [`Report`] as read.
+#[derive(Debug, Clone, Copy, Default)]
+struct Said {
+    next: Option<Ps>,
+    sent_first: Option<Ps>,
+    first_activity: Option<Ps>,
+    at_sample: bool,
 }
 
 impl Sync {
@@ -502,6 +508,101 @@ impl Sync {
             }
         }
     }
+
+    fn new() -> Sync {
+        let mail = || Line(Mutex::new(Mail::default()));
+        Sync {
+            go: Line(Go::default()),
+            reports: Default::default(),
+            mail: [[mail(), mail()], [mail(), mail()]],
+            dead: Line(AtomicBool::new(false)),
+            spins: match std::thread::available_parallelism() {
+                Ok(n) if n.get() > 1 => 1 << 11,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Part `w` (the world of part `part`) ends window `k`: its frames
+    /// go to the mail, then its report.
+    fn post(&self, part: usize, k: u64, w: &mut World) {
+        let slot = &self.mail[part][(k % 2) as usize];
+        let sent_first = w.part().outbox.first;
+        post(&mut w.part_mut().outbox, &mut slot.lock().expect("mail"));
+        let r = &self.reports[part][(k % 2) as usize];
+        // The inbox went into the lanes as the window started.
+        r.next.store(pack(w.sched.peek_time()), Ordering::Relaxed);
+        r.sent_first.store(pack(sent_first), Ordering::Relaxed);
+        r.first_activity
+            .store(pack(w.part().first_activity), Ordering::Relaxed);
+        r.at_sample.store(w.part().at_sample, Ordering::Relaxed);
+        r.epoch.store(k, Ordering::Release);
+    }
+
+    /// Waits for part `part`'s report of window `k` and reads it.
+    fn read(&self, part: usize, k: u64) -> Said {
+        let r = &self.reports[part][(k % 2) as usize];
+        self.wait(&r.epoch, k);
+        Said {
+            next: unpack(r.next.load(Ordering::Relaxed)),
+            sent_first: unpack(r.sent_first.load(Ordering::Relaxed)),
+            first_activity: unpack(r.first_activity.load(Ordering::Relaxed)),
+            at_sample: r.at_sample.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Moves the frames part `part` sent in window `k` into `to`.
+    fn take(&self, part: usize, k: u64, to: &mut Mail) {
+        post(
+            &mut self.mail[part][(k % 2) as usize].lock().expect("mail"),
+            to,
+        );
+    }
+}
+
+/// Whether the meeting after window `k` is slow (see [`Sync`]): both
+/// threads decide it from what both know.
+fn slow_meeting(k: u64, at_sample: bool, next_sample: Option<Ps>) -> bool {
+    k == 0 || at_sample || next_sample.is_none() || (k + 1) % 64 == 0
+}
+
+/// When the window after a fast meeting starts, from the two parts'
+/// reports: their next events and the frames they sent each other.
+fn next_start(a: Said, b: Said) -> Option<Ps> {
+    [a.next, a.sent_first, b.next, b.sent_first]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// A window from `start`: as far as a frame from the other part cannot
+/// reach, and no further than the stop.
+fn window_end(start: Ps, limit: Ps, lookahead: Ps) -> Ps {
+    Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0.saturating_add(1)))
+}
+
+/// An absent time in [`Report`] and [`Go`]: no event runs at the last
+/// picosecond.
+const NO_TIME: u64 = u64::MAX;
+
+fn pack(t: Option<Ps>) -> u64 {
+    t.map_or(NO_TIME, |t| t.0)
+}
+fn unpack(t: u64) -> Option<Ps> {
+    (t != NO_TIME).then_some(Ps(t))
+}
+
+/// A value alone on its cache lines (two: the adjacent-line prefetcher
+/// pulls pairs).
+#[derive(Default)]
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// Tells the coordinator if the worker dies.
@@ -514,38 +615,38 @@ impl Drop for DeathNotice<'_> {
     }
 }
 
-fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>) {
+fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, lookahead: Ps) {
     // The worker's thread ends with the run: its CPU stays set.
     let _pinned = cpu.map(affinity::pin);
     let _notice = DeathNotice(&sync.dead);
-    let mut epoch = 0;
+    // Windows run; what this part said after the last; the next sample.
+    let (mut k, mut me, mut next_sample) = (0u64, Said::default(), None);
     loop {
-        epoch += 1;
-        sync.wait(&sync.go.epoch, epoch);
-        let end = sync.go.end.load(Ordering::Relaxed);
-        if end == u64::MAX {
-            return;
-        }
-        // Locked by the coordinator only between windows: this lock's
+        let end = if slow_meeting(k, me.at_sample, next_sample) {
+            sync.wait(&sync.go.epoch, k + 1);
+            let end = sync.go.end.load(Ordering::Relaxed);
+            if end == u64::MAX {
+                return;
+            }
+            next_sample = unpack(sync.go.next_sample.load(Ordering::Relaxed));
+            Ps(end)
+        } else {
+            let ts = next_sample.expect("a fast meeting has its sample");
+            match next_start(sync.read(0, k), me).filter(|&t| t <= limit) {
+                Some(start) => window_end(start, limit, lookahead).min(Ps(ts.0.saturating_add(1))),
+                None => return,
+            }
+        };
+        // Locked by the coordinator only at slow meetings: this lock's
         // line stays with this thread.
         let mut b = twin.lock().expect("the worker holds its part");
-        post(
-            &mut sync.to_worker.lock().expect("mail"),
-            &mut b.part_mut().inbox,
-        );
-        b.run_window(Ps(end));
-        post(
-            &mut b.part_mut().outbox,
-            &mut sync.to_coordinator.lock().expect("mail"),
-        );
-        let r = &sync.report;
-        // The inbox went into the lanes as the window started.
-        r.next.store(pack(b.sched.peek_time()), Ordering::Relaxed);
-        r.first_activity
-            .store(pack(b.part().first_activity), Ordering::Relaxed);
-        r.at_sample.store(b.part().at_sample, Ordering::Relaxed);
-        drop(b);
-        r.epoch.store(epoch, Ordering::Release);
+        if k > 0 {
+            sync.take(0, k, &mut b.part_mut().inbox);
+        }
+        b.run_window(end);
+        k += 1;
+        me = said(&b);
+        sync.post(1, k, &mut b);
     }
 }
 
@@ -565,27 +666,20 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
     for x in [&mut *w, &mut *twin] {
         x.sched.at(Ps::ZERO, Event::Sample);
     }
-    // Part 1 as of its last window: its next event, its first activity,
-    // whether it stopped at its `Sample`.
-    let mut b_next = twin.next_time();
-    let (mut b_first, mut b_at_sample) = (None, false);
-    let twin = Mutex::new(twin);
-    let sync = Sync {
-        go: Line(Go::default()),
-        report: Line(Report::default()),
-        to_worker: Line(Mutex::new(Mail::default())),
-        to_coordinator: Line(Mutex::new(Mail::default())),
-        dead: Line(AtomicBool::new(false)),
-        spins: match std::thread::available_parallelism() {
-            Ok(n) if n.get() > 1 => 1 << 11,
-            _ => 0,
-        },
+    // What part 1 said after the last window.
+    let mut b = Said {
+        next: twin.next_time(),
+        ..Said::default()
     };
+    let twin = Mutex::new(twin);
+    let sync = Sync::new();
     let mut left = false;
+    // Windows run.
+    let mut k = 0u64;
     std::thread::scope(|s| {
         let cpus = affinity::two_cpus();
         let (worker_cpu, part1, meet) = (cpus.map(|c| c[1]), &twin, &sync);
-        s.spawn(move || worker(part1, meet, worker_cpu));
+        s.spawn(move || worker(part1, meet, worker_cpu, limit, lookahead));
         // The coordinator's mask comes back when the run ends: the
         // threads that write the outputs inherit it.
         let _pinned = cpus.map(|c| affinity::pin(c[0]));
@@ -595,41 +689,59 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
         let mut next_sample = Some(Ps::ZERO);
         // Events before it have run in both parts.
         let mut done_to = Ps::ZERO;
-        let mut epoch = 0u64;
-        let mut windows = 0u64;
+        // What part 0 said after the last window.
+        let mut a = Said::default();
+        // Whether the last meeting was slow.
+        let mut slow;
         loop {
-            // Between windows: the worker waits for `go`, its part is the
-            // coordinator's to lock.
-            let to_b = {
-                let mut slot = sync.to_worker.lock().expect("mail");
-                post(&mut w.part_mut().outbox, &mut slot);
-                slot.first
-            };
-            post(
-                &mut sync.to_coordinator.lock().expect("mail"),
-                &mut w.part_mut().inbox,
-            );
-            if w.part().at_sample {
-                debug_assert!(b_at_sample, "the parts stop at the same sample");
-                let mut guard = lock_twin();
-                let b = &mut **guard;
-                // Part 1's frames go to its inbox, where the sample counts
-                // them.
-                post(
-                    &mut sync.to_worker.lock().expect("mail"),
-                    &mut b.part_mut().inbox,
-                );
-                let ts = w.now();
-                next_sample = sample(w, b, ts);
-                (b_next, b_first, b_at_sample) = (b.next_time(), None, false);
+            // Between windows k and k + 1: part 1's frames of window k
+            // come in (part 0's go out as its window ends, below).
+            if k > 0 {
+                sync.take(1, k, &mut w.part_mut().inbox);
+            }
+            slow = slow_meeting(k, a.at_sample, next_sample);
+            if !slow {
+                let ts = next_sample.expect("a fast meeting has its sample");
+                let t_ev = next_start(a, b);
+                let Some(start) = t_ev.filter(|&t| t <= limit) else {
+                    left = t_ev.is_some();
+                    break;
+                };
+                let end = window_end(start, limit, lookahead).min(Ps(ts.0.saturating_add(1)));
+                w.part_mut().first_activity = None;
+                done_to = end;
+                k += 1;
+                w.run_window(end);
+                a = said(w);
+                sync.post(0, k, w);
+                b = sync.read(1, k);
                 continue;
+            }
+            // Part 1's frames of window k, if the worker is to be
+            // scheduled here (its next event, below, counts them).
+            let mut to_b = a.sent_first;
+            if a.at_sample {
+                debug_assert!(b.at_sample, "the parts stop at the same sample");
+                let mut guard = lock_twin();
+                let tw = &mut **guard;
+                // Part 0's frames go to part 1's inbox, where the sample
+                // counts them.
+                if k > 0 {
+                    sync.take(0, k, &mut tw.part_mut().inbox);
+                }
+                let ts = w.now();
+                next_sample = sample(w, tw, ts);
+                b = Said {
+                    next: tw.next_time(),
+                    ..Said::default()
+                };
+                to_b = None;
             }
             // The sampler resumes after a pause at the first activity, as
             // `note_activity` has it; a grid point the window passed
             // gives way to the first after it.
-            let first = earliest(w.part().first_activity, b_first);
+            let first = earliest(w.part().first_activity, b.first_activity);
             w.part_mut().first_activity = None;
-            b_first = None;
             if let (None, Some(t), true) = (next_sample, first, w.sampler.is_paused()) {
                 let k = w.sampler.resume_at(t, w.ports.len());
                 // No event after `k` has run (a window of one instant on
@@ -640,18 +752,20 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                     w.sampler.grid_at_or_after(done_to)
                 };
                 w.sched.at(k, Event::Sample);
-                let mut b = lock_twin();
-                b.sched.at(k, Event::Sample);
-                b_next = b.next_time();
+                let mut tw = lock_twin();
+                tw.sched.at(k, Event::Sample);
+                b.next = tw.next_time();
                 next_sample = Some(k);
             }
-            let t_ev = earliest(w.next_time(), earliest(b_next, to_b));
+            let t_ev = [w.next_time(), b.next, b.sent_first, to_b]
+                .into_iter()
+                .flatten()
+                .min();
             let Some(start) = t_ev.filter(|&t| t <= limit) else {
                 left = t_ev.is_some();
                 break;
             };
-            let mut end =
-                Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0.saturating_add(1)));
+            let mut end = window_end(start, limit, lookahead);
             match next_sample {
                 // Both parts stop at their `Sample` at `ts`.
                 Some(ts) => end = end.min(Ps(ts.0.saturating_add(1))),
@@ -662,8 +776,7 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 }
                 None => {}
             }
-            windows += 1;
-            if windows % 64 == 0 {
+            if (k + 1) % 64 == 0 {
                 if !w.flows.is_empty() {
                     let (da, total) = w.count_finished_flows();
                     let (db, _) = lock_twin().count_finished_flows();
@@ -671,28 +784,43 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 }
                 progress.update(start, w.stop_at);
             }
-            epoch += 1;
-            sync.go.end.store(end.0, Ordering::Relaxed);
-            sync.go.epoch.store(epoch, Ordering::Release);
-            w.run_window(end);
-            sync.wait(&sync.report.epoch, epoch);
-            let r = &sync.report;
-            b_next = unpack(r.next.load(Ordering::Relaxed));
-            b_first = unpack(r.first_activity.load(Ordering::Relaxed));
-            b_at_sample = r.at_sample.load(Ordering::Relaxed);
             done_to = end;
+            k += 1;
+            sync.go.end.store(end.0, Ordering::Relaxed);
+            sync.go
+                .next_sample
+                .store(pack(next_sample), Ordering::Relaxed);
+            sync.go.epoch.store(k, Ordering::Release);
+            w.run_window(end);
+            a = said(w);
+            sync.post(0, k, w);
+            b = sync.read(1, k);
         }
-        sync.go.end.store(u64::MAX, Ordering::Relaxed);
-        sync.go.epoch.store(epoch + 1, Ordering::Release);
+        // A fast meeting's stop the worker saw too; a slow one's it is
+        // told.
+        if slow {
+            sync.go.end.store(u64::MAX, Ordering::Relaxed);
+            sync.go.epoch.store(k + 1, Ordering::Release);
+        }
     });
     let mut twin = twin.into_inner().expect("the worker is done");
-    // Part 0's frames the run stopped with are still in the mail.
-    post(
-        &mut sync.to_worker.0.into_inner().expect("mail"),
-        &mut twin.part_mut().inbox,
-    );
+    // Part 0's frames of the last window are still in the mail.
+    if k > 0 {
+        sync.take(0, k, &mut twin.part_mut().inbox);
+    }
     merge(w, *twin);
     left
+}
+
+/// What part `w` says as a window ends.
+fn said(w: &World) -> Said {
+    let part = w.part();
+    Said {
+        next: w.sched.peek_time(),
+        sent_first: part.outbox.first,
+        first_activity: part.first_activity,
+        at_sample: part.at_sample,
+    }
 }
 
 /// The earlier of two times either may lack.
