@@ -768,6 +768,20 @@ impl PacketPool {
         }
     }
 
+    /// [`PacketPool::alloc`] of a copy of `p`, copied once, straight into
+    /// its slot.
+    pub fn alloc_copy(&mut self, p: &Packet) -> PacketId {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = *p;
+            PacketId(i)
+        } else {
+            self.slots.extend_from_slice(std::slice::from_ref(p));
+            PacketId((self.slots.len() - 1) as u32)
+        }
+    }
+
     #[inline]
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id.0 as usize]

@@ -183,7 +183,7 @@ impl World {
                 let at = now + tx_time + delay + extra;
                 match self.split.as_deref_mut() {
                     Some(part) if !part.owns_port(peer) => {
-                        part.send(at, peer, *self.pool.get(id));
+                        part.send(at, peer, self.pool.get(id));
                         self.pool.free(id);
                     }
                     _ => self.sched.arrive(at, peer, id),
