@@ -353,7 +353,7 @@ impl Scheduler {
 
     /// Takes the next event if it is due at or before `limit`: a loop's
     /// peek and pop in one, choosing the heap once.
-    #[inline]
+    #[inline(always)]
     pub fn pop_until(&mut self, limit: Ps) -> Option<(Ps, Event)> {
         let (far, next) = self.head();
         if next?.at() > limit {
