@@ -378,12 +378,20 @@ impl Switch {
     /// A member of group `g` by the 5-tuple hash over the members whose
     /// link is up (the first 64 of them; the first member when none is:
     /// the frame is then lost at its egress port).
-    #[inline]
+    ///
+    /// Inlined, the group of one member (every port of the stars' switch)
+    /// costs a load; the hash over several is a call.
+    #[inline(always)]
     fn pick_member(&self, g: u32, tuple: &FiveTuple) -> Option<u32> {
         let sole = self.sole[g as usize];
         if sole != u32::MAX {
             return Some(sole);
         }
+        self.pick_among(g, tuple)
+    }
+
+    #[inline(never)]
+    fn pick_among(&self, g: u32, tuple: &FiveTuple) -> Option<u32> {
         let members = &self.groups[g as usize].members;
         // Counted then indexed, as for routes: no buffer per packet.
         let up = || {
