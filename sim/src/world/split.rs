@@ -436,12 +436,13 @@ impl World {
 /// frames and a [`Report`], then reads the other's and works out the next
 /// window by itself ([`next_start`]): both get the same from the same
 /// reports. No thread waits for the other to decide, and neither touches
-/// the other's world. A window that stopped at a sample, a paused
-/// sampler, the run's first window and every 64th (progress) meet *slow*:
-/// the coordinator takes the worker's reports, locks the twin if it must
-/// (to sample, to schedule a sample, to count finished flows), decides
-/// the end and sends it with [`Go`], as every window did before; reading
-/// the twin's scheduler and `Part` between windows, taking its lock and
+/// the other's world. The meeting after a window that stopped at a
+/// sample, and those before the first window, before every 64th
+/// (progress) and while the sampler is paused, are *slow*: the
+/// coordinator takes the worker's report, locks the twin if it must (to
+/// sample, to schedule a sample, to count finished flows), decides the
+/// end and sends it with [`Go`], as every meeting did before; reading the
+/// twin's scheduler and `Part` between windows, taking its lock and
 /// waiting for `go` cost the 2:1 star's windows most of 1.9 us each.
 ///
 /// Reports and mail alternate between two slots by window parity: a
