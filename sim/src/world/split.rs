@@ -534,19 +534,19 @@ impl Sync {
     }
 
     /// Part `w` (the world of part `part`) ends window `k`: its frames
-    /// go to the mail, then its report.
-    fn post(&self, part: usize, k: u64, w: &mut World) {
+    /// go to the mail, then its report, which is returned.
+    fn post(&self, part: usize, k: u64, w: &mut World) -> Said {
+        let told = said(w);
         let slot = &self.mail[part][(k % 2) as usize];
-        let sent_first = w.part().outbox.first;
         post(&mut w.part_mut().outbox, &mut slot.lock().expect("mail"));
         let r = &self.reports[part][(k % 2) as usize];
-        // The inbox went into the lanes as the window started.
-        r.next.store(pack(w.sched.peek_time()), Ordering::Relaxed);
-        r.sent_first.store(pack(sent_first), Ordering::Relaxed);
+        r.next.store(pack(told.next), Ordering::Relaxed);
+        r.sent_first.store(pack(told.sent_first), Ordering::Relaxed);
         r.first_activity
-            .store(pack(w.part().first_activity), Ordering::Relaxed);
-        r.at_sample.store(w.part().at_sample, Ordering::Relaxed);
+            .store(pack(told.first_activity), Ordering::Relaxed);
+        r.at_sample.store(told.at_sample, Ordering::Relaxed);
         r.epoch.store(k, Ordering::Release);
+        told
     }
 
     /// Waits for part `part`'s report of window `k` and reads it.
@@ -586,9 +586,11 @@ fn next_start(a: Said, b: Said) -> Option<Ps> {
 }
 
 /// A window from `start`: as far as a frame from the other part cannot
-/// reach, and no further than the stop.
-fn window_end(start: Ps, limit: Ps, lookahead: Ps) -> Ps {
-    Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0.saturating_add(1)))
+/// reach, and no further than the stop or (both parts stop at their
+/// `Sample`) just after the next sample, if one is due.
+fn window_end(start: Ps, limit: Ps, lookahead: Ps, sample: Option<Ps>) -> Ps {
+    let end = Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0.saturating_add(1)));
+    sample.map_or(end, |ts| end.min(Ps(ts.0.saturating_add(1))))
 }
 
 /// An absent time in [`Report`] and [`Go`]: no event runs at the last
@@ -641,9 +643,8 @@ fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, 
             next_sample = unpack(sync.go.next_sample.load(Ordering::Relaxed));
             Ps(end)
         } else {
-            let ts = next_sample.expect("a fast meeting has its sample");
             match next_start(sync.read(0, k), me).filter(|&t| t <= limit) {
-                Some(start) => window_end(start, limit, lookahead).min(Ps(ts.0.saturating_add(1))),
+                Some(start) => window_end(start, limit, lookahead, next_sample),
                 None => return,
             }
         };
@@ -655,8 +656,7 @@ fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, 
         }
         b.run_window(end);
         k += 1;
-        me = said(&b);
-        sync.post(1, k, &mut b);
+        me = sync.post(1, k, &mut b);
     }
 }
 
@@ -711,19 +711,16 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
             }
             slow = slow_meeting(k, a.at_sample, next_sample);
             if !slow {
-                let ts = next_sample.expect("a fast meeting has its sample");
                 let t_ev = next_start(a, b);
                 let Some(start) = t_ev.filter(|&t| t <= limit) else {
                     left = t_ev.is_some();
                     break;
                 };
-                let end = window_end(start, limit, lookahead).min(Ps(ts.0.saturating_add(1)));
-                w.part_mut().first_activity = None;
+                let end = window_end(start, limit, lookahead, next_sample);
                 done_to = end;
                 k += 1;
                 w.run_window(end);
-                a = said(w);
-                sync.post(0, k, w);
+                a = sync.post(0, k, w);
                 b = sync.read(1, k);
                 continue;
             }
@@ -767,24 +764,17 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 b.next = tw.next_time();
                 next_sample = Some(k);
             }
-            let t_ev = [w.next_time(), b.next, b.sent_first, to_b]
-                .into_iter()
-                .flatten()
-                .min();
+            // Part 0's next event counts part 1's frames, now in its inbox.
+            let t_ev = earliest(w.next_time(), earliest(b.next, to_b));
             let Some(start) = t_ev.filter(|&t| t <= limit) else {
                 left = t_ev.is_some();
                 break;
             };
-            let mut end = window_end(start, limit, lookahead);
-            match next_sample {
-                // Both parts stop at their `Sample` at `ts`.
-                Some(ts) => end = end.min(Ps(ts.0.saturating_add(1))),
-                // Paused: activity at a grid point resumes the sampling
-                // there, after that instant's events.
-                None if w.sampler.grid_at_or_after(start) == start => {
-                    end = Ps(start.0.saturating_add(1))
-                }
-                None => {}
+            let mut end = window_end(start, limit, lookahead, next_sample);
+            // Paused: activity at a grid point resumes the sampling there,
+            // after that instant's events.
+            if next_sample.is_none() && w.sampler.grid_at_or_after(start) == start {
+                end = Ps(start.0.saturating_add(1));
             }
             if (k + 1) % 64 == 0 {
                 if !w.flows.is_empty() {
@@ -802,8 +792,7 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
                 .store(pack(next_sample), Ordering::Relaxed);
             sync.go.epoch.store(k, Ordering::Release);
             w.run_window(end);
-            a = said(w);
-            sync.post(0, k, w);
+            a = sync.post(0, k, w);
             b = sync.read(1, k);
         }
         // A fast meeting's stop the worker saw too; a slow one's it is
@@ -822,7 +811,8 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
     left
 }
 
-/// What part `w` says as a window ends.
+/// What part `w` says as a window ends (its inbox went into the lanes as
+/// the window started).
 fn said(w: &World) -> Said {
     let part = w.part();
     Said {
