@@ -757,19 +757,12 @@ impl PacketPool {
 
     #[inline]
     pub fn alloc(&mut self, p: Packet) -> PacketId {
-        self.live += 1;
-        self.peak = self.peak.max(self.live);
-        if let Some(i) = self.free.pop() {
-            self.slots[i as usize] = p;
-            PacketId(i)
-        } else {
-            self.slots.push(p);
-            PacketId((self.slots.len() - 1) as u32)
-        }
+        self.alloc_copy(&p)
     }
 
     /// [`PacketPool::alloc`] of a copy of `p`, copied once, straight into
     /// its slot.
+    #[inline]
     pub fn alloc_copy(&mut self, p: &Packet) -> PacketId {
         self.live += 1;
         self.peak = self.peak.max(self.live);
