@@ -43,10 +43,23 @@ impl Row {
     /// A rate in Gb/s with three decimals, as `{:.3}` writes it.
     fn rate(&mut self, v: f64) -> &mut Row {
         use std::fmt::Write as _;
-        if v == 0.0 && v.is_sign_positive() {
-            self.0.push_str("0.000,");
-        } else {
-            let _ = write!(self.0, "{v:.3},");
+        match thousandths(v) {
+            Some(n) => {
+                self.0.push_str(itoa::Buffer::new().format(n / 1000));
+                let f = n % 1000;
+                let digit = |d: u64| b'0' + d as u8;
+                let digits = [
+                    b'.',
+                    digit(f / 100),
+                    digit(f / 10 % 10),
+                    digit(f % 10),
+                    b',',
+                ];
+                self.0.extend(digits.map(char::from));
+            }
+            None => {
+                let _ = write!(self.0, "{v:.3},");
+            }
         }
         self
     }
@@ -58,6 +71,18 @@ impl Row {
         self.0.clear();
         Ok(())
     }
+}
+
+/// `v` in thousandths, rounded as `{:.3}` rounds it (the exact value of
+/// `v`, half to even), where that is certain: `v * 1000` is within 1.2e-7
+/// of the exact product below 1e9, so a fraction farther than 1e-6 from
+/// one half rounds the same either way. `None` for the rest (ties,
+/// negative, huge, not finite), which `{:.3}` writes: the formatter's
+/// exact path was a tenth of writing a star's outputs.
+fn thousandths(v: f64) -> Option<u64> {
+    let m = v * 1000.0;
+    let clear = v.is_sign_positive() && m < 1e9 && (m - m.floor() - 0.5).abs() > 1e-6;
+    clear.then(|| (m + 0.5).floor() as u64)
 }
 
 /// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`.
@@ -112,4 +137,53 @@ pub fn qps_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
             .write(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rate(v: f64) -> String {
+        let mut r = Row(String::new());
+        r.rate(v);
+        r.0
+    }
+
+    /// The standard formatter is the truth `rate` must write, ties and
+    /// the values around them included.
+    #[test]
+    fn rate_writes_what_the_formatter_writes() {
+        for v in [
+            0.0,
+            -0.0,
+            0.0005,
+            0.0015,
+            0.0025,
+            1.0005,
+            2.5e-4,
+            99.9995,
+            100.0,
+            12.3456789,
+            999_999.999_5,
+            1e6,
+            1e8,
+            -1.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::MIN_POSITIVE,
+        ] {
+            assert_eq!(rate(v), format!("{v:.3},"), "{v:e}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn rate_matches_the_formatter(v in 0.0f64..1e7, k in 0u64..2_000_000, x in -1.0e3f64..1.0e3) {
+            prop_assert_eq!(rate(v), format!("{v:.3},"));
+            // Near a tie: k thousandths and a half, nudged.
+            let t = (k as f64 + 0.5) / 1000.0 + x * f64::EPSILON;
+            prop_assert_eq!(rate(t), format!("{t:.3},"));
+        }
+    }
 }
