@@ -18,7 +18,7 @@
 //!     out window k+1 the same way:
 //!     W = earliest next event or frame of either part
 //!     E = min(W + L, just after the next sample, stop)
-//!   slow meeting (a sample, a paused sampler, every 64th window):
+//!   slow meeting (a sample, a paused sampler, every 1024th window):
 //!     the coordinator takes the sample (or counts the flows) from both
 //!     worlds, decides E  ──go(E)──▶  the worker, waiting, starts
 //! ```
@@ -438,7 +438,7 @@ impl World {
 /// window by itself ([`next_start`]): both get the same from the same
 /// reports. No thread waits for the other to decide, and neither touches
 /// the other's world. The meeting after a window that stopped at a
-/// sample, and those before the first window, before every 64th
+/// sample, and those before the first window, before every 1024th
 /// (progress) and while the sampler is paused, are *slow*: the
 /// coordinator takes the worker's report, locks the twin if it must (to
 /// sample, to schedule a sample, to count finished flows), decides the
@@ -599,10 +599,15 @@ impl Sync {
     }
 }
 
+/// Windows between two progress reports, each a slow meeting: some 10 ms
+/// of a star's run (every 64th, as before, made half of its slow meetings,
+/// for a bar redrawn at most 20 times a second).
+const PROGRESS_EVERY: u64 = 1024;
+
 /// Whether the meeting after window `k` is slow (see [`Sync`]): both
 /// threads decide it from what both know.
 fn slow_meeting(k: u64, at_sample: bool, next_sample: Option<Ps>) -> bool {
-    k == 0 || at_sample || next_sample.is_none() || (k + 1) % 64 == 0
+    k == 0 || at_sample || next_sample.is_none() || (k + 1) % PROGRESS_EVERY == 0
 }
 
 /// When the window after a fast meeting starts, from the two parts'
@@ -805,7 +810,7 @@ pub(super) fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bo
             if next_sample.is_none() && w.sampler.grid_at_or_after(start) == start {
                 end = Ps(start.0.saturating_add(1));
             }
-            if (k + 1) % 64 == 0 {
+            if (k + 1) % PROGRESS_EVERY == 0 {
                 if !w.flows.is_empty() {
                     let (da, total) = w.count_finished_flows();
                     let (db, _) = lock_twin().count_finished_flows();
