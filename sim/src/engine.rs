@@ -543,6 +543,110 @@ mod tests {
         assert_eq!(s.executed(), 5);
     }
 
+    use proptest::prelude::*;
+
+    /// One step of a random schedule: what to do, and how far ahead.
+    #[derive(Debug, Clone)]
+    enum Op {
+        At(u64),
+        Arrive(u64, u32),
+        /// Reserve a key; `schedule` it (now or later) or let it go.
+        Reserve(u64, bool),
+        Pop,
+        PopUntil(u64),
+    }
+
+    fn delay() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            Just(0u64),
+            0u64..1_000,
+            0u64..2_000_000,
+            0u64..5_000_000_000,
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => delay().prop_map(Op::At),
+            3 => (delay(), 0u32..4).prop_map(|(d, p)| Op::Arrive(d, p)),
+            1 => (delay(), any::<bool>()).prop_map(|(d, k)| Op::Reserve(d, k)),
+            4 => Just(Op::Pop),
+            1 => delay().prop_map(Op::PopUntil),
+        ]
+    }
+
+    proptest! {
+        /// Whatever is scheduled, reserved, sent down lanes or taken, the
+        /// events come out by (time, insertion): the order of a sorted map
+        /// of every key handed out.
+        #[test]
+        fn events_come_out_in_key_order(ops in proptest::collection::vec(op(), 1..300)) {
+            let mut s = Scheduler::new();
+            let mut model = std::collections::BTreeMap::new();
+            let mut seq = 0u64;
+            let mut reserved = Vec::new();
+            let mut next = 0u32;
+            let key = |t: u64, seq: u64| (u128::from(t) << 64) | u128::from(seq);
+            let check = |s: &mut Scheduler, model: &mut std::collections::BTreeMap<u128, Event>, limit: u64| {
+                let want = model.first_key_value().map(|(&k, &e)| (k, e));
+                let got = s.pop_until(Ps(limit));
+                match want {
+                    Some((k, e)) if Scheduler::time_of(k).0 <= limit => {
+                        prop_assert_eq!(got, Some((Scheduler::time_of(k), e)));
+                        prop_assert_eq!(s.current(), k);
+                        model.remove(&k);
+                    }
+                    _ => prop_assert_eq!(got, None),
+                }
+                prop_assert_eq!(s.pending(), model.len());
+                Ok(())
+            };
+            for op in ops {
+                let now = s.now().0;
+                match op {
+                    Op::At(d) => {
+                        let ev = Event::QpWake { qp: next };
+                        s.at(Ps(now + d), ev);
+                        model.insert(key(now + d, seq), ev);
+                    }
+                    Op::Arrive(d, port) => {
+                        let ev = Event::Arrive { port, pkt: PacketId::from_index(next) };
+                        s.arrive(Ps(now + d), port, PacketId::from_index(next));
+                        model.insert(key(now + d, seq), ev);
+                    }
+                    Op::Reserve(d, keep) => {
+                        let ev = Event::TxDone { port: next };
+                        let k = s.reserve(Ps(now + d), &ev);
+                        prop_assert_eq!(k, key(now + d, seq));
+                        if keep {
+                            reserved.push((k, ev));
+                        }
+                    }
+                    Op::Pop => check(&mut s, &mut model, u64::MAX)?,
+                    Op::PopUntil(d) => check(&mut s, &mut model, now + d)?,
+                }
+                if !matches!(op, Op::Pop | Op::PopUntil(_)) {
+                    seq += 1;
+                    next += 1;
+                }
+                // Reserved keys not yet behind the clock are scheduled
+                // when the op count says so.
+                if next % 3 == 0 {
+                    for (k, ev) in reserved.drain(..) {
+                        if k > s.current() {
+                            s.at_key(k, ev);
+                            model.insert(k, ev);
+                        }
+                    }
+                }
+            }
+            while !model.is_empty() {
+                check(&mut s, &mut model, u64::MAX)?;
+            }
+            prop_assert_eq!(s.pop(), None);
+        }
+    }
+
     #[test]
     fn after_is_relative_to_now() {
         let mut s = Scheduler::new();
