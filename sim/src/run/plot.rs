@@ -307,10 +307,19 @@ pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
     line_plot(dir, "ports", &title, &x_label, "Gb/s", &port_series)
 }
 
-/// `qps.png/svg`: payload sent per client QP.
+/// `qps.png/svg`: payload sent per client QP, and per READ responder that
+/// sent any.
 pub fn qp_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let x_label = format!("time ({unit_name})");
+    let (title, qp_series) = qp_payload_lines(w, unit);
+    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
+}
+
+/// The title and lines of `qps.png`: payload sent over time (Gb/s against
+/// time in `unit` seconds) by each client QP and, where a READ's responder
+/// carries the data, by each responder that sent any.
+fn qp_payload_lines(w: &World, unit: f64) -> (String, Vec<Series>) {
     let qp_rates = rates(
         w.qp_samples(),
         w.qp_count(),
@@ -318,19 +327,34 @@ pub fn qp_plot(w: &World, dir: &Path) -> Result<(), String> {
         (|s: &QpSample| s.qp as usize, |s: &QpSample| s.t),
         |s| s.tx_payload,
     );
-    let clients: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w
+    // A READ's data flows the other way: its responder sends the payload,
+    // its requester only the requests. Responders that sent payload are
+    // drawn too, first, so that the line cap never leaves them out.
+    let all: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w
         .qps()
         .zip(qp_rates)
-        .filter(|(q, _)| q.role() == Role::Client)
+        .filter(|(q, _)| q.role() == Role::Client || q.tx_payload_bytes() > 0)
         .collect();
-    let total = clients.len();
-    let qp_series = qp_lines(clients);
-    let title = if total > MAX_QP_LINES {
-        format!("Payload sent per client QP (first {MAX_QP_LINES} of {total})")
+    let responders = all.iter().any(|(q, _)| q.role() == Role::Server);
+    let shown = if responders {
+        let (servers, clients): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|(q, _)| q.role() == Role::Server);
+        servers.into_iter().chain(clients).collect()
     } else {
-        "Payload sent per client QP".to_string()
+        all
     };
-    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
+    let total = shown.len();
+    let what = if responders {
+        "Payload sent per QP (READ responders and requesters)"
+    } else {
+        "Payload sent per client QP"
+    };
+    let title = if total > MAX_QP_LINES {
+        format!("{what} (first {MAX_QP_LINES} of {total})")
+    } else {
+        what.to_string()
+    };
+    (title, qp_lines(shown))
 }
 
 /// The rate each QP's limiter allowed over time (`rates.png/svg`), from the
@@ -392,7 +416,12 @@ fn qp_lines(qps: Vec<(QpView<'_>, Vec<(f64, f64)>)>) -> Vec<Series> {
         .enumerate()
         .map(|(c, (q, pts))| {
             let name = if c < 16 {
-                format!("{} qp {:#x}", q.host(), q.qp().qpn())
+                let side = if q.role() == Role::Server {
+                    " (responder)"
+                } else {
+                    ""
+                };
+                format!("{} qp {:#x}{side}", q.host(), q.qp().qpn())
             } else {
                 String::new()
             };
@@ -456,6 +485,107 @@ mod tests {
             labels.iter().all(|&x| x > right),
             "labels at {labels:?}, lines reach {right}"
         );
+    }
+
+    /// The payload a line of `qps.png` shows, in bytes: each point is the
+    /// rate over the interval since the sample before (the first's since
+    /// `w`'s first sample), summed as rate x interval.
+    fn bytes_drawn(w: &World, s: &Series, unit: f64) -> f64 {
+        let mut x0 = w.qp_samples()[0].t.as_secs_f64() / unit;
+        let mut bytes = 0.0;
+        for &(x, gbps) in &s.points {
+            bytes += gbps * 1e9 / 8.0 * (x - x0) * unit;
+            x0 = x;
+        }
+        bytes
+    }
+
+    /// What QP `i` sent after the first sample (frames sent at 0 before it
+    /// are in no interval), by its samples.
+    fn sent_after_first_sample(w: &World, i: usize) -> u64 {
+        let mine = || w.qp_samples().iter().filter(|s| s.qp as usize == i);
+        mine().next_back().unwrap().tx_payload - mine().next().unwrap().tx_payload
+    }
+
+    /// `ib_read_bw`: the responders send the data, so `qps.png` draws them
+    /// (first, named as responders) beside the requesters, whose lines stay
+    /// at 0; each line adds up to what its QP sent. `ib_write_bw` keeps the
+    /// client QPs only.
+    #[test]
+    fn a_reads_payload_is_drawn_for_its_responders() {
+        let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lag_hash.toml");
+        let run = |tool: &str| {
+            let sets = [
+                format!("workload.0.tool={tool}"),
+                "workload.0.qps=2".to_string(),
+                "workload.0.iters=2".to_string(),
+                "workload.0.size=1MiB".to_string(),
+            ];
+            let (_, mut w) = crate::run::check(&scenario, &sets).unwrap();
+            w.run(&mut ());
+            w
+        };
+        // The QPs of `role`, by index, and what their counters say they sent.
+        let of = |w: &World, role: Role| -> Vec<(usize, u64)> {
+            w.qps()
+                .enumerate()
+                .filter(|(_, q)| q.role() == role)
+                .map(|(i, q)| (i, q.tx_payload_bytes()))
+                .collect()
+        };
+
+        let w = run("ib_read_bw");
+        let (_, unit) = time_unit(w.sim_time());
+        let (title, lines) = qp_payload_lines(&w, unit);
+        assert_eq!(
+            title,
+            "Payload sent per QP (READ responders and requesters)"
+        );
+        let (servers, clients) = (of(&w, Role::Server), of(&w, Role::Client));
+        // Two 1 MiB READs per QP: each responder sent 2 MiB, each requester
+        // none.
+        assert_eq!(
+            servers.iter().map(|s| s.1).collect::<Vec<_>>(),
+            [2 << 20; 2]
+        );
+        assert_eq!(clients.iter().map(|s| s.1).collect::<Vec<_>>(), [0; 2]);
+        assert_eq!(lines.len(), 4);
+        for (line, &(i, _)) in lines.iter().zip(servers.iter().chain(&clients)) {
+            let server = w.qp(i as u32).role() == Role::Server;
+            assert_eq!(line.name.ends_with("(responder)"), server, "{}", line.name);
+            assert!(
+                line.name
+                    .starts_with(if server { "hostB qp" } else { "hostA qp" })
+            );
+            let (drawn, sent) = (bytes_drawn(&w, line, unit), sent_after_first_sample(&w, i));
+            assert!(
+                (drawn - sent as f64).abs() < 1.0,
+                "{}: {drawn} drawn, {sent} sent",
+                line.name
+            );
+        }
+        assert!(bytes_drawn(&w, &lines[0], unit) > 1e6);
+
+        let w = run("ib_write_bw");
+        let (_, unit) = time_unit(w.sim_time());
+        let (title, lines) = qp_payload_lines(&w, unit);
+        assert_eq!(title, "Payload sent per client QP");
+        let clients = of(&w, Role::Client);
+        assert_eq!(
+            clients.iter().map(|s| s.1).collect::<Vec<_>>(),
+            [2 << 20; 2]
+        );
+        assert_eq!(lines.len(), 2);
+        for (line, &(i, _)) in lines.iter().zip(&clients) {
+            assert!(line.name.starts_with("hostA qp") && !line.name.contains("responder"));
+            let (drawn, sent) = (bytes_drawn(&w, line, unit), sent_after_first_sample(&w, i));
+            assert!(
+                (drawn - sent as f64).abs() < 1.0,
+                "{}: {drawn} drawn, {sent} sent",
+                line.name
+            );
+            assert!(sent > 2_000_000);
+        }
     }
 
     /// Two idle seconds, then 16 ms of traffic: the axis starts at the
