@@ -329,26 +329,27 @@ fn qp_payload_lines(w: &World, unit: f64) -> (String, Vec<Series>) {
     );
     // A READ's data flows the other way: its responder sends the payload,
     // its requester only the requests. Responders that sent payload are
-    // drawn too, first, so that the line cap never leaves them out.
-    let all: Vec<(QpView<'_>, Vec<(f64, f64)>)> = w
+    // drawn too, first, so that the line cap never leaves them out; a
+    // requester that sent none (an `ib_read_bw` client) is then left out,
+    // its line flat at 0 and its name only crowding the legend.
+    let responders = w
         .qps()
-        .zip(qp_rates)
-        .filter(|(q, _)| q.role() == Role::Client || q.tx_payload_bytes() > 0)
-        .collect();
-    let responders = all.iter().any(|(q, _)| q.role() == Role::Server);
-    let shown = if responders {
-        let (servers, clients): (Vec<_>, Vec<_>) =
-            all.into_iter().partition(|(q, _)| q.role() == Role::Server);
-        servers.into_iter().chain(clients).collect()
-    } else {
-        all
+        .any(|q| q.role() == Role::Server && q.tx_payload_bytes() > 0);
+    let drawn = |q: &QpView<'_>| match q.role() {
+        Role::Client => !responders || q.tx_payload_bytes() > 0,
+        Role::Server => q.tx_payload_bytes() > 0,
     };
+    let all: Vec<(QpView<'_>, Vec<(f64, f64)>)> =
+        w.qps().zip(qp_rates).filter(|(q, _)| drawn(q)).collect();
+    let (servers, clients): (Vec<_>, Vec<_>) =
+        all.into_iter().partition(|(q, _)| q.role() == Role::Server);
+    let what = match (servers.is_empty(), clients.is_empty()) {
+        (true, _) => "Payload sent per client QP",
+        (false, true) => "Payload sent per READ responder QP",
+        (false, false) => "Payload sent per QP (READ responders and client QPs)",
+    };
+    let shown: Vec<_> = servers.into_iter().chain(clients).collect();
     let total = shown.len();
-    let what = if responders {
-        "Payload sent per QP (READ responders and requesters)"
-    } else {
-        "Payload sent per client QP"
-    };
     let title = if total > MAX_QP_LINES {
         format!("{what} (first {MAX_QP_LINES} of {total})")
     } else {
@@ -508,8 +509,8 @@ mod tests {
     }
 
     /// `ib_read_bw`: the responders send the data, so `qps.png` draws them
-    /// (first, named as responders) beside the requesters, whose lines stay
-    /// at 0; each line adds up to what its QP sent. `ib_write_bw` keeps the
+    /// (named as responders), and not the requesters, which sent none;
+    /// each line adds up to what its QP sent. `ib_write_bw` keeps the
     /// client QPs only.
     #[test]
     fn a_reads_payload_is_drawn_for_its_responders() {
@@ -537,10 +538,7 @@ mod tests {
         let w = run("ib_read_bw");
         let (_, unit) = time_unit(w.sim_time());
         let (title, lines) = qp_payload_lines(&w, unit);
-        assert_eq!(
-            title,
-            "Payload sent per QP (READ responders and requesters)"
-        );
+        assert_eq!(title, "Payload sent per READ responder QP");
         let (servers, clients) = (of(&w, Role::Server), of(&w, Role::Client));
         // Two 1 MiB READs per QP: each responder sent 2 MiB, each requester
         // none.
@@ -549,13 +547,12 @@ mod tests {
             [2 << 20; 2]
         );
         assert_eq!(clients.iter().map(|s| s.1).collect::<Vec<_>>(), [0; 2]);
-        assert_eq!(lines.len(), 4);
-        for (line, &(i, _)) in lines.iter().zip(servers.iter().chain(&clients)) {
-            let server = w.qp(i as u32).role() == Role::Server;
-            assert_eq!(line.name.ends_with("(responder)"), server, "{}", line.name);
+        assert_eq!(lines.len(), 2);
+        for (line, &(i, _)) in lines.iter().zip(&servers) {
             assert!(
+                line.name.starts_with("hostB qp") && line.name.ends_with("(responder)"),
+                "{}",
                 line.name
-                    .starts_with(if server { "hostB qp" } else { "hostA qp" })
             );
             let (drawn, sent) = (bytes_drawn(&w, line, unit), sent_after_first_sample(&w, i));
             assert!(
@@ -565,6 +562,29 @@ mod tests {
             );
         }
         assert!(bytes_drawn(&w, &lines[0], unit) > 1e6);
+
+        // Four flows on one bottleneck, the second a READ: its responder
+        // first, then the three WRITE clients; its requester is left out.
+        let scenario =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/dcqcn_convergence.toml");
+        let sets = ["workload.1.tool=ib_read_bw".to_string()];
+        let (_, mut w) = crate::run::check(&scenario, &sets).unwrap();
+        w.run(&mut ());
+        let (title, lines) = qp_payload_lines(&w, time_unit(w.sim_time()).1);
+        assert_eq!(
+            title,
+            "Payload sent per QP (READ responders and client QPs)"
+        );
+        let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
+        let (servers, clients) = (of(&w, Role::Server), of(&w, Role::Client));
+        let sent = |v: &[(usize, u64)]| v.iter().filter(|q| q.1 > 0).count();
+        assert_eq!((sent(&servers), sent(&clients)), (1, 3), "{names:?}");
+        assert_eq!(lines.len(), 4, "{names:?}");
+        assert!(names[0].ends_with("(responder)"), "{names:?}");
+        assert!(
+            names[1..].iter().all(|n| !n.contains("responder")),
+            "{names:?}"
+        );
 
         let w = run("ib_write_bw");
         let (_, unit) = time_unit(w.sim_time());
