@@ -34,6 +34,7 @@
 //! Families and series come in name order, so the file is a pure function
 //! of the run.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
@@ -41,134 +42,166 @@ use super::counters::CounterSet;
 use super::devices::{self, Kind};
 use crate::world::World;
 
-/// One metric family: its HELP and TYPE, then its series (label set,
-/// value), in the order they were added.
-struct Family {
+/// One metric family: its HELP and TYPE, then its series (labels, value),
+/// in the order they were added.
+struct Family<'a> {
+    name: &'a str,
     help: String,
     kind: &'static str,
-    series: Vec<(Vec<(&'static str, String)>, u64)>,
+    series: Vec<(Labels<'a>, u64)>,
 }
+
+/// A series' labels, borrowed from the owners and names they come from: a
+/// `String` per label per series cost more than writing them out (a
+/// fabric has hundreds of thousands of series).
+struct Labels<'a> {
+    host: &'a str,
+    device: &'a str,
+    /// An RDMA device port's series: `port="1"` follows the device.
+    port: bool,
+    priority: Option<u8>,
+    netdev: Option<&'a str>,
+}
+
+/// What a hardware name makes: its priority, kind and metric name as an
+/// RDMA or an ethtool counter, and the index of each one's family once
+/// known.
+struct Name {
+    base: String,
+    prio: Option<u8>,
+    kind: Kind,
+    metrics: [String; 2],
+    families: [Cell<Option<usize>>; 2],
+}
+
+/// Which of a [`Name`]'s metrics.
+const RDMA: usize = 0;
+const ETHTOOL: usize = 1;
 
 /// The text of `counters.prom` for the run's `counters`.
 pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> String {
     let owners = devices::owners(w);
-    let mut families: BTreeMap<String, Family> = BTreeMap::new();
-    // The HELP text is made once per family, not once per series.
-    let mut add = |name: &str, help: &dyn Fn() -> String, kind, labels, v| {
-        if let Some(f) = families.get_mut(name) {
-            f.series.push((labels, v));
-            return;
-        }
-        families.insert(
-            name.to_string(),
-            Family {
-                help: help(),
-                kind,
-                series: vec![(labels, v)],
-            },
-        );
-    };
-    // What a hardware name makes (its priority, kind and metric name as an
-    // RDMA or an ethtool counter), worked out once per name: a fabric's
-    // hosts repeat the same few dozen names thousands of times.
-    struct Name {
-        base: String,
-        prio: Option<u8>,
-        kind: Kind,
-        rdma_metric: String,
-        ethtool_metric: String,
-    }
+    let owner_of: Vec<devices::Owner> = counters
+        .keys()
+        .map(|key| devices::owner(&owners, key))
+        .collect();
+    // Worked out once per name: a fabric's hosts repeat the same few dozen
+    // names thousands of times.
     let mut names: HashMap<&str, Name> = HashMap::new();
-    for (key, set) in counters {
-        let o = devices::owner(&owners, key);
-        for (hw, &v) in set {
-            let n = names.entry(hw.as_str()).or_insert_with(|| {
-                let (base, prio) = devices::split_priority(hw);
-                let metric = |group: &str| {
-                    let mut name = format!("rocesim_{group}_{}", metric_name(&base));
-                    if !name.ends_with("_total") {
-                        name.push_str("_total");
-                    }
-                    name
-                };
-                Name {
-                    rdma_metric: metric("rdma"),
-                    ethtool_metric: metric("ethtool"),
-                    kind: devices::kind(hw),
-                    base,
-                    prio,
+    for hw in counters.values().flat_map(|set| set.keys()) {
+        names.entry(hw.as_str()).or_insert_with(|| {
+            let (base, prio) = devices::split_priority(hw);
+            let metric = |group: &str| {
+                let mut name = format!("rocesim_{group}_{}", metric_name(&base));
+                if !name.ends_with("_total") {
+                    name.push_str("_total");
                 }
-            });
-            let rdma = o.rdma.as_ref().filter(|_| n.kind != Kind::Ethtool);
-            let kind = rdma.map_or(Kind::Ethtool, |_| n.kind);
-            let mut labels = vec![("host", o.host.clone())];
-            let name = match rdma {
-                Some(dev) => {
-                    labels.push(("device", dev.clone()));
-                    labels.push(("port", "1".to_string()));
-                    &n.rdma_metric
-                }
-                None => {
-                    labels.push(("device", o.netdev.clone()));
-                    &n.ethtool_metric
-                }
+                name
             };
-            if let Some(p) = n.prio {
-                labels.push(("priority", p.to_string()));
+            Name {
+                metrics: [metric("rdma"), metric("ethtool")],
+                families: Default::default(),
+                kind: devices::kind(hw),
+                base,
+                prio,
             }
-            add(
-                name,
-                &|| help(hw, kind, &n.base, n.prio),
-                "counter",
-                labels,
-                v,
-            );
+        });
+    }
+    let mut families: Vec<Family<'_>> = Vec::new();
+    let mut by_metric: HashMap<&str, usize> = HashMap::new();
+    for ((_, set), o) in counters.iter().zip(&owner_of) {
+        for (hw, &v) in set {
+            let n = &names[hw.as_str()];
+            let rdma = o.rdma.as_deref().filter(|_| n.kind != Kind::Ethtool);
+            let which = if rdma.is_some() { RDMA } else { ETHTOOL };
+            // Names that differ in a priority alone share a metric, so
+            // its family: looked up by the metric's name once per name.
+            let i = n.families[which].get().unwrap_or_else(|| {
+                let metric = n.metrics[which].as_str();
+                let i = *by_metric.entry(metric).or_insert_with(|| {
+                    let kind = rdma.map_or(Kind::Ethtool, |_| n.kind);
+                    families.push(Family {
+                        name: metric,
+                        help: help(hw, kind, &n.base, n.prio),
+                        kind: "counter",
+                        series: Vec::new(),
+                    });
+                    families.len() - 1
+                });
+                n.families[which].set(Some(i));
+                i
+            });
+            let labels = Labels {
+                host: &o.host,
+                device: rdma.unwrap_or(&o.netdev),
+                port: rdma.is_some(),
+                priority: n.prio,
+                netdev: None,
+            };
+            families[i].series.push((labels, v));
         }
     }
-    for m in devices::machines(w) {
+    let machines = devices::machines(w);
+    let mut info = Family {
+        name: "rocesim_rdma_port_info",
+        help: "An RDMA device port of a simulated host and the netdev it runs over \
+               (ibdev2netdev); always 1"
+            .into(),
+        kind: "gauge",
+        series: Vec::new(),
+    };
+    for m in &machines {
         for d in &m.rdma {
-            let labels = vec![
-                ("host", m.name.to_string()),
-                ("device", d.name.clone()),
-                ("port", "1".to_string()),
-                ("netdev", d.netdev.name().to_string()),
-            ];
-            add(
-                "rocesim_rdma_port_info",
-                &|| {
-                    "An RDMA device port of a simulated host and the netdev it runs over \
-                     (ibdev2netdev); always 1"
-                        .into()
-                },
-                "gauge",
-                labels,
-                1,
-            );
+            let labels = Labels {
+                host: m.name,
+                device: &d.name,
+                port: true,
+                priority: None,
+                netdev: Some(d.netdev.name()),
+            };
+            info.series.push((labels, 1));
         }
     }
+    if !info.series.is_empty() {
+        families.push(info);
+    }
+    // Families in name order (each name is one family: a counter's name
+    // never ends in `_port_info`).
+    families.sort_unstable_by(|a, b| a.name.cmp(b.name));
     let mut out = String::new();
-    for (name, f) in &families {
-        let _ = writeln!(out, "# HELP {name} {}", escape_help(&f.help));
-        let _ = writeln!(out, "# TYPE {name} {}", f.kind);
-        for (labels, v) in &f.series {
-            out.push_str(name);
-            out.push('{');
-            for (i, (k, l)) in labels.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                let _ = write!(out, "{k}=\"");
-                if l.contains(['\\', '"', '\n']) {
-                    out.push_str(&escape_label(l));
-                } else {
-                    out.push_str(l);
-                }
-                out.push('"');
+    for f in &families {
+        let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(&f.help));
+        let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
+        for (l, v) in &f.series {
+            out.push_str(f.name);
+            label(&mut out, "{host", l.host);
+            label(&mut out, ",device", l.device);
+            if l.port {
+                out.push_str(",port=\"1\"");
+            }
+            if let Some(p) = l.priority {
+                let _ = write!(out, ",priority=\"{p}\"");
+            }
+            if let Some(n) = l.netdev {
+                label(&mut out, ",netdev", n);
             }
             let _ = writeln!(out, "}} {v}");
         }
     }
     out
+}
+
+/// `<key>="<value>"`, the value escaped if it must be (`key` carries the
+/// separator before it).
+fn label(out: &mut String, key: &str, value: &str) {
+    out.push_str(key);
+    out.push_str("=\"");
+    if value.contains(['\\', '"', '\n']) {
+        out.push_str(&escape_label(value));
+    } else {
+        out.push_str(value);
+    }
+    out.push('"');
 }
 
 /// A hardware name as a metric name: anything but `[A-Za-z0-9_]` becomes
