@@ -270,6 +270,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 out,
                 sets,
                 taps,
+                exits_after: true,
             };
             let (s, dir) = run::run(&scenario, &opts, &mut bar)?;
             if let Some(b) = bar.0 {
