@@ -74,8 +74,9 @@ pub struct RunOptions {
     pub taps: Vec<String>,
     /// The process exits once the run returns (the CLI): the simulated
     /// world is left to the operating system rather than freed piece by
-    /// piece, which took a star's run some 2 ms after its outputs were
-    /// written. Its files are closed before the outputs are written.
+    /// piece, which took a star's run 1-2 ms after its outputs were
+    /// written. Its capture files are closed before the outputs are
+    /// written, so nothing waits on its drop.
     pub exits_after: bool,
 }
 
