@@ -339,10 +339,11 @@ fn qp_payload_lines(w: &World, unit: f64) -> (String, Vec<Series>) {
         Role::Client => !responders || q.tx_payload_bytes() > 0,
         Role::Server => q.tx_payload_bytes() > 0,
     };
-    let all: Vec<(QpView<'_>, Vec<(f64, f64)>)> =
-        w.qps().zip(qp_rates).filter(|(q, _)| drawn(q)).collect();
-    let (servers, clients): (Vec<_>, Vec<_>) =
-        all.into_iter().partition(|(q, _)| q.role() == Role::Server);
+    let (servers, clients): (Vec<_>, Vec<_>) = w
+        .qps()
+        .zip(qp_rates)
+        .filter(|(q, _)| drawn(q))
+        .partition(|(q, _)| q.role() == Role::Server);
     let what = match (servers.is_empty(), clients.is_empty()) {
         (true, _) => "Payload sent per client QP",
         (false, true) => "Payload sent per READ responder QP",
@@ -514,7 +515,14 @@ mod tests {
     /// client QPs only.
     #[test]
     fn a_reads_payload_is_drawn_for_its_responders() {
-        let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lag_hash.toml");
+        // A shipped scenario, changed by `sets`, run to its end.
+        let run_scenario = |name: &str, sets: &[String]| {
+            let scenario =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}.toml"));
+            let (_, mut w) = crate::run::check(&scenario, sets).unwrap();
+            w.run(&mut ());
+            w
+        };
         let run = |tool: &str| {
             let sets = [
                 format!("workload.0.tool={tool}"),
@@ -522,9 +530,7 @@ mod tests {
                 "workload.0.iters=2".to_string(),
                 "workload.0.size=1MiB".to_string(),
             ];
-            let (_, mut w) = crate::run::check(&scenario, &sets).unwrap();
-            w.run(&mut ());
-            w
+            run_scenario("lag_hash", &sets)
         };
         // The QPs of `role`, by index, and what their counters say they sent.
         let of = |w: &World, role: Role| -> Vec<(usize, u64)> {
@@ -565,11 +571,10 @@ mod tests {
 
         // Four flows on one bottleneck, the second a READ: its responder
         // first, then the three WRITE clients; its requester is left out.
-        let scenario =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/dcqcn_convergence.toml");
-        let sets = ["workload.1.tool=ib_read_bw".to_string()];
-        let (_, mut w) = crate::run::check(&scenario, &sets).unwrap();
-        w.run(&mut ());
+        let w = run_scenario(
+            "dcqcn_convergence",
+            &["workload.1.tool=ib_read_bw".to_string()],
+        );
         let (title, lines) = qp_payload_lines(&w, time_unit(w.sim_time()).1);
         assert_eq!(
             title,

@@ -165,8 +165,9 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
     if !info.series.is_empty() {
         families.push(info);
     }
-    // Families in name order (each name is one family: a counter's name
-    // never ends in `_port_info`).
+    // Families in name order. Their names are unique (a counter's ends in
+    // `_total`, the info gauge's does not), so the order is a function of
+    // the run, whatever the sort.
     families.sort_unstable_by(|a, b| a.name.cmp(b.name));
     let mut out = String::new();
     for f in &families {
