@@ -74,6 +74,14 @@ pub(crate) enum Forward {
     Drop(DropReason),
 }
 
+/// A MAC as the FDB's key: its six bytes in one integer.
+#[inline]
+fn mac_key(m: &[u8; 6]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..6].copy_from_slice(m);
+    u64::from_le_bytes(w)
+}
+
 pub(crate) struct Switch {
     name: String,
     mac: [u8; 6],
@@ -85,10 +93,17 @@ pub(crate) struct Switch {
     group_of: Vec<u32>,
     /// Per group: a routed (layer 3) port.
     routed: Vec<bool>,
-    fdb: FastMap<[u8; 6], u32>,
-    /// Directly attached host addresses: IP → (MAC, group).
+    /// MAC (as [`mac_key`]) → group. Keyed by one integer, as `neigh`:
+    /// a byte array hashes as a slice (its length, then a byte copy).
+    fdb: FastMap<u64, u32>,
+    /// `learned[local]`: the source MAC ([`mac_key`]) that port's last
+    /// frame taught, known to be in `fdb` at the port's group (`u64::MAX`:
+    /// none). A port's frames come from one station or a few, so nearly
+    /// every frame's learning is this compare instead of a lookup.
+    learned: Vec<u64>,
+    /// Directly attached host addresses (as `u32`): IP → (MAC, group).
     /// (Looked up for every routed packet: a fixed hasher, as `fdb`.)
-    neigh: FastMap<Ipv4Addr, ([u8; 6], u32)>,
+    neigh: FastMap<u32, ([u8; 6], u32)>,
     /// Routes: prefix → next hops (ECMP over those with a live member).
     routes: Vec<(IpNet, Vec<NextHop>)>,
     /// `live[i]`: route `i`'s next hops whose group has a member with
@@ -128,6 +143,7 @@ impl Switch {
             group_of: Vec::new(),
             routed: Vec::new(),
             fdb: FastMap::default(),
+            learned: Vec::new(),
             neigh: FastMap::default(),
             routes: Vec::new(),
             live: Vec::new(),
@@ -146,6 +162,7 @@ impl Switch {
     pub(crate) fn add_port(&mut self, port: u32) -> u32 {
         self.ports.push(port);
         self.port_up.push(true);
+        self.learned.push(u64::MAX);
         (self.ports.len() - 1) as u32
     }
 
@@ -220,8 +237,12 @@ impl Switch {
         fdb: FastMap<[u8; 6], u32>,
         neigh: HashMap<Ipv4Addr, ([u8; 6], u32)>,
     ) {
-        self.fdb = fdb;
-        self.neigh = neigh.into_iter().collect();
+        self.fdb = fdb.into_iter().map(|(m, g)| (mac_key(&m), g)).collect();
+        self.learned.fill(u64::MAX);
+        self.neigh = neigh
+            .into_iter()
+            .map(|(ip, hop)| (u32::from(ip), hop))
+            .collect();
     }
 
     // ----- inspection ---------------------------------------------------
@@ -274,6 +295,7 @@ impl Switch {
         let g = self.group_of[local as usize];
         if !self.group_alive(g) {
             self.fdb.retain(|_, v| *v != g);
+            self.learned.fill(u64::MAX);
         }
     }
 
@@ -290,9 +312,19 @@ impl Switch {
     #[inline]
     pub(crate) fn learn(&mut self, in_local: u32, src: [u8; 6]) {
         let g = self.group_of[in_local as usize];
-        if !self.routed[g as usize] && self.fdb.get(&src) != Some(&g) {
-            self.fdb.insert(src, g);
+        let key = mac_key(&src);
+        if self.routed[g as usize] || self.learned[in_local as usize] == key {
+            return;
         }
+        if self.fdb.insert(key, g) != Some(g) {
+            // Moved (or new): no other port may still vouch for it.
+            for k in &mut self.learned {
+                if *k == key {
+                    *k = u64::MAX;
+                }
+            }
+        }
+        self.learned[in_local as usize] = key;
     }
 
     /// The priority (egress queue) the switch's trust mode gives a packet.
@@ -325,7 +357,7 @@ impl Switch {
                 Err(why) => return Forward::Drop(why),
             }
         } else {
-            (self.fdb.get(&pkt.eth.dst).copied(), None)
+            (self.fdb.get(&mac_key(&pkt.eth.dst)).copied(), None)
         };
         let tuple = pkt.five_tuple();
         match out {
@@ -353,7 +385,7 @@ impl Switch {
         if ttl <= 1 {
             return Err(DropReason::NoRoute);
         }
-        if let Some(&(mac, group)) = self.neigh.get(&dst) {
+        if let Some(&(mac, group)) = self.neigh.get(&u32::from(dst)) {
             return Ok(NextHop { group, mac });
         }
         let dst_bits = u32::from(dst);
@@ -704,11 +736,26 @@ mod tests {
         let p = pkt(B, A, [10, 0, 0, 1], 0xC000);
         assert!(matches!(s.forward(1, &p), Forward::Port { out: 2 | 3, .. }));
         s.learn(4, B); // routed ports learn nothing
-        assert_eq!(s.fdb.get(&B), Some(&1));
+        assert_eq!(s.fdb.get(&mac_key(&B)), Some(&1));
         s.set_port_up(2, false);
         assert!(matches!(s.forward(1, &p), Forward::Port { out: 3, .. }));
         s.set_port_up(3, false);
         assert!(matches!(s.forward(1, &p), Forward::Flood(_)), "A forgotten");
+    }
+
+    #[test]
+    fn a_station_that_moves_back_is_learned_again() {
+        // Each port remembers the station its last frame taught; a move
+        // elsewhere must make it forget, or the move back is not learned.
+        let mut s = leaf();
+        let group = |s: &Switch, local: u32| s.group_of(local);
+        s.learn(2, A);
+        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&group(&s, 2)));
+        s.learn(1, A);
+        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&group(&s, 1)));
+        s.learn(2, A);
+        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&group(&s, 2)));
+        assert_ne!(group(&s, 1), group(&s, 2));
     }
 
     #[test]
