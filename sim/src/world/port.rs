@@ -187,6 +187,10 @@ pub(crate) struct Port {
     /// Extra delay added to frames leaving this port (switch latency).
     extra_delay: Ps,
     rate: Rate,
+    /// The wire bytes of the last frame started and their time at `rate`:
+    /// a port's frames are mostly of one size (a sender's data, a
+    /// receiver's ACKs), and this spares each a 64-bit division.
+    last_tx: (u64, Ps),
     counters: PortCounters,
     queued_bytes: [u64; PRIOS],
     queues: PrioQueues<Queued>,
@@ -209,6 +213,7 @@ impl Port {
             link,
             peer: u32::MAX,
             rate,
+            last_tx: (0, Ps::ZERO),
             extra_delay,
             tx_end: 0,
             tx_done_scheduled: false,
@@ -297,7 +302,10 @@ impl Port {
     pub(crate) fn start_tx(&mut self, len: u32, wire: u64) -> Ps {
         self.counters.tx_bytes += u64::from(len);
         self.counters.tx_packets += 1;
-        self.rate.tx_time(wire)
+        if self.last_tx.0 != wire {
+            self.last_tx = (wire, self.rate.tx_time(wire));
+        }
+        self.last_tx.1
     }
 
     /// The `TxDone` of the frame just started has the key `key`, not yet
@@ -587,6 +595,9 @@ mod tests {
         let mut p = port();
         // 1000 B + FCS, preamble/SFD and IFG = 1024 B on the wire at 100G.
         assert_eq!(p.start_tx(1000, crate::time::wire_bytes(1000)), Ps(81_920));
+        // The last size's time is kept: another size, then the first again.
+        assert_eq!(p.start_tx(60, crate::time::wire_bytes(60)), Ps(6_720));
+        assert_eq!(p.start_tx(1000, crate::time::wire_bytes(1000)), Ps(81_920));
         p.set_tx_end(7);
         assert!(p.busy(6));
         assert!(!p.busy(7), "the TxDone itself runs with the wire free");
@@ -595,7 +606,7 @@ mod tests {
         assert_eq!(p.unscheduled_tx_done(), None);
         p.count_drop(DropReason::Buffer);
         let c = p.counters();
-        assert_eq!((c.tx_bytes, c.tx_packets), (1000, 1));
+        assert_eq!((c.tx_bytes, c.tx_packets), (2060, 3));
         assert_eq!((c.drops, c.drops_buffer), (1, 1));
     }
 }
