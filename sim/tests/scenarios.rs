@@ -670,3 +670,60 @@ fn per_qp_rate_limit_paces_on_the_wire() {
         assert!((9.78..=9.81).contains(&g), "{g}");
     }
 }
+
+/// The training runs of `scripts/build-pgo`, which lay out the installed
+/// binary: each a shipped scenario that checks with its `--set`s, none of
+/// them the ns-3 stars' experiments (BENCHMARKS.md times those against the
+/// reference, and a profile fitted to them would flatter them), none
+/// reading ../shared (a fresh clone has the repository only).
+#[test]
+fn pgo_training_runs_check_and_leave_the_stars_out() {
+    let script = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-pgo"),
+    )
+    .unwrap();
+    let (_, body) = script
+        .split_once("\ntraining=(\n")
+        .expect("a training list");
+    let (body, _) = body.split_once("\n)\n").expect("the list's end");
+    let runs: Vec<Vec<&str>> = body
+        .lines()
+        .map(|l| l.trim().trim_matches('"').split_whitespace().collect())
+        .collect();
+    assert!(runs.len() >= 10, "{runs:?}");
+    let names: std::collections::BTreeSet<&str> = runs.iter().map(|r| r[0]).collect();
+    for shipped in ["lag_hash", "failover", "dcqcn_convergence", "pfc_incast"] {
+        assert!(names.contains(shipped), "{shipped} is not trained on");
+    }
+    for run in &runs {
+        let (name, sets) = (run[0], &run[1..]);
+        assert!(
+            sets.len() % 2 == 0 && sets.chunks(2).all(|c| c[0] == "--set"),
+            "{run:?}"
+        );
+        if name.starts_with("hpcc_") {
+            // A star's file lends its settings only: its topology and
+            // flows (the benchmark, in ../shared) are replaced.
+            assert_ne!(name, "hpcc_2to1");
+            assert!(
+                sets.iter()
+                    .any(|s| s.starts_with("topology.file=hpcc-small/"))
+                    && sets
+                        .iter()
+                        .any(|s| s.starts_with("traffic.flows.flows=hpcc-small/")),
+                "{run:?}"
+            );
+        }
+        let o = bin()
+            .arg("check")
+            .arg(scenario(name))
+            .args(sets)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{run:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
