@@ -385,10 +385,10 @@ impl Switch {
         if ttl <= 1 {
             return Err(DropReason::NoRoute);
         }
-        if let Some(&(mac, group)) = self.neigh.get(&u32::from(dst)) {
+        let dst_bits = u32::from(dst);
+        if let Some(&(mac, group)) = self.neigh.get(&dst_bits) {
             return Ok(NextHop { group, mac });
         }
-        let dst_bits = u32::from(dst);
         let best = self.lpm.iter().find_map(|(len, nets)| {
             let mask = if *len == 0 {
                 0
@@ -748,14 +748,14 @@ mod tests {
         // Each port remembers the station its last frame taught; a move
         // elsewhere must make it forget, or the move back is not learned.
         let mut s = leaf();
-        let group = |s: &Switch, local: u32| s.group_of(local);
+        let (g1, g2) = (s.group_of(1), s.group_of(2));
+        assert_ne!(g1, g2);
         s.learn(2, A);
-        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&group(&s, 2)));
+        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&g2));
         s.learn(1, A);
-        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&group(&s, 1)));
+        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&g1));
         s.learn(2, A);
-        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&group(&s, 2)));
-        assert_ne!(group(&s, 1), group(&s, 2));
+        assert_eq!(s.fdb.get(&mac_key(&A)), Some(&g2));
     }
 
     #[test]
