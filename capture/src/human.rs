@@ -103,6 +103,17 @@ pub fn table(rows: &[Vec<String>]) -> String {
     out
 }
 
+/// The closest candidate by edit distance, if it is close enough to be a
+/// plausible typo.
+pub fn closest<'a>(got: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(got, c), c))
+        .filter(|&(d, c)| d <= 2.max(c.len() / 3))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,17 +125,11 @@
 // per failed run, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
-pub mod cc;
-pub mod engine;
-pub mod fasthash;
-pub mod hpcc;
-pub mod packet;
-pub mod rng;
 pub mod run;
-pub mod scenario;
-pub mod time;
-pub mod topology;
-pub mod traffic;
-pub mod transport;
-pub mod units;
-pub mod world;
+
+// The layers below, under the names the binary, the tests and the book use.
+pub use rocesim_model::{
+    cc, engine, flow, net, packet, rng, time, topology, transport, units, world,
+};
+pub use rocesim_ns3 as hpcc;
+pub use rocesim_scenario as scenario;

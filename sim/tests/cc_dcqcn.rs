@@ -34,7 +34,7 @@ fn e3() -> HpccConfig {
 }
 
 fn reference() -> DcqcnParams {
-    DcqcnParams::hpcc_reference(&e3()).unwrap()
+    HpccConfig::dcqcn(&e3()).unwrap()
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn reference_preset_from_the_anchor_configs() {
         ("config_fat_ws30_10ms_dcqcn.txt", 1000),
     ] {
         let cfg = config::read(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
-        let got = DcqcnParams::hpcc_reference(&cfg).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let got = HpccConfig::dcqcn(&cfg).unwrap_or_else(|e| panic!("{file}: {e}"));
         let want = DcqcnParams {
             rpg_min_rate: min_rate,
             ..reference()
@@ -217,7 +217,7 @@ fn reference_steady_marking_keeps_alpha_at_one_down_to_the_floor() {
 #[test]
 fn clamp_target_rate_copies_rc_at_every_cut() {
     let t0 = Ps::from_ms(1);
-    let clamp = DcqcnParams::hpcc_reference(&HpccConfig {
+    let clamp = HpccConfig::dcqcn(&HpccConfig {
         clamp_target_rate: true,
         ..e3()
     })

@@ -138,7 +138,7 @@ fn reference_preset_from_its_maps() {
                 KMIN_MAP 2 100000000000 400 400000000000 1600\n\
                 PMAX_MAP 2 100000000000 0.20 400000000000 0.20\n";
     let cfg = config::parse(text, "c.txt").unwrap();
-    let (p400, missing) = RedParams::hpcc_reference(&cfg, Rate::gbps(400));
+    let (p400, missing) = config::HpccConfig::red(&cfg, Rate::gbps(400));
     assert!(missing.is_empty());
     assert_eq!(
         (p400.kmin_bytes, p400.kmax_bytes, p400.pmax),
@@ -149,7 +149,7 @@ fn reference_preset_from_its_maps() {
     // A speed the maps leave out: the reference's optimized build reads 0
     // from all three (its NS_ASSERT_MSG is compiled out), and Kmax 0 marks
     // every packet that leaves a byte behind it.
-    let (p25, missing) = RedParams::hpcc_reference(&cfg, Rate::gbps(25));
+    let (p25, missing) = config::HpccConfig::red(&cfg, Rate::gbps(25));
     assert_eq!(missing, ["KMIN_MAP", "KMAX_MAP", "PMAX_MAP"]);
     assert_eq!((p25.kmin_bytes, p25.kmax_bytes, p25.pmax), (0, 0, 0.0));
     let mut rng = component_rng(1, "red.unmapped");
@@ -157,7 +157,7 @@ fn reference_preset_from_its_maps() {
     assert!(!p25.should_mark(0, 0b10, &mut rng));
     // Kmin without Kmax: Kmax (0) is looked at first, so Kmin is moot.
     let only_kmin = config::parse("KMIN_MAP 1 25000000000 100\n", "c.txt").unwrap();
-    let (p, missing) = RedParams::hpcc_reference(&only_kmin, Rate::gbps(25));
+    let (p, missing) = config::HpccConfig::red(&only_kmin, Rate::gbps(25));
     assert_eq!(missing, ["KMAX_MAP", "PMAX_MAP"]);
     assert_eq!((p.kmin_bytes, p.kmax_bytes), (0, 0));
     p.validate(1 << 20).unwrap();
@@ -167,7 +167,7 @@ fn reference_preset_from_its_maps() {
         "c.txt",
     )
     .unwrap();
-    let (p, missing) = RedParams::hpcc_reference(&no_pmax, Rate::gbps(25));
+    let (p, missing) = config::HpccConfig::red(&no_pmax, Rate::gbps(25));
     assert_eq!(missing, ["PMAX_MAP"]);
     assert_eq!(p.mark_probability(300_000), 0.0);
     assert_eq!(p.mark_probability(400_001), 1.0);
@@ -191,13 +191,13 @@ fn anchor_configs() {
     ] {
         let cfg = config::read(&dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
         for g in rates {
-            let (p, missing) = RedParams::hpcc_reference(&cfg, Rate::gbps(g));
+            let (p, missing) = config::HpccConfig::red(&cfg, Rate::gbps(g));
             assert!(missing.is_empty(), "{file} {g}G: {missing:?}");
             p.validate(cfg.buffer_bytes())
                 .unwrap_or_else(|e| panic!("{file} {g}G: {e}"));
         }
         // README: 100G is Kmin 400 KB, Kmax 1600 KB, Pmax 0.2 in both.
-        let (p, _) = RedParams::hpcc_reference(&cfg, Rate::gbps(100));
+        let (p, _) = config::HpccConfig::red(&cfg, Rate::gbps(100));
         assert_eq!(
             (p.kmin_bytes, p.kmax_bytes, p.pmax),
             (400_000, 1_600_000, 0.2),

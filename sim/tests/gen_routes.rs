@@ -5,10 +5,11 @@
 use std::collections::VecDeque;
 
 use rocesim::packet::Billing;
+use rocesim::scenario::generate::topology::{FatTree, LeafSpine, LinkSpec, fat_tree};
 use rocesim::time::{Ps, Rate};
 use rocesim::topology::{
-    Addressing, FatTree, Framing, HostId, LeafSpine, Link, LinkSpec, Node, NodeId, NodeKind,
-    PerHop, Port, Routes, Topology, ecmp_routes, fat_tree,
+    Addressing, Framing, HostId, Link, Node, NodeId, NodeKind, PerHop, Port, Routes, Topology,
+    ecmp_routes,
 };
 
 fn spec(g: u64) -> LinkSpec {

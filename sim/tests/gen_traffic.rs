@@ -4,12 +4,11 @@
 
 use std::path::Path;
 
+use rocesim::flow::{FlowSpec, SizeCdf, TrafficClass, Verb};
 use rocesim::hpcc;
+use rocesim::scenario::generate::traffic::{Arrivals, Hosts, Pattern, Sizes, Workload, generate};
 use rocesim::time::{Ps, Rate};
 use rocesim::topology::HostId;
-use rocesim::traffic::{
-    Arrivals, FlowSpec, Hosts, Pattern, SizeCdf, Sizes, TrafficClass, Verb, Workload, generate,
-};
 
 fn websearch() -> SizeCdf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/cdf/WebSearch.txt");

@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 
 use rocesim::hpcc::{self, config::CcMode, fct::HpccFct};
 use rocesim::packet::Billing;
+use rocesim::scenario::generate::topology::{FatTree, LinkSpec};
 use rocesim::time::{Ps, Rate};
-use rocesim::topology::{
-    FatTree, Framing, HostId, LinkSpec, NodeId, PerHop, Topology, ecmp_routes,
-};
+use rocesim::topology::{Framing, HostId, NodeId, PerHop, Topology, ecmp_routes};
 
 /// The anchors directory (`roce_testkit::ci::shared`: beside the checkout
 /// or above it; skipped or, under ROCESIM_CI=1, failed when absent).
@@ -22,7 +21,8 @@ fn anchors() -> Option<PathBuf> {
 }
 
 fn topo(dir: &Path, name: &str) -> Topology {
-    Topology::from_hpcc(&hpcc::topology::read(&dir.join(name)).unwrap()).unwrap()
+    rocesim::hpcc::HpccTopology::to_topology(&hpcc::topology::read(&dir.join(name)).unwrap())
+        .unwrap()
 }
 
 #[test]
@@ -301,18 +301,18 @@ fn reference_flows_map_node_ids_to_host_indices() {
     // topology.txt's node 0 is the switch, so node n is host n - 1.
     let t = topo(&dir, "topology.txt");
     let f = hpcc::flows::read(&dir.join("flow_2to1.txt")).unwrap().flows;
-    let s = rocesim::traffic::from_hpcc(&f, &t).unwrap();
+    let s = hpcc::flows::to_specs(&f, &t).unwrap();
     assert_eq!((s[0].src, s[0].dst), (HostId(1), HostId(0)));
     assert_eq!(t.node(t.host_node(s[0].src)).name, "n2");
     assert_eq!(t.host_ip(s[0].src), core::net::Ipv4Addr::new(11, 0, 2, 1));
     let mut bad = f.clone();
     bad[0].src = 0;
     assert_eq!(
-        rocesim::traffic::from_hpcc(&bad, &t).unwrap_err().0,
+        hpcc::flows::to_specs(&bad, &t).unwrap_err().0,
         "flow on line 2: src node 0 is a switch, not a host"
     );
     // Written back, the flows read the same.
-    let text = hpcc::flows::write(&rocesim::traffic::to_hpcc(&s, &t));
+    let text = hpcc::flows::write(&hpcc::flows::from_specs(&s, &t));
     let fields = |v: &[hpcc::HpccFlow]| -> Vec<_> {
         v.iter()
             .map(|x| (x.src, x.dst, x.priority, x.dport, x.size, x.start))

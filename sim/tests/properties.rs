@@ -7,7 +7,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use rocesim::run::Summary;
-use rocesim::world::{BuildOptions, QpStatus, World};
+use rocesim::scenario::{BuildOptions, build_world};
+use rocesim::world::{QpStatus, World};
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -112,7 +113,7 @@ fn toml(c: &Case) -> String {
 fn run(text: &str) -> (World, Summary) {
     let loaded = rocesim::scenario::load_str(Path::new("prop.toml"), text.to_string(), &[])
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut w = World::build(&loaded.scenario, "prop", &BuildOptions::default())
+    let mut w = build_world(&loaded.scenario, "prop", &BuildOptions::default())
         .unwrap_or_else(|e| panic!("{}\n{text}", loaded.locate(&e)));
     w.run(&mut ());
     let s = Summary::of(&w, 0.0);

@@ -12,7 +12,8 @@ use common::{link, scenario, switch, two_hosts};
 
 use rocesim::run::Summary;
 use rocesim::scenario::load_str;
-use rocesim::world::{BuildOptions, QpStatus, World};
+use rocesim::scenario::{BuildOptions, build_world};
+use rocesim::world::{QpStatus, World};
 
 fn build(text: &str) -> Result<World, String> {
     build_with(
@@ -30,7 +31,7 @@ fn build_with(text: &str, sets: &[&str]) -> Result<World, String> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded =
         load_str(Path::new("t.toml"), text.to_string(), &sets).map_err(|e| e.to_string())?;
-    World::build(&loaded.scenario, "t", &BuildOptions::default())
+    build_world(&loaded.scenario, "t", &BuildOptions::default())
         .map_err(|e| loaded.locate(&e).to_string())
 }
 

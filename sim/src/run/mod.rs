@@ -41,8 +41,9 @@ use thiserror::Error;
 
 use crate::scenario::schema::{TapCfg, TapFormat};
 use crate::scenario::{self, Diagnostic};
+use crate::scenario::{BuildOptions, open_taps};
 use crate::time::Ps;
-use crate::world::{BuildOptions, Progress, World};
+use crate::world::{Progress, World};
 
 pub use csv::{ports_csv, qps_csv};
 pub use shard::{Merged, Shard, SweepId, merge as merge_sweep};
@@ -107,12 +108,12 @@ fn add_taps(loaded: &mut scenario::Loaded, taps: &[String]) -> Result<(), RunErr
 
 /// Builds the world; an error in a tap that `--tap` added names the flag
 /// (it has no place in the file).
-fn build_world(
+fn build_checked(
     loaded: &scenario::Loaded,
     file_taps: usize,
     flag_taps: &[String],
 ) -> Result<World, RunError> {
-    World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+    scenario::build_world(&loaded.scenario, &loaded.name, &BuildOptions::default())
         .map_err(|e| model_error(loaded, file_taps, flag_taps, e))
 }
 
@@ -143,7 +144,7 @@ fn model_error(
 /// Loads and builds a scenario without running it (`rocesim check`).
 pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, World), RunError> {
     let loaded = scenario::load(path, sets)?;
-    let w = World::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+    let w = scenario::build_world(&loaded.scenario, &loaded.name, &BuildOptions::default())
         .map_err(|e| loaded.locate(&e))?;
     Ok((loaded, w))
 }
@@ -169,14 +170,14 @@ pub fn run(
     add_taps(&mut loaded, &opts.taps)?;
     // Built (so checked) in full before the file system is touched; the
     // taps' files are created in the run directory after.
-    let mut w = build_world(&loaded, file_taps, &opts.taps)?;
+    let mut w = build_checked(&loaded, file_taps, &opts.taps)?;
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
     check_replaceable(&out, "summary.json", "rocesim run")?;
     let s = write_dir_atomically(&out, "run", |tmp| {
-        w.open_taps(&loaded.scenario, tmp)
+        open_taps(&mut w, &loaded.scenario, tmp)
             .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
         // The hosts' sysfs trees as they boot go to disk while it runs.
         // A partitioned run has both cores: the tree is written after it,

@@ -9,7 +9,7 @@ use std::path::Path;
 use roce_testkit::repo::{files_below, root};
 
 use crate::scenario;
-use crate::world::{BuildOptions, World};
+use crate::scenario::{BuildOptions, build_world};
 
 /// Slow links sampled every microsecond: a frame is on the wire for 80
 /// us, so a switch port's `TxDone` is often the only thing that happens
@@ -100,7 +100,7 @@ fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
     let opts = BuildOptions {
         tap_dir: Some(dir.to_path_buf()),
     };
-    let mut w = World::build(&loaded.scenario, &loaded.name, &opts).expect("builds");
+    let mut w = build_world(&loaded.scenario, &loaded.name, &opts).expect("builds");
     if eager {
         w.schedule_every_tx_done();
     }

@@ -1,0 +1,67 @@
+//! Congestion control for a lossless RoCEv2 fabric, as pure algorithms.
+//!
+//! DCQCN has three roles (Zhu et al., SIGCOMM 2015; roce-facts §6):
+//!
+//! ```text
+//!   sender NIC (RP)                  switch egress queue (CP)             receiver NIC (NP)
+//!  ┌──────────────────┐   data    ┌──────────────────────────┐  data,CE  ┌─────────────────────┐
+//!  │ ReactionPoint    │──────────▶│ RED on the queue length: │──────────▶│ NotificationPoint   │
+//!  │ per QP: RC, RT,  │           │ RedParams::should_mark   │           │ at most one CNP per │
+//!  │ alpha, stages    │           └──────────────────────────┘           │ min_time_between_   │
+//!  │                  │◀───────────────────── CNP ──────────────────────│ cnps per pacing key │
+//!  └──────────────────┘                                                  └─────────────────────┘
+//! ```
+//!
+//! * [`red`]: the congestion point, RED/ECN marking per (egress port,
+//!   priority), with the reference simulator's per-link-speed tables.
+//! * [`dcqcn`]: the knobs ([`DcqcnParams`], named as the ConnectX firmware
+//!   names them) and their two presets.
+//! * [`rp`]: the reaction point ([`ReactionPoint`]), one per QP.
+//! * [`np`]: the notification point ([`NotificationPoint`]), one per NIC
+//!   port.
+//!
+//! None of them owns a clock or schedules anything: each is told the time
+//! (`Ps`) and says what should happen and when. The world schedules one
+//! event per QP at [`ReactionPoint::next_deadline`] and calls back; the
+//! switch buffer that decides PAUSE/PFC is [`crate::world::mmu`].
+//!
+//! Every parameter set has a `validate()` returning a [`ParamError`] that
+//! names the knob (the scenario layer prefixes its TOML table) and the range
+//! it accepts.
+
+pub mod dcqcn;
+pub mod np;
+pub mod red;
+pub mod rp;
+
+pub use dcqcn::{DcqcnParams, ReferenceDcqcn, RpModel};
+pub use np::{CnpKey, CnpScope, MarkedPacket, NotificationPoint};
+pub use red::{MarkPoint, RedParams};
+pub use rp::{ReactionPoint, retime};
+
+/// A parameter outside what the model accepts.
+///
+/// `key` is the knob's own name (`rpg_gd`, `kmax_bytes`, `headroom_bytes[3]`);
+/// the scenario layer puts its table in front of it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}`: {problem}")]
+pub struct ParamError {
+    pub key: String,
+    pub problem: String,
+    pub hint: Option<String>,
+}
+
+impl ParamError {
+    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> ParamError {
+        ParamError {
+            key: key.into(),
+            problem: problem.into(),
+            hint: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> ParamError {
+        self.hint = Some(hint.into());
+        self
+    }
+}

@@ -1,0 +1,476 @@
+//! The simulated network: components in arenas, one [`Scheduler`], and the
+//! dispatch of every event to the component it names.
+//!
+//! ```text
+//!   RcQp ──next_tx──▶ NIC (host.rs) ──▶ Port (port.rs) ──▶ Link (link.rs) ──▶ Port ──▶ Switch (switch.rs)
+//!     ▲               strict priority,   serialize,         delay, loss,                 learn, classify,
+//!     │               RR over QPs        egress queues      up/down                      forward (pure), buffer
+//!     │                                                                                     │
+//!   on_receive ◀── host receive (MAC, GID, QPN) ◀── Port ◀── Link ◀── Port (egress queues) ◀─┘
+//! ```
+//!
+//! | file | component | owns |
+//! |---|---|---|
+//! | `port.rs` | [`PortCounters`], the port | egress queues per priority, strict priority, byte accounting, the PFC pause seam |
+//! | `link.rs` | the link | delay, loss and `ce_mark` (its own RNG), up/down, byte conservation; moving a frame across |
+//! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
+//! | `profile.rs` | [`NicProfile`] | what a host's NIC does that verbs do not say: window, AckReq, ACKs, segments, ECN bits, trust, DCQCN |
+//! | `dcqcn.rs` | DCQCN in the world | the NIC's notification point sending CNPs, each QP's reaction point pacing it, `RpDeadline` |
+//! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
+//! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
+//! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
+//! | [`mmu`] | the switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting the switch calls |
+//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured, pause counters, the PFC watchdog |
+//! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
+//! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
+//! | `sample.rs` | the sampler | the time series |
+//! | `split.rs` | a partitioned run | the cut, each part's windows, frames between the parts, the merge (`[sim] partitions = 2`) |
+//! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |
+//! | `build/` | construction | scenario → world, every check with its key |
+//!
+//! Components live in `Vec`s and refer to each other by index; an event
+//! names one component and [`World::run`] dispatches it. Events of equal
+//! time run in the order they were scheduled, so a run is a pure function
+//! of the scenario and the seed. Every component's randomness comes from
+//! its own stream ([`crate::rng`]).
+//!
+//! PFC and ECN run: every port skips the priorities its peer paused
+//! (`Port::paused`); switches account buffer per (ingress port, priority)
+//! in their [`mmu`]. A QP's rate limiter (DCQCN, perftest's `rate_limit`)
+//! speaks through `tx_ready_at`: a QP that may send again by the time its
+//! frame leaves the wire stays on its NIC's active list for the port's
+//! `TxDone`; one held back longer leaves the list when its frame starts and
+//! gets a [`Event::QpWake`] for the time `tx_ready_at` returns.
+
+pub mod affinity;
+pub mod arp;
+pub mod bond;
+pub mod cm;
+pub mod connect;
+pub mod dcqcn;
+pub mod ecn;
+pub mod flows;
+pub mod host;
+pub mod icmp;
+pub mod link;
+pub mod mmu;
+pub mod neigh;
+pub mod nic_rx;
+pub mod pfc;
+pub mod place;
+pub mod port;
+pub mod profile;
+pub mod qp;
+pub mod reroute;
+pub mod sample;
+pub mod split;
+pub mod switch;
+pub mod tap;
+pub mod view;
+
+use crate::engine::{Event, Scheduler};
+use crate::packet::PacketPool;
+use crate::time::Ps;
+
+use arp::ConnSetup;
+use host::{Host, HostBond, IfaceKind};
+use link::Link;
+use port::{Owner, Port};
+use qp::{QpSlot, WorkloadSlot};
+use sample::Sampler;
+use switch::Switch;
+use tap::Tap;
+
+pub use flows::FlowResult;
+pub use port::{PRIOS, PortCounters};
+pub use profile::{
+    AckPriority, AckRoute, DcqcnSetup, EcnMode, NicProfile, ProfileBase, hpcc_dcqcn,
+};
+pub use qp::{QpStatus, Role};
+pub use sample::{PortSample, QpSample};
+pub use split::Cut;
+pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
+
+/// Progress reported while running.
+pub trait Progress {
+    fn update(&mut self, now: Ps, end: Option<Ps>);
+    /// Flows (`[[traffic]]`) finished so far, of all; called with
+    /// `update` in runs that have flows.
+    fn flows(&mut self, _done: usize, _total: usize) {}
+}
+
+impl Progress for () {
+    fn update(&mut self, _: Ps, _: Option<Ps>) {}
+}
+
+/// The safety limit when a scenario gives no `stop_at`.
+pub const DEFAULT_LIMIT: Ps = Ps(60_000_000_000_000);
+
+pub struct World {
+    pub name: String,
+    pub seed: u64,
+    pub sched: Scheduler,
+    pub pool: PacketPool,
+    pub ports: Vec<Port>,
+    pub links: Vec<Link>,
+    pub hosts: Vec<Host>,
+    pub bonds: Vec<HostBond>,
+    pub switches: Vec<Switch>,
+    pub qps: Vec<QpSlot>,
+    pub workloads: Vec<WorkloadSlot>,
+    pub taps: Vec<Tap>,
+    /// Connection setups with ARP on the wire.
+    pub setup: ConnSetup,
+    /// Workloads' socket set-ups (`connect = "socket"`).
+    pub sockets: Vec<connect::SocketSetup>,
+    /// Workloads' RDMA CM set-ups, and every MAD they sent.
+    pub cms: Vec<cm::CmSetup>,
+    pub mads: Vec<cm::SentMad>,
+    pub sampler: Sampler,
+    pub stop_at: Option<Ps>,
+    pub packet_hops: u64,
+    pub last_activity: Ps,
+    /// The event running counts as activity: a frame it starts needs no
+    /// `TxDone` event unless its port has more to send (`World::transmit`).
+    pub lazy_tx_done: bool,
+    /// Serialization times are rounded down to a multiple of this many
+    /// picoseconds (`[sim] tx_time_step`).
+    pub tx_step: u64,
+    /// Tests only: every `TxDone` is scheduled, as before they could be
+    /// left out, to compare the two.
+    #[cfg(feature = "test-hooks")]
+    pub eager_tx_done: bool,
+    /// The world is too big for the CPU's caches: each event prefetches
+    /// what the next one reads (`World::prefetch`). In a small one all of
+    /// it is in cache already, and prefetching only costs.
+    pub prefetch: bool,
+    /// `[[traffic]]` flows and their workloads.
+    pub flows: Vec<crate::flow::FlowRef>,
+    /// The flows' connections, whose QPs are made at their start
+    /// (`flows[i]` is `pending[i]` when there are any).
+    pub pending: Vec<place::PendingFlow>,
+    /// The progress bar's count of finished flows, kept by
+    /// [`World::count_finished_flows`].
+    pub flow_tally: flows::FlowTally,
+    /// Taps checked by a build without a tap directory, for
+    /// [`World::open_taps`].
+    pub tap_plans: Vec<tap::TapPlan>,
+    /// A generated fabric that re-routes when a link changes.
+    pub reroute: Option<Box<reroute::Rerouter>>,
+    /// In a partitioned run (`[sim] partitions = 2`): which components
+    /// are this world's, and the frames it sends the other part.
+    pub split: Option<Box<split::Part>>,
+    /// The other part, until [`World::run`] runs both.
+    pub twin: Option<Box<World>>,
+    /// What the other part still held when a partitioned run ended, for
+    /// [`World::check_invariants`]: its packets (queued in ports that
+    /// moved here, or in flight), and whether it had events left or frames
+    /// were on their way between the parts.
+    pub foreign_live: usize,
+    pub foreign_pending: bool,
+    /// `[sim] partitions`, as built.
+    pub partitions: u32,
+}
+
+/// What a run is told beyond its network (`[sim]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// The time series' sampling interval.
+    pub sample_interval: Ps,
+    /// The run stops here at the latest.
+    pub stop_at: Option<Ps>,
+    /// Serialization times are rounded down to a multiple of this many
+    /// picoseconds (1: exact).
+    pub tx_time_step: u64,
+}
+
+impl World {
+    /// An empty world, to which a builder adds the network's components.
+    pub fn new(
+        name: &str,
+        seed: u64,
+        settings: Settings,
+        flows: Vec<crate::flow::FlowRef>,
+    ) -> World {
+        World {
+            name: name.to_string(),
+            seed,
+            sched: Scheduler::new(),
+            pool: PacketPool::new(),
+            ports: Vec::new(),
+            links: Vec::new(),
+            hosts: Vec::new(),
+            bonds: Vec::new(),
+            switches: Vec::new(),
+            qps: Vec::new(),
+            workloads: Vec::new(),
+            taps: Vec::new(),
+            setup: ConnSetup::default(),
+            sockets: Vec::new(),
+            cms: Vec::new(),
+            mads: Vec::new(),
+            sampler: Sampler::new(settings.sample_interval),
+            stop_at: settings.stop_at,
+            packet_hops: 0,
+            last_activity: Ps::ZERO,
+            lazy_tx_done: false,
+            tx_step: settings.tx_time_step,
+            #[cfg(feature = "test-hooks")]
+            eager_tx_done: false,
+            prefetch: false,
+            flows,
+            pending: Vec::new(),
+            flow_tally: Default::default(),
+            tap_plans: Vec::new(),
+            reroute: None,
+            split: None,
+            twin: None,
+            foreign_live: 0,
+            foreign_pending: false,
+            partitions: 1,
+        }
+    }
+}
+
+impl World {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    pub fn now(&self) -> Ps {
+        self.sched.now()
+    }
+    pub fn events(&self) -> u64 {
+        self.sched.executed()
+    }
+    /// Frames that crossed one link (delivered or lost on it).
+    pub fn packet_hops(&self) -> u64 {
+        self.packet_hops
+    }
+    /// The end of the last activity (the simulated duration of the run).
+    pub fn sim_time(&self) -> Ps {
+        self.last_activity
+    }
+    pub fn stop_at(&self) -> Option<Ps> {
+        self.stop_at
+    }
+    /// The parts a run of this world is split into (`[sim] partitions`).
+    pub fn partitions(&self) -> u32 {
+        self.partitions
+    }
+
+    /// Runs until nothing is left to do or `stop_at`.
+    pub fn run(&mut self, progress: &mut dyn Progress) {
+        let limit = self.stop_at.unwrap_or(DEFAULT_LIMIT);
+        if let Some(twin) = self.twin.take() {
+            let left = split::run(self, *twin, progress);
+            return self.end_run(limit, left, progress);
+        }
+        self.sched.at(Ps::ZERO, Event::Sample);
+        let mut n: u64 = 0;
+        while let Some((t, ev)) = self.sched.pop_until(limit) {
+            if self.step(ev) {
+                self.last_activity = t;
+                self.note_activity(t);
+            }
+            n += 1;
+            if n & 0xFFFF == 0 {
+                if !self.flows.is_empty() {
+                    let (done, total) = self.count_finished_flows();
+                    progress.flows(done, total);
+                }
+                progress.update(self.sched.now(), self.stop_at);
+            }
+        }
+        self.lazy_tx_done = false;
+        let left = self.sched.peek_time().is_some();
+        self.end_run(limit, left, progress);
+    }
+
+    /// After the last event before `limit`: the run's end, the final
+    /// sample. `left`: events were left (the run stopped at `limit`).
+    fn end_run(&mut self, limit: Ps, left: bool, progress: &mut dyn Progress) {
+        // A `TxDone` left out was activity at its time, as its frame's
+        // arrival is, unless the run stopped between the two.
+        for p in &self.ports {
+            let t = Scheduler::time_of(p.tx_end());
+            if t <= limit {
+                self.last_activity = self.last_activity.max(t);
+            }
+        }
+        if let Some(s) = self.stop_at {
+            // Cut short: the run lasted until `stop_at`. A QP timer still
+            // armed after the work is done does not count.
+            if left && self.work_left() {
+                self.last_activity = s;
+            }
+        }
+        self.final_sample(self.last_activity);
+        progress.update(self.last_activity, self.stop_at);
+    }
+
+    /// Runs event `ev`, just taken; returns whether it was activity. The
+    /// serial loop and a partitioned run's windows both run their events
+    /// through it.
+    #[inline(always)]
+    fn step(&mut self, ev: Event) -> bool {
+        if self.prefetch {
+            self.prefetch_next();
+        }
+        // These always count as activity, so the `TxDone`s of the frames
+        // they start may be left out (`World::transmit`).
+        self.lazy_tx_done = matches!(
+            ev,
+            Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
+        );
+        #[cfg(feature = "test-hooks")]
+        if self.eager_tx_done {
+            self.lazy_tx_done = false;
+        }
+        self.handle(ev)
+    }
+
+    /// Asks the CPU to bring in what the next event will read while this
+    /// one runs: in a fabric of thousands of ports and QPs it is rarely in
+    /// cache, and the next event is usually the one at the heap's top now.
+    /// Not inlined: the loop of a small world keeps its code as it was.
+    #[inline(never)]
+    fn prefetch_next(&self) {
+        let Some(next) = self.sched.peek() else {
+            return;
+        };
+        match next {
+            Event::Arrive { port, pkt } => {
+                prefetch(&self.ports[port as usize], 2);
+                // The line a switch reads: more lines in flight only
+                // slowed the fabric (its fill buffers are the limit).
+                prefetch(self.pool.get(pkt), 1);
+            }
+            Event::TxDone { port } => prefetch(&self.ports[port as usize], 2),
+            Event::QpWake { qp } => prefetch(&self.qps[qp as usize], 2),
+            _ => {}
+        }
+    }
+
+    /// Tests only: schedules every frame's `TxDone` (see `lazy_tx_done`).
+    #[cfg(feature = "test-hooks")]
+    pub fn schedule_every_tx_done(&mut self) {
+        self.eager_tx_done = true;
+    }
+
+    /// Hands one event to the component it names; returns whether it
+    /// changed anything (stale timers and samples do not count as activity
+    /// for the run's end).
+    ///
+    /// Inlined into the loop: as a call it cost the stars ~4 % (its
+    /// frame, spills and the event passed through memory, every event).
+    #[inline(always)]
+    fn handle(&mut self, ev: Event) -> bool {
+        match ev {
+            Event::TxDone { port } => self.pump(port),
+            Event::Arrive { port, pkt } => self.arrive(port, pkt),
+            Event::QpWake { qp } => self.qp_wake(qp),
+            Event::QpTimer { qp } => return self.qp_timer(qp),
+            Event::RpDeadline { qp } => return self.rp_deadline(qp),
+            Event::Link { link, up } => self.link_change(link, up),
+            Event::Miimon { bond } => self.miimon(bond),
+            Event::ArpStart { conn } => self.conn_step(conn),
+            Event::SocketStart { setup } => self.socket_start(setup),
+            Event::CmStart { setup } => self.cm_start(setup),
+            Event::CmTimeout { setup, qp, tries } => self.cm_timeout(setup, qp, tries),
+            Event::ArpRetry {
+                host,
+                iface,
+                next_hop,
+            } => return self.arp_retry(host, iface, next_hop),
+            Event::KernelTx { port, pkt } => self.kernel_tx(port, pkt),
+            Event::Drive { qp } => return self.drive(qp),
+            Event::FlowStart { flow } => place::start_flow(self, flow),
+            Event::Sample => {
+                self.sample_tick();
+                return false;
+            }
+            Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
+            Event::PauseExpire { port } => self.pause_expire(port),
+            Event::Watchdog { port, prio } => self.watchdog(port, prio),
+            Event::RxDrain { port } => self.rx_drain(port),
+            Event::NicStall { port } => self.nic_stall(port),
+        }
+        true
+    }
+
+    /// Starts the next frame on an idle port; a busy one will look again
+    /// at its `TxDone`, which is then scheduled.
+    ///
+    /// Inlined at its callers (the `TxDone`, a QP's wake-up, a switch's
+    /// enqueue): a call here was 3-4 % of the stars' loop.
+    #[inline(always)]
+    fn pump(&mut self, port: u32) {
+        let p = &self.ports[port as usize];
+        if p.busy(self.sched.current()) {
+            return self.schedule_tx_done(port);
+        }
+        if self.send_pending_pause(port) {
+            return;
+        }
+        let p = &self.ports[port as usize];
+        match p.owner() {
+            Owner::Switch { sw, local } => self.pump_switch(port, sw, local),
+            Owner::Host { host, nic } => self.pump_host(port, host, nic),
+        }
+    }
+
+    /// Ends the run's side effects: flushes every capture; the first error
+    /// is returned. The world is then only read.
+    pub fn finish(&mut self) -> Result<(), String> {
+        for t in &mut self.taps {
+            t.finish()
+                .map_err(|e| format!("tap {}: {e}", t.file_name))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the conservation invariants that must hold at the end of any
+    /// run: every frame put on a link was delivered or lost, and every
+    /// packet allocated was freed or is still queued somewhere.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        for l in &self.links {
+            l.conserved()?;
+        }
+        let queued: usize = self.ports.iter().map(Port::queued_frames).sum::<usize>()
+            + self
+                .hosts
+                .iter()
+                .flat_map(|h| &h.nics)
+                .filter_map(|n| n.rx.as_deref())
+                .map(|rx| rx.frames())
+                .sum::<usize>();
+        let live = self.pool.live() + self.foreign_live;
+        let pending = self.sched.peek_time().is_some() || self.foreign_pending;
+        if !pending && live != queued {
+            return Err(format!(
+                "{live} packets allocated but {queued} queued with no events pending"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Prefetches the first `lines` cache lines of `*r`.
+#[inline(always)]
+fn prefetch<T>(r: &T, lines: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for i in 0..lines {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = (r as *const T).cast::<i8>().wrapping_add(64 * i);
+        // A prefetch is only a hint: it reads nothing and cannot fault.
+        #[allow(unused_unsafe)]
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (r, lines);
+}

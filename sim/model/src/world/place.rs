@@ -1,0 +1,298 @@
+//! Queue pairs placed on their ports: a connection's two ends ([`Side`]),
+//! each QP's headers, bond slave, rate limiter, window and reaction point
+//! ([`add_qp`]); and the flows whose QPs are made only when they start
+//! ([`PendingFlow`], [`start_flow`]), so a run's memory follows the flows
+//! under way.
+
+use std::collections::HashMap;
+
+use core::net::Ipv4Addr;
+
+use roce_codec::Psn;
+use roce_codec::frame::{EthRepr, VlanTag};
+
+use super::World;
+use super::dcqcn::QpCc;
+use super::host::IfaceKind;
+use super::profile::{EcmpPorts, RoceMode, Trust};
+use super::qp::{QpSlot, Role};
+use crate::cc::ReactionPoint;
+use crate::packet::{L3, Packet};
+use crate::time::Ps;
+use crate::transport::{QpConfig, RcQp};
+
+/// One end of a workload: an interface with an address.
+#[derive(Debug, Clone, Copy)]
+pub struct Endpoint {
+    pub host: u32,
+    pub iface: u32,
+    pub ip: Ipv4Addr,
+}
+
+/// What a QP takes from its workload's settings.
+#[derive(Debug, Clone, Copy)]
+pub struct QpKnobs {
+    pub tc: u8,
+    pub sl: u8,
+    pub flow_label: u32,
+    pub rate_limit: Option<crate::time::Rate>,
+    /// The client's and the server's LAG port (1-based), if set.
+    pub lag_port: [Option<u8>; 2],
+}
+
+/// A flow's connection, checked and addressed at build time, whose two QPs
+/// are made when it starts ([`start_flow`]): a run's memory follows the
+/// flows under way, not all the flows it will ever have.
+pub struct PendingFlow {
+    pub workload: u32,
+    pub knobs: QpKnobs,
+    pub cfg: QpConfig,
+    /// Client, then server.
+    pub sides: [Side; 2],
+    pub started: bool,
+}
+
+impl PendingFlow {
+    /// Source and destination address, requester's and responder's QPN,
+    /// UDP source port.
+    pub fn ends(&self) -> (Ipv4Addr, Ipv4Addr, u32, u32, u16) {
+        let c = &self.sides[0];
+        (c.local.ip, c.remote_ip, c.qpn[0], c.qpn[1], c.sport)
+    }
+    pub fn started(&self) -> bool {
+        self.started
+    }
+    /// The host of its client (requester).
+    pub fn client_host(&self) -> u32 {
+        self.sides[0].local.host
+    }
+
+    /// The hosts of its two ends.
+    pub fn hosts(&self) -> [u32; 2] {
+        [self.sides[0].local.host, self.sides[1].local.host]
+    }
+}
+
+/// `FlowStart`: flow `i`'s QP pair is made; the responder posts its
+/// receive and the requester is driven now.
+pub fn start_flow(w: &mut World, i: u32) {
+    let p = &mut w.pending[i as usize];
+    if p.started {
+        return;
+    }
+    p.started = true;
+    let (wl, knobs, cfg, sides) = (p.workload, p.knobs, p.cfg, p.sides);
+    let mut contexts = HashMap::new();
+    let c = add_qp(w, &knobs, cfg, &sides[0], wl, 0, &mut contexts);
+    let s = add_qp(w, &knobs, cfg, &sides[1], wl, 0, &mut contexts);
+    // A window of its own path's bandwidth-delay product (GLOBAL_T 0).
+    let bdp = w.flows[i as usize].path_bdp;
+    let line = w.ports[w.qps[c as usize].port as usize].rate();
+    let slot = &mut w.qps[c as usize];
+    if let Some((bw, segment)) = slot.cc.window.as_mut().filter(|(bw, _)| bw.per_path) {
+        bw.bytes = bdp;
+        let cap = bw.packets(*segment, line, line);
+        slot.qp.set_inflight_cap(Some(cap));
+    }
+    // The reference's ports, where the ends' profiles hash by them: the
+    // requests (client) with its flow's (sport, dport), the ACKs and CNPs
+    // (server) with them swapped.
+    let f = &w.flows[i as usize].spec;
+    let (sport, dport) = (u32::from(f.sport), u32::from(f.dport));
+    for (q, word) in [(c, sport | dport << 16), (s, dport | sport << 16)] {
+        let slot = &mut w.qps[q as usize];
+        if w.hosts[slot.host as usize].profile.ecmp_ports == EcmpPorts::Flow {
+            if let L3::V2 { ecmp, .. } = &mut slot.l3 {
+                *ecmp = word;
+            }
+        }
+    }
+    let now = w.now();
+    let slot = &mut w.workloads[wl as usize];
+    slot.clients = vec![c];
+    slot.workload
+        .drive_responder(0, &mut w.qps[s as usize].qp, now);
+    w.qps[c as usize].drive_at = Some(now);
+    // In a partitioned run, only the client's part drives it.
+    if w.owns_qp(c) {
+        w.drive(c);
+    }
+}
+
+/// One end of one connection, as its QP is set up.
+#[derive(Debug, Clone, Copy)]
+pub struct Side {
+    pub role: Role,
+    pub local: Endpoint,
+    pub remote_ip: Ipv4Addr,
+    /// Local and remote QPN.
+    pub qpn: [u32; 2],
+    /// The PSN this end sends first, and the one it expects first.
+    pub psn: [Psn; 2],
+    pub dmac: [u8; 6],
+    pub sport: u16,
+    /// The RoCE version its QP sends.
+    pub mode: RoceMode,
+}
+
+/// The RoCE versions of a connection's client and server QPs: the client
+/// its `default_roce_mode`; the server the client's when its NIC supports
+/// it (the CM answers in the REQ's GID type), else its own, and then the
+/// two do not understand each other.
+pub fn modes(w: &World, client: &Endpoint, server: &Endpoint) -> (RoceMode, RoceMode) {
+    let (ch, sh) = (
+        &w.hosts[client.host as usize],
+        &w.hosts[server.host as usize],
+    );
+    let s = if sh.roce_modes.supports(ch.roce) {
+        ch.roce
+    } else {
+        sh.roce
+    };
+    (ch.roce, s)
+}
+
+/// Creates the QP of one end of connection `index` of workload `wl`;
+/// returns its global index.
+pub fn add_qp(
+    w: &mut World,
+    wc: &QpKnobs,
+    cfg: QpConfig,
+    side: &Side,
+    wl: u32,
+    index: u32,
+    contexts: &mut HashMap<u32, u32>,
+) -> u32 {
+    let gidx = w.qps.len() as u32;
+    let h = &mut w.hosts[side.local.host as usize];
+    let (trust, roce) = (h.trust, side.mode);
+    let profile = h.profile.clone();
+    let f = &mut h.ifaces[side.local.iface as usize];
+    f.qpns.insert(side.qpn[0], gidx);
+    let prio = match trust {
+        Trust::Dscp => (wc.tc >> 2) >> 3,
+        Trust::Pcp => wc.sl & 7,
+    };
+    let vlan = f.vlan.map(|vid| VlanTag::dot1q(vid, prio));
+    let (src, dst) = (side.local.ip, side.remote_ip);
+    let l3 = match roce {
+        RoceMode::V2 => L3::V2 {
+            src,
+            dst,
+            dscp: wc.tc >> 2,
+            ecn: profile.ecn_bits(wc.tc, prio),
+            ttl: 64,
+            sport: side.sport,
+            ecmp: crate::packet::hash_ports(side.sport),
+        },
+        RoceMode::V1 => L3::V1 {
+            sgid: src,
+            dgid: dst,
+            tclass: wc.tc,
+            flow_label: wc.flow_label,
+        },
+    };
+    let eth = EthRepr {
+        dst: side.dmac,
+        src: f.mac,
+    };
+    let (port, lag_hash, affinity) = match f.kind {
+        IfaceKind::Nic(n) => (h.nics[n as usize].port, 0, 0),
+        IfaceKind::Bond(b) => {
+            let keys = Packet {
+                eth,
+                vlan,
+                l3,
+                ib: Default::default(),
+                prio,
+                frame_len: 0,
+                billed_len: 0,
+                wire_extra: 0,
+                src_qp: gidx,
+                ingress: u32::MAX,
+                mad: u32::MAX,
+                born: Ps::ZERO,
+            }
+            .flow_keys();
+            let bond = &mut w.bonds[b as usize].bond;
+            let hash = bond.hash(&keys);
+            // RESET->INIT takes the round-robin affinity; with a non-zero
+            // flow label the core then asks the bond for the slave of a fake
+            // frame of this flow (Linux hash over all slaves, roce-facts
+            // §4.3/4.4) at INIT->RTR.
+            let ctx = contexts.entry(b).or_insert_with(|| bond.new_context());
+            let mut aff = bond.next_affinity(ctx);
+            if wc.flow_label != 0 {
+                aff = bond.linux_slave_all(&keys);
+            }
+            // mlx5dv_modify_qp_lag_port, after both (checked at the key).
+            let end = usize::from(side.role != Role::Client);
+            if let Some(p) = wc.lag_port[end] {
+                aff = u32::from(p) - 1;
+            }
+            let s = bond.slave_for(hash, aff);
+            (bond.slaves[s].port, hash, aff)
+        }
+    };
+    // Wire bytes beyond the IB packet, for the QP's rate limiter: Ethernet
+    // (+ tag), IPv4 + UDP or the GRH, FCS, preamble, IFG.
+    let mut qcfg = profile.qp_config(cfg);
+    let l3_len = match l3 {
+        L3::V2 { .. } => 20 + 8,
+        L3::V1 { .. } => 40,
+        L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } | L3::Tcp { .. } => {
+            unreachable!("QPs send RoCE")
+        }
+    };
+    qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
+    qcfg.billed_header_bytes = u32::from(profile.billing.header_bytes);
+    qcfg.tx_time_step_ps = w.tx_step;
+    let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
+    let cap = (side.role == Role::Client)
+        .then_some(wc.rate_limit)
+        .flatten();
+    qp.set_rate_limit(cap);
+    let line = w.ports[port as usize].rate();
+    let window = profile.byte_window.map(|bw| (bw, qcfg.segment()));
+    if let Some((bw, segment)) = window {
+        qp.set_inflight_cap(Some(bw.packets(segment, line, line)));
+    }
+    let rp = profile.rp(prio);
+    let cc = QpCc {
+        rp: rp.map(|d| ReactionPoint::new(&d.params, line)),
+        retime: rp.is_some_and(|d| d.retimes()),
+        cap,
+        ack: profile.ack_route(),
+        window,
+        ..QpCc::default()
+    };
+    w.qps.push(QpSlot {
+        qp,
+        host: side.local.host,
+        iface: side.local.iface,
+        workload: wl,
+        index,
+        role: side.role,
+        port,
+        prio,
+        eth,
+        vlan,
+        l3,
+        billing: profile.billing,
+        sport: side.sport,
+        lag_hash,
+        affinity,
+        active: false,
+        wake_at: None,
+        timer_at: None,
+        drive_at: None,
+        first_data_port: None,
+        first_tx: None,
+        tx_bytes: 0,
+        tx_packets: 0,
+        tx_payload: 0,
+        unconnected: None,
+        cc,
+    });
+    gidx
+}

@@ -1,0 +1,6 @@
+//! Tests of the model's components that need a world built from a
+//! scenario (the model crate cannot build one).
+
+mod flows;
+mod reroute;
+mod split;

@@ -1,0 +1,207 @@
+//! Tests of `rocesim_model::world::split` on worlds built from scenarios.
+
+use rocesim_model::time::Ps;
+#[allow(unused_imports)]
+use rocesim_model::world::*;
+
+use crate::{BuildOptions, build_world, open_taps};
+
+fn build(file: &str, sets: &[&str]) -> Result<World, crate::ModelError> {
+    let path = roce_testkit::repo::root().join("scenarios").join(file);
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded = crate::load(&path, &sets).expect("loads");
+    build_world(&loaded.scenario, "t", &BuildOptions::default())
+}
+
+/// What a run's outputs read, compared between two runs.
+fn results(w: &World) -> String {
+    let ports: Vec<_> = w.ports.iter().map(|p| *p.counters()).collect();
+    let qps: Vec<_> = w
+        .qps
+        .iter()
+        .map(|q| (q.tx_bytes, q.tx_payload, *q.qp.counters()))
+        .collect();
+    format!(
+        "{:?}\n{ports:?}\n{qps:?}\n{} {} {:?}\n{:?}\n{:?}",
+        w.flows(),
+        w.events(),
+        w.packet_hops(),
+        w.sim_time(),
+        w.sampler.port_samples().len(),
+        w.sampler
+            .qp_samples()
+            .iter()
+            .map(|s| (s.t, s.qp, s.tx_payload, s.last))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// A leaf-spine of 4 leaves and 2 spines cut in two: leaves 0-1,
+/// spine 0 and their hosts, then the rest; the parts meet on the
+/// leaf-spine links of 1 us.
+#[test]
+fn a_fabric_is_cut_by_tier_halves() {
+    let w = build("leaf_spine_capacity.toml", &["sim.partitions=2"]).unwrap();
+    let plan = &w.part().plan;
+    let name = |s: usize| w.switches[s].name().to_string();
+    let part1: Vec<String> = (0..w.switches.len())
+        .filter(|&s| plan.switch_part[s] == 1)
+        .map(name)
+        .collect();
+    assert_eq!(part1, ["leaf2", "leaf3", "spine1"]);
+    for (h, host) in w.hosts.iter().enumerate() {
+        let n: usize = host.name.trim_start_matches("host").parse().unwrap();
+        // 8 hosts per leaf.
+        assert_eq!(plan.host_part[h], u8::from(n >= 16), "{}", host.name);
+    }
+    assert_eq!(plan.lookahead, Ps::from_us(1));
+}
+
+/// A star: the senders in one part, the switch and the receivers in
+/// the other; the senders are the flows' clients (`hpcc_2to1`, whose
+/// topology is the reference's, in `../shared`) or the workloads'
+/// (`dcqcn_convergence`).
+#[test]
+fn a_star_is_cut_between_senders_and_the_rest() {
+    let cut = |w: &World, clients: &[u32]| {
+        let plan = &w.part().plan;
+        for h in 0..w.hosts.len() as u32 {
+            assert_eq!(plan.host_part[h as usize], u8::from(clients.contains(&h)));
+        }
+        assert!(plan.switch_part.iter().all(|&p| p == 0));
+    };
+    let w = build("dcqcn_convergence.toml", &["sim.partitions=2"]).unwrap();
+    let clients: Vec<u32> = w
+        .qps
+        .iter()
+        .filter(|q| q.role == rocesim_model::world::qp::Role::Client)
+        .map(|q| q.host)
+        .collect();
+    assert_eq!(clients.len(), 4);
+    cut(&w, &clients);
+    if roce_testkit::ci::shared("anchors/hpcc-ns3").is_none() {
+        return;
+    }
+    let w = build("hpcc_2to1.toml", &["sim.partitions=2"]).unwrap();
+    let clients: Vec<u32> = w.pending.iter().map(|p| p.client_host()).collect();
+    assert_eq!(clients.len(), 2);
+    cut(&w, &clients);
+}
+
+/// Split in two, a fabric's flows finish at the same picosecond, and
+/// every counter, sample and the event count come out as in the serial
+/// run: no frame in this one meets another at the same instant across
+/// the cut. Run twice, the split run is the same again.
+#[test]
+fn a_split_run_gives_the_serial_runs_results() {
+    let sets = ["traffic.0.duration=100us"];
+    let mut serial = build("leaf_spine_capacity.toml", &sets).unwrap();
+    serial.run(&mut ());
+    let mut split = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
+    assert_eq!(split.partitions(), 2);
+    split.run(&mut ());
+    assert_eq!(split.partitions(), 2);
+    assert!(split.flows().iter().all(|f| f.finished_at.is_some()));
+    assert!(split.flows().len() > 5, "{}", split.flows().len());
+    assert_eq!(results(&split), results(&serial));
+    split.check_invariants().unwrap();
+    let mut again = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
+    again.run(&mut ());
+    assert_eq!(results(&again), results(&split));
+}
+
+/// Stopped while frames are in flight between the parts and queued in
+/// both: the counts still add up, and the run says where it stopped.
+#[test]
+fn a_split_run_stops_at_stop_at() {
+    let sets = ["traffic.0.duration=100us", "sim.stop_at=30us"];
+    let mut serial = build("leaf_spine_capacity.toml", &sets).unwrap();
+    serial.run(&mut ());
+    let mut split = build(
+        "leaf_spine_capacity.toml",
+        &[sets[0], sets[1], "sim.partitions=2"],
+    )
+    .unwrap();
+    split.run(&mut ());
+    assert_eq!(split.sim_time(), Ps::from_us(30));
+    assert_eq!(results(&split), results(&serial));
+    split.check_invariants().unwrap();
+}
+
+/// A capture tap records in the part that owns its port: split, the
+/// scenario's pcap holds the serial run's frames, byte for byte, both
+/// when the taps open with the build and when a run opens them after.
+#[test]
+fn a_tap_records_in_its_ports_part() {
+    let path = roce_testkit::repo::root().join("scenarios/roce_modes.toml");
+    let dir = std::env::temp_dir().join(format!("rocesim-split-taps-{}", std::process::id()));
+    let pcap = |sets: &[&str], sub: &str, at_build: bool| -> Vec<u8> {
+        let d = dir.join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let sc = crate::load(&path, &sets).unwrap().scenario;
+        let opts = BuildOptions {
+            tap_dir: at_build.then(|| d.clone()),
+        };
+        let mut w = build_world(&sc, "t", &opts).unwrap();
+        if !at_build {
+            open_taps(&mut w, &sc, &d).unwrap();
+        }
+        w.run(&mut ());
+        w.finish().unwrap();
+        assert!(w.taps.iter().all(|t| t.frames > 0));
+        std::fs::read(d.join("hostA.eth0.pcap")).unwrap()
+    };
+    let serial = pcap(&[], "serial", true);
+    assert!(serial.len() > 1000, "{}", serial.len());
+    let split = ["sim.partitions=2"];
+    assert_eq!(pcap(&split, "split-build", true), serial);
+    assert_eq!(pcap(&split, "split-run", false), serial);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A bond is its host's: split, lag_hash's bonds spread the same QPs
+/// over the same slaves, and every port and QP counts what it did in
+/// the serial run (two frames' order at one instant differs, not what
+/// was sent).
+#[test]
+fn a_bond_runs_in_its_hosts_part() {
+    let counts = |w: &World| {
+        let ports: Vec<_> = w.ports.iter().map(|p| *p.counters()).collect();
+        let qps: Vec<_> = w
+            .qps
+            .iter()
+            .map(|q| (q.port, q.tx_bytes, q.tx_payload))
+            .collect();
+        let bonds: Vec<_> = w.bonds.iter().map(|b| b.bond.active).collect();
+        format!("{ports:?}\n{qps:?}\n{bonds:?}\n{:?}", w.sim_time())
+    };
+    let mut serial = build("lag_hash.toml", &[]).unwrap();
+    serial.run(&mut ());
+    let mut split = build("lag_hash.toml", &["sim.partitions=2"]).unwrap();
+    assert_eq!(split.cut().unwrap().hosts, [1, 1]);
+    split.run(&mut ());
+    assert_eq!(counts(&split), counts(&serial));
+    split.check_invariants().unwrap();
+}
+
+/// What a split run cannot do is refused at `sim.partitions`, with
+/// the reason.
+#[test]
+fn what_cannot_be_split_is_refused() {
+    let err = |file, sets: &[&str]| {
+        let Err(e) = build(file, sets) else {
+            panic!("{file} {sets:?} was split");
+        };
+        assert_eq!(e.path.to_string(), "sim.partitions");
+        format!("{}; {}", e.msg, e.hint.unwrap_or_default())
+    };
+    let e = err("retry_exceeded.toml", &["sim.partitions=2"]);
+    assert!(e.contains("ARP on the wire"), "{e}");
+    let e = err("failover.toml", &["sim.partitions=2"]);
+    assert!(e.contains("need one partition"), "{e}");
+    let e = err("leaf_spine_capacity.toml", &["sim.partitions=3"]);
+    assert!(e.contains("3 partitions: 1 or 2 are supported"), "{e}");
+    let e = err("leaf_spine_capacity.toml", &["sim.partitions=0"]);
+    assert!(e.contains("0 partitions"), "{e}");
+}

@@ -1,0 +1,271 @@
+//! A host's NIC profile: the named preset, then every `trust`,
+//! `[host.transport]` and `[host.dcqcn]` key that overrides it, each
+//! checked at its key.
+
+use super::names::host_key;
+use crate::schema::{
+    AckPriorityCfg, AckQueueCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
+    WindowBytesCfg,
+};
+use crate::{KeyPath, ModelError, closest};
+use rocesim_model::cc::{CnpScope, DcqcnParams, RpModel};
+use rocesim_model::transport::QpConfig;
+use rocesim_model::world::profile::{
+    AckPriority, ByteWindow, DcqcnSetup, EcnMode, NicProfile, ProfileBase,
+};
+
+/// What a scenario that names no profile gets: our users run ConnectX.
+const DEFAULT_PROFILE: ProfileBase = ProfileBase::ConnectX;
+
+/// The most bytes `header_bytes` or `ack_bytes` may bill: a jumbo frame's
+/// headers, so that no billed frame outgrows the 16 bits a packet keeps.
+const MAX_BILLED: u32 = 1024;
+
+/// The profile of host `hi`, with its overrides applied.
+pub fn host_profile(hc: &HostCfg, hi: usize) -> Result<NicProfile, ModelError> {
+    let at = host_key(hi);
+    let base = match hc.profile.as_deref() {
+        None => DEFAULT_PROFILE,
+        Some(name) => ProfileBase::from_name(name).ok_or_else(|| unknown_profile(name, &at))?,
+    };
+    let mut p = NicProfile::preset(base);
+    if let Some(t) = hc.trust {
+        p.trust = t;
+    }
+    transport(&mut p, &hc.transport, &at.key("transport"))?;
+    dcqcn(&mut p, &hc.dcqcn, &at.key("dcqcn"))?;
+    Ok(p)
+}
+
+fn unknown_profile(name: &str, at: &KeyPath) -> ModelError {
+    let list = "rxe (Soft-RoCE), connectx (NVIDIA ConnectX, the default), \
+                hpcc (the HPCC ns-3 reference's NIC)";
+    let hint = match closest(name, ProfileBase::NAMES) {
+        Some(c) => format!("did you mean `{c}`? The profiles: {list}"),
+        None => format!("the profiles: {list}"),
+    };
+    ModelError::new(at.key("profile"), format!("unknown NIC profile `{name}`")).hint(hint)
+}
+
+fn transport(p: &mut NicProfile, t: &TransportCfg, at: &KeyPath) -> Result<(), ModelError> {
+    if let Some(n) = t.max_unacked_psns {
+        p.max_unacked_psns = match n {
+            0 => QpConfig::SPEC_WINDOW,
+            n if n <= QpConfig::SPEC_WINDOW => n,
+            n => {
+                return Err(ModelError::new(
+                    at.key("max_unacked_psns"),
+                    format!(
+                        "{n} PSNs is more than the {} the model keeps unambiguous in the 2^23 PSN window",
+                        QpConfig::SPEC_WINDOW
+                    ),
+                )
+                .hint("0 means no window beyond the spec's"));
+            }
+        };
+    }
+    if let Some(n) = t.ack_req_every {
+        p.ack_req_every = n;
+    }
+    if let Some(c) = t.ack_coalesce {
+        p.coalesce_acks = c;
+    }
+    match t.ack_priority {
+        None => {}
+        Some(AckPriorityCfg::Qp) => p.ack_priority = AckPriority::Qp,
+        Some(AckPriorityCfg::Prio(n @ 0..=7)) => p.ack_priority = AckPriority::Fixed(n as u8),
+        Some(AckPriorityCfg::Prio(n)) => {
+            return Err(ModelError::new(
+                at.key("ack_priority"),
+                format!("priority {n} is outside 0..=7"),
+            )
+            .hint("\"qp\" sends ACKs at their QP's priority"));
+        }
+    }
+    match t.ack_queue {
+        None => {}
+        Some(AckQueueCfg::Priority) => p.ack_queue = None,
+        Some(AckQueueCfg::Queue(n @ 0..=7)) => p.ack_queue = Some(n as u8),
+        Some(AckQueueCfg::Queue(n)) => {
+            return Err(ModelError::new(
+                at.key("ack_queue"),
+                format!("queue {n} is outside 0..=7"),
+            )
+            .hint("\"priority\" keeps ACKs in the queue of the priority they carry"));
+        }
+    }
+    if let Some(n) = t.segment_bytes {
+        if n > 4096 {
+            return Err(ModelError::new(
+                at.key("segment_bytes"),
+                format!("{n} bytes per packet is more than the largest RoCE MTU (4096)"),
+            )
+            .hint("0 segments at the path MTU, as the spec requires"));
+        }
+        p.segment_bytes = n;
+    }
+    let follows = t.window_follows_rate;
+    let window = |bytes, per_path| ByteWindow {
+        bytes,
+        follows_rate: follows.unwrap_or(false),
+        per_path,
+    };
+    match (t.window_bytes, follows) {
+        (Some(WindowBytesCfg::Bytes(0)), _) => p.byte_window = None,
+        (Some(WindowBytesCfg::Bytes(n)), _) if n < 0 => {
+            return Err(ModelError::new(
+                at.key("window_bytes"),
+                format!("{n} bytes is not a window"),
+            )
+            .hint("a number of bytes, 0 for none, or \"path\""));
+        }
+        (Some(WindowBytesCfg::Bytes(n)), _) => p.byte_window = Some(window(n as u64, false)),
+        (Some(WindowBytesCfg::Path), _) => p.byte_window = Some(window(0, true)),
+        (None, Some(f)) => match &mut p.byte_window {
+            Some(w) => w.follows_rate = f,
+            None if f => {
+                return Err(ModelError::new(
+                    at.key("window_follows_rate"),
+                    "there is no window to follow the rate",
+                )
+                .hint("give window_bytes too, e.g. window_bytes = 153000"));
+            }
+            None => {}
+        },
+        (None, None) => {}
+    }
+    for (key, value, field) in [
+        ("header_bytes", t.header_bytes, &mut p.billing.header_bytes),
+        ("ack_bytes", t.ack_bytes, &mut p.billing.ack_bytes),
+    ] {
+        match value {
+            None => {}
+            Some(n @ 0..=MAX_BILLED) => *field = n as u16,
+            Some(n) => {
+                return Err(ModelError::new(
+                    at.key(key),
+                    format!("{n} bytes is more than the {MAX_BILLED} a frame's headers may be billed"),
+                )
+                .hint("0 bills the real frame; the HPCC reference's sizes are header_bytes = 48, ack_bytes = 60"));
+            }
+        }
+    }
+    if let Some(e) = t.ecmp_ports {
+        p.ecmp_ports = e;
+    }
+    if let Some(e) = t.ecn {
+        p.ecn = match e {
+            EcnCfg::Cc => EcnMode::Cc,
+            EcnCfg::Tc => EcnMode::Tc,
+            EcnCfg::NotEct => EcnMode::NotEct,
+        };
+    }
+    Ok(())
+}
+
+/// Applies the knobs a `[host.dcqcn]` table sets, and lists their names.
+macro_rules! knobs {
+    ($cfg:expr, $params:expr, $($f:ident),*) => {{
+        let mut given: Vec<&'static str> = Vec::new();
+        $(
+            if let Some(v) = $cfg.$f {
+                $params.$f = v;
+                given.push(stringify!($f));
+            }
+        )*
+        given
+    }};
+}
+
+fn dcqcn(p: &mut NicProfile, c: &DcqcnCfg, at: &KeyPath) -> Result<(), ModelError> {
+    let on = c.enable.unwrap_or(p.dcqcn.is_some());
+    let mut setup = p.dcqcn.take().unwrap_or_else(|| DcqcnSetup {
+        params: DcqcnParams::connectx(),
+        rp_prios: 0xFF,
+        np_prios: 0xFF,
+        cnp_on_ack: false,
+    });
+    let prm = &mut setup.params;
+    let mut given = knobs!(
+        c,
+        prm,
+        rpg_time_reset,
+        rpg_byte_reset,
+        rpg_threshold,
+        rpg_max_rate,
+        rpg_ai_rate,
+        rpg_hai_rate,
+        rpg_gd,
+        rpg_min_dec_fac,
+        rpg_min_rate,
+        dce_tcp_g,
+        dce_tcp_rtt,
+        rate_reduce_monitor_period,
+        initial_alpha_value,
+        clamp_tgt_rate,
+        clamp_tgt_rate_after_time_inc,
+        rate_to_set_on_first_cnp,
+        min_time_between_cnps,
+        cnp_dscp,
+        cnp_802p_prio
+    );
+    if let Some(m) = c.model {
+        prm.model = match m {
+            RpModelCfg::Connectx => RpModel::ConnectX,
+            RpModelCfg::HpccReference => RpModel::HpccReference,
+        };
+        given.push("model");
+    }
+    if let Some(s) = c.cnp_scope {
+        prm.cnp_scope = match s {
+            CnpScopeCfg::Qp => CnpScope::Qp,
+            CnpScopeCfg::Port => CnpScope::Port,
+            CnpScopeCfg::IpPair => CnpScope::IpPair,
+            CnpScopeCfg::DestIp => CnpScope::DestIp,
+        };
+        given.push("cnp_scope");
+    }
+    if let Some(b) = c.cnp_on_ack {
+        setup.cnp_on_ack = b;
+        given.push("cnp_on_ack");
+    }
+    for (key, list, mask) in [
+        ("rp_priorities", &c.rp_priorities, &mut setup.rp_prios),
+        ("np_priorities", &c.np_priorities, &mut setup.np_prios),
+    ] {
+        let Some(list) = list else { continue };
+        given.push(key);
+        *mask = 0;
+        for (i, &prio) in list.iter().enumerate() {
+            if prio > 7 {
+                return Err(ModelError::new(
+                    at.key(key).index(i),
+                    format!("priority {prio} is outside 0..=7"),
+                ));
+            }
+            *mask |= 1 << prio;
+        }
+    }
+    if !on {
+        if let Some(k) = given.first() {
+            return Err(ModelError::new(
+                at.key(k),
+                format!(
+                    "sets `{k}` but DCQCN is off on this host (profile `{}`)",
+                    p.base.name()
+                ),
+            )
+            .hint("add `enable = true` to [host.dcqcn], or remove the key"));
+        }
+        return Ok(());
+    }
+    setup.params.validate().map_err(|e| {
+        let m = ModelError::new(at.key(&e.key), e.problem);
+        match e.hint {
+            Some(h) => m.hint(h),
+            None => m,
+        }
+    })?;
+    p.dcqcn = Some(setup);
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! A switch's congestion handling: ECN marking per (egress port,
+//! priority) from `[switch.ecn]`, its thresholds chosen by each port's
+//! speed and checked against the buffer.
+
+use super::names::{host_key, switch_key};
+use crate::ModelError;
+use crate::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
+use crate::schema::Scenario;
+use rocesim_model::cc::red::{MarkPoint, RedParams};
+use rocesim_model::rng::component_rng;
+use rocesim_model::units::fmt_rate;
+use rocesim_model::world::World;
+use rocesim_model::world::ecn::Ecn;
+use rocesim_model::world::mmu::{Mmu, MmuConfig, PrioClass, mellanox_headroom_bytes};
+use rocesim_model::world::nic_rx::{RxBuffer, RxConfig};
+use rocesim_model::world::pfc::{PauseConfig, Watchdog, WatchdogAction};
+use rocesim_model::world::port::PRIOS;
+
+/// ECN marking on every switch that asks for it; the ports must exist.
+pub(super) fn add_ecn(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    for (si, scfg) in sc.switches.iter().enumerate() {
+        let Some(cfg) = &scfg.ecn else { continue };
+        let mask = priorities(cfg, si)?;
+        let mut red = Vec::new();
+        for &port in w.switches[si].ports() {
+            let p = &w.ports[port as usize];
+            let params = red_at(cfg, si, scfg.buffer.0, p.rate(), p.name())?;
+            red.push(std::array::from_fn(|prio| {
+                (mask & 1 << prio != 0).then_some(params)
+            }));
+        }
+        let rng = component_rng(sc.seed, &format!("switch:{}:ecn", scfg.name));
+        let ecn = Ecn::new(red, mark_point(cfg.mark), rng);
+        for (local, &port) in w.switches[si].ports().iter().enumerate() {
+            w.ports[port as usize].set_marking(ecn.marking(local as u32));
+        }
+        w.switches[si].set_ecn(ecn);
+    }
+    Ok(())
+}
+
+/// The marking priorities as a bit mask.
+fn priorities(cfg: &EcnCfg, si: usize) -> Result<u8, ModelError> {
+    let at = switch_key(si).key("ecn").key("priorities");
+    if cfg.priorities.is_empty() {
+        return Err(ModelError::new(at, "no priority to mark")
+            .hint("name the RoCE priority, e.g. priorities = [3], or remove [switch.ecn]"));
+    }
+    prio_mask(&cfg.priorities, &at)
+}
+
+/// A list of 802.1p priorities (the key `at`) as a bit mask.
+fn prio_mask(list: &[u8], at: &crate::KeyPath) -> Result<u8, ModelError> {
+    let mut mask = 0u8;
+    for (i, &p) in list.iter().enumerate() {
+        if usize::from(p) >= PRIOS {
+            return Err(
+                ModelError::new(at.index(i), format!("priority {p} does not exist"))
+                    .hint("802.1p priorities are 0..=7"),
+            );
+        }
+        mask |= 1 << p;
+    }
+    Ok(mask)
+}
+
+/// RED for a port of switch `si` running at `rate` (`name` for messages).
+fn red_at(
+    cfg: &EcnCfg,
+    si: usize,
+    buffer: u64,
+    rate: rocesim_model::time::Rate,
+    name: &str,
+) -> Result<RedParams, ModelError> {
+    let at = switch_key(si).key("ecn");
+    let speed = fmt_rate(rate);
+    let missing = |key: &str, speeds: Vec<rocesim_model::time::Rate>| {
+        let named: Vec<String> = speeds.into_iter().map(fmt_rate).collect();
+        ModelError::new(
+            at.key(key),
+            format!("has no value for {speed}, the speed of port `{name}`"),
+        )
+        .hint(format!(
+            "add \"{speed}\" = ... to the table (it names {})",
+            named.join(", ")
+        ))
+    };
+    let kmin = cfg
+        .kmin
+        .at(rate)
+        .ok_or_else(|| missing("kmin", cfg.kmin.speeds()))?;
+    let kmax = cfg
+        .kmax
+        .at(rate)
+        .ok_or_else(|| missing("kmax", cfg.kmax.speeds()))?;
+    let pmax = cfg
+        .pmax
+        .at(rate)
+        .ok_or_else(|| missing("pmax", cfg.pmax.speeds()))?;
+    if kmin.0 > kmax.0 {
+        return Err(ModelError::new(
+            at.key("kmin"),
+            format!(
+                "Kmin ({} bytes) is above Kmax ({} bytes) at {speed}",
+                kmin.0, kmax.0
+            ),
+        )
+        .hint("marking ramps up from kmin to kmax; kmin = kmax marks every packet above it"));
+    }
+    if !(0.0..=1.0).contains(&pmax) {
+        return Err(ModelError::new(
+            at.key("pmax"),
+            format!("{pmax} at {speed} is not a probability in [0, 1]"),
+        )
+        .hint("pmax = 0.2 marks one packet in five at kmax"));
+    }
+    if kmax.0 > buffer {
+        return Err(ModelError::new(
+            at.key("kmax"),
+            format!(
+                "Kmax ({} bytes at {speed}) is above the switch buffer ({buffer} bytes): no queue gets there",
+                kmax.0
+            ),
+        )
+        .hint("lower kmax, or enlarge the switch's `buffer`"));
+    }
+    let red = RedParams {
+        kmin_bytes: kmin.0,
+        kmax_bytes: kmax.0,
+        pmax,
+        mark_point: mark_point(cfg.mark),
+        mark_non_ect: !cfg.ect_only,
+    };
+    debug_assert_eq!(red.validate(buffer), Ok(()));
+    Ok(red)
+}
+
+fn mark_point(m: MarkAt) -> MarkPoint {
+    match m {
+        MarkAt::Enqueue => MarkPoint::Enqueue,
+        MarkAt::Dequeue => MarkPoint::Dequeue,
+    }
+}
+
+/// Every switch's buffer: `[switch.mmu]`, or one tail-dropping pool; PFC
+/// on its ports when it has lossless priorities or a watchdog.
+pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    for (si, scfg) in sc.switches.iter().enumerate() {
+        let ports = w.switches[si].ports().to_vec();
+        let buffer = scfg.buffer.0;
+        let Some(cfg) = &scfg.mmu else {
+            let mmu = Mmu::new(&MmuConfig::shared_pool(buffer, ports.len()))
+                .map_err(|e| ModelError::new(switch_key(si).key("buffer"), e.problem))?;
+            w.switches[si].set_mmu(mmu);
+            continue;
+        };
+        let at = switch_key(si).key("mmu");
+        let mmu = match cfg.preset {
+            Some(MmuPreset::HpccReference) => {
+                let links: Vec<_> = ports
+                    .iter()
+                    .map(|&p| {
+                        let p = &w.ports[p as usize];
+                        (p.rate(), w.links[p.link() as usize].delay())
+                    })
+                    .collect();
+                // The reference scales each port's threshold by its rate
+                // over one NIC rate for the whole fabric: its first host's
+                // (third.cc `get_nic_rate`), not the switch's slowest port,
+                // so a switch of 400G ports among 100G hosts gets alpha 1/2.
+                let nic = w
+                    .hosts
+                    .iter()
+                    .find_map(|h| h.nics.first())
+                    .map(|n| w.ports[n.port as usize].rate())
+                    .or_else(|| links.iter().map(|l| l.0).min())
+                    .unwrap_or(rocesim_model::time::Rate::gbps(100));
+                Mmu::hpcc_reference(buffer, &links, nic).map_err(|e| {
+                    ModelError::new(switch_key(si).key("buffer"), e.problem)
+                        .hint(e.hint.unwrap_or_default())
+                })?
+            }
+            None => {
+                let lossless = prio_mask(&cfg.lossless, &at.key("lossless"))?;
+                let classes = std::array::from_fn(|p| match lossless & 1 << p {
+                    0 => PrioClass::Lossy,
+                    _ => PrioClass::Lossless,
+                });
+                let headroom = cfg.headroom.map_or(0, |b| b.0);
+                if !cfg.lossless.is_empty() && headroom == 0 {
+                    let p = &w.ports[ports[0] as usize];
+                    let guess = mellanox_headroom_bytes(9216, 9216, 100, p.rate());
+                    return Err(ModelError::new(
+                        at.key("headroom"),
+                        format!("lossless priorities {:?} need headroom: what still arrives after XOFF while the peer stops", cfg.lossless),
+                    )
+                    .hint(format!(
+                        "the Mellanox rule for a {} port with 100 m of cable and 9216-byte MTUs is {guess} bytes: headroom = \"{guess}B\"",
+                        fmt_rate(p.rate())
+                    )));
+                }
+                let alpha = cfg.alpha.unwrap_or(0.125);
+                let mc = MmuConfig {
+                    buffer_bytes: buffer,
+                    classes,
+                    reserve_bytes: [cfg.reserve.map_or(0, |b| b.0); PRIOS],
+                    alpha: [alpha; PRIOS],
+                    headroom_bytes: vec![headroom; ports.len()],
+                    resume_offset_bytes: cfg.resume_offset.map_or(3 * 1024, |b| b.0),
+                };
+                Mmu::new(&mc).map_err(|e| {
+                    let key = if e.key.starts_with("alpha") {
+                        at.key("alpha")
+                    } else {
+                        at.key("headroom")
+                    };
+                    if e.key == "buffer_bytes" {
+                        let problem = format!(
+                            "{}: the reserves and headroom of {} ports are above the switch buffer",
+                            e.problem,
+                            ports.len()
+                        );
+                        return ModelError::new(key, problem).hint(
+                            "lower `headroom` or `reserve`, or enlarge the switch's `buffer`",
+                        );
+                    }
+                    ModelError::new(key, e.problem).hint(e.hint.unwrap_or_default())
+                })?
+            }
+        };
+        let lossless = (0..PRIOS).any(|p| mmu.class(p) == PrioClass::Lossless);
+        w.switches[si].set_mmu(mmu);
+        if !lossless && cfg.watchdog.is_none() {
+            continue;
+        }
+        let watchdog = cfg.watchdog.as_ref().map(|wd| Watchdog {
+            detect: wd.detect.0,
+            restore: wd.restore.0,
+            action: match wd.action {
+                WatchdogActionCfg::Drop => WatchdogAction::Drop,
+                WatchdogActionCfg::Forward => WatchdogAction::Forward,
+            },
+        });
+        let pc = PauseConfig {
+            mac: w.switches[si].mac(),
+            quanta: cfg.quanta.unwrap_or(u16::MAX).max(1),
+            global: cfg.pause == PauseMode::Global,
+            watchdog,
+        };
+        for &p in &ports {
+            w.ports[p as usize].configure_pauses(pc);
+        }
+    }
+    Ok(())
+}
+
+/// Every host's `[host.pfc]`: a receive buffer and PFC on each of its NICs.
+pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    for (hi, hcfg) in sc.hosts.iter().enumerate() {
+        let Some(cfg) = &hcfg.pfc else { continue };
+        let at = host_key(hi).key("pfc");
+        let prios = prio_mask(&cfg.priorities, &at.key("priorities"))?;
+        let capacity = cfg.rx_buffer.map_or(256 * 1024, |b| b.0);
+        let xoff = cfg.xoff.map_or(capacity / 2, |b| b.0);
+        let xon = cfg.xon.map_or(xoff / 2, |b| b.0);
+        if xoff > capacity {
+            return Err(ModelError::new(
+                at.key("xoff"),
+                format!("XOFF at {xoff} bytes is above the receive buffer ({capacity} bytes): the NIC would drop before it pauses"),
+            )
+            .hint("xoff below rx_buffer, leaving room for what arrives while the switch stops"));
+        }
+        if xon > xoff {
+            return Err(ModelError::new(
+                at.key("xon"),
+                format!("XON at {xon} bytes is above XOFF ({xoff} bytes)"),
+            )
+            .hint("xon below xoff (hysteresis), e.g. half of it"));
+        }
+        let rx = RxConfig {
+            rate: cfg.rx_rate.map(|r| r.0),
+            capacity,
+            xoff,
+            xon,
+            stall_at: cfg.stall_at.map(|d| d.0),
+            prios,
+            stall_warning: cfg.stall_warning.map(|d| d.0),
+            stall_error: cfg.stall_error.map(|d| d.0),
+        };
+        for n in 0..w.hosts[hi].nics.len() {
+            let nic = &mut w.hosts[hi].nics[n];
+            nic.rx = Some(Box::new(RxBuffer::new(rx)));
+            let (port, mac) = (nic.port, nic.mac);
+            if port == u32::MAX {
+                continue; // not cabled
+            }
+            w.ports[port as usize].configure_pauses(PauseConfig {
+                mac,
+                quanta: cfg.quanta.unwrap_or(u16::MAX).max(1),
+                global: cfg.pause == PauseMode::Global,
+                watchdog: None,
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! The scenario keys of a lossless fabric: a switch's ECN marking
+//! (`[switch.ecn]`). Like the rest of the schema: what a user may write,
+//! nothing more; `world::build` checks the values against the fabric.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, Visitor};
+
+use super::schema::Bytes;
+use rocesim_model::time::Rate;
+use rocesim_model::units;
+
+/// One value for every port, or one per link speed:
+/// `kmin = "400KB"` or `kmin = { "100Gbps" = "400KB", "400Gbps" = "1600KB" }`
+/// (ECN thresholds scale with the speed of the port that marks).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PerSpeed<T> {
+    All(T),
+    BySpeed(Vec<(Rate, T)>),
+}
+
+impl<T: Copy> PerSpeed<T> {
+    /// The value for a port running at `rate`, if there is one.
+    pub fn at(&self, rate: Rate) -> Option<T> {
+        match self {
+            PerSpeed::All(v) => Some(*v),
+            PerSpeed::BySpeed(m) => m.iter().find(|(r, _)| *r == rate).map(|&(_, v)| v),
+        }
+    }
+
+    /// The speeds a table names, for a hint.
+    pub fn speeds(&self) -> Vec<Rate> {
+        match self {
+            PerSpeed::All(_) => Vec::new(),
+            PerSpeed::BySpeed(m) => m.iter().map(|&(r, _)| r).collect(),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerSpeed<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = PerSpeed<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a value, or a table of values per link speed such as { \"100Gbps\" = ..., \"400Gbps\" = ... }",
+                )
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                T::deserialize(s.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                T::deserialize(v.into_deserializer()).map(PerSpeed::All)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(Rate, T)> = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    let rate = units::parse_rate(&k).map_err(de::Error::custom)?;
+                    if out.iter().any(|(r, _)| *r == rate) {
+                        return Err(de::Error::custom(format!("speed `{k}` is given twice")));
+                    }
+                    out.push((rate, m.next_value::<T>()?));
+                }
+                Ok(PerSpeed::BySpeed(out))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// Where a switch reads the queue and marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkAt {
+    /// When the packet joins the egress queue, on the bytes ahead of it
+    /// (switch ASICs).
+    #[default]
+    Enqueue,
+    /// When it leaves, on the bytes left behind it (the HPCC reference).
+    Dequeue,
+}
+
+/// RED/ECN marking on a switch's egress queues (`[switch.ecn]`): per
+/// (egress port, priority), with Kmin, Kmax and Pmax per port speed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnCfg {
+    /// The priorities whose egress queues mark.
+    pub priorities: Vec<u8>,
+    /// No marking up to this many bytes queued.
+    pub kmin: PerSpeed<Bytes>,
+    /// Every packet marked above this many bytes queued.
+    pub kmax: PerSpeed<Bytes>,
+    /// Marking probability at Kmax (linear from 0 at Kmin).
+    pub pmax: PerSpeed<f64>,
+    #[serde(default)]
+    pub mark: MarkAt,
+    /// Only ECN-capable (ECT) packets are marked, as RFC 3168 routers do;
+    /// `false` marks Not-ECT packets too (the HPCC reference).
+    #[serde(default = "yes")]
+    pub ect_only: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Named switch buffer configurations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MmuPreset {
+    /// The HPCC reference's switch-mmu.cc as its third.cc sets it up:
+    /// priorities 0 and 7 (the hpcc profile's ACKs, the reference's queue
+    /// 0) unaccounted, 1-6 lossless, 4 KiB reserves, 3 KiB XON
+    /// offset, headroom 3 × rate × delay, threshold free >> shift.
+    HpccReference,
+}
+
+/// How a port asks its peer to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PauseMode {
+    /// 802.1Qbb per-priority flow control.
+    #[default]
+    Pfc,
+    /// 802.3x PAUSE: every priority at once.
+    Global,
+}
+
+/// What the PFC watchdog does to a queue in a pause storm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchdogActionCfg {
+    Drop,
+    Forward,
+}
+
+/// `[switch.mmu.watchdog]` (SONiC's `pfcwd start --action ... detection-time restoration-time`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchdogCfg {
+    pub detect: super::schema::Dur,
+    pub restore: super::schema::Dur,
+    pub action: WatchdogActionCfg,
+}
+
+/// The switch buffer and its flow control (`[switch.mmu]`). Absent: one
+/// shared pool that tail-drops every priority when full.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MmuCfg {
+    pub preset: Option<MmuPreset>,
+    /// The lossless (PFC-protected) priorities; the others tail-drop.
+    #[serde(default)]
+    pub lossless: Vec<u8>,
+    /// Headroom per (ingress port, lossless priority).
+    pub headroom: Option<Bytes>,
+    /// Reserved per (ingress port, priority).
+    pub reserve: Option<Bytes>,
+    /// Dynamic threshold: a queue may hold alpha × the free shared pool.
+    pub alpha: Option<f64>,
+    /// XON once a paused queue is this far under its threshold.
+    pub resume_offset: Option<Bytes>,
+    /// The time an XOFF asks for, in quanta of 512 bit times.
+    pub quanta: Option<u16>,
+    #[serde(default)]
+    pub pause: PauseMode,
+    pub watchdog: Option<WatchdogCfg>,
+}
+
+/// A host NIC's flow control and receive buffer (`[host.pfc]`): the
+/// priorities it pauses, and a receiver slower than its link.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostPfcCfg {
+    /// The lossless priorities the NIC pauses when its buffer backs up.
+    pub priorities: Vec<u8>,
+    /// The host drains the NIC's receive buffer at this rate (default:
+    /// line rate, it never backs up).
+    pub rx_rate: Option<super::schema::RateQ>,
+    /// The receive buffer (default 256 KiB).
+    pub rx_buffer: Option<Bytes>,
+    /// XOFF at this many bytes waiting (default half the buffer).
+    pub xoff: Option<Bytes>,
+    /// XON at this many (default half of xoff).
+    pub xon: Option<Bytes>,
+    /// The host stops draining from this time on (a hung receiver).
+    pub stall_at: Option<super::schema::Dur>,
+    pub quanta: Option<u16>,
+    #[serde(default)]
+    pub pause: PauseMode,
+    /// The NIC counts a `tx_pause_storm_warning_events` after pausing
+    /// without a break this long ...
+    pub stall_warning: Option<super::schema::Dur>,
+    /// ... and a `tx_pause_storm_error_events` after this long, and stops
+    /// pausing (mlx5's stall prevention).
+    pub stall_error: Option<super::schema::Dur>,
+}
