@@ -64,7 +64,8 @@ fn roce_pcap_counts_agree_with_tshark() {
         let theirs = rows.iter().filter(|f| f[0] == code).count() as u64;
         assert_eq!(ours, theirs, "{name}");
     }
-    // Every ICRC valid (tshark does not check it; roce-facts and SOURCES.md say all are).
+    // Every ICRC valid (tshark does not check it; scapy's BTH.compute_icrc
+    // finds all 105 valid).
     assert_eq!(r.files[0].icrc_errors, 0);
     assert_eq!(r.files[0].icrc_unchecked, 0);
     assert!(r.qps.iter().all(|q| q.icrc_errors == 0));

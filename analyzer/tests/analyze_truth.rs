@@ -75,7 +75,8 @@ fn build(dir: &Path) -> (Vec<PathBuf>, Vec<FileTruth>, Marks) {
     let ([p0, p1], mut s) = Synth::create_in(dir, ["slave0.pcapng", "slave1.pcap"]).unwrap();
     let mut m = Marks::default();
 
-    // F0: sport 0xC000 with the MACs and IPs of roce-facts §4.2.
+    // F0: sport 0xC000 with the MACs and IPs of the bond-hash vectors in
+    // codec/src/hash.rs.
     let mut f0 = RcConn::new(ep(0x0a, 0x11), ep(0x0b, 0x12), 0xC000, 0xFF_FFF8);
     f0.request_file = 1;
     f0.response_file = 0;
@@ -534,7 +535,8 @@ fn every_figure_of_the_generated_corpus() {
     );
     assert_eq!(p3.src_mac, "02:00:00:00:00:ee");
 
-    // LAG: shares from the bytes written; predictions of roce-facts §4.2.
+    // LAG: shares from the bytes written; predictions of bond_main.c's
+    // layer3+4 hash (vectors in codec/src/hash.rs).
     let total = truth[0].roce_bytes + truth[1].roce_bytes;
     let max = truth[0].roce_bytes.max(truth[1].roce_bytes) as f64;
     assert!((r.lag.imbalance.unwrap() - max / (total as f64 / 2.0)).abs() < 1e-12);

@@ -10,9 +10,14 @@
 //!  smac,dmac,src,dst,sport,4791 ──bond_xmit_hash(policy)──▶ hash ── % slaves ──▶ slave
 //! ```
 //!
-//! Everything here follows the Linux sources quoted in
-//! `shared/reference/roce-facts.md` §3 and §4, and the values are tested
-//! against the vectors given there.
+//! Everything here follows the Linux sources: include/rdma/ib_verbs.h
+//! (`rdma_calc_flow_label`, `rdma_flow_label_to_udp_sport`,
+//! `rdma_get_udp_sport`), drivers/infiniband/sw/rxe/rxe_qp.c
+//! (`rxe_qp_init_req`), drivers/infiniband/core/cma.c
+//! (`cma_get_roce_udp_flow_label`), drivers/net/bonding/bond_main.c
+//! (`__bond_xmit_hash`, `bond_ip_hash`, `bond_xmit_3ad_xor_slave_get`) and
+//! include/net/ipv6.h (`ipv6_addr_hash`). The tests' vectors were worked
+//! out from those functions for a little-endian host.
 
 use core::net::{Ipv4Addr, Ipv6Addr};
 
@@ -475,7 +480,8 @@ mod tests {
         );
     }
 
-    // roce-facts.md §3.1 vectors.
+    // rdma_calc_flow_label and rdma_flow_label_to_udp_sport
+    // (include/rdma/ib_verbs.h) worked out for four QPN pairs.
     #[test]
     fn flow_label_and_sport_vectors() {
         let cases = [
@@ -528,7 +534,8 @@ mod tests {
         )
     }
 
-    // roce-facts.md §4.2 IPv4 vectors.
+    // __bond_xmit_hash (drivers/net/bonding/bond_main.c) worked out on a
+    // little-endian host: smac ..:0a, dmac ..:0b, 10.0.0.1 -> 10.0.0.2.
     #[test]
     fn bond_hash_ipv4_vectors() {
         use XmitHashPolicy::*;
@@ -542,7 +549,8 @@ mod tests {
         assert_eq!(bond_xmit_hash(Encap34, &v4_keys(0xE124)), 0x5A534131);
     }
 
-    // roce-facts.md §4.2 IPv6 vectors.
+    // The same over IPv6, each address folded by ipv6_addr_hash
+    // (include/net/ipv6.h): only src ^ dst enters, as for IPv4.
     #[test]
     fn bond_hash_ipv6_vectors() {
         use XmitHashPolicy::*;

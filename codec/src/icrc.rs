@@ -14,7 +14,8 @@
 //!  rest              extended headers, payload and pad, as sent
 //! ```
 //! The 32-bit result is sent little-endian, the one little-endian field of
-//! the packet (roce-facts.md §1.7).
+//! the packet (Linux drivers/infiniband/sw/rxe/rxe_icrc.c; scapy
+//! contrib/roce.py).
 
 use crate::wire::bth::ICRC_MASKED_BYTE;
 use crate::wire::grh::GrhRepr;
@@ -92,7 +93,7 @@ mod tests {
             .collect()
     }
 
-    // roce-facts.md §1.7 vector A: the ConnectX-4 Lx CNP of scapy's roce.uts.
+    // Vector A: the ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts.
     #[test]
     fn vector_a_connectx4_cnp() {
         let f = hex("e41d2dab2bc2 7cfe90643b32 0800
@@ -107,7 +108,7 @@ mod tests {
         assert_eq!(u32::from_le_bytes(icrc), 0x2A00FD82);
     }
 
-    // roce-facts.md §1.7 vector B: scapy's UC SEND_ONLY with PadCnt 2.
+    // Vector B: the UC SEND_ONLY with PadCnt 2 of scapy's test/contrib/roce.uts.
     #[test]
     fn vector_b_uc_send_only() {
         let ip = hex("4501 0040 0478 4000 4011 b4d5 c0a80007 c0a80007");

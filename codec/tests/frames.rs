@@ -49,8 +49,9 @@ fn write(opcode: u8, psn: u32, payload_len: u32, reth: Option<RethRepr>) -> Fram
     }
 }
 
-// roce-facts.md §1.5: RDMA WRITE of 10000 B at MTU 4096 gives frames of
-// 4174, 4158 and 1870 bytes including the 4-byte FCS.
+// RDMA WRITE of 10000 B at MTU 4096 (segmented as rxe_req.c does, header
+// sizes of include/rdma/ib_pack.h) gives frames of 4174, 4158 and 1870
+// bytes including the 4-byte FCS.
 #[test]
 fn write_segment_lengths_match_the_reference() {
     let reth = Some(RethRepr {

@@ -1,7 +1,8 @@
 //! Counters where operators look for them: a run's `counters.prom` and
 //! `sysfs/<host>/` read by Prometheus's own tools (promtool, a real
 //! node_exporter) and checked against `summary.json`'s `counters`, the
-//! kernel's formats and the reference facts (roce-facts §8).
+//! kernel's formats and counter names (mlx5 en_stats.c, the IB PMA
+//! `counters/` and mlx5 `hw_counters/` under /sys/class/infiniband).
 
 mod common;
 

@@ -1,6 +1,8 @@
-//! Hand-computed checks of the RC state machine (roce-facts.md §1.5, §2).
-//! Every expected value below was worked out by hand from the facts file;
-//! the comments show the arithmetic.
+//! Hand-computed checks of the RC state machine (the rules of Linux rxe,
+//! drivers/infiniband/sw/rxe, with the header sizes of
+//! include/rdma/ib_pack.h and the RNR timer codes of include/rdma/ib_verbs.h).
+//! Every expected value below was worked out by hand from those rules; the
+//! comments show the arithmetic.
 
 use roce_codec::{
     FrameRepr, IbRepr, IpRepr, Ipv4Repr, NakCode, Opcode, Psn, Syndrome, SyndromeKind,
@@ -63,8 +65,9 @@ fn psns(pkts: &[IbRepr]) -> Vec<u32> {
 
 #[test]
 fn write_10000_at_mtu_4096_is_first_middle_last() {
-    // roce-facts §1.5: 4096 (+RETH) / 4096 / 1808 -> frames 4174, 4158,
-    // 1870 bytes with FCS, i.e. 4170, 4154, 1866 as captured.
+    // 4096 (+RETH) / 4096 / 1808 -> frames 4174, 4158, 1870 bytes with FCS
+    // (header sizes of include/rdma/ib_pack.h), i.e. 4170, 4154, 1866 as
+    // captured.
     let mut qp = RcQp::new(A, B, Psn::new(100), Psn::new(0), cfg());
     post(&mut qp, 7, Verb::Write, 10_000);
     let pkts = drain(&mut qp, Ps::ZERO);
@@ -552,8 +555,9 @@ fn rnr_retry_exhaustion_is_status_13_and_7_is_infinite() {
 
 #[test]
 fn rnr_timer_codes_follow_the_table() {
-    // roce-facts §2.3 through the QP: code 1 = 10 us, 0 = 655.36 ms,
-    // 31 = 491.52 ms. Feed an RNR NAK by hand and read the deadline.
+    // enum ib_rnr_timeout (include/rdma/ib_verbs.h) through the QP: code
+    // 1 = 10 us, 0 = 655.36 ms, 31 = 491.52 ms. Feed an RNR NAK by hand and
+    // read the deadline.
     for (code, us) in [
         (1u8, 10u64),
         (0, 655_360),

@@ -478,7 +478,8 @@ mod tests {
 
     #[test]
     fn flow_labels_reproduce_ports_in_rocesim_range() {
-        // roce-facts §3.1 vectors: derived ports need no label.
+        // rdma_calc_flow_label (include/rdma/ib_verbs.h) for QPNs 0x11, 0x12:
+        // derived ports need no label.
         assert_eq!(flow_label_for(0xC132, 0x11, 0x12), Some(0));
         // Any port of 0xC000..=0xFFFF has a label; below it none.
         for sport in [0xC000u16, 0xC001, 0xEDD1, 0xFFFF] {

@@ -216,7 +216,8 @@ pub(crate) const ICRC_MASKED_BYTE: usize = field::FECN_BECN;
 mod tests {
     use super::*;
 
-    // The ConnectX-4 Lx CNP of roce-facts.md §1.6: `81 00 ffff 40 000118 00 000000`.
+    // The ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts:
+    // `81 00 ffff 40 000118 00 000000`.
     const CNP_BTH: [u8; 12] = [
         0x81, 0x00, 0xff, 0xff, 0x40, 0x00, 0x01, 0x18, 0x00, 0x00, 0x00, 0x00,
     ];

@@ -183,7 +183,9 @@ mod tests {
 
     #[test]
     fn quanta_conversion() {
-        // roce-facts.md §5.1: 5.12 ns @100G, 1.28 ns @400G, 65535 ≈ 335.5 µs @100G.
+        // A quantum is 512 bit times (IEEE 802.3 PAUSE; 802.1Qbb PFC uses
+        // the same unit): 5.12 ns @100G, 1.28 ns @400G, 65535 ≈ 335.5 µs
+        // @100G.
         assert_eq!(pause_quanta_to_ps(1, 100_000_000_000), 5120);
         assert_eq!(pause_quanta_to_ps(1, 400_000_000_000), 1280);
         assert_eq!(pause_quanta_to_ps(65535, 100_000_000_000), 335_539_200);

@@ -874,7 +874,8 @@ mod tests {
             let bytes = p.frame_repr().to_vec(&vec![0; len as usize]);
             assert_eq!(bytes.len(), usize::from(p.frame_len), "payload {len}");
         }
-        // roce-facts §1.5: WRITE ONLY 4096 B with RETH = 4174 B with FCS.
+        // WRITE ONLY 4096 B with RETH = 4174 B with FCS (header sizes of
+        // include/rdma/ib_pack.h).
         assert_eq!(
             pkt(4096).frame_len + 4,
             14 + 20 + 8 + 12 + 16 + 4096 + 4 + 4

@@ -1,5 +1,7 @@
 //! `summary.json`'s `counters`: every port's counters under the names the
-//! hardware and the kernel give them (`shared/reference/roce-facts.md` §8),
+//! hardware and the kernel give them (mlx5 `ethtool -S` names of Linux
+//! drivers/net/ethernet/mellanox/mlx5/core/en_stats.c, the IB PMA port
+//! counters and mlx5 `hw_counters` under /sys/class/infiniband),
 //! so that a simulated host can be read as a real one is:
 //!
 //! ```text
@@ -87,8 +89,9 @@ fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
         let c = q.qp().counters();
         let set = out.entry(q.rdma_device_port()).or_default();
         let mut add = |name: &str, v: u64| *set.entry(name.to_string()).or_default() += v;
-        // IB PMA data counters count 4-byte words (roce-facts §8) of the
-        // IB packet, BTH through ICRC, as the QP counts its bytes.
+        // IB PMA data counters (port_xmit_data, port_rcv_data) count 4-byte
+        // words of the IB packet, BTH through ICRC, as the QP counts its
+        // bytes.
         add("port_xmit_data", c.tx_bytes / 4);
         add("port_xmit_packets", c.tx_packets);
         add("port_rcv_data", c.rx_bytes / 4);

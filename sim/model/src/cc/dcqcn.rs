@@ -39,8 +39,9 @@ use crate::time::{Ps, Rate};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RpModel {
     /// The ConnectX firmware as the google/isekai model describes it
-    /// (roce-facts §6.3): alpha is a 10-bit integer (1023 ≈ 1), the cut is
-    /// `RC × alpha >> rpg_gd` bounded by `rpg_min_dec_fac`, rates are
+    /// (isekai/host/rdma/rdma_roce_cc_dcqcn.cc): alpha is a 10-bit integer
+    /// (1023 ≈ 1), the cut is `RC × alpha >> rpg_gd` bounded by
+    /// `rpg_min_dec_fac`, rates are
     /// integers halved as `(RC + RT) / 2`; the timer and byte stages are
     /// counted before the step is chosen: hyper increase when both exceed
     /// `rpg_threshold`, additive when either reaches it, else fast recovery.
@@ -83,9 +84,9 @@ pub struct DcqcnParams {
 const MBPS: u64 = 1_000_000;
 
 impl DcqcnParams {
-    /// The ConnectX defaults of a public `mlxconfig -q` dump (roce-facts
-    /// §6.3). Firmware versions differ: read the device rather than trust
-    /// these.
+    /// The ConnectX defaults of a public `mlxconfig -q` dump (`RPG_*_P1`
+    /// …), cross-checked with google/isekai's rdma_roce_cc_dcqcn.h. Firmware
+    /// versions differ: read the device rather than trust these.
     ///
     /// Choices where the sources disagree or are silent:
     /// * `rpg_byte_reset` is taken in 64-byte units (isekai), not bytes (the

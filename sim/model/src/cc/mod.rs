@@ -1,6 +1,7 @@
 //! Congestion control for a lossless RoCEv2 fabric, as pure algorithms.
 //!
-//! DCQCN has three roles (Zhu et al., SIGCOMM 2015; roce-facts §6):
+//! DCQCN has three roles (Zhu et al., "Congestion Control for Large-Scale
+//! RDMA Deployments", SIGCOMM 2015):
 //!
 //! ```text
 //!   sender NIC (RP)                  switch egress queue (CP)             receiver NIC (NP)

@@ -6,11 +6,15 @@
 //!                                                                   └──no───▶ nothing
 //! ```
 //!
-//! Which packets share a key is a NIC setting (roce-facts §6.3): per QP,
-//! per NIC port, per (source, destination) IP pair or per destination IP of
-//! the CNP (the marked packet's source). A gap of 0 answers every marked
-//! packet, which is what the HPCC reference does (a CNP flag on the ACK of
-//! every CE-marked packet).
+//! Which packets share a key is a NIC setting: per QP, per NIC port, per
+//! (source, destination) IP pair or per destination IP of the CNP (the
+//! marked packet's source). On ConnectX, mlxconfig `ROCE_CC_CNP_MODERATION`
+//! chooses per port or per flow (NVIDIA's ConnectX-8 firmware 40.45.1020
+//! release notes, which make per port the default again); the IP-pair and
+//! destination-IP scopes are those of a public RoCE NIC test harness's CNP
+//! checker (Python `cnp_check`). A gap of 0 answers every marked packet,
+//! which is what the HPCC reference does (a CNP flag on the ACK of every
+//! CE-marked packet).
 
 use core::net::Ipv4Addr;
 

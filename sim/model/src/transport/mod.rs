@@ -31,13 +31,19 @@
 //!   event is harmless: `on_timer` acts only on deadlines that have passed.
 //! * [`RcQp::poll_completion`] to collect work completions.
 //!
-//! Protocol rules follow `shared/reference/roce-facts.md` §2: segmentation
-//! (§1.5), AckReq placement and the unacked-PSN window of rxe (§2.2), RNR
-//! timer codes (§2.3), retry counting with `retry_cnt = N` meaning exactly
-//! N retries (§2.4), completion statuses (§2.5), go-back-N and READ PSN
-//! reservation (§2.6). [`Workload`] generates perftest-like traffic;
+//! Protocol rules follow Linux soft-RoCE (drivers/infiniband/sw/rxe) and
+//! the verbs headers: segmentation (rxe_req.c), AckReq placement and the
+//! unacked-PSN window of rxe (rxe_param.h `RXE_MAX_PKT_PER_ACK`,
+//! `RXE_MAX_UNACKED_PSNS`; rxe_req.c), RNR timer codes
+//! (include/rdma/ib_verbs.h `enum ib_rnr_timeout`), retry counting with
+//! `retry_cnt = N` meaning exactly N retries
+//! (drivers/infiniband/hw/hfi1/rc.c `hfi1_restart_rc`, hw/qib/qib_rc.c
+//! `qib_restart_rc`), completion statuses (rdma-core libibverbs/verbs.h
+//! `enum ibv_wc_status`), go-back-N and READ PSN reservation (rxe_resp.c
+//! `check_psn`, rxe_comp.c, rxe_req.c `update_wqe_psn`). [`Workload`]
+//! generates perftest-like traffic;
 //! [`QpnAllocator`] and [`udp_sport`] give QPs their numbers and their UDP
-//! source port (§3).
+//! source port (include/rdma/ib_verbs.h `rdma_get_udp_sport`).
 
 mod counters;
 pub mod loopback;
@@ -68,7 +74,9 @@ pub struct QpConfig {
     /// Local ACK timeout exponent, 0..=31: 4.096 µs × 2^timeout; 0 = no timer.
     pub timeout: u8,
     /// Retries after an ACK timeout or a PSN-sequence-error NAK, 0..=7.
-    /// 7 means seven retries, not infinity (roce-facts §2.4).
+    /// 7 means seven retries, not infinity (the `restart_rc` of Linux
+    /// drivers/infiniband/hw/hfi1/rc.c and hw/qib/qib_rc.c has no special
+    /// case for it; only rxe's rxe_comp.c treats 7 as infinite).
     pub retry_cnt: u8,
     /// Retries after RNR NAKs, 0..=7; 7 = retry forever.
     pub rnr_retry: u8,
@@ -259,7 +267,8 @@ pub enum PostError {
     MessageTooLong { len: u64, max: u64 },
 }
 
-/// Work completion status, numbered as `enum ibv_wc_status` (roce-facts §2.5).
+/// Work completion status, numbered as `enum ibv_wc_status` (rdma-core
+/// libibverbs/verbs.h).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WcStatus {
     Success,

@@ -8,7 +8,9 @@
 //! RNG, for studies where the exact numbers must not matter.
 //!
 //! The RoCEv2 UDP source port of a connected QP is derived from the two
-//! QPNs (roce-facts §3.1, §3.3, §3.5):
+//! QPNs (include/rdma/ib_verbs.h `rdma_get_udp_sport`, which mlx5 applies at
+//! INIT→RTR in drivers/infiniband/hw/mlx5/qp.c `mlx5_set_path_udp_sport`;
+//! perftest leaves the flow label 0):
 //!
 //! ```text
 //!  flow_label != 0 ? flow_label : calc_flow_label(lqpn, rqpn)   (symmetric)
@@ -22,8 +24,8 @@ use std::collections::BTreeSet;
 use thiserror::Error;
 
 /// The first QPN of a device when the scenario gives none: small and
-/// sequential like a freshly loaded ConnectX (the CNP capture of
-/// roce-facts §1.6 shows QPN 0x118).
+/// sequential like a freshly loaded ConnectX (the ConnectX-4 Lx CNP
+/// captured in scapy's test/contrib/roce.uts shows QPN 0x118).
 pub const DEFAULT_QPN_BASE: u32 = 0x100;
 
 const QPN_MAX: u32 = 0xFF_FFFF;

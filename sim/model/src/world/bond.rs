@@ -10,14 +10,18 @@
 //!                      └──────────────────────────────────────────────────────────────────┘
 //! ```
 //!
-//! * Hash mode follows roce-facts §4.4: every RoCE packet is hashed by the
+//! * Hash mode follows the mlx5 port-selection flow table (Linux
+//!   drivers/net/ethernet/mellanox/mlx5/core/lag/port_sel.c; no QP affinity
+//!   in hash mode, commit a83bb5df2ac6): every RoCE packet is hashed by the
 //!   NIC on the fields the bond's `xmit_hash_policy` names; the hash itself
 //!   is pluggable (`lag_hash`: Linux's `bond_xmit_hash` by default, since the
 //!   ConnectX hash is not public). There are `lag_buckets` buckets per port;
 //!   bucket `i` belongs to slave `i / lag_buckets`. The modulo runs over
-//!   *all* slaves (§4.3: the RDMA LAG hashes over all slaves); when a slave
-//!   is found down its buckets move to a random usable slave, drawn from the
-//!   bond's own random stream, as `mlx5_infer_tx_affinity_mapping` does.
+//!   *all* slaves, as the RDMA LAG's slave lookup does
+//!   (drivers/infiniband/core/lag.c asks bond_main.c's `bond_xmit_get_slave`
+//!   with `RDMA_LAG_FLAGS_HASH_ALL_SLAVES`); when a slave is found down its
+//!   buckets move to a random usable slave, drawn from the bond's own random
+//!   stream, as `mlx5_infer_tx_affinity_mapping` does.
 //! * Queue-affinity mode: each workload is one process with its own user
 //!   context, whose counter starts at the number of contexts opened on the
 //!   device (1 for the first); each QP takes `(++ctr % n)`, so with two
@@ -26,7 +30,8 @@
 //!   is down is remapped to the next usable slave (firmware
 //!   `tx_remap_affinity`).
 //! * `lag = "software"` is no RoCE LAG at all (soft-RoCE over a bond): the
-//!   kernel bond picks `usable_slaves[bond_xmit_hash % count]` (§4.3), so a
+//!   kernel bond picks `usable_slaves[bond_xmit_hash % count]`
+//!   (`bond_xmit_3ad_xor_slave_get`, drivers/net/bonding/bond_main.c), so a
 //!   dead slave re-hashes every flow over the survivors.
 //! * Link failure is noticed by the MII monitor as `bond_miimon_inspect`
 //!   does it: it polls every `miimon` from t = 0; the first poll that sees
@@ -151,7 +156,8 @@ impl Bond {
                 // layer2+3 still ignores the ports.
                 let mut b = Vec::with_capacity(32);
                 if self.policy == HashPolicy::VlanSrcMac {
-                    // roce-facts §4.4: smac and the first VLAN id.
+                    // mlx5 lag/port_sel.c's vlan+srcmac fields: smac and
+                    // the first VLAN id.
                     b.extend_from_slice(&keys.src_mac);
                     b.extend_from_slice(&(keys.vlan_tci.unwrap_or(0) & 0x0FFF).to_be_bytes());
                     return crc32(&b);
@@ -483,7 +489,8 @@ mod tests {
             assert_eq!(h, bond_xmit_hash(XmitHashPolicy::Layer34, &keys(sport)));
             assert_eq!(Some(b.slave_for(h, 0)), bond_slave_index(h, 2));
         }
-        // roce-facts §4.2/4.3 vectors: 0x5A535333 % 2 = 1, 0x5A5342B2 % 2 = 0.
+        // bond_main.c's layer3+4 hash of these keys, then `hash % count`
+        // (bond_xmit_3ad_xor_slave_get): 0x5A535333 % 2 = 1, 0x5A5342B2 % 2 = 0.
         assert_eq!(b.slave_for(b.hash(&keys(0xC000)), 0), 1);
         assert_eq!(b.slave_for(b.hash(&keys(0xE123)), 0), 0);
     }
@@ -504,7 +511,8 @@ mod tests {
     }
 
     /// The mlx5 port-selection fields of vlan+srcmac are the source MAC
-    /// and the VLAN id only (roce-facts §4.4), not the layer 2 triple.
+    /// and the VLAN id only (mlx5 core lag/port_sel.c), not the layer 2
+    /// triple.
     #[test]
     fn crc32_vlan_srcmac_reads_only_the_source_mac_and_vlan() {
         let mut b = bond(BondMode::Lacp, LagSelect::Hash, HashPolicy::VlanSrcMac);

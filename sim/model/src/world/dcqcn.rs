@@ -151,8 +151,8 @@ impl World {
                 Trust::Pcp => prio802,
                 Trust::Dscp => dscp >> 3,
             };
-            // A ConnectX CNP carries ECT(0) (roce-facts §1.6) and UDP
-            // source port 0.
+            // A ConnectX CNP carries ECT(0) and UDP source port 0 (the
+            // ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts).
             let ecn = if h.profile.ecn == EcnMode::Cc {
                 ECT0
             } else {

@@ -485,7 +485,10 @@ impl Mmu {
 }
 
 /// What a lossless link's headroom must absorb after the receiver decides
-/// XOFF (roce-facts §5.2), in bit times where the source gives them so.
+/// XOFF, itemised as in Cisco's white paper "Priority Flow Control: Build
+/// Reliable Layer 2 Infrastructure" and besthub.dev's "How to Compute
+/// Headroom for Lossless Ethernet Links", in bit times where the source
+/// gives them so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadroomInputs {
     pub rate: Rate,
@@ -505,9 +508,12 @@ pub struct HeadroomInputs {
 pub const PFC_FRAME_BITS: u64 = 672;
 /// Signal propagation in fibre or copper, per metre.
 pub const PROPAGATION_PS_PER_M: u64 = 5_000;
-/// IEEE 802.3 upper bounds quoted in roce-facts §5.2, in bit times. The
-/// 10G pause reaction (60 pause quanta × 512) is the 3840 B constant of the
-/// Mellanox shorthand.
+/// IEEE 802.3 upper bounds in bit times: the peer's pause reaction per
+/// speed (802.3 31B.3.7, as tabulated in SONiC's sonic-swss
+/// cfgmgr/buffer_headroom_mellanox.lua) and the 100G interface delay, as
+/// besthub.dev's headroom article quotes them. The 10G pause reaction (60
+/// pause quanta × 512, the article's figure; SONiC's table has 67) is the
+/// 3840 B constant of the Mellanox shorthand.
 pub const RESPONSE_BITS_10G: u64 = 60 * 512;
 pub const RESPONSE_BITS_100G: u64 = 201_728;
 pub const RESPONSE_BITS_400G: u64 = 463_360;

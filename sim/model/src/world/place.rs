@@ -218,8 +218,8 @@ pub fn add_qp(
             let hash = bond.hash(&keys);
             // RESET->INIT takes the round-robin affinity; with a non-zero
             // flow label the core then asks the bond for the slave of a fake
-            // frame of this flow (Linux hash over all slaves, roce-facts
-            // §4.3/4.4) at INIT->RTR.
+            // frame of this flow (drivers/infiniband/core/lag.c: the bond's
+            // hash over all slaves, `bond_xmit_get_slave`) at INIT->RTR.
             let ctx = contexts.entry(b).or_insert_with(|| bond.new_context());
             let mut aff = bond.next_affinity(ctx);
             if wc.flow_label != 0 {

@@ -22,10 +22,15 @@
 //! | UDP ports switches hash a flow's frames by (`ecmp_ports`) | `udp`: its own | `udp` | `flow`: the reference's (source 10000 + the pair's earlier flows, destination the flow's `dport`) |
 //! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), CNP with the ACK |
 //!
-//! Sources (`shared/reference/roce-facts.md`): rxe's constants §2.2, its
-//! TOS copy §7; ConnectX: DSCP = TC >> 2 and PCP trust with priority
-//! SL & 7 §7 (mlx5 `mlx5_set_path`), DCQCN knobs §6.3; the reference's NIC:
-//! `shared/anchors/hpcc-ns3/README.md`.
+//! Sources: rxe's constants in Linux drivers/infiniband/sw/rxe/rxe_param.h
+//! (`RXE_MAX_PKT_PER_ACK`, `RXE_MAX_UNACKED_PSNS`), its TOS copy in
+//! rxe_net.c (`prepare4`); ConnectX: DSCP = TC >> 2 and PCP trust with
+//! priority SL & 7 in drivers/infiniband/hw/mlx5/qp.c (`mlx5_set_path`),
+//! DCQCN knobs as include/linux/mlx5/mlx5_ifc.h names them
+//! (`cong_control_r_roce_ecn_rp`/`_np`); the reference's NIC: the HPCC ns-3
+//! simulator (alibaba-edu/High-Precision-Congestion-Control),
+//! simulation/src/point-to-point/model/rdma-hw.cc and
+//! simulation/scratch/third.cc.
 //!
 //! `log_ack_req_freq` is a field of the ConnectX QP context (2^n packets
 //! between AckReqs). The value 8 (256 packets) is second-hand: it is what
@@ -35,9 +40,10 @@
 //! read. Other DEVX users write 0 (every packet).
 //!
 //! ConnectX sets ECT(0) itself when congestion control runs on the QP's
-//! priority and ignores the ECN bits of the traffic class (roce-facts §7
-//! and §9.9 say this is not verified from code); its CNPs carry ECT(0) as
-//! the ConnectX-4 Lx capture of §1.6 shows.
+//! priority and ignores the ECN bits of the traffic class (`mlx5_set_path`
+//! programs only the DSCP; that the NIC sets ECT itself is not verified
+//! from code or a vendor document); its CNPs carry ECT(0) as the
+//! ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts shows.
 
 use crate::cc::DcqcnParams;
 use crate::packet::Billing;

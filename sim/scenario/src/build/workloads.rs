@@ -453,9 +453,11 @@ fn check_settings(wc: &WorkloadCfg, at: &KeyPath) -> Result<(), ModelError> {
 
 /// A QP's LAG port means something only on a bond whose RoCE LAG gives
 /// each QP a port of its own (queue affinity): in hash mode the NIC's port
-/// selection hashes every packet whatever port the QP was given (roce-facts
-/// §4.4), and active-backup sends on the active port. Refused there rather
-/// than ignored, so that a scenario never pins in vain.
+/// selection hashes every packet whatever port the QP was given (mlx5 core
+/// lag/port_sel.c; commit a83bb5df2ac6 "RDMA/mlx5: Don't set tx affinity
+/// when lag is in hash mode"), and active-backup sends on the active port.
+/// Refused there rather than ignored, so that a scenario never pins in
+/// vain.
 fn check_lag_port(
     w: &World,
     at: &KeyPath,
