@@ -40,9 +40,9 @@ fn main() {
         let mut walls = Vec::new();
         let mut stats = (0, 0, 0.0);
         for _ in 0..runs {
-            let (_, mut w) = rocesim::run::check(&path, &sets).expect("scenario");
+            let (_, sim) = rocesim::run::check(&path, &sets).expect("scenario");
             let t = Instant::now();
-            w.run(&mut ());
+            let w = sim.run(&mut ()).world;
             walls.push(t.elapsed().as_secs_f64());
             stats = (w.events(), w.packet_hops(), w.sim_time().as_secs_f64());
         }

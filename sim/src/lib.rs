@@ -125,6 +125,7 @@
 // per failed run, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod parallel;
 pub mod run;
 
 // The layers below, under the names the binary, the tests and the book use.

@@ -280,7 +280,8 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             eprintln!("rocesim: wrote {}", dir.display());
         }
         Cmd::Check { scenario, sets } => {
-            let (loaded, w) = run::check(&scenario, &sets)?;
+            let (loaded, sim) = run::check(&scenario, &sets)?;
+            let w = sim.world();
             let s = &loaded.scenario;
             out!(
                 "{}",
@@ -363,14 +364,14 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let axes: Vec<_> = axes.into_iter().filter(|a| a.values.len() > 1).collect();
     let seeds = run::parse_seeds(&args.seeds)?;
     let shard = args.shard.as_deref().map(run::Shard::parse).transpose()?;
-    let (loaded, w) = run::check(&scenario, &fixed)?;
+    let (loaded, sim) = run::check(&scenario, &fixed)?;
     // A partitioned run keeps a core per part busy (its threads wait for
     // each other spinning): by default, as many runs as that leaves room for.
     let jobs = args.jobs.unwrap_or_else(|| {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus / w.partitions() as usize).max(1)
+        (cpus / sim.partitions() as usize).max(1)
     });
-    drop(w);
+    drop(sim);
     if jobs == 0 {
         return Err(RunError::Usage("--jobs must be at least 1".into()).into());
     }

@@ -469,8 +469,9 @@ fn node_exporter_reads_a_simulated_host_unchanged() {
 /// knows as an ethtool counter; promtool accepts the result.
 #[test]
 fn counters_added_later_need_no_exporter_change() {
-    let (_, w) = rocesim::run::check(&scenario("lag_hash"), &[]).unwrap();
-    let mut c = rocesim::run::counters::of(&w);
+    let (_, sim) = rocesim::run::check(&scenario("lag_hash"), &[]).unwrap();
+    let w = sim.world();
+    let mut c = rocesim::run::counters::of(w);
     for (key, name, v) in [
         ("sw1.p3", "rx_prio3_pause", 12),
         ("sw1.p3", "tx_prio3_pause_duration", 340),
@@ -482,7 +483,7 @@ fn counters_added_later_need_no_exporter_change() {
     ] {
         c.get_mut(key).unwrap().insert(name.to_string(), v);
     }
-    let text = rocesim::run::prom::counters_prom(&w, &c);
+    let text = rocesim::run::prom::counters_prom(w, &c);
     let m = prometheus::parse(&text);
     let v = |n: &str, l: &[(&str, &str)]| prometheus::value(&m, n, l);
     let sw = [("host", "sw1"), ("device", "p3"), ("priority", "3")];
@@ -518,7 +519,7 @@ fn counters_added_later_need_no_exporter_change() {
     }
     // The sysfs tree places the RDMA ones by the kernel's directories and
     // leaves the ethtool ones to counters.prom.
-    let t = rocesim::run::sysfs::tree(&w, &c, &vec![true; w.hosts().len()]);
+    let t = rocesim::run::sysfs::tree(w, &c, &vec![true; w.hosts().len()]);
     let file = |rel: &str| {
         t.files
             .iter()

@@ -39,9 +39,10 @@ use std::time::Instant;
 
 use thiserror::Error;
 
+use crate::parallel::Simulation;
+use crate::scenario::BuildOptions;
 use crate::scenario::schema::{TapCfg, TapFormat};
 use crate::scenario::{self, Diagnostic};
-use crate::scenario::{BuildOptions, open_taps};
 use crate::time::Ps;
 use crate::world::{Progress, World};
 
@@ -112,8 +113,8 @@ fn build_checked(
     loaded: &scenario::Loaded,
     file_taps: usize,
     flag_taps: &[String],
-) -> Result<World, RunError> {
-    scenario::build_world(&loaded.scenario, &loaded.name, &BuildOptions::default())
+) -> Result<Simulation, RunError> {
+    Simulation::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
         .map_err(|e| model_error(loaded, file_taps, flag_taps, e))
 }
 
@@ -142,11 +143,11 @@ fn model_error(
 }
 
 /// Loads and builds a scenario without running it (`rocesim check`).
-pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, World), RunError> {
+pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, Simulation), RunError> {
     let loaded = scenario::load(path, sets)?;
-    let w = scenario::build_world(&loaded.scenario, &loaded.name, &BuildOptions::default())
+    let sim = Simulation::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
         .map_err(|e| loaded.locate(&e))?;
-    Ok((loaded, w))
+    Ok((loaded, sim))
 }
 
 /// The default run directory: `runs/<scenario name>/`.
@@ -170,31 +171,33 @@ pub fn run(
     add_taps(&mut loaded, &opts.taps)?;
     // Built (so checked) in full before the file system is touched; the
     // taps' files are created in the run directory after.
-    let mut w = build_checked(&loaded, file_taps, &opts.taps)?;
+    let mut sim = build_checked(&loaded, file_taps, &opts.taps)?;
     let out = opts
         .out
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
     check_replaceable(&out, "summary.json", "rocesim run")?;
     let s = write_dir_atomically(&out, "run", |tmp| {
-        open_taps(&mut w, &loaded.scenario, tmp)
+        sim.open_taps(&loaded.scenario, tmp)
             .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
         // The hosts' sysfs trees as they boot go to disk while it runs.
         // A partitioned run has both cores: the tree is written after it,
         // where it does not hold up one part (and so both) while it runs.
-        let sysfs = match (loaded.scenario.output.sysfs(), w.partitions()) {
+        let sysfs = match (loaded.scenario.output.sysfs(), sim.partitions()) {
             (false, _) => sysfs::When::Never,
-            (true, 1) => sysfs::When::Early(sysfs::Early::start(&w, tmp)),
+            (true, 1) => sysfs::When::Early(sysfs::Early::start(sim.world(), tmp)),
             (true, _) => sysfs::When::AtEnd,
         };
         let start = Instant::now();
-        w.run(progress);
+        let mut done = sim.run(progress);
         let wall = start.elapsed().as_secs_f64();
-        w.check_invariants()
+        done.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
-        w.finish().map_err(RunError::Output)?;
-        write_outputs(&w, tmp, wall, sysfs).map_err(RunError::Output)
+        done.world.finish().map_err(RunError::Output)?;
+        let s = write_outputs(&done.world, tmp, wall, sysfs).map_err(RunError::Output)?;
+        Ok((s, done.world))
     })?;
+    let (s, w) = s;
     if opts.exits_after {
         std::mem::forget(w);
     }

@@ -519,9 +519,8 @@ mod tests {
         let run_scenario = |name: &str, sets: &[String]| {
             let scenario =
                 Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}.toml"));
-            let (_, mut w) = crate::run::check(&scenario, sets).unwrap();
-            w.run(&mut ());
-            w
+            let (_, sim) = crate::run::check(&scenario, sets).unwrap();
+            sim.run(&mut ()).world
         };
         let run = |tool: &str| {
             let sets = [

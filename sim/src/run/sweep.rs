@@ -143,8 +143,8 @@ pub fn sweep(
                 let mut sets = base_sets.to_vec();
                 sets.extend(g.iter().map(|(k, v)| format!("{k}={v}")));
                 sets.push(format!("seed={seed}"));
-                let (_, mut w) = check(path, &sets)?;
-                w.run(&mut ());
+                let (_, sim) = check(path, &sets)?;
+                let w = sim.run(&mut ()).world;
                 let s = Summary::of(&w, 0.0);
                 done();
                 let client_tx: Vec<u64> = w

@@ -24,7 +24,7 @@
 //! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
-//! | `split.rs` | a partitioned run | the cut, each part's windows, frames between the parts, the merge (`[sim] partitions = 2`) |
+//! | `split.rs` | a part of a partitioned run | the cut, a part's windows and the frames it sends the other, the merge (`[sim] partitions = 2`; the threads are `rocesim`'s) |
 //! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |
 //! | `build/` | construction | scenario → world, every check with its key |
 //!
@@ -42,7 +42,6 @@
 //! `TxDone`; one held back longer leaves the list when its frame starts and
 //! gets a [`Event::QpWake`] for the time `tx_ready_at` returns.
 
-pub mod affinity;
 pub mod arp;
 pub mod bond;
 pub mod cm;
@@ -160,16 +159,6 @@ pub struct World {
     /// In a partitioned run (`[sim] partitions = 2`): which components
     /// are this world's, and the frames it sends the other part.
     pub split: Option<Box<split::Part>>,
-    /// The other part, until [`World::run`] runs both.
-    pub twin: Option<Box<World>>,
-    /// What the other part still held when a partitioned run ended, for
-    /// [`World::check_invariants`]: its packets (queued in ports that
-    /// moved here, or in flight), and whether it had events left or frames
-    /// were on their way between the parts.
-    pub foreign_live: usize,
-    pub foreign_pending: bool,
-    /// `[sim] partitions`, as built.
-    pub partitions: u32,
 }
 
 /// What a run is told beyond its network (`[sim]`).
@@ -224,10 +213,6 @@ impl World {
             tap_plans: Vec::new(),
             reroute: None,
             split: None,
-            twin: None,
-            foreign_live: 0,
-            foreign_pending: false,
-            partitions: 1,
         }
     }
 }
@@ -256,18 +241,9 @@ impl World {
     pub fn stop_at(&self) -> Option<Ps> {
         self.stop_at
     }
-    /// The parts a run of this world is split into (`[sim] partitions`).
-    pub fn partitions(&self) -> u32 {
-        self.partitions
-    }
-
     /// Runs until nothing is left to do or `stop_at`.
     pub fn run(&mut self, progress: &mut dyn Progress) {
         let limit = self.stop_at.unwrap_or(DEFAULT_LIMIT);
-        if let Some(twin) = self.twin.take() {
-            let left = split::run(self, *twin, progress);
-            return self.end_run(limit, left, progress);
-        }
         self.sched.at(Ps::ZERO, Event::Sample);
         let mut n: u64 = 0;
         while let Some((t, ev)) = self.sched.pop_until(limit) {
@@ -291,7 +267,7 @@ impl World {
 
     /// After the last event before `limit`: the run's end, the final
     /// sample. `left`: events were left (the run stopped at `limit`).
-    fn end_run(&mut self, limit: Ps, left: bool, progress: &mut dyn Progress) {
+    pub fn end_run(&mut self, limit: Ps, left: bool, progress: &mut dyn Progress) {
         // A `TxDone` left out was activity at its time, as its frame's
         // arrival is, unless the run stopped between the two.
         for p in &self.ports {
@@ -315,7 +291,7 @@ impl World {
     /// serial loop and a partitioned run's windows both run their events
     /// through it.
     #[inline(always)]
-    fn step(&mut self, ev: Event) -> bool {
+    pub fn step(&mut self, ev: Event) -> bool {
         if self.prefetch {
             self.prefetch_next();
         }
@@ -436,6 +412,12 @@ impl World {
     /// run: every frame put on a link was delivered or lost, and every
     /// packet allocated was freed or is still queued somewhere.
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.check_invariants_with(split::Leftover::default())
+    }
+
+    /// [`World::check_invariants`] of the merged world of a partitioned
+    /// run, with what the other part still held when it ended.
+    pub fn check_invariants_with(&self, other: split::Leftover) -> Result<(), String> {
         for l in &self.links {
             l.conserved()?;
         }
@@ -447,8 +429,8 @@ impl World {
                 .filter_map(|n| n.rx.as_deref())
                 .map(|rx| rx.frames())
                 .sum::<usize>();
-        let live = self.pool.live() + self.foreign_live;
-        let pending = self.sched.peek_time().is_some() || self.foreign_pending;
+        let live = self.pool.live() + other.live;
+        let pending = self.sched.peek_time().is_some() || other.pending;
         if !pending && live != queued {
             return Err(format!(
                 "{live} packets allocated but {queued} queued with no events pending"

@@ -1,5 +1,10 @@
-//! A partitioned run: the fabric cut in two, each half simulated by a
-//! world of its own on a thread of its own (`[sim] partitions = 2`).
+//! A world as one part of a partitioned run (`[sim] partitions = 2`): the
+//! fabric cut in two ([`plan`]), which components are this part's, the
+//! frames it sends the other ([`Part`]), a window of its events
+//! ([`World::run_window`]), and the merge of the parts at the end
+//! ([`merge`]). The threads, their meetings and the samples across the
+//! parts are the `rocesim` crate's parallel run, a layer over this one:
+//! nothing here starts a thread or waits.
 //!
 //! Parts only meet on links, and a frame sent on a link arrives at least
 //! the link's delay later. So if the smallest delay of a link between the
@@ -54,13 +59,9 @@
 //! workloads' clients) in part 1 and the switch and the receivers in part
 //! 0: a request crosses once, its ACK once.
 
-use std::cell::UnsafeCell;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
+use super::World;
 use super::port::Owner;
 use super::tap::Tap;
-use super::{DEFAULT_LIMIT, Progress, World};
 use crate::engine::Event;
 use crate::packet::Packet;
 use crate::time::Ps;
@@ -79,21 +80,21 @@ pub struct Plan {
 /// One part's view of the cut, and what it sends the other.
 #[derive(Debug)]
 pub struct Part {
-    me: u8,
+    pub me: u8,
     pub plan: Plan,
     /// Frames sent to the other part's ports.
-    outbox: Mail,
+    pub outbox: Mail,
     /// Frames the other part sent here in its last window, which go into
     /// the lanes when the next window starts (on this part's thread, whose
     /// caches hold the lanes).
-    inbox: Mail,
+    pub inbox: Mail,
     /// The earliest activity in the current window.
-    first_activity: Option<Ps>,
+    pub first_activity: Option<Ps>,
     /// The window stopped at its `Sample`.
-    at_sample: bool,
+    pub at_sample: bool,
     /// Events taken here that another part counts (a flow's start, whose
     /// client is not ours) or that were not ours to run.
-    foreign: u64,
+    pub foreign: u64,
 }
 
 impl Part {
@@ -125,10 +126,10 @@ impl Part {
 /// among them, which the meeting after the window needs (reading every
 /// frame's time for it cost the 2:1 star's coordinator 3-10 ms).
 #[derive(Debug, Default)]
-struct Mail {
-    to: Vec<(Ps, u32)>,
-    frames: Vec<Packet>,
-    first: Option<Ps>,
+pub struct Mail {
+    pub to: Vec<(Ps, u32)>,
+    pub frames: Vec<Packet>,
+    pub first: Option<Ps>,
 }
 
 /// Cuts world `w` in two, or says why it cannot be.
@@ -260,8 +261,8 @@ pub fn plan(w: &World) -> Result<Plan, String> {
 }
 
 /// Makes `w` and `twin` (the same scenario built again) the two parts of
-/// `plan`.
-pub fn pair(w: &mut World, mut twin: World, plan: Plan) {
+/// `plan`: part 0 and part 1.
+pub fn pair(w: &mut World, twin: &mut World, plan: Plan) {
     let part = |me| Part {
         me,
         plan: plan.clone(),
@@ -273,8 +274,6 @@ pub fn pair(w: &mut World, mut twin: World, plan: Plan) {
     };
     twin.split = Some(Box::new(part(1)));
     w.split = Some(Box::new(part(0)));
-    (twin.partitions, w.partitions) = (2, 2);
-    w.twin = Some(Box::new(twin));
 }
 
 /// Gives the twin of a partitioned world `w` the capture taps of its
@@ -282,10 +281,7 @@ pub fn pair(w: &mut World, mut twin: World, plan: Plan) {
 /// port's frames both ways, all of them events of the port's part. `w`
 /// keeps a placeholder in each one's place, so that indices agree, until
 /// the merge brings it back.
-pub fn hand_over_taps(w: &mut World) {
-    let Some(twin) = w.twin.as_deref_mut() else {
-        return;
-    };
+pub fn hand_over_taps(w: &mut World, twin: &mut World) {
     let plan = &w.split.as_deref().expect("a part").plan;
     twin.tap_plans.clear();
     twin.taps = w
@@ -372,7 +368,7 @@ impl World {
     }
 
     /// Runs this part's events before `end`.
-    fn run_window(&mut self, end: Ps) {
+    pub fn run_window(&mut self, end: Ps) {
         self.receive();
         self.part_mut().first_activity = None;
         // The window's last instant (a window ending at 0 has none).
@@ -404,7 +400,7 @@ impl World {
     }
 
     /// Frames the other part sent here go into their ports' lanes.
-    fn receive(&mut self) {
+    pub fn receive(&mut self) {
         let mut inbox = std::mem::take(&mut self.part_mut().inbox);
         for (&(at, port), pkt) in inbox.to.iter().zip(&inbox.frames) {
             let id = self.pool.alloc_copy(pkt);
@@ -417,528 +413,36 @@ impl World {
     }
 
     /// The time of this part's next event, frames received included.
-    fn next_time(&self) -> Option<Ps> {
+    pub fn next_time(&self) -> Option<Ps> {
         earliest(self.sched.peek_time(), self.part().inbox.first)
     }
 
     pub fn part(&self) -> &Part {
         self.split.as_deref().expect("a part")
     }
-    fn part_mut(&mut self) -> &mut Part {
+    pub fn part_mut(&mut self) -> &mut Part {
         self.split.as_deref_mut().expect("a part")
     }
 }
 
-/// The two threads' meeting points, each on a line of its own: a thread
-/// spinning on a line that the other writes as it runs events costs both
-/// a cache miss per write (the stars' windows ran at half speed so).
-///
-/// Most windows meet *fast*: as its window ends, each thread posts its
-/// frames and a [`Report`], then reads the other's and works out the next
-/// window by itself ([`next_start`]): both get the same from the same
-/// reports. No thread waits for the other to decide, and neither touches
-/// the other's world. The meeting after a window that stopped at a
-/// sample, and those before the first window, before every 1024th
-/// (progress) and while the sampler is paused, are *slow*: the
-/// coordinator takes the worker's report, locks the twin if it must (to
-/// sample, to schedule a sample, to count finished flows), decides the
-/// end and sends it with [`Go`], as every meeting did before; reading the
-/// twin's scheduler and `Part` between windows, taking its lock and
-/// waiting for `go` cost the 2:1 star's windows most of 1.9 us each.
-///
-/// Reports and mail alternate between two slots by window parity: a
-/// thread writes window `k + 2`'s only after the other has read window
-/// `k`'s (it read them before it ran window `k + 1`, whose report the
-/// writer waited for).
-struct Sync {
-    /// Slow meetings: the window the worker may start, its end.
-    go: Line<Go>,
-    /// `reports[part][k % 2]`: what part `part` says after window `k`.
-    reports: [[Line<Report>; 2]; 2],
-    /// `mail[part][k % 2]`: the frames part `part` sent the other in
-    /// window `k`, which go into the other's lanes as window `k + 1`
-    /// starts.
-    mail: [[Line<Slot>; 2]; 2],
-    /// Either thread panicked: nobody is coming.
-    dead: Line<AtomicBool>,
-    /// How long a wait spins before it yields (0 on one CPU): tens of
-    /// microseconds, longer than a window usually keeps the other part (256
-    /// spins made the 2:1 star's windows 10 % slower).
-    spins: u32,
-}
-
-/// One slot of mail, not locked: the reports order every access to it.
-/// Part `p` writes `mail[p][k % 2]` as window `k` ends, before its report
-/// `k` (a release); the other part reads it after that report (an
-/// acquire), as its window `k + 1` starts, before its own report `k + 1`;
-/// and part `p` writes the slot again only for window `k + 2`, after it
-/// read that report `k + 1`. A slow meeting's coordinator moves part 0's
-/// frames itself while the worker waits for `go` (a release it acquires).
-/// A `Mutex` here cost each window two more atomic exchanges on a line
-/// the other thread had just written, and its lock word pushed the mail
-/// onto a second line.
-struct Slot(UnsafeCell<Mail>);
-
-// SAFETY: `Slot::get`'s callers follow the protocol above: one thread at a
-// time, ordered by the reports' and `go`'s release and acquire.
-unsafe impl std::marker::Sync for Slot {}
-
-impl Slot {
-    /// # Safety
-    /// The caller must be the thread the protocol above lets at this slot
-    /// now, and hold the reference only while it is.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn get(&self) -> &mut Mail {
-        // SAFETY: exclusive by the caller's contract.
-        unsafe { &mut *self.0.get() }
-    }
-}
-
-/// A slow meeting's answer: the window the worker may start, its end
-/// (`u64::MAX`: stop) and when the next sample is due.
-#[derive(Default)]
-struct Go {
-    epoch: AtomicU64,
-    end: AtomicU64,
-    next_sample: AtomicU64,
-}
-
-/// What a part says as a window ends (`epoch` written last): times as
-/// picoseconds, [`NO_TIME`] for none.
-#[derive(Default)]
-struct Report {
-    epoch: AtomicU64,
-    /// The part's next event, the frames it just received aside.
-    next: AtomicU64,
-    /// The earliest arrival among the frames it sent in the window.
-    sent_first: AtomicU64,
-    /// Its earliest activity in the window.
-    first_activity: AtomicU64,
-    /// The window stopped at its `Sample`.
-    at_sample: AtomicBool,
-}
-
-/// A [`Report`] as read.
-#[derive(Debug, Clone, Copy, Default)]
-struct Said {
-    next: Option<Ps>,
-    sent_first: Option<Ps>,
-    first_activity: Option<Ps>,
-    at_sample: bool,
-}
-
-impl Sync {
-    /// Waits until `x` reaches `epoch`: spinning, as a window lasts
-    /// microseconds, then yielding. With one CPU there is no point in
-    /// spinning: the other thread runs only once this one yields (2,048
-    /// spins a wait made a split star take 6 s instead of 0.2 on one CPU).
-    fn wait(&self, x: &AtomicU64, epoch: u64) {
-        let mut spins = 0u32;
-        while x.load(Ordering::Acquire) < epoch {
-            if self.dead.load(Ordering::Relaxed) {
-                panic!("the other partition's thread panicked");
-            }
-            spins += 1;
-            if spins < self.spins {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-
-    fn new() -> Sync {
-        let mail = || Line(Slot(UnsafeCell::new(Mail::default())));
-        Sync {
-            go: Line(Go::default()),
-            reports: Default::default(),
-            mail: [[mail(), mail()], [mail(), mail()]],
-            dead: Line(AtomicBool::new(false)),
-            spins: match std::thread::available_parallelism() {
-                Ok(n) if n.get() > 1 => 1 << 11,
-                _ => 0,
-            },
-        }
-    }
-
-    /// Part `w` (the world of part `part`) ends window `k`: its frames
-    /// go to the mail, then its report, which is returned.
-    fn post(&self, part: usize, k: u64, w: &mut World) -> Said {
-        let told = said(w);
-        // SAFETY: part `part`'s thread is the slot's writer here (`Slot`).
-        let slot = unsafe { self.mail[part][(k % 2) as usize].get() };
-        post(&mut w.part_mut().outbox, slot);
-        let r = &self.reports[part][(k % 2) as usize];
-        r.next.store(pack(told.next), Ordering::Relaxed);
-        r.sent_first.store(pack(told.sent_first), Ordering::Relaxed);
-        r.first_activity
-            .store(pack(told.first_activity), Ordering::Relaxed);
-        r.at_sample.store(told.at_sample, Ordering::Relaxed);
-        r.epoch.store(k, Ordering::Release);
-        told
-    }
-
-    /// Waits for part `part`'s report of window `k` and reads it.
-    fn read(&self, part: usize, k: u64) -> Said {
-        let r = &self.reports[part][(k % 2) as usize];
-        self.wait(&r.epoch, k);
-        Said {
-            next: unpack(r.next.load(Ordering::Relaxed)),
-            sent_first: unpack(r.sent_first.load(Ordering::Relaxed)),
-            first_activity: unpack(r.first_activity.load(Ordering::Relaxed)),
-            at_sample: r.at_sample.load(Ordering::Relaxed),
-        }
-    }
-
-    /// Moves the frames part `part` sent in window `k` into `to`.
-    fn take(&self, part: usize, k: u64, to: &mut Mail) {
-        // SAFETY: the caller read part `part`'s report of window `k` (or,
-        // in a slow meeting, is its writer with the worker waiting): no
-        // thread writes the slot before the caller's next report (`Slot`).
-        post(unsafe { self.mail[part][(k % 2) as usize].get() }, to);
-    }
-}
-
-/// Windows between two progress reports, each a slow meeting: some 10 ms
-/// of a star's run (every 64th, as before, made half of its slow meetings,
-/// for a bar redrawn at most 20 times a second).
-const PROGRESS_EVERY: u64 = 1024;
-
-/// Whether the meeting after window `k` is slow (see [`Sync`]): both
-/// threads decide it from what both know.
-fn slow_meeting(k: u64, at_sample: bool, next_sample: Option<Ps>) -> bool {
-    k == 0 || at_sample || next_sample.is_none() || (k + 1) % PROGRESS_EVERY == 0
-}
-
-/// When the window after a fast meeting starts, from the two parts'
-/// reports: their next events and the frames they sent each other.
-fn next_start(a: Said, b: Said) -> Option<Ps> {
-    [a.next, a.sent_first, b.next, b.sent_first]
-        .into_iter()
-        .flatten()
-        .min()
-}
-
-/// A window from `start`: as far as a frame from the other part cannot
-/// reach, and no further than the stop or (both parts stop at their
-/// `Sample`) just after the next sample, if one is due.
-fn window_end(start: Ps, limit: Ps, lookahead: Ps, sample: Option<Ps>) -> Ps {
-    let end = Ps(start.0.saturating_add(lookahead.0)).min(Ps(limit.0.saturating_add(1)));
-    sample.map_or(end, |ts| end.min(Ps(ts.0.saturating_add(1))))
-}
-
-/// An absent time in [`Report`] and [`Go`]: no event runs at the last
-/// picosecond.
-const NO_TIME: u64 = u64::MAX;
-
-fn pack(t: Option<Ps>) -> u64 {
-    t.map_or(NO_TIME, |t| t.0)
-}
-fn unpack(t: u64) -> Option<Ps> {
-    (t != NO_TIME).then_some(Ps(t))
-}
-
-/// A value alone on its cache lines (two: the adjacent-line prefetcher
-/// pulls pairs).
-#[derive(Default)]
-#[repr(align(128))]
-struct Line<T>(T);
-
-impl<T> std::ops::Deref for Line<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
-/// Tells the coordinator if the worker dies.
-struct DeathNotice<'a>(&'a AtomicBool);
-impl Drop for DeathNotice<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
-fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, lookahead: Ps) {
-    // The worker's thread ends with the run: its CPU stays set.
-    let _pinned = cpu.map(super::affinity::pin);
-    let _notice = DeathNotice(&sync.dead);
-    // Windows run; what this part said after the last; the next sample.
-    let (mut k, mut me, mut next_sample) = (0u64, Said::default(), None);
-    loop {
-        let end = if slow_meeting(k, me.at_sample, next_sample) {
-            sync.wait(&sync.go.epoch, k + 1);
-            let end = sync.go.end.load(Ordering::Relaxed);
-            if end == u64::MAX {
-                return;
-            }
-            next_sample = unpack(sync.go.next_sample.load(Ordering::Relaxed));
-            Ps(end)
-        } else {
-            match next_start(sync.read(0, k), me).filter(|&t| t <= limit) {
-                Some(start) => window_end(start, limit, lookahead, next_sample),
-                None => return,
-            }
-        };
-        // Locked by the coordinator only at slow meetings: this lock's
-        // line stays with this thread.
-        let mut b = twin.lock().expect("the worker holds its part");
-        if k > 0 {
-            sync.take(0, k, &mut b.part_mut().inbox);
-        }
-        b.run_window(end);
-        k += 1;
-        me = sync.post(1, k, &mut b);
-    }
-}
-
-/// Runs the two parts `w` (part 0) and `twin` (part 1) to the end, then
-/// moves the twin's components into `w`. Returns whether events were left
-/// when the run stopped.
-///
-/// Sampling: each part has the serial run's `Sample` events, scheduled
-/// when a serial run schedules them (so after the events of their time
-/// scheduled before, and before the others); a window stops at them, and
-/// between windows the coordinator takes the sample from the parts that
-/// own each row, and schedules the next in both.
-pub fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> bool {
-    let limit = w.stop_at.unwrap_or(DEFAULT_LIMIT);
-    let lookahead = w.part().plan.lookahead;
-    let mut twin = Box::new(twin);
-    for x in [&mut *w, &mut *twin] {
-        x.sched.at(Ps::ZERO, Event::Sample);
-    }
-    // What part 1 said after the last window.
-    let mut b = Said {
-        next: twin.next_time(),
-        ..Said::default()
-    };
-    let twin = Mutex::new(twin);
-    let sync = Sync::new();
-    let mut left = false;
-    // Windows run.
-    let mut k = 0u64;
-    std::thread::scope(|s| {
-        let cpus = super::affinity::two_cpus();
-        let (worker_cpu, part1, meet) = (cpus.map(|c| c[1]), &twin, &sync);
-        s.spawn(move || worker(part1, meet, worker_cpu, limit, lookahead));
-        // The coordinator's mask comes back when the run ends: the
-        // threads that write the outputs inherit it.
-        let _pinned = cpus.map(|c| super::affinity::pin(c[0]));
-        let _notice = DeathNotice(&sync.dead);
-        let lock_twin = || twin.lock().expect("the worker is waiting");
-        // When the sampler's next `Sample` is due (`None`: it paused).
-        let mut next_sample = Some(Ps::ZERO);
-        // Events before it have run in both parts.
-        let mut done_to = Ps::ZERO;
-        // What part 0 said after the last window.
-        let mut a = Said::default();
-        // Whether the last meeting was slow.
-        let mut slow;
-        loop {
-            // Between windows k and k + 1: part 1's frames of window k
-            // come in (part 0's go out as its window ends, below).
-            if k > 0 {
-                sync.take(1, k, &mut w.part_mut().inbox);
-            }
-            slow = slow_meeting(k, a.at_sample, next_sample);
-            if !slow {
-                let t_ev = next_start(a, b);
-                let Some(start) = t_ev.filter(|&t| t <= limit) else {
-                    left = t_ev.is_some();
-                    break;
-                };
-                let end = window_end(start, limit, lookahead, next_sample);
-                done_to = end;
-                k += 1;
-                w.run_window(end);
-                a = sync.post(0, k, w);
-                b = sync.read(1, k);
-                continue;
-            }
-            // Part 1's frames of window k, if the worker is to be
-            // scheduled here (its next event, below, counts them).
-            let mut to_b = a.sent_first;
-            if a.at_sample {
-                debug_assert!(b.at_sample, "the parts stop at the same sample");
-                let mut guard = lock_twin();
-                let tw = &mut **guard;
-                // Part 0's frames go to part 1's inbox, where the sample
-                // counts them.
-                if k > 0 {
-                    sync.take(0, k, &mut tw.part_mut().inbox);
-                }
-                let ts = w.now();
-                next_sample = sample(w, tw, ts);
-                b = Said {
-                    next: tw.next_time(),
-                    ..Said::default()
-                };
-                to_b = None;
-            }
-            // The sampler resumes after a pause at the first activity, as
-            // `note_activity` has it; a grid point the window passed
-            // gives way to the first after it.
-            let first = earliest(w.part().first_activity, b.first_activity);
-            w.part_mut().first_activity = None;
-            if let (None, Some(t), true) = (next_sample, first, w.sampler.is_paused()) {
-                let k = w.sampler.resume_at(t, w.ports.len());
-                // No event after `k` has run (a window of one instant on
-                // the grid, below), or the first grid point after them.
-                let k = if k.0 + 1 >= done_to.0 {
-                    k
-                } else {
-                    w.sampler.grid_at_or_after(done_to)
-                };
-                w.sched.at(k, Event::Sample);
-                let mut tw = lock_twin();
-                tw.sched.at(k, Event::Sample);
-                b.next = tw.next_time();
-                next_sample = Some(k);
-            }
-            // Part 0's next event counts part 1's frames, now in its inbox.
-            let t_ev = earliest(w.next_time(), earliest(b.next, to_b));
-            let Some(start) = t_ev.filter(|&t| t <= limit) else {
-                left = t_ev.is_some();
-                break;
-            };
-            let mut end = window_end(start, limit, lookahead, next_sample);
-            // Paused: activity at a grid point resumes the sampling there,
-            // after that instant's events.
-            if next_sample.is_none() && w.sampler.grid_at_or_after(start) == start {
-                end = Ps(start.0.saturating_add(1));
-            }
-            if (k + 1) % PROGRESS_EVERY == 0 {
-                if !w.flows.is_empty() {
-                    let (da, total) = w.count_finished_flows();
-                    let (db, _) = lock_twin().count_finished_flows();
-                    progress.flows(da + db - w.flow_tally.started(), total);
-                }
-                progress.update(start, w.stop_at);
-            }
-            done_to = end;
-            k += 1;
-            sync.go.end.store(end.0, Ordering::Relaxed);
-            sync.go
-                .next_sample
-                .store(pack(next_sample), Ordering::Relaxed);
-            sync.go.epoch.store(k, Ordering::Release);
-            w.run_window(end);
-            a = sync.post(0, k, w);
-            b = sync.read(1, k);
-        }
-        // A fast meeting's stop the worker saw too; a slow one's it is
-        // told.
-        if slow {
-            sync.go.end.store(u64::MAX, Ordering::Relaxed);
-            sync.go.epoch.store(k + 1, Ordering::Release);
-        }
-    });
-    let mut twin = twin.into_inner().expect("the worker is done");
-    // Part 0's frames of the last window are still in the mail.
-    if k > 0 {
-        sync.take(0, k, &mut twin.part_mut().inbox);
-    }
-    merge(w, *twin);
-    left
-}
-
-/// What part `w` says as a window ends (its inbox went into the lanes as
-/// the window started).
-fn said(w: &World) -> Said {
-    let part = w.part();
-    Said {
-        next: w.sched.peek_time(),
-        sent_first: part.outbox.first,
-        first_activity: part.first_activity,
-        at_sample: part.at_sample,
-    }
-}
-
 /// The earlier of two times either may lack.
-fn earliest(a: Option<Ps>, b: Option<Ps>) -> Option<Ps> {
+pub fn earliest(a: Option<Ps>, b: Option<Ps>) -> Option<Ps> {
     a.into_iter().chain(b).min()
 }
 
-/// Moves the frames `from` one part sent into the other's inbox `to`:
-/// the buffers trade places when `to` is empty, as it is unless a sample
-/// came between two windows.
-fn post(from: &mut Mail, to: &mut Mail) {
-    if to.to.is_empty() {
-        std::mem::swap(from, to);
-    } else {
-        to.to.append(&mut from.to);
-        to.frames.append(&mut from.frames);
-        to.first = earliest(to.first, from.first);
-    }
-    from.first = None;
+/// What the other part still held when a partitioned run ended, for
+/// [`World::check_invariants_with`]: its packets (queued in ports that
+/// moved here, or in flight), and whether it had events left or frames
+/// were on their way between the parts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Leftover {
+    pub live: usize,
+    pub pending: bool,
 }
 
-/// The sample at `ts`, where both parts stopped at their `Sample`;
-/// returns when the next is due (`None`: the sampler paused).
-fn sample(w: &mut World, b: &mut World, ts: Ps) -> Option<Ps> {
-    for x in [&mut *w, &mut *b] {
-        x.part_mut().at_sample = false;
-        x.part_mut().first_activity = None;
-        // A `TxDone` after the tick is activity in the next interval.
-        for port in 0..x.ports.len() as u32 {
-            if x.part().owns_port(port) {
-                x.schedule_tx_done(port);
-            }
-        }
-    }
-    // One event of a serial run.
-    b.part_mut().foreign += 1;
-    let mut s = std::mem::take(&mut w.sampler);
-    let (wr, br): (&World, &World) = (w, b);
-    s.take(
-        ts,
-        wr.ports.len(),
-        |i| {
-            if wr.part().owns_port(i as u32) {
-                wr.port_row(i)
-            } else {
-                br.port_row(i)
-            }
-        },
-        wr.qps.len(),
-        |i| {
-            // The workload is its client's part's.
-            let client = wr.workloads[wr.qps[i].workload as usize]
-                .clients
-                .first()
-                .copied();
-            let wl = match client {
-                Some(c) if !wr.owns_qp(c) => &br.workloads,
-                _ => &wr.workloads,
-            };
-            if wr.owns_qp(i as u32) {
-                wr.qp_row(i, wl)
-            } else {
-                br.qp_row(i, wl)
-            }
-        },
-    );
-    // Activity in either part keeps the sampler ticking.
-    if b.sampler.take_active() {
-        s.note_active();
-    }
-    let inbound = w.part().inbox.to.len() + b.part().inbox.to.len();
-    let pending = w.sched.pending() + b.sched.pending() + inbound > 0;
-    let next = s.after_tick(ts, pending);
-    w.sampler = s;
-    if let Some(t) = next {
-        for x in [&mut *w, &mut *b] {
-            x.sched.at(t, Event::Sample);
-        }
-    }
-    next
-}
-
-/// Moves what part 1 owns from `twin` into `w`, and adds up the counts.
-fn merge(w: &mut World, mut b: World) {
+/// Moves what part 1 owns from `b` into `w` (part 0), adds up the
+/// counts, and makes `w` a serial world again, the whole run's.
+pub fn merge(w: &mut World, mut b: World) -> Leftover {
     let plan = w.part().plan.clone();
     for (i, &part) in plan.port_part.iter().enumerate() {
         if part == 1 {
@@ -985,9 +489,12 @@ fn merge(w: &mut World, mut b: World) {
     let foreign = w.part().foreign + b.part().foreign;
     let executed = w.sched.executed() + b.sched.executed() - foreign;
     w.sched.set_executed(executed);
-    w.foreign_live = b.pool.live();
-    w.foreign_pending = b.sched.peek_time().is_some()
-        || !b.part().inbox.to.is_empty()
-        || !w.part().inbox.to.is_empty();
+    let left = Leftover {
+        live: b.pool.live(),
+        pending: b.sched.peek_time().is_some()
+            || !b.part().inbox.to.is_empty()
+            || !w.part().inbox.to.is_empty(),
+    };
     w.split = None;
+    left
 }

@@ -88,35 +88,9 @@ pub struct BuildOptions {
 
 pub use rocesim_model::net::roce_mtu;
 
-/// Builds the world; every problem is a [`ModelError`] at its key.
+/// Builds the world; every problem is a [`ModelError`] at its key. A
+/// partitioned run (`[sim] partitions`) builds one per part.
 pub fn build_world(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, ModelError> {
-    let key = || crate::KeyPath::root().key("sim").key("partitions");
-    let mut w = build_one(sc, name, opts)?;
-    match sc.sim.partitions.unwrap_or(1) {
-        1 => {}
-        2 => {
-            let plan = rocesim_model::world::split::plan(&w).map_err(|e| {
-                ModelError::new(key(), format!("cannot split this scenario: {e}"))
-                    .hint("set `partitions = 1` (the default)")
-            })?;
-            // The twin's taps are those `w` opened, handed over.
-            let no_taps = BuildOptions { tap_dir: None };
-            let twin = build_one(sc, name, &no_taps)?;
-            rocesim_model::world::split::pair(&mut w, twin, plan);
-            rocesim_model::world::split::hand_over_taps(&mut w);
-        }
-        n => {
-            return Err(
-                ModelError::new(key(), format!("{n} partitions: 1 or 2 are supported"))
-                    .hint("2 runs the fabric's two halves on two threads"),
-            );
-        }
-    }
-    Ok(w)
-}
-
-/// Builds one world (one part of a partitioned run).
-fn build_one(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, ModelError> {
     names::check_scenario(sc)?;
     let mut w = World::new(
         name,
@@ -154,9 +128,7 @@ fn build_one(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, Mo
 /// makes its output directory, then opens the taps there.
 pub fn open_taps(w: &mut World, sc: &Scenario, dir: &Path) -> Result<(), ModelError> {
     let plans = std::mem::take(&mut w.tap_plans);
-    taps::open_taps(w, sc, plans, dir)?;
-    rocesim_model::world::split::hand_over_taps(w);
-    Ok(())
+    taps::open_taps(w, sc, plans, dir)
 }
 
 #[cfg(test)]

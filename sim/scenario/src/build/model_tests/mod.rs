@@ -3,4 +3,3 @@
 
 mod flows;
 mod reroute;
-mod split;

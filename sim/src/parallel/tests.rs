@@ -1,16 +1,16 @@
-//! Tests of `rocesim_model::world::split` on worlds built from scenarios.
+//! The parallel run against the serial one, on shipped scenarios.
 
 use rocesim_model::time::Ps;
-#[allow(unused_imports)]
-use rocesim_model::world::*;
+use rocesim_model::world::World;
+use rocesim_scenario::{BuildOptions, ModelError};
 
-use crate::{BuildOptions, build_world, open_taps};
+use super::Simulation;
 
-fn build(file: &str, sets: &[&str]) -> Result<World, crate::ModelError> {
+fn build(file: &str, sets: &[&str]) -> Result<Simulation, ModelError> {
     let path = roce_testkit::repo::root().join("scenarios").join(file);
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let loaded = crate::load(&path, &sets).expect("loads");
-    build_world(&loaded.scenario, "t", &BuildOptions::default())
+    let loaded = rocesim_scenario::load(&path, &sets).expect("loads");
+    Simulation::build(&loaded.scenario, "t", &BuildOptions::default())
 }
 
 /// What a run's outputs read, compared between two runs.
@@ -41,7 +41,8 @@ fn results(w: &World) -> String {
 /// leaf-spine links of 1 us.
 #[test]
 fn a_fabric_is_cut_by_tier_halves() {
-    let w = build("leaf_spine_capacity.toml", &["sim.partitions=2"]).unwrap();
+    let sim = build("leaf_spine_capacity.toml", &["sim.partitions=2"]).unwrap();
+    let w = sim.world();
     let plan = &w.part().plan;
     let name = |s: usize| w.switches[s].name().to_string();
     let part1: Vec<String> = (0..w.switches.len())
@@ -70,7 +71,8 @@ fn a_star_is_cut_between_senders_and_the_rest() {
         }
         assert!(plan.switch_part.iter().all(|&p| p == 0));
     };
-    let w = build("dcqcn_convergence.toml", &["sim.partitions=2"]).unwrap();
+    let sim = build("dcqcn_convergence.toml", &["sim.partitions=2"]).unwrap();
+    let w = sim.world();
     let clients: Vec<u32> = w
         .qps
         .iter()
@@ -78,14 +80,15 @@ fn a_star_is_cut_between_senders_and_the_rest() {
         .map(|q| q.host)
         .collect();
     assert_eq!(clients.len(), 4);
-    cut(&w, &clients);
+    cut(w, &clients);
     if roce_testkit::ci::shared("anchors/hpcc-ns3").is_none() {
         return;
     }
-    let w = build("hpcc_2to1.toml", &["sim.partitions=2"]).unwrap();
+    let sim = build("hpcc_2to1.toml", &["sim.partitions=2"]).unwrap();
+    let w = sim.world();
     let clients: Vec<u32> = w.pending.iter().map(|p| p.client_host()).collect();
     assert_eq!(clients.len(), 2);
-    cut(&w, &clients);
+    cut(w, &clients);
 }
 
 /// Split in two, a fabric's flows finish at the same picosecond, and
@@ -95,19 +98,20 @@ fn a_star_is_cut_between_senders_and_the_rest() {
 #[test]
 fn a_split_run_gives_the_serial_runs_results() {
     let sets = ["traffic.0.duration=100us"];
-    let mut serial = build("leaf_spine_capacity.toml", &sets).unwrap();
-    serial.run(&mut ());
-    let mut split = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
+    let serial = build("leaf_spine_capacity.toml", &sets).unwrap();
+    assert_eq!(serial.partitions(), 1);
+    let serial = serial.run(&mut ()).world;
+    let split = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
     assert_eq!(split.partitions(), 2);
-    split.run(&mut ());
-    assert_eq!(split.partitions(), 2);
-    assert!(split.flows().iter().all(|f| f.finished_at.is_some()));
-    assert!(split.flows().len() > 5, "{}", split.flows().len());
-    assert_eq!(results(&split), results(&serial));
+    let split = split.run(&mut ());
+    let w = &split.world;
+    assert!(w.flows().iter().all(|f| f.finished_at.is_some()));
+    assert!(w.flows().len() > 5, "{}", w.flows().len());
+    assert_eq!(results(w), results(&serial));
     split.check_invariants().unwrap();
-    let mut again = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
-    again.run(&mut ());
-    assert_eq!(results(&again), results(&split));
+    let again = build("leaf_spine_capacity.toml", &[sets[0], "sim.partitions=2"]).unwrap();
+    let again = again.run(&mut ()).world;
+    assert_eq!(results(&again), results(w));
 }
 
 /// Stopped while frames are in flight between the parts and queued in
@@ -115,16 +119,16 @@ fn a_split_run_gives_the_serial_runs_results() {
 #[test]
 fn a_split_run_stops_at_stop_at() {
     let sets = ["traffic.0.duration=100us", "sim.stop_at=30us"];
-    let mut serial = build("leaf_spine_capacity.toml", &sets).unwrap();
-    serial.run(&mut ());
-    let mut split = build(
+    let serial = build("leaf_spine_capacity.toml", &sets).unwrap();
+    let serial = serial.run(&mut ()).world;
+    let split = build(
         "leaf_spine_capacity.toml",
         &[sets[0], sets[1], "sim.partitions=2"],
     )
     .unwrap();
-    split.run(&mut ());
-    assert_eq!(split.sim_time(), Ps::from_us(30));
-    assert_eq!(results(&split), results(&serial));
+    let split = split.run(&mut ());
+    assert_eq!(split.world.sim_time(), Ps::from_us(30));
+    assert_eq!(results(&split.world), results(&serial));
     split.check_invariants().unwrap();
 }
 
@@ -139,15 +143,15 @@ fn a_tap_records_in_its_ports_part() {
         let d = dir.join(sub);
         std::fs::create_dir_all(&d).unwrap();
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        let sc = crate::load(&path, &sets).unwrap().scenario;
+        let sc = rocesim_scenario::load(&path, &sets).unwrap().scenario;
         let opts = BuildOptions {
             tap_dir: at_build.then(|| d.clone()),
         };
-        let mut w = build_world(&sc, "t", &opts).unwrap();
+        let mut sim = Simulation::build(&sc, "t", &opts).unwrap();
         if !at_build {
-            open_taps(&mut w, &sc, &d).unwrap();
+            sim.open_taps(&sc, &d).unwrap();
         }
-        w.run(&mut ());
+        let mut w = sim.run(&mut ()).world;
         w.finish().unwrap();
         assert!(w.taps.iter().all(|t| t.frames > 0));
         std::fs::read(d.join("hostA.eth0.pcap")).unwrap()
@@ -176,12 +180,11 @@ fn a_bond_runs_in_its_hosts_part() {
         let bonds: Vec<_> = w.bonds.iter().map(|b| b.bond.active).collect();
         format!("{ports:?}\n{qps:?}\n{bonds:?}\n{:?}", w.sim_time())
     };
-    let mut serial = build("lag_hash.toml", &[]).unwrap();
-    serial.run(&mut ());
-    let mut split = build("lag_hash.toml", &["sim.partitions=2"]).unwrap();
+    let serial = build("lag_hash.toml", &[]).unwrap().run(&mut ()).world;
+    let split = build("lag_hash.toml", &["sim.partitions=2"]).unwrap();
     assert_eq!(split.cut().unwrap().hosts, [1, 1]);
-    split.run(&mut ());
-    assert_eq!(counts(&split), counts(&serial));
+    let split = split.run(&mut ());
+    assert_eq!(counts(&split.world), counts(&serial));
     split.check_invariants().unwrap();
 }
 
