@@ -1,12 +1,99 @@
-//! Flows (`[[traffic]]`) as the world ran them: each one's QPs, addresses
-//! and completion time, for `fct.txt`, `fct.csv` and the progress bar.
+//! Flows (`[[traffic]]`) in the world: each one's connection, whose QPs
+//! are made only when it starts ([`PendingFlow`], [`start_flow`]), so a
+//! run's memory follows the flows under way; and each one as the world ran
+//! it: its QPs, addresses and completion time, for `fct.txt`, `fct.csv`
+//! and the progress bar.
+
+use std::collections::HashMap;
 
 use core::net::Ipv4Addr;
 
 use super::World;
+use super::place::{QpKnobs, Side, add_qp};
+use super::profile::EcmpPorts;
 use crate::flow::FlowRef;
 use crate::packet::L3;
 use crate::time::Ps;
+use crate::transport::QpConfig;
+
+/// A flow's connection, checked and addressed at build time, whose two QPs
+/// are made when it starts ([`start_flow`]): a run's memory follows the
+/// flows under way, not all the flows it will ever have.
+pub struct PendingFlow {
+    pub workload: u32,
+    pub knobs: QpKnobs,
+    pub cfg: QpConfig,
+    /// Client, then server.
+    pub sides: [Side; 2],
+    pub started: bool,
+}
+
+impl PendingFlow {
+    /// Source and destination address, requester's and responder's QPN,
+    /// UDP source port.
+    pub fn ends(&self) -> (Ipv4Addr, Ipv4Addr, u32, u32, u16) {
+        let c = &self.sides[0];
+        (c.local.ip, c.remote_ip, c.qpn[0], c.qpn[1], c.sport)
+    }
+    pub fn started(&self) -> bool {
+        self.started
+    }
+    /// The host of its client (requester).
+    pub fn client_host(&self) -> u32 {
+        self.sides[0].local.host
+    }
+
+    /// The hosts of its two ends.
+    pub fn hosts(&self) -> [u32; 2] {
+        [self.sides[0].local.host, self.sides[1].local.host]
+    }
+}
+
+/// `FlowStart`: flow `i`'s QP pair is made; the responder posts its
+/// receive and the requester is driven now.
+pub fn start_flow(w: &mut World, i: u32) {
+    let p = &mut w.pending[i as usize];
+    if p.started {
+        return;
+    }
+    p.started = true;
+    let (wl, knobs, cfg, sides) = (p.workload, p.knobs, p.cfg, p.sides);
+    let mut contexts = HashMap::new();
+    let c = add_qp(w, &knobs, cfg, &sides[0], wl, 0, &mut contexts);
+    let s = add_qp(w, &knobs, cfg, &sides[1], wl, 0, &mut contexts);
+    // A window of its own path's bandwidth-delay product (GLOBAL_T 0).
+    let bdp = w.flows[i as usize].path_bdp;
+    let line = w.ports[w.qps[c as usize].port as usize].rate();
+    let slot = &mut w.qps[c as usize];
+    if let Some((bw, segment)) = slot.cc.window.as_mut().filter(|(bw, _)| bw.per_path) {
+        bw.bytes = bdp;
+        let cap = bw.packets(*segment, line, line);
+        slot.qp.set_inflight_cap(Some(cap));
+    }
+    // The reference's ports, where the ends' profiles hash by them: the
+    // requests (client) with its flow's (sport, dport), the ACKs and CNPs
+    // (server) with them swapped.
+    let f = &w.flows[i as usize].spec;
+    let (sport, dport) = (u32::from(f.sport), u32::from(f.dport));
+    for (q, word) in [(c, sport | dport << 16), (s, dport | sport << 16)] {
+        let slot = &mut w.qps[q as usize];
+        if w.hosts[slot.host as usize].profile.ecmp_ports == EcmpPorts::Flow {
+            if let L3::V2 { ecmp, .. } = &mut slot.l3 {
+                *ecmp = word;
+            }
+        }
+    }
+    let now = w.now();
+    let slot = &mut w.workloads[wl as usize];
+    slot.clients = vec![c];
+    slot.workload
+        .drive_responder(0, &mut w.qps[s as usize].qp, now);
+    w.qps[c as usize].drive_at = Some(now);
+    // In a partitioned run, only the client's part drives it.
+    if w.owns_qp(c) {
+        w.drive(c);
+    }
+}
 
 /// Where [`World::count_finished_flows`] left off.
 #[derive(Debug, Default)]

@@ -147,7 +147,7 @@ pub struct World {
     pub flows: Vec<crate::flow::FlowRef>,
     /// The flows' connections, whose QPs are made at their start
     /// (`flows[i]` is `pending[i]` when there are any).
-    pub pending: Vec<place::PendingFlow>,
+    pub pending: Vec<flows::PendingFlow>,
     /// The progress bar's count of finished flows, kept by
     /// [`World::count_finished_flows`].
     pub flow_tally: flows::FlowTally,
@@ -363,7 +363,7 @@ impl World {
             } => return self.arp_retry(host, iface, next_hop),
             Event::KernelTx { port, pkt } => self.kernel_tx(port, pkt),
             Event::Drive { qp } => return self.drive(qp),
-            Event::FlowStart { flow } => place::start_flow(self, flow),
+            Event::FlowStart { flow } => flows::start_flow(self, flow),
             Event::Sample => {
                 self.sample_tick();
                 return false;

@@ -168,7 +168,7 @@ size = "64000"
         );
         let mut w = build(text, &[]).unwrap();
         for i in 0..w.pending.len() as u32 {
-            rocesim_model::world::place::start_flow(&mut w, i);
+            rocesim_model::world::flows::start_flow(&mut w, i);
         }
         let caps: Vec<(u32, Option<u32>)> = w
             .qps
@@ -233,7 +233,7 @@ size = "8000"
         };
         let mut w = build(&text(""), &[]).unwrap();
         for i in 0..w.pending.len() as u32 {
-            rocesim_model::world::place::start_flow(&mut w, i);
+            rocesim_model::world::flows::start_flow(&mut w, i);
         }
         // host0 -> host1 twice (10000, 10001), host0 -> host3 once (10000).
         assert_eq!(
@@ -246,7 +246,7 @@ size = "8000"
         );
         let mut w = build(&text("ecmp_ports = \"udp\""), &[]).unwrap();
         for i in 0..w.pending.len() as u32 {
-            rocesim_model::world::place::start_flow(&mut w, i);
+            rocesim_model::world::flows::start_flow(&mut w, i);
         }
         for (a, b, x, y) in ports_of(&w) {
             assert_eq!((b, y), (4791, 4791));

@@ -25,9 +25,10 @@ use rocesim_model::world::World;
 use rocesim_model::world::arp::Conn;
 use rocesim_model::world::cm::{CmEnd, CmSetup};
 use rocesim_model::world::connect::SocketSetup;
+use rocesim_model::world::flows::PendingFlow;
 use rocesim_model::world::host::IfaceKind;
 use rocesim_model::world::neigh::Step;
-use rocesim_model::world::place::{Endpoint, PendingFlow, QpKnobs, Side, add_qp, modes};
+use rocesim_model::world::place::{Endpoint, QpKnobs, Side, add_qp, modes};
 use rocesim_model::world::qp::{Role, WorkloadSlot};
 
 pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
