@@ -60,8 +60,9 @@ use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
 
 use super::schema::{Dur, RateQ};
-use super::{Diagnostic, KeyPath, ModelError, SET_BASE, line_col, own_table, span_of};
+use crate::diagnostic::{Diagnostic, KeyPath, ModelError, line_col};
 use crate::generate::topology::{FatTree, LeafSpine, LinkSpec};
+use crate::tree::{SET_BASE, own_table, span_of};
 use rocesim_model::topology::{HostId, LinkId, NodeId, Topology, ecmp_routes, route_table};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use super::fabric::resolve_path;
 use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, WorkloadCfg};
-use super::{KeyPath, ModelError};
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::generate::traffic::{self as generate, Arrivals, Hosts, Pattern, Sizes};
 use rocesim_model::flow::{self as traffic, FlowSpec, TrafficClass, Verb};
 use rocesim_model::time::{Ps, Rate};

@@ -7,8 +7,8 @@ use core::net::Ipv4Addr;
 
 use super::names::{host_key, iface_key};
 use super::roce_mtu;
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{HostCfg, Scenario};
-use crate::{KeyPath, ModelError};
 use rocesim_model::cc::NotificationPoint;
 use rocesim_model::rng::component_rng;
 use rocesim_model::world::World;

@@ -3,11 +3,11 @@
 //! checked at its key.
 
 use super::names::host_key;
+use crate::diagnostic::{KeyPath, ModelError, closest};
 use crate::schema::{
     AckPriorityCfg, AckQueueCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
     WindowBytesCfg,
 };
-use crate::{KeyPath, ModelError, closest};
 use rocesim_model::cc::{CnpScope, DcqcnParams, RpModel};
 use rocesim_model::transport::QpConfig;
 use rocesim_model::world::profile::{

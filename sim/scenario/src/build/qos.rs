@@ -3,7 +3,7 @@
 //! speed and checked against the buffer.
 
 use super::names::{host_key, switch_key};
-use crate::ModelError;
+use crate::diagnostic::ModelError;
 use crate::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
 use crate::schema::Scenario;
 use rocesim_model::cc::red::{MarkPoint, RedParams};
@@ -50,7 +50,7 @@ fn priorities(cfg: &EcnCfg, si: usize) -> Result<u8, ModelError> {
 }
 
 /// A list of 802.1p priorities (the key `at`) as a bit mask.
-fn prio_mask(list: &[u8], at: &crate::KeyPath) -> Result<u8, ModelError> {
+fn prio_mask(list: &[u8], at: &crate::diagnostic::KeyPath) -> Result<u8, ModelError> {
     let mut mask = 0u8;
     for (i, &p) in list.iter().enumerate() {
         if usize::from(p) >= PRIOS {

@@ -7,7 +7,7 @@ use roce_capture::write::{CaptureFormat, CaptureWriter};
 
 use super::fabric::PortNames;
 use super::names::root;
-use crate::ModelError;
+use crate::diagnostic::ModelError;
 use crate::schema::{Scenario, TapFormat};
 use rocesim_model::world::World;
 use rocesim_model::world::tap::{Tap, TapPlan};
