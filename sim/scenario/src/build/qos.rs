@@ -4,8 +4,8 @@
 
 use super::names::{host_key, switch_key};
 use crate::diagnostic::ModelError;
-use crate::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
 use crate::schema::Scenario;
+use crate::schema::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
 use rocesim_model::cc::red::{MarkPoint, RedParams};
 use rocesim_model::rng::component_rng;
 use rocesim_model::units::fmt_rate;

@@ -72,7 +72,7 @@ pub struct HostCfg {
     #[serde(default, rename = "bond")]
     pub bonds: Vec<BondCfg>,
     /// Its NICs' PFC and receive buffer; none: they take every frame.
-    pub pfc: Option<crate::qos::HostPfcCfg>,
+    pub pfc: Option<super::qos::HostPfcCfg>,
 }
 
 /// `[host.transport]`: how the NIC builds and acknowledges RC packets.

@@ -8,15 +8,22 @@
 
 mod host;
 mod link;
+pub mod qos;
 mod scalars;
 mod switch;
+mod topology;
+mod traffic;
 mod workload;
 
 pub use host::*;
 pub use link::*;
 pub use scalars::*;
 pub use switch::*;
+pub use topology::*;
+pub use traffic::*;
 pub use workload::*;
+
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -51,13 +58,13 @@ pub struct Scenario {
     pub output: OutputCfg,
     /// A generated fabric, already lowered into `hosts`, `switches` and
     /// `links` when serde sees it (`scenario::fabric`).
-    pub topology: Option<super::fabric::TopologyCfg>,
+    pub topology: Option<TopologyCfg>,
     /// Flow workloads (`scenario::traffic`), lowered into `workloads`.
     #[serde(default, rename = "traffic")]
-    pub traffic: Vec<super::traffic::TrafficCfg>,
+    pub traffic: Vec<TrafficCfg>,
     /// The flows `traffic` lowered, in start order.
     #[serde(skip)]
-    pub flows: Vec<super::traffic::FlowRef>,
+    pub flows: Vec<rocesim_model::flow::FlowRef>,
     /// The generated fabric's graph, kept when it re-routes on link
     /// changes (`[topology] reroute = true`).
     #[serde(skip)]
@@ -139,4 +146,14 @@ pub struct TapCfg {
     pub snaplen: u32,
     /// File name inside the run directory; default `<at>.pcap[ng]`.
     pub file: Option<String>,
+}
+
+/// A path as written in a scenario: relative to the scenario's directory.
+pub fn resolve_path(base: &Path, file: &str) -> PathBuf {
+    let p = Path::new(file);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
 }

@@ -47,9 +47,9 @@ pub struct SwitchCfg {
     #[serde(default, rename = "route")]
     pub routes: Vec<RouteCfg>,
     /// RED/ECN marking on the egress queues; none: nothing is marked.
-    pub ecn: Option<crate::qos::EcnCfg>,
+    pub ecn: Option<super::qos::EcnCfg>,
     /// The buffer's partition and PFC; none: one tail-dropping pool.
-    pub mmu: Option<crate::qos::MmuCfg>,
+    pub mmu: Option<super::qos::MmuCfg>,
 }
 
 fn default_buffer() -> Bytes {
