@@ -18,6 +18,7 @@ pub mod diagnostic;
 pub mod fabric;
 pub mod generate;
 pub mod load;
+pub mod profile;
 pub mod schema;
 pub mod traffic;
 pub mod tree;

@@ -68,7 +68,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                 // per packet (0: the path MTU) and what it bills its frames
                 // at make the ideal time (the hpcc profile's 1000-byte
                 // packets at 1048 bytes).
-                let profile = crate::build::host_profile(host, f.src.0 as usize)?;
+                let profile = crate::profile::host_profile(host, f.src.0 as usize)?;
                 let framing = Framing {
                     pmtu: match profile.segment_bytes {
                         0 => pmtu,
@@ -360,7 +360,7 @@ impl<'a> NicPick<'a> {
                         && b.slaves.len() > 1
                         && b.mode != BondMode::ActiveBackup
                         && b.lag == LagSelect::QueueAffinity
-                        && crate::build::host_profile(h, i)?.ecmp_ports == EcmpPorts::Flow =>
+                        && crate::profile::host_profile(h, i)?.ecmp_ports == EcmpPorts::Flow =>
                 {
                     let mut ports = Vec::new();
                     for (k, slave) in b.slaves.iter().enumerate() {

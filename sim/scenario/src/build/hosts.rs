@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap as FastMap;
 pub(super) fn add_hosts(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     for (hi, hc) in sc.hosts.iter().enumerate() {
         check_host(hc, hi)?;
-        let profile = super::profiles::host_profile(hc, hi)?;
+        let profile = crate::profile::host_profile(hc, hi)?;
         let host = build_host(w, sc.seed, hc, hi, profile);
         w.hosts.push(host);
     }
