@@ -40,9 +40,9 @@
 //! layer3+4, `lag = "queue-affinity"`: each QP keeps one port) holds it.
 //! A flow of `[[traffic]]` whose host numbers its ports as the reference
 //! does (`ecmp_ports = "flow"`) is then pinned to the NIC the reference's
-//! `GetNicIdxOfQp` picks (`scenario::traffic`, `client_lag_port`); other
+//! `GetNicIdxOfQp` picks ([`crate::traffic`], `client_lag_port`); other
 //! QPs take the ports in turn. Every switch answers to one router MAC
-//! ([`ANYCAST_GATEWAY_MAC`]): the bond sends the same frame out of either
+//! (`ANYCAST_GATEWAY_MAC`): the bond sends the same frame out of either
 //! NIC, and whichever switch gets it is the gateway.
 //!
 //! ```text
@@ -303,7 +303,7 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
     // `ali_32host_10rack.txt`) holds its address on a bond of all its
     // links, each QP on one of them for its life, as the reference keeps a
     // QP on the NIC it picked (`RdmaHw::GetNicIdxOfQp`; flows get that very
-    // NIC, `scenario::traffic`). Its gateway is then every switch it is
+    // NIC, `crate::traffic`). Its gateway is then every switch it is
     // cabled to: they all answer to one router MAC, as an anycast gateway
     // does.
     let multi_homed = topo.multi_homed_hosts().next().is_some();

@@ -1,5 +1,26 @@
-//! Scenario files: loading, `--set` overrides, and error reports that point
-//! at the offending key.
+//! rocesim's scenarios: the TOML file a user writes, loaded with its
+//! `--set` overrides, its generated fabric and traffic lowered into the
+//! explicit form, and built into a [`World`](rocesim_model::world::World)
+//! of the model, every error placed at the key it is about.
+//!
+//! ```text
+//!  scenario.toml, --set KEY=VALUE
+//!      │  load::load_str      parse into a spanned tree (tree), apply each --set
+//!      │  fabric::expand      [topology] ─▶ generated [[host]], [[switch]], [[link]] tables
+//!      │  serde               ─▶ schema::Scenario (deny_unknown_fields)
+//!      │  traffic::lower      [[traffic]] ─▶ one [[workload]] per flow, Scenario::flows
+//!      ▼
+//!  Loaded { scenario, name, path } ── Loaded::locate(&ModelError) ─▶ Diagnostic
+//!      │  build::build_world  names, hosts (profile), fabric, qos, taps, workloads
+//!      ▼
+//!  rocesim_model::world::World
+//! ```
+//!
+//! Every error, whether from the TOML parser, from serde (unknown key, bad
+//! unit) or from the model builder (dangling reference, impossible value),
+//! ends up as a [`Diagnostic`] naming the file, line, column and dotted key,
+//! with a hint where one helps. Values that came from `--set` are reported
+//! as such:
 //!
 //! ```text
 //!  file text ──DeTable::parse──▶ spanned tree ──apply --set──▶ serde (deny_unknown_fields)
@@ -7,11 +28,26 @@
 //!                                    └── key path ──▶ span ──▶ "file:line:col: key: message"
 //! ```
 //!
-//! Every error, whether from the TOML parser, from serde (unknown key, bad
-//! unit) or from the model builder (dangling reference, impossible value),
-//! ends up as a [`Diagnostic`] naming the file, line, column and dotted key,
-//! with a hint where one helps. Values that came from `--set` are reported
-//! as such.
+//! ## Modules
+//!
+//! ```text
+//!  module       holds                                                 imports (of this crate)
+//!  load         Loaded, load, load_str; --set; serde's wording        fabric traffic tree schema diagnostic
+//!  fabric       [topology] lowered into tables (generate::topology)   generate tree schema diagnostic
+//!  traffic      [[traffic]] lowered into workloads, ideal FCTs        generate profile schema diagnostic
+//!  build/       build_world, open_taps: Scenario ─▶ World, checked    profile schema diagnostic
+//!  profile      a host's NIC profile: preset + its overrides          schema diagnostic
+//!  tree         the spanned TOML tree: owned, key path ⇄ span         diagnostic
+//!  diagnostic   KeyPath, ModelError, Diagnostic, closest              -
+//!  schema/      the file as serde types, a file per table             - (the model's types only)
+//!  generate/    fat-trees, leaf-spines, flow patterns (no TOML)       -
+//! ```
+//!
+//! No module imports one that imports it back (`scripts/module-cycles
+//! sim/scenario`): the schema and the generators are leaves, the lowering
+//! steps ([`fabric`], [`traffic`]) sit under [`load`](mod@load), and the builder
+//! ([`build`]) only reads a loaded [`Scenario`]. The reference's file
+//! formats (topology, flow and CDF files) are read through `rocesim_ns3`.
 
 pub mod build;
 pub mod diagnostic;

@@ -33,7 +33,7 @@ pub struct HostCfg {
     /// `"v1+v2"` (the default).
     #[serde(default)]
     pub roce_modes: RoceModes,
-    /// The NIC profile (`world::NicProfile`): `connectx` (default), `rxe`
+    /// The NIC profile ([`NicProfile`](rocesim_model::world::profile::NicProfile)): `connectx` (default), `rxe`
     /// or `hpcc`. Checked when the world is built, with a did-you-mean.
     pub profile: Option<String>,
     /// How the host's NICs map traffic to priorities: `dscp` (prio =
@@ -229,7 +229,7 @@ pub enum CnpScopeCfg {
 }
 
 /// `[host.dcqcn]`: DCQCN on the host's NICs, the knobs named as the
-/// ConnectX firmware names them (`cc::DcqcnParams`). Every key defaults to
+/// ConnectX firmware names them ([`DcqcnParams`](rocesim_model::cc::DcqcnParams)). Every key defaults to
 /// the host's profile.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

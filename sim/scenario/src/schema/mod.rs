@@ -3,8 +3,26 @@
 //! types so a bad unit is reported at the value that holds it.
 //!
 //! Cross references (a link endpoint naming a NIC, a workload naming a host)
-//! are plain strings here; `World::build` (in `world::build`) resolves them and reports
-//! dangling ones at their key.
+//! are plain strings here; [`build_world`](crate::build_world) resolves them
+//! and reports dangling ones at their key.
+//!
+//! ```text
+//!  mod.rs       Scenario (the file), [sim], [output], [[tap]]; resolve_path
+//!  scalars.rs   RateQ, Dur, Bytes, Mac, Ip: values with their own parsers
+//!  host.rs      [[host]], [[host.nic]], [[host.bond]], [host.transport], [host.dcqcn]
+//!  switch.rs    [[switch]], [[switch.lag]], [[switch.route]]
+//!  qos.rs       [switch.ecn], [switch.mmu], [host.pfc]          (schema::qos)
+//!  link.rs      [[link]], [[link.event]]
+//!  workload.rs  [[workload]], [[workload.message]]
+//!  topology.rs  [topology]: a generated fabric                  (lowered by crate::fabric)
+//!  traffic.rs   [[traffic]]: generated or imported flows        (lowered by crate::traffic)
+//! ```
+//!
+//! Every type is re-exported at `schema::` (`schema::HostCfg`) except
+//! those of [`qos`], whose `EcnCfg` (a switch's marking) is not the
+//! transport's [`EcnCfg`]. The schema imports only the model's types and
+//! unit parsers: the modules that lower, check and build a scenario import
+//! it, never the reverse.
 
 mod host;
 mod link;
@@ -57,9 +75,9 @@ pub struct Scenario {
     #[serde(default)]
     pub output: OutputCfg,
     /// A generated fabric, already lowered into `hosts`, `switches` and
-    /// `links` when serde sees it (`scenario::fabric`).
+    /// `links` when serde sees it ([`crate::fabric`]).
     pub topology: Option<TopologyCfg>,
-    /// Flow workloads (`scenario::traffic`), lowered into `workloads`.
+    /// Flow workloads ([`crate::traffic`]), lowered into `workloads`.
     #[serde(default, rename = "traffic")]
     pub traffic: Vec<TrafficCfg>,
     /// The flows `traffic` lowered, in start order.
@@ -112,7 +130,7 @@ pub struct SimCfg {
     pub tx_time_step: Option<Dur>,
     /// Split the fabric into this many parts (1 or 2), each simulated on
     /// a thread of its own in windows of the smallest link delay between
-    /// them (`world::split`). Equal-time events of different parts are
+    /// them ([`rocesim_model::world::split`]). Equal-time events of different parts are
     /// ordered by part, not by insertion, so the outputs are a function
     /// of the scenario, the seed and this number.
     pub partitions: Option<u32>,

@@ -1,6 +1,7 @@
 //! The scenario keys of a lossless fabric: a switch's ECN marking
-//! (`[switch.ecn]`). Like the rest of the schema: what a user may write,
-//! nothing more; `world::build` checks the values against the fabric.
+//! (`[switch.ecn]`), its buffer and PFC (`[switch.mmu]`), a host NIC's PFC
+//! (`[host.pfc]`). Like the rest of the schema: what a user may write,
+//! nothing more; [`crate::build`] checks the values against the fabric.
 
 use std::fmt;
 use std::marker::PhantomData;
