@@ -49,6 +49,10 @@
 //! ([`build`]) only reads a loaded [`Scenario`]. The reference's file
 //! formats (topology, flow and CDF files) are read through `rocesim_ns3`.
 
+// Errors here carry file, line, key and hint for the user; they are built
+// once per failed run, so their size does not matter.
+#![allow(clippy::result_large_err)]
+
 pub mod build;
 pub mod diagnostic;
 pub mod fabric;

@@ -84,7 +84,7 @@ pub(super) fn open_taps(
 ) -> Result<(), ModelError> {
     for p in plans {
         let tc = &sc.taps[p.index];
-        let writer = CaptureWriter::create(&dir.join(&p.file), p.format, tc.snaplen, &tc.at);
+        let writer = CaptureWriter::create(dir.join(&p.file), p.format, tc.snaplen, &tc.at);
         let tap = writer.map(|wr| Tap::new(p.port, wr, p.file)).map_err(|e| {
             ModelError::new(
                 root().key("tap").index(p.index).key("at"),
