@@ -1,18 +1,39 @@
-//! The ns-3 HPCC simulator's file formats, parsed (no simulation here).
+//! The HPCC ns-3 reference simulator's file formats, parsed and written
+//! (no simulation here): rocesim's edge toward the reference. (This was the
+//! `hpcc` module of the single rocesim crate; `rocesim::hpcc` re-exports it.)
 //!
 //! The reference RoCE simulator (the ns-3 code published with the HPCC
 //! paper) describes an experiment in four kinds of whitespace-separated text
-//! files and reports flow completion times in a fifth. This module reads
-//! each into plain typed values, so a scenario can rebuild the reference's
-//! fabric and traffic and compare results flow by flow:
+//! files and reports flow completion times in a fifth. This crate reads
+//! each into plain typed values of the model (`rocesim_model`), so a
+//! scenario can rebuild the reference's fabric and traffic and compare
+//! results flow by flow:
 //!
 //! ```text
-//!  config_*.txt ──config::parse──▶ HpccConfig   (CC_MODE, KMIN_MAP, ..., TOPOLOGY_FILE, FLOW_FILE)
-//!  fat.txt      ──topology::parse─▶ HpccTopology ──topology::Topology::from_hpcc──▶ graph, routes
-//!  ws30_10ms.txt ──flows::parse───▶ [HpccFlow]   ──traffic::from_hpcc──────────────▶ [FlowSpec]
-//!  WebSearch_distribution.txt ──cdf::parse──▶ SizeCdf (traffic::SizeCdf) ──▶ generated traffic
-//!  fct_*.txt    ──fct::parse─────▶ [HpccFct]    (its results: FCT and ideal FCT per flow)
+//!  config_*.txt  ──config::parse───▶ HpccConfig   (CC_MODE, KMIN_MAP, ..., TOPOLOGY_FILE, FLOW_FILE)
+//!  fat.txt       ──topology::parse─▶ HpccTopology ──HpccTopology::to_topology──▶ Topology (graph, routes)
+//!  ws30_10ms.txt ──flows::parse────▶ HpccFlows    ──flows::to_specs────────────▶ [FlowSpec]
+//!                ◀─flows::write──── [HpccFlow]    ◀─flows::from_specs──────────── [FlowSpec]
+//!  WebSearch_distribution.txt ──cdf::parse──▶ SizeCdf (rocesim_model::flow) ──▶ generated traffic
+//!  fct_*.txt     ──fct::parse──────▶ [HpccFct]    (its results: FCT and ideal FCT per flow)
+//!  e3.cfg + its topology and flow files ──import::import──▶ a scenario (`rocesim import-hpcc`)
 //! ```
+//!
+//! ```text
+//!  lib.rs       FormatError, Trailing; the record reader; ns-3's DataRate and Time
+//!               strings (parse_rate, parse_time)
+//!  config.rs    config_*.txt: HpccConfig, CcMode, RateMap, LinkDown
+//!  topology.rs  topology files: HpccTopology, HpccLink
+//!  flows.rs     flow files: HpccFlows, HpccFlow; to and from the model's FlowSpec
+//!  cdf.rs       flow size distributions, as a SizeCdf
+//!  fct.rs       fct.txt: HpccFct
+//!  import.rs    import-hpcc: a config and its files as a scenario's TOML text
+//! ```
+//!
+//! It depends on the model only: `rocesim-scenario` reads the topology,
+//! flow and CDF files a scenario names through it, `rocesim import-hpcc`
+//! runs [`import`], and tests compare runs with the reference's
+//! `fct.txt`.
 //!
 //! The parsers follow what the reference's own reader accepts (`third.cc`
 //! reads tokens with `>>`, so blank lines do not count; rates and delays

@@ -40,9 +40,9 @@
 //! layer3+4, `lag = "queue-affinity"`: each QP keeps one port) holds it.
 //! A flow of `[[traffic]]` whose host numbers its ports as the reference
 //! does (`ecmp_ports = "flow"`) is then pinned to the NIC the reference's
-//! `GetNicIdxOfQp` picks (`scenario::traffic`, `client_lag_port`); other
+//! `GetNicIdxOfQp` picks ([`crate::traffic`], `client_lag_port`); other
 //! QPs take the ports in turn. Every switch answers to one router MAC
-//! ([`ANYCAST_GATEWAY_MAC`]): the bond sends the same frame out of either
+//! (`ANYCAST_GATEWAY_MAC`): the bond sends the same frame out of either
 //! NIC, and whichever switch gets it is the gateway.
 //!
 //! ```text
@@ -53,90 +53,20 @@
 
 use std::fmt::Write as _;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
 
-use super::schema::{Dur, RateQ};
-use super::{Diagnostic, KeyPath, ModelError, SET_BASE, line_col, own_table, span_of};
+use crate::diagnostic::{Diagnostic, KeyPath, ModelError, line_col};
 use crate::generate::topology::{FatTree, LeafSpine, LinkSpec};
+use crate::schema::LinkState;
+use crate::tree::{SET_BASE, own_table, span_of};
 use rocesim_model::topology::{HostId, LinkId, NodeId, Topology, ecmp_routes, route_table};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TopologyKind {
-    FatTree,
-    LeafSpine,
-    /// The reference's topology file (`file`).
-    Hpcc,
-}
-
-/// One tier's links.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TierCfg {
-    pub rate: RateQ,
-    #[serde(default = "one_us")]
-    pub delay: Dur,
-}
-
-fn one_us() -> Dur {
-    Dur(rocesim_model::time::Ps::from_us(1))
-}
-
-/// `[topology]`: a generated fabric (see the module docs).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopologyCfg {
-    pub kind: TopologyKind,
-    /// Fat-tree radix (even).
-    pub k: Option<u32>,
-    /// Fat-tree pods built (default k; fewer cut the tree, as the
-    /// reference's fat.txt has 5 of 8).
-    pub pods: Option<u32>,
-    /// Hosts per edge switch (default k/2 x oversubscription).
-    pub hosts_per_edge: Option<u32>,
-    /// Hosts per edge switch over its uplinks (1 = non-blocking).
-    pub oversubscription: Option<u32>,
-    pub host_link: Option<TierCfg>,
-    pub edge_agg: Option<TierCfg>,
-    pub agg_core: Option<TierCfg>,
-    pub leaves: Option<u32>,
-    pub spines: Option<u32>,
-    pub hosts_per_leaf: Option<u32>,
-    /// Parallel links per leaf-spine pair (default 1).
-    pub uplinks: Option<u32>,
-    pub fabric_link: Option<TierCfg>,
-    /// `kind = "hpcc"`: the reference's topology file, relative to the
-    /// scenario's directory.
-    pub file: Option<String>,
-    /// Probability that a frame is lost on a generated link (each
-    /// direction), for every link the topology file gives none.
-    pub link_loss: Option<f64>,
-    /// When a link goes down or up, every switch's routes are computed
-    /// again over the links up (the HPCC reference's `LINK_DOWN`); without,
-    /// a switch only stops using a dead next hop.
-    pub reroute: Option<bool>,
-    /// Carrier changes of generated links, named by the nodes they join.
-    #[serde(default, rename = "link_event")]
-    pub link_events: Vec<TopoLinkEventCfg>,
-    /// Templates, read from the tree (any key their tables accept).
-    pub host: Option<serde::de::IgnoredAny>,
-    pub nic: Option<serde::de::IgnoredAny>,
-    pub switch: Option<serde::de::IgnoredAny>,
-}
-
-/// `[[topology.link_event]]`: the links between two nodes go down or up.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopoLinkEventCfg {
-    /// The two nodes (`["sw320", "sw336"]`); every link between them.
-    pub between: [String; 2],
-    pub at: Dur,
-    pub state: super::schema::LinkState,
-}
+// The schema holds `[topology]`; its types keep their paths here too.
+pub use crate::schema::{TierCfg, TopoLinkEventCfg, TopologyCfg, TopologyKind, resolve_path};
 
 #[derive(Deserialize)]
 struct Pre {
@@ -229,16 +159,6 @@ fn kind_name(k: TopologyKind) -> &'static str {
         TopologyKind::FatTree => "fat-tree",
         TopologyKind::LeafSpine => "leaf-spine",
         TopologyKind::Hpcc => "hpcc",
-    }
-}
-
-/// A path as written in a scenario: relative to the scenario's directory.
-pub fn resolve_path(base: &Path, file: &str) -> PathBuf {
-    let p = Path::new(file);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
     }
 }
 
@@ -383,7 +303,7 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
     // `ali_32host_10rack.txt`) holds its address on a bond of all its
     // links, each QP on one of them for its life, as the reference keeps a
     // QP on the NIC it picked (`RdmaHw::GetNicIdxOfQp`; flows get that very
-    // NIC, `scenario::traffic`). Its gateway is then every switch it is
+    // NIC, `crate::traffic`). Its gateway is then every switch it is
     // cabled to: they all answer to one router MAC, as an anycast gateway
     // does.
     let multi_homed = topo.multi_homed_hosts().next().is_some();
@@ -467,8 +387,8 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
             .flatten()
             .map(|e| {
                 let state = match e.state {
-                    super::schema::LinkState::Down => "down",
-                    super::schema::LinkState::Up => "up",
+                    LinkState::Down => "down",
+                    LinkState::Up => "up",
                 };
                 format!("{{ at = \"{}ps\", state = \"{state}\" }}", e.at.0.0)
             })

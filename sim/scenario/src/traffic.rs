@@ -20,87 +20,20 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde::Deserialize;
-
-use super::fabric::resolve_path;
-use super::schema::{Bytes, Dur, MessageCfg, RateQ, Scenario, Tool, VerbCfg, WorkloadCfg};
-use super::{KeyPath, ModelError};
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::generate::traffic::{self as generate, Arrivals, Hosts, Pattern, Sizes};
+use crate::schema::{
+    Bytes, Dur, MessageCfg, Scenario, Tool, TopologyKind, VerbCfg, WorkloadCfg, resolve_path,
+};
 use rocesim_model::flow::{self as traffic, FlowSpec, TrafficClass, Verb};
-use rocesim_model::time::{Ps, Rate};
+use rocesim_model::time::Rate;
 use rocesim_model::topology::{
     Addressing, Framing, HostId, Link, LinkId, Node, NodeId, NodeKind, PerHop, Port, Routes,
     SearchOrder, Topology, ecmp_routes_searching,
 };
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PatternCfg {
-    AllToAll,
-    Permutation,
-    Incast,
-    OneToMany,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum FlowVerbCfg {
-    #[default]
-    Write,
-    Send,
-    Read,
-}
-
-/// One `[[traffic]]` table.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TrafficCfg {
-    pub name: Option<String>,
-    /// The reference's flow file (`src dst priority dport size start_s`);
-    /// excludes the generator keys.
-    pub flows: Option<String>,
-    pub pattern: Option<PatternCfg>,
-    /// `WebSearch` (scenarios' `cdf/WebSearch.txt`), or a file in the
-    /// reference's CDF format, relative to the scenario.
-    pub cdf: Option<String>,
-    /// A fixed flow size instead of a CDF.
-    pub size: Option<Bytes>,
-    /// Offered load per sender, a fraction of its host link (Poisson
-    /// arrivals); without it every flow of the pattern starts at `start`.
-    pub load: Option<f64>,
-    /// Arrival window (with `load`).
-    pub duration: Option<Dur>,
-    #[serde(default = "zero")]
-    pub start: Dur,
-    /// Host link rate the load is a share of (default: the first
-    /// sender's link).
-    pub rate: Option<RateQ>,
-    /// Incast receiver / one-to-many sender.
-    pub receiver: Option<String>,
-    pub sender: Option<String>,
-    /// The many side (default: every other host).
-    pub hosts: Option<Vec<String>>,
-    /// Or this many drawn at random.
-    pub count: Option<u32>,
-    /// Traffic class: priority 0..=7 (DSCP = priority x 8).
-    #[serde(default = "three")]
-    pub priority: u8,
-    #[serde(default = "hundred")]
-    pub dport: u16,
-    #[serde(default)]
-    pub verb: FlowVerbCfg,
-}
-
-fn zero() -> Dur {
-    Dur(Ps::ZERO)
-}
-fn three() -> u8 {
-    3
-}
-fn hundred() -> u16 {
-    100
-}
-
+// The schema holds `[[traffic]]`; its types keep their paths here too.
+pub use crate::schema::{FlowVerbCfg, PatternCfg, TrafficCfg};
 pub use rocesim_model::flow::FlowRef;
 
 /// Lowers every `[[traffic]]` into workloads and `sc.flows`.
@@ -135,7 +68,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                 // per packet (0: the path MTU) and what it bills its frames
                 // at make the ideal time (the hpcc profile's 1000-byte
                 // packets at 1048 bytes).
-                let profile = crate::build::host_profile(host, f.src.0 as usize)?;
+                let profile = crate::profile::host_profile(host, f.src.0 as usize)?;
                 let framing = Framing {
                     pmtu: match profile.segment_bytes {
                         0 => pmtu,
@@ -413,7 +346,7 @@ impl<'a> NicPick<'a> {
         topo: &'a Topology,
         routes: &'a Routes,
     ) -> Result<NicPick<'a>, ModelError> {
-        use super::schema::{BondMode, EcmpPorts, LagSelect};
+        use crate::schema::{BondMode, EcmpPorts, LagSelect};
         let mut hosts = Vec::with_capacity(sc.hosts.len());
         for (i, h) in sc.hosts.iter().enumerate() {
             let nic_ip = h.nics.iter().find_map(|n| n.ip);
@@ -427,7 +360,7 @@ impl<'a> NicPick<'a> {
                         && b.slaves.len() > 1
                         && b.mode != BondMode::ActiveBackup
                         && b.lag == LagSelect::QueueAffinity
-                        && crate::build::host_profile(h, i)?.ecmp_ports == EcmpPorts::Flow =>
+                        && crate::profile::host_profile(h, i)?.ecmp_ports == EcmpPorts::Flow =>
                 {
                     let mut ports = Vec::new();
                     for (k, slave) in b.slaves.iter().enumerate() {
@@ -571,7 +504,7 @@ pub fn graph(sc: &Scenario) -> Result<(Topology, Routes), String> {
     // switches are lowered in the file's order, so by descending index
     // is by descending node id (`topology::routes`).
     let order = match &sc.topology {
-        Some(t) if t.kind == super::fabric::TopologyKind::Hpcc => SearchOrder::ByAddress,
+        Some(t) if t.kind == TopologyKind::Hpcc => SearchOrder::ByAddress,
         _ => SearchOrder::Links,
     };
     let routes = ecmp_routes_searching(&topo, order, |_| true).map_err(|e| e.0)?;

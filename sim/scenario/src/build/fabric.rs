@@ -7,8 +7,8 @@ use roce_codec::hash::EcmpHash;
 
 use super::names::{host_key, iface_key, root, switch_key};
 use super::neighbours::macs_behind;
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{LinkCfg, LinkState, Scenario, SwitchHash, fmt_mac};
-use crate::{KeyPath, ModelError};
 use rocesim_model::engine::Event;
 use rocesim_model::rng::component_rng;
 use rocesim_model::time::{Ps, Rate};

@@ -7,8 +7,8 @@ use core::net::Ipv4Addr;
 
 use super::names::{host_key, iface_key};
 use super::roce_mtu;
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{HostCfg, Scenario};
-use crate::{KeyPath, ModelError};
 use rocesim_model::cc::NotificationPoint;
 use rocesim_model::rng::component_rng;
 use rocesim_model::world::World;
@@ -20,7 +20,7 @@ use rustc_hash::FxHashMap as FastMap;
 pub(super) fn add_hosts(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     for (hi, hc) in sc.hosts.iter().enumerate() {
         check_host(hc, hi)?;
-        let profile = super::profiles::host_profile(hc, hi)?;
+        let profile = crate::profile::host_profile(hc, hi)?;
         let host = build_host(w, sc.seed, hc, hi, profile);
         w.hosts.push(host);
     }

@@ -5,7 +5,7 @@
 //! ```text
 //!  Scenario ─▶ names.rs      unique names, key paths for errors
 //!           ─▶ hosts.rs      hosts, NICs, bonds, interfaces; unique IPs;
-//!                            profiles.rs: each host's NIC profile and its overrides
+//!                            crate::profile: each host's NIC profile and its overrides
 //!           ─▶ fabric.rs     switches, unique MACs, links and ports, LAGs, routes,
 //!                            bridging loops, pre-learned FDBs and neighbour tables
 //!              qos.rs        ECN marking per (egress port, priority), by port speed
@@ -61,8 +61,7 @@ mod fabric;
 mod hosts;
 mod names;
 mod neighbours;
-mod profiles;
-pub use profiles::host_profile;
+pub use crate::profile::host_profile;
 mod qos;
 mod taps;
 mod workloads;

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::Scenario;
-use crate::{KeyPath, ModelError};
 use rocesim_model::time::Ps;
 
 /// The scenario's top level.

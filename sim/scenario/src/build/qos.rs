@@ -3,9 +3,9 @@
 //! speed and checked against the buffer.
 
 use super::names::{host_key, switch_key};
-use crate::ModelError;
-use crate::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
+use crate::diagnostic::ModelError;
 use crate::schema::Scenario;
+use crate::schema::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
 use rocesim_model::cc::red::{MarkPoint, RedParams};
 use rocesim_model::rng::component_rng;
 use rocesim_model::units::fmt_rate;
@@ -50,7 +50,7 @@ fn priorities(cfg: &EcnCfg, si: usize) -> Result<u8, ModelError> {
 }
 
 /// A list of 802.1p priorities (the key `at`) as a bit mask.
-fn prio_mask(list: &[u8], at: &crate::KeyPath) -> Result<u8, ModelError> {
+fn prio_mask(list: &[u8], at: &crate::diagnostic::KeyPath) -> Result<u8, ModelError> {
     let mut mask = 0u8;
     for (i, &p) in list.iter().enumerate() {
         if usize::from(p) >= PRIOS {

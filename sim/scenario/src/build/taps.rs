@@ -7,7 +7,7 @@ use roce_capture::write::{CaptureFormat, CaptureWriter};
 
 use super::fabric::PortNames;
 use super::names::root;
-use crate::ModelError;
+use crate::diagnostic::ModelError;
 use crate::schema::{Scenario, TapFormat};
 use rocesim_model::world::World;
 use rocesim_model::world::tap::{Tap, TapPlan};
@@ -84,7 +84,7 @@ pub(super) fn open_taps(
 ) -> Result<(), ModelError> {
     for p in plans {
         let tc = &sc.taps[p.index];
-        let writer = CaptureWriter::create(&dir.join(&p.file), p.format, tc.snaplen, &tc.at);
+        let writer = CaptureWriter::create(dir.join(&p.file), p.format, tc.snaplen, &tc.at);
         let tap = writer.map(|wr| Tap::new(p.port, wr, p.file)).map_err(|e| {
             ModelError::new(
                 root().key("tap").index(p.index).key("at"),

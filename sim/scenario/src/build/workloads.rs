@@ -11,8 +11,8 @@ use roce_codec::Psn;
 
 use super::names::{host_key, root};
 use super::neighbours::{Behind, Learned, resolve_conn};
+use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{ArpMode, Connect, QpnAlloc, RoceMode, Scenario, Tool, VerbCfg, WorkloadCfg};
-use crate::{KeyPath, ModelError};
 use rocesim_model::engine::Event;
 use rocesim_model::net::roce_mtu;
 use rocesim_model::rng::component_rng;

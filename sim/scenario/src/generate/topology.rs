@@ -1,5 +1,5 @@
 //! Fabric generators: k-ary fat-trees and leaf-spines (see the module
-//! docs of [`crate::topology`] for the shapes, names and port rules).
+//! docs of [`rocesim_model::topology`] for the shapes, names and port rules).
 
 use rocesim_model::time::{Ps, Rate};
 use rocesim_model::topology::{

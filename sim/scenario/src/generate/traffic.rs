@@ -5,7 +5,7 @@
 //! A flow ([`FlowSpec`]) is one message of `size_bytes` from one host to
 //! another, started at a time, in a traffic class (priority, UDP
 //! destination port, RDMA verb). Hosts are host indices of a
-//! [`crate::topology::Topology`] ([`HostId`]), so the same flows run on any
+//! [`rocesim_model::topology::Topology`] ([`HostId`]), so the same flows run on any
 //! fabric with enough hosts.
 //!
 //! # Load

@@ -1,13 +1,14 @@
 //! A host's NIC profile: the named preset, then every `trust`,
 //! `[host.transport]` and `[host.dcqcn]` key that overrides it, each
-//! checked at its key.
+//! checked at its key. The builder gives it to the host's NICs; lowering
+//! `[[traffic]]` needs it before (a flow's ideal time is billed by the
+//! profile's framing, and its ports pick the NIC a flow leaves by).
 
-use super::names::host_key;
+use crate::diagnostic::{KeyPath, ModelError, closest};
 use crate::schema::{
     AckPriorityCfg, AckQueueCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
     WindowBytesCfg,
 };
-use crate::{KeyPath, ModelError, closest};
 use rocesim_model::cc::{CnpScope, DcqcnParams, RpModel};
 use rocesim_model::transport::QpConfig;
 use rocesim_model::world::profile::{
@@ -23,7 +24,7 @@ const MAX_BILLED: u32 = 1024;
 
 /// The profile of host `hi`, with its overrides applied.
 pub fn host_profile(hc: &HostCfg, hi: usize) -> Result<NicProfile, ModelError> {
-    let at = host_key(hi);
+    let at = KeyPath::root().key("host").index(hi);
     let base = match hc.profile.as_deref() {
         None => DEFAULT_PROFILE,
         Some(name) => ProfileBase::from_name(name).ok_or_else(|| unknown_profile(name, &at))?,

@@ -1,6 +1,7 @@
 //! The scenario keys of a lossless fabric: a switch's ECN marking
-//! (`[switch.ecn]`). Like the rest of the schema: what a user may write,
-//! nothing more; `world::build` checks the values against the fabric.
+//! (`[switch.ecn]`), its buffer and PFC (`[switch.mmu]`), a host NIC's PFC
+//! (`[host.pfc]`). Like the rest of the schema: what a user may write,
+//! nothing more; [`crate::build`] checks the values against the fabric.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -8,7 +9,7 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, Visitor};
 
-use super::schema::Bytes;
+use super::scalars::{Bytes, Dur, RateQ};
 use rocesim_model::time::Rate;
 use rocesim_model::units;
 
@@ -148,8 +149,8 @@ pub enum WatchdogActionCfg {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WatchdogCfg {
-    pub detect: super::schema::Dur,
-    pub restore: super::schema::Dur,
+    pub detect: Dur,
+    pub restore: Dur,
     pub action: WatchdogActionCfg,
 }
 
@@ -186,7 +187,7 @@ pub struct HostPfcCfg {
     pub priorities: Vec<u8>,
     /// The host drains the NIC's receive buffer at this rate (default:
     /// line rate, it never backs up).
-    pub rx_rate: Option<super::schema::RateQ>,
+    pub rx_rate: Option<RateQ>,
     /// The receive buffer (default 256 KiB).
     pub rx_buffer: Option<Bytes>,
     /// XOFF at this many bytes waiting (default half the buffer).
@@ -194,14 +195,14 @@ pub struct HostPfcCfg {
     /// XON at this many (default half of xoff).
     pub xon: Option<Bytes>,
     /// The host stops draining from this time on (a hung receiver).
-    pub stall_at: Option<super::schema::Dur>,
+    pub stall_at: Option<Dur>,
     pub quanta: Option<u16>,
     #[serde(default)]
     pub pause: PauseMode,
     /// The NIC counts a `tx_pause_storm_warning_events` after pausing
     /// without a break this long ...
-    pub stall_warning: Option<super::schema::Dur>,
+    pub stall_warning: Option<Dur>,
     /// ... and a `tx_pause_storm_error_events` after this long, and stops
     /// pausing (mlx5's stall prevention).
-    pub stall_error: Option<super::schema::Dur>,
+    pub stall_error: Option<Dur>,
 }
