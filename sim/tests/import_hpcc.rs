@@ -460,7 +460,7 @@ fn a_speed_missing_from_the_ecn_maps_marks_as_the_reference_runs() {
     for want in [
         "kmin = { \"25Gbps\" = \"0KB\", \"100Gbps\" = \"400KB\" }",
         "kmax = { \"25Gbps\" = \"0KB\", \"100Gbps\" = \"1600KB\" }",
-        "pmax = { \"25Gbps\" = 0, \"100Gbps\" = 0.2 }",
+        "pmax = { \"25Gbps\" = 0.0, \"100Gbps\" = 0.2 }",
     ] {
         assert!(text.contains(want), "{want:?} not in {text}");
     }

@@ -13,9 +13,9 @@
 //! ```
 //!
 //! The browser's own background traffic (update checks) is not the page's
-//! and does not show in its Network domain. A minimal WebSocket client
-//! (RFC 6455: masked text frames out, fragmented frames in) is enough for
-//! the protocol, so no crate is needed for it.
+//! and does not show in its Network domain. The WebSocket is tungstenite's
+//! (handshake, framing, pings); the one HTTP request before it, for the
+//! page's socket URL, is written here.
 //!
 //! [`chromium`] finds the binary (or skips, see [`crate::ci`]).
 
@@ -26,6 +26,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{Error as WsError, Message};
 
 use crate::cli::TempDir;
 
@@ -290,109 +292,49 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     String::from_utf8(body).ok()
 }
 
-/// The client end of a WebSocket (RFC 6455), text frames only.
-struct WebSocket {
-    s: TcpStream,
-    buf: Vec<u8>,
-}
+/// The DevTools connection: a WebSocket client (tungstenite) over a plain
+/// TCP stream, text messages only.
+struct WebSocket(tungstenite::WebSocket<TcpStream>);
 
 impl WebSocket {
     fn connect(url: &str) -> WebSocket {
         let rest = url.strip_prefix("ws://").expect("a ws:// URL");
-        let (host, path) = rest.split_once('/').expect("a path");
-        let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("{host}: {e}"));
-        let req = format!(
-            "GET /{path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-             Sec-WebSocket-Key: cm9jZXNpbS10ZXN0a2l0IQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        );
-        s.write_all(req.as_bytes()).expect("handshake");
-        let mut head = Vec::new();
-        let mut byte = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") {
-            s.read_exact(&mut byte).expect("handshake reply");
-            head.push(byte[0]);
-        }
-        let head = String::from_utf8_lossy(&head);
-        assert!(
-            head.starts_with("HTTP/1.1 101"),
-            "no WebSocket upgrade: {head}"
-        );
-        WebSocket { s, buf: Vec::new() }
+        let host = rest.split_once('/').map_or(rest, |(h, _)| h);
+        let s = TcpStream::connect(host).unwrap_or_else(|e| panic!("{host}: {e}"));
+        // A handshake the browser never answers fails instead of hanging.
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("read timeout");
+        // No size limits: a page's text comes back in one message.
+        let config = WebSocketConfig::default()
+            .max_message_size(None)
+            .max_frame_size(None);
+        let (ws, _) = tungstenite::client::client_with_config(url, s, Some(config))
+            .unwrap_or_else(|e| panic!("no WebSocket upgrade at {url}: {e}"));
+        WebSocket(ws)
     }
 
     fn send(&mut self, text: &str) {
-        let p = text.as_bytes();
-        let mut f = vec![0x81u8];
-        match p.len() {
-            n if n < 126 => f.push(0x80 | n as u8),
-            n if n < 65536 => {
-                f.push(0x80 | 126);
-                f.extend_from_slice(&(n as u16).to_be_bytes());
-            }
-            n => {
-                f.push(0x80 | 127);
-                f.extend_from_slice(&(n as u64).to_be_bytes());
-            }
-        }
-        let mask = [0x5a, 0xa5, 0x3c, 0xc3];
-        f.extend_from_slice(&mask);
-        f.extend(p.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-        self.s.write_all(&f).expect("WebSocket write");
+        self.0
+            .send(Message::text(text))
+            .unwrap_or_else(|e| panic!("DevTools connection: {e}"));
     }
 
     /// The next whole text message, or `None` when none came within `wait`.
+    /// Pings are answered by tungstenite itself.
     fn recv(&mut self, wait: Duration) -> Option<String> {
-        let mut message = Vec::new();
+        self.0
+            .get_ref()
+            .set_read_timeout(Some(wait))
+            .expect("read timeout");
         loop {
-            let (fin, opcode, payload) = self.frame(wait)?;
-            match opcode {
-                0x8 => panic!("the browser closed the DevTools connection"),
-                0x9 => {
-                    // Ping: answer with the same payload.
-                    let mut f = vec![0x8a, 0x80 | payload.len() as u8, 0, 0, 0, 0];
-                    f.extend_from_slice(&payload);
-                    self.s.write_all(&f).expect("WebSocket pong");
-                    continue;
+            match self.0.read() {
+                Ok(Message::Text(t)) => return Some(t.as_str().to_string()),
+                Ok(Message::Binary(b)) => return Some(String::from_utf8_lossy(&b).into_owned()),
+                Ok(Message::Close(_)) | Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => {
+                    panic!("the browser closed the DevTools connection")
                 }
-                0xa => continue,
-                _ => message.extend_from_slice(&payload),
-            }
-            if fin {
-                return Some(String::from_utf8_lossy(&message).into_owned());
-            }
-        }
-    }
-
-    /// One frame: FIN, opcode, payload (servers do not mask).
-    fn frame(&mut self, wait: Duration) -> Option<(bool, u8, Vec<u8>)> {
-        self.fill(2, wait)?;
-        let (b0, b1) = (self.buf[0], self.buf[1]);
-        let (len, at) = match b1 & 0x7f {
-            126 => {
-                self.fill(4, Duration::from_secs(30))?;
-                (u64::from(u16::from_be_bytes([self.buf[2], self.buf[3]])), 4)
-            }
-            127 => {
-                self.fill(10, Duration::from_secs(30))?;
-                (u64::from_be_bytes(self.buf[2..10].try_into().unwrap()), 10)
-            }
-            n => (u64::from(n), 2),
-        };
-        let end = at + len as usize;
-        self.fill(end, Duration::from_secs(30))?;
-        let payload = self.buf[at..end].to_vec();
-        self.buf.drain(..end);
-        Some((b0 & 0x80 != 0, b0 & 0x0f, payload))
-    }
-
-    fn fill(&mut self, n: usize, wait: Duration) -> Option<()> {
-        let mut chunk = [0u8; 65536];
-        while self.buf.len() < n {
-            self.s.set_read_timeout(Some(wait)).ok()?;
-            match self.s.read(&mut chunk) {
-                Ok(0) => panic!("the browser closed the DevTools connection"),
-                Ok(k) => self.buf.extend_from_slice(&chunk[..k]),
-                Err(e)
+                Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {}
+                Err(WsError::Io(e))
                     if matches!(
                         e.kind(),
                         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
@@ -403,6 +345,5 @@ impl WebSocket {
                 Err(e) => panic!("DevTools connection: {e}"),
             }
         }
-        Some(())
     }
 }

@@ -23,6 +23,7 @@ use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 use roce_capture::human::plural;
+use toml_edit::{Array, ArrayOfTables, Decor, DocumentMut, InlineTable, Item, Key, Table, Value};
 
 use super::{FormatError, HpccConfig};
 use rocesim_model::cc::RedParams;
@@ -153,23 +154,148 @@ fn given(
     locate(config, key, v)
 }
 
-/// The `[sim]` lines that run an imported fabric on both cores.
+/// The comment above `partitions = 2` in `[sim]`, which runs an imported
+/// fabric on both cores.
 const PARTITIONS: &str = "\
-# Both cores: the fabric cut in two, each half on a thread of its own, in
-# lockstep windows of the smallest link delay between them. Equal-time
-# events meeting across the cut may order differently from `partitions = 1`
-# (BENCHMARKS.md).
-partitions = 2";
+Both cores: the fabric cut in two, each half on a thread of its own, in
+lockstep windows of the smallest link delay between them. Equal-time
+events meeting across the cut may order differently from `partitions = 1`
+(BENCHMARKS.md).";
 
-/// The `[output]` of an imported experiment.
+/// The comment above `sysfs = false` in the `[output]` of an imported
+/// experiment.
 const OUTPUT: &str = "\
-[output]
-# No sysfs/ trees: the reference's experiments are read through fct.txt,
-# the CSVs and the plots. A host's tree is some fifty files and
-# directories, which on a file system such as ext4 without a journal cost
-# more than a star's whole simulation (BENCHMARKS.md). Every counter is in
-# summary.json and counters.prom; `--set output.sysfs=true` writes the trees.
-sysfs = false";
+No sysfs/ trees: the reference's experiments are read through fct.txt,
+the CSVs and the plots. A host's tree is some fifty files and
+directories, which on a file system such as ext4 without a journal cost
+more than a star's whole simulation (BENCHMARKS.md). Every counter is in
+summary.json and counters.prom; `--set output.sysfs=true` writes the trees.";
+
+/// The scenario as it is written: a TOML document (`toml_edit`), the table
+/// the next key goes in, and the blank and comment lines that go above the
+/// next key or table header. A value's comment is the text beside it (its
+/// decor), spaces included, so the columns stay as written.
+struct ScenarioFile {
+    doc: DocumentMut,
+    /// The path of the table the next key goes in (empty: the top).
+    at: Vec<&'static str>,
+    /// The indentation of that table's lines.
+    indent: &'static str,
+    above: String,
+}
+
+impl ScenarioFile {
+    fn new() -> ScenarioFile {
+        ScenarioFile {
+            doc: DocumentMut::new(),
+            at: Vec::new(),
+            indent: "",
+            above: String::new(),
+        }
+    }
+
+    /// A blank line above what comes next.
+    fn blank(&mut self) {
+        self.above.push('\n');
+    }
+
+    /// `text` as comment lines above what comes next, indented as the
+    /// current table.
+    fn comment(&mut self, text: &str) {
+        self.comment_at(self.indent, text);
+    }
+
+    /// `text` as comment lines above what comes next, indented by `indent`
+    /// (a table header's comment).
+    fn comment_at(&mut self, indent: &str, text: &str) {
+        for line in text.lines() {
+            let sep = if line.is_empty() { "" } else { " " };
+            let _ = writeln!(self.above, "{indent}#{sep}{line}");
+        }
+    }
+
+    /// The table at `path`; for an array of tables, its last.
+    fn table_at(&mut self, path: &[&str]) -> &mut Table {
+        let mut t = self.doc.as_table_mut();
+        for key in path {
+            t = match t.get_mut(key) {
+                Some(Item::Table(next)) => next,
+                Some(Item::ArrayOfTables(a)) => a.iter_mut().last().expect("a table"),
+                _ => panic!("no table {key} in {path:?}"),
+            };
+        }
+        t
+    }
+
+    /// A new table `[path]` (or one more `[[path]]`) whose header and lines
+    /// are indented by `indent`, with `beside` after its header; the keys
+    /// that follow go in it.
+    fn table(&mut self, path: &[&'static str], array: bool, indent: &'static str, beside: &str) {
+        let mut t = Table::new();
+        t.decor_mut()
+            .set_prefix(std::mem::take(&mut self.above) + indent);
+        if !beside.is_empty() {
+            t.decor_mut().set_suffix(beside);
+        }
+        let (key, parent) = path.split_last().expect("a table's path");
+        let parent = self.table_at(parent);
+        if array {
+            parent
+                .entry(key)
+                .or_insert_with(|| Item::ArrayOfTables(ArrayOfTables::new()))
+                .as_array_of_tables_mut()
+                .expect("an array of tables")
+                .push(t);
+        } else {
+            parent.insert(key, Item::Table(t));
+        }
+        self.at = path.to_vec();
+        self.indent = indent;
+    }
+
+    /// `key = value` in the current table, with `beside` after the value
+    /// (spaces, then `# why`) unless it is empty.
+    fn set(&mut self, key: &str, value: impl Into<Value>, beside: &str) {
+        let mut value = value.into();
+        if !beside.is_empty() {
+            value.decor_mut().set_suffix(beside);
+        }
+        let prefix = std::mem::take(&mut self.above) + self.indent;
+        let key = Key::new(key).with_leaf_decor(Decor::new(prefix, " "));
+        let at = self.at.clone();
+        self.table_at(&at)
+            .insert_formatted(&key, Item::Value(value));
+    }
+
+    /// `key = value` with `# why` beside it, the comments of a block
+    /// starting after `key = value` padded to `width` characters.
+    fn set_aligned(&mut self, key: &str, value: impl Into<Value>, width: usize, why: &str) {
+        let value = value.into();
+        let kv = format!("{key} = {value}").chars().count();
+        let pad = width.saturating_sub(kv);
+        self.set(key, value, &format!("{:pad$} # {why}", ""));
+    }
+
+    /// The text of the document; lines left above nothing end it.
+    fn finish(mut self) -> String {
+        self.doc.set_trailing(self.above);
+        self.doc.to_string()
+    }
+}
+
+/// A TOML integer. The figures written (sizes, byte counts) are far from
+/// `i64::MAX`.
+fn int(n: impl Into<u64>) -> Value {
+    Value::from(i64::try_from(n.into()).unwrap_or(i64::MAX))
+}
+
+/// A key written as a basic string (`"100Gbps"`), as rates are.
+fn quoted_key(k: &str) -> Key {
+    Value::from(k)
+        .to_string()
+        .parse()
+        .expect("a quoted string is a TOML key")
+}
 
 /// `path` as seen from directory `from` (both made absolute).
 pub fn relative_to(path: &Path, from: &Path) -> PathBuf {
@@ -264,92 +390,143 @@ pub fn import(
         1025..=2048 => 2200,
         _ => 9000,
     };
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "# {name}: the reference (ns-3 HPCC) run configured by {}, imported by\n\
-         # `rocesim import-hpcc`: its topology ({}, {}, {}) and its\n\
-         # {}, each one RC QP pair carrying one RDMA WRITE of the flow's size,\n\
-         # created at the flow's start time.\n#\n\
-         # The reference sends {payload}-byte payloads; RoCE path MTUs are powers of two,\n\
-         # so the hosts use Ethernet MTU {mtu} (path MTU {}) and segment at {payload} bytes.",
+    let mut w = ScenarioFile::new();
+    w.comment(&format!(
+        "{name}: the reference (ns-3 HPCC) run configured by {}, imported by\n\
+         `rocesim import-hpcc`: its topology ({}, {}, {}) and its\n\
+         {}, each one RC QP pair carrying one RDMA WRITE of the flow's size,\n\
+         created at the flow's start time.\n\n\
+         The reference sends {payload}-byte payloads; RoCE path MTUs are powers of two,\n\
+         so the hosts use Ethernet MTU {mtu} (path MTU {}) and segment at {payload} bytes.",
         config.display(),
         plural(topo.host_count(), "host"),
         plural(topo.switch_count(), "switch"),
         plural(topo.links().len() as u64, "link"),
         plural(flow_file.flows.len() as u64, "flow"),
         rocesim_model::net::roce_mtu(mtu).unwrap_or(0),
-    );
+    ));
     if !unmodelled.is_empty() {
-        let _ = writeln!(
-            s,
-            "#\n# Not reproduced (imported with --approximate): the reference's run differs in"
-        );
+        w.comment("\nNot reproduced (imported with --approximate): the reference's run differs in");
         for u in &unmodelled {
-            let _ = writeln!(
-                s,
-                "#   {} (line {}): {};\n#     here {}.",
+            w.comment(&format!(
+                "  {} (line {}): {};\n    here {}.",
                 u.setting, u.line, u.why, u.instead
-            );
+            ));
         }
     }
-    let _ = writeln!(s, "\nname = \"{name}\"\nseed = 1\n");
-    let _ = writeln!(
-        s,
-        "[sim]\n# SIMULATOR_STOP_TIME {}\nstop_at = \"{}ps\"\nsample_interval = \"100us\"\n\
-         # its clock: transmission times truncated to the nanosecond (Time::FromDouble)\n\
-         tx_time_step = \"1ns\"",
-        cfg.simulator_stop_time, cfg.simulator_stop_time.0
-    );
+    w.blank();
+    w.set("name", name.as_str(), "");
+    w.set("seed", 1, "");
+    w.blank();
     // Both cores: a fabric by tiers, a star between its senders and the
     // rest (`world::split`). A multi-homed host is on a bond, and a
     // failing link re-routes the fabric: neither can be split; a star
     // without flows has no senders to cut away.
-    if topo.multi_homed_hosts().count() == 0
+    let partitions = topo.multi_homed_hosts().count() == 0
         && cfg.link_down.is_none()
-        && (topo.switch_count() > 1 || !flow_file.flows.is_empty())
-    {
-        let _ = writeln!(s, "{PARTITIONS}");
+        && (topo.switch_count() > 1 || !flow_file.flows.is_empty());
+    sim_table(&mut w, &cfg, partitions);
+    w.blank();
+    output_table(&mut w);
+    w.blank();
+    topology_table(
+        &mut w,
+        config,
+        &cfg,
+        &topo_file,
+        &topo,
+        &topo_path,
+        &rel(&topo_path),
+    )?;
+    w.blank();
+    host_tables(&mut w, &cfg, &topo_file);
+    w.blank();
+    w.table(&["topology", "nic"], false, "", "");
+    w.set("mtu", int(mtu), "");
+    w.blank();
+    let mut notes = Vec::new();
+    switch_tables(&mut w, config, &cfg, &topo, &mut notes);
+    // Two blank lines, as in the scenarios shipped from this import
+    // (scenarios/hpcc_*.toml, compared line by line in tests/anchors.rs).
+    w.blank();
+    w.blank();
+    w.table(&["traffic"], true, "", "");
+    w.set("name", "flows", "");
+    w.set("flows", rel(&flow_path), "");
+    Ok(Imported {
+        text: w.finish(),
+        approximated: unmodelled,
+        notes,
+    })
+}
+
+/// `[sim]`: the reference's stop time and clock; both cores if
+/// `partitions`.
+fn sim_table(w: &mut ScenarioFile, cfg: &HpccConfig, partitions: bool) {
+    w.table(&["sim"], false, "", "");
+    w.comment(&format!("SIMULATOR_STOP_TIME {}", cfg.simulator_stop_time));
+    w.set("stop_at", format!("{}ps", cfg.simulator_stop_time.0), "");
+    w.set("sample_interval", "100us", "");
+    w.comment("its clock: transmission times truncated to the nanosecond (Time::FromDouble)");
+    w.set("tx_time_step", "1ns", "");
+    if partitions {
+        w.comment(PARTITIONS);
+        w.set("partitions", 2, "");
     }
-    let _ = writeln!(s, "\n{OUTPUT}");
-    let _ = writeln!(s);
-    let _ = writeln!(
-        s,
-        "[topology]\nkind = \"hpcc\"\nfile = \"{}\"",
-        rel(&topo_path)
-    );
+}
+
+/// `[output]`: no sysfs/ trees.
+fn output_table(w: &mut ScenarioFile) {
+    w.table(&["output"], false, "", "");
+    w.comment(OUTPUT);
+    w.set("sysfs", false, "");
+}
+
+/// `[topology]`: the reference's file, what rocesim does with its
+/// multi-homed hosts and lossy links, and its LINK_DOWN as a link event.
+/// `file` is the topology file as the scenario names it.
+fn topology_table(
+    w: &mut ScenarioFile,
+    config: &Path,
+    cfg: &HpccConfig,
+    topo_file: &super::HpccTopology,
+    topo: &Topology,
+    topo_path: &Path,
+    file: &str,
+) -> Result<(), ImportError> {
+    w.table(&["topology"], false, "", "");
+    w.set("kind", "hpcc", "");
+    w.set("file", file, "");
     let multi_homed = topo.multi_homed_hosts().count();
     if multi_homed > 0 {
-        let _ = writeln!(
-            s,
-            "# Hosts cabled to more than one switch: {multi_homed} of {}. The reference gives such\n\
-             # a host one address and puts each QP on one of its NICs by a hash of the QP's addresses\n\
-             # and ports; here each holds its address on a bond of its links (balance-xor, RoCE LAG\n\
-             # queue-affinity mode: a port per QP), every flow pinned to the NIC the reference\n\
-             # picks, and all switches answer to one router MAC, so that either of a host's\n\
-             # switches is its gateway.",
+        w.comment(&format!(
+            "Hosts cabled to more than one switch: {multi_homed} of {}. The reference gives such\n\
+             a host one address and puts each QP on one of its NICs by a hash of the QP's addresses\n\
+             and ports; here each holds its address on a bond of its links (balance-xor, RoCE LAG\n\
+             queue-affinity mode: a port per QP), every flow pinned to the NIC the reference\n\
+             picks, and all switches answer to one router MAC, so that either of a host's\n\
+             switches is its gateway.",
             topo.hosts().len()
-        );
+        ));
     }
-    if cfg.error_rate_per_link > 0.0 || topo_file.links().iter().any(|l| l.error_rate > 0.0) {
-        let from_file = topo_file.links().iter().any(|l| l.error_rate > 0.0);
+    let from_file = topo_file.links().iter().any(|l| l.error_rate > 0.0);
+    if cfg.error_rate_per_link > 0.0 || from_file {
         let sources = match (from_file, cfg.error_rate_per_link > 0.0) {
             (true, true) => "the file's error rates, ERROR_RATE_PER_LINK",
             (true, false) => "the file's error rates",
             _ => "ERROR_RATE_PER_LINK",
         };
-        let _ = writeln!(
-            s,
-            "# Frames are lost ({sources}): rocesim's RC recovers them as the spec\n\
-             # says (NAK, go-back-N, ACK timeout up to retry_cnt); the reference only by\n\
-             # NACK, with no timeout, so a lost last packet stalls its flow there."
-        );
+        w.comment(&format!(
+            "Frames are lost ({sources}): rocesim's RC recovers them as the spec\n\
+             says (NAK, go-back-N, ACK timeout up to retry_cnt); the reference only by\n\
+             NACK, with no timeout, so a lost last packet stalls its flow there."
+        ));
     }
     if cfg.error_rate_per_link > 0.0 {
-        let _ = writeln!(
-            s,
-            "link_loss = {:?}   # ERROR_RATE_PER_LINK: every link the file gives no error rate",
-            cfg.error_rate_per_link
+        w.set(
+            "link_loss",
+            cfg.error_rate_per_link,
+            "   # ERROR_RATE_PER_LINK: every link the file gives no error rate",
         );
     }
     if let Some(d) = cfg.link_down {
@@ -374,35 +551,28 @@ pub fn import(
                 ),
             });
         }
-        let _ = writeln!(
-            s,
-            "reroute = true            # LINK_DOWN: every route is recomputed when the link fails\n\
-             \n  [[topology.link_event]]   # LINK_DOWN {} {} {}: at 2 s + {} us\n  \
-             between = [\"{}\", \"{}\"]\n  at = \"{}ps\"\n  state = \"down\"",
-            d.after.as_ns() / 1000,
-            d.a,
-            d.b,
-            d.after.as_ns() / 1000,
-            name(d.a),
-            name(d.b),
-            (rocesim_model::time::Ps::from_us(2_000_000) + d.after).0
+        let us = d.after.as_ns() / 1000;
+        w.set(
+            "reroute",
+            true,
+            "            # LINK_DOWN: every route is recomputed when the link fails",
         );
+        w.blank();
+        w.table(
+            &["topology", "link_event"],
+            true,
+            "  ",
+            &format!("   # LINK_DOWN {us} {} {}: at 2 s + {us} us", d.a, d.b),
+        );
+        w.set("between", Array::from_iter([name(d.a), name(d.b)]), "");
+        w.set(
+            "at",
+            format!("{}ps", (rocesim_model::time::Ps::from_us(2_000_000) + d.after).0),
+            "",
+        );
+        w.set("state", "down", "");
     }
-    let _ = writeln!(s);
-    let _ = writeln!(s, "{}", host_tables(&cfg, &topo_file));
-    let _ = writeln!(s, "[topology.nic]\nmtu = {mtu}\n");
-    let mut notes = Vec::new();
-    let _ = writeln!(s, "{}", switch_tables(config, &cfg, &topo, &mut notes));
-    let _ = writeln!(
-        s,
-        "\n[[traffic]]\nname = \"flows\"\nflows = \"{}\"",
-        rel(&flow_path)
-    );
-    Ok(Imported {
-        text: s,
-        approximated: unmodelled,
-        notes,
-    })
+    Ok(())
 }
 
 /// A scenario made from the reference's files.
@@ -482,132 +652,144 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
 
 /// `[topology.host]`: the reference's NIC, with the config's DCQCN knobs
 /// as the ConnectX names they map onto ([`DcqcnParams::hpcc_reference`]).
-fn host_tables(cfg: &HpccConfig, topo: &super::HpccTopology) -> String {
-    let mut s = String::from(
-        "# Every host: the reference's NIC (profile \"hpcc\": no window unless HAS_WIN, one ACK per\n\
-         # packet, sent ahead of the data but carrying the data's priority, so\n\
-         # switches queue it with the data; 1000-byte payloads, DCQCN with the\n\
-         # CNP flag on the ACK of every marked packet; frames timed, paced and\n\
-         # buffered at its sizes, captured at their real ones).\n",
+fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &super::HpccTopology) {
+    w.comment_at(
+        "",
+        "Every host: the reference's NIC (profile \"hpcc\": no window unless HAS_WIN, one ACK per\n\
+         packet, sent ahead of the data but carrying the data's priority, so\n\
+         switches queue it with the data; 1000-byte payloads, DCQCN with the\n\
+         CNP flag on the ACK of every marked packet; frames timed, paced and\n\
+         buffered at its sizes, captured at their real ones).",
     );
-    let _ = writeln!(s, "[topology.host]\nprofile = \"{NIC_PROFILE}\"");
-    let _ = writeln!(s, "\n  [topology.host.transport]");
-    let _ = writeln!(
-        s,
-        "  segment_bytes = {}        # PACKET_PAYLOAD_SIZE",
-        cfg.packet_payload_size
+    w.table(&["topology", "host"], false, "", "");
+    w.set("profile", NIC_PROFILE, "");
+    w.blank();
+    w.table(&["topology", "host", "transport"], false, "  ", "");
+    w.set(
+        "segment_bytes",
+        int(cfg.packet_payload_size),
+        "        # PACKET_PAYLOAD_SIZE",
     );
     // CC_MODE 1 carries no INT header (IntHeader::NONE), so a data packet
     // is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14, an ACK
     // 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`); the modes that add one are
     // refused above.
-    let _ = writeln!(
-        s,
-        "  header_bytes = {}          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
-        Billing::HPCC.header_bytes
+    w.set(
+        "header_bytes",
+        int(Billing::HPCC.header_bytes),
+        "          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
     );
-    let _ = writeln!(
-        s,
-        "  ack_bytes = {}             # its ACK, padded to 60 bytes",
-        Billing::HPCC.ack_bytes
+    w.set(
+        "ack_bytes",
+        int(Billing::HPCC.ack_bytes),
+        "             # its ACK, padded to 60 bytes",
     );
-    let _ = writeln!(
-        s,
-        "  ecmp_ports = \"flow\"       # its switches hash each flow's own UDP ports: 10000 + the pair's earlier flows, the flow's dport"
+    w.set(
+        "ecmp_ports",
+        "flow",
+        "       # its switches hash each flow's own UDP ports: 10000 + the pair's earlier flows, the flow's dport",
     );
     if cfg.has_win && cfg.global_t != 1 {
-        let _ = writeln!(
-            s,
-            "  window_bytes = \"path\"     # HAS_WIN 1, GLOBAL_T {}: each flow's own path's bandwidth-delay product",
-            cfg.global_t
+        w.set(
+            "window_bytes",
+            "path",
+            &format!(
+                "     # HAS_WIN 1, GLOBAL_T {}: each flow's own path's bandwidth-delay product",
+                cfg.global_t
+            ),
         );
     } else if cfg.has_win {
         let (bdp, rtt) = topo.max_bdp(cfg.packet_payload_size);
-        let _ = writeln!(
-            s,
-            "  window_bytes = {bdp}      # HAS_WIN 1, GLOBAL_T 1: maxBdp (maxRtt {rtt} ns)"
+        w.set(
+            "window_bytes",
+            int(bdp),
+            &format!("      # HAS_WIN 1, GLOBAL_T 1: maxBdp (maxRtt {rtt} ns)"),
         );
         if cfg.var_win {
-            let _ = writeln!(
-                s,
-                "  window_follows_rate = true  # VAR_WIN 1: window x DCQCN rate / line rate"
+            w.set(
+                "window_follows_rate",
+                true,
+                "  # VAR_WIN 1: window x DCQCN rate / line rate",
             );
         }
     }
     if !cfg.ack_high_prio {
         // RdmaEgressQueue::ack_q_idx = 3: the ACK queue stops with the
         // data's priority when the switch pauses it.
-        let _ = writeln!(
-            s,
-            "  ack_queue = 3             # ACK_HIGH_PRIO 0: ACKs wait when priority 3 is paused"
+        w.set(
+            "ack_queue",
+            3,
+            "             # ACK_HIGH_PRIO 0: ACKs wait when priority 3 is paused",
         );
     }
-    let _ = writeln!(s, "\n  [topology.host.dcqcn]");
+    w.blank();
+    w.table(&["topology", "host", "dcqcn"], false, "  ", "");
     match cfg.dcqcn() {
         Err(e) => {
-            let _ = writeln!(
-                s,
-                "  enable = false                # the config's {} {}{}",
-                e.key,
-                e.problem,
-                e.hint.map_or(String::new(), |h| format!(" ({h})"))
+            w.set(
+                "enable",
+                false,
+                &format!(
+                    "                # the config's {} {}{}",
+                    e.key,
+                    e.problem,
+                    e.hint.map_or(String::new(), |h| format!(" ({h})"))
+                ),
             );
         }
         Ok(p) => {
-            let knobs: [(&str, String, String); 9] = [
+            let knobs: [(&str, Value, String); 9] = [
                 (
                     "rpg_time_reset",
-                    p.rpg_time_reset.to_string(),
+                    int(p.rpg_time_reset),
                     format!("RP_TIMER {}", cfg.rp_timer),
                 ),
                 (
                     "rpg_threshold",
-                    p.rpg_threshold.to_string(),
+                    int(p.rpg_threshold),
                     format!("FAST_RECOVERY_TIMES {}", cfg.fast_recovery_times),
                 ),
                 (
                     "rpg_ai_rate",
-                    p.rpg_ai_rate.to_string(),
+                    int(p.rpg_ai_rate),
                     format!("RATE_AI {}", opt_rate(cfg.rate_ai)),
                 ),
                 (
                     "rpg_hai_rate",
-                    p.rpg_hai_rate.to_string(),
+                    int(p.rpg_hai_rate),
                     format!("RATE_HAI {}", opt_rate(cfg.rate_hai)),
                 ),
                 (
                     "rpg_min_rate",
-                    p.rpg_min_rate.to_string(),
+                    int(p.rpg_min_rate),
                     format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
                 ),
                 (
                     "dce_tcp_g",
-                    p.dce_tcp_g.to_string(),
+                    int(p.dce_tcp_g),
                     format!("EWMA_GAIN {}: alpha keeps g/1024", cfg.ewma_gain),
                 ),
                 (
                     "dce_tcp_rtt",
-                    p.dce_tcp_rtt.to_string(),
+                    int(p.dce_tcp_rtt),
                     format!("ALPHA_RESUME_INTERVAL {}", cfg.alpha_resume_interval),
                 ),
                 (
                     "rate_reduce_monitor_period",
-                    p.rate_reduce_monitor_period.to_string(),
+                    int(p.rate_reduce_monitor_period),
                     format!("RATE_DECREASE_INTERVAL {}", cfg.rate_decrease_interval),
                 ),
                 (
                     "clamp_tgt_rate",
-                    p.clamp_tgt_rate.to_string(),
+                    Value::from(p.clamp_tgt_rate),
                     format!("CLAMP_TARGET_RATE {}", u8::from(cfg.clamp_target_rate)),
                 ),
             ];
             for (k, v, why) in knobs {
-                let kv = format!("{k} = {v}");
-                let _ = writeln!(s, "  {kv:<29} # {why}");
+                w.set_aligned(k, v, 29, &why);
             }
         }
     }
-    s
 }
 
 fn opt_rate(r: Option<rocesim_model::time::Rate>) -> String {
@@ -617,25 +799,31 @@ fn opt_rate(r: Option<rocesim_model::time::Rate>) -> String {
 /// `[topology.switch]`: the buffer, the reference's MMU and its ECN
 /// thresholds for every link speed of the fabric.
 fn switch_tables(
+    w: &mut ScenarioFile,
     config: &Path,
     cfg: &HpccConfig,
     topo: &Topology,
     notes: &mut Vec<String>,
-) -> String {
-    let mut s = format!(
-        "# Every switch: BUFFER_SIZE {} (MiB), the reference's MMU (switch-mmu.cc:\n\
-         # reserves, headroom, dynamic PFC thresholds), RED marking on dequeue;\n\
-         # ECMP by MurmurHash3 seeded with each switch's node id (switch-node.cc),\n\
-         # the default of generated switches.\n\
-         [topology.switch]\nbuffer = \"{}MiB\"\n\n  [topology.switch.mmu]\n  preset = \"{SWITCH_PRESET}\"\n",
-        cfg.buffer_size, cfg.buffer_size
+) {
+    w.comment_at(
+        "",
+        &format!(
+            "Every switch: BUFFER_SIZE {} (MiB), the reference's MMU (switch-mmu.cc:\n\
+             reserves, headroom, dynamic PFC thresholds), RED marking on dequeue;\n\
+             ECMP by MurmurHash3 seeded with each switch's node id (switch-node.cc),\n\
+             the default of generated switches.",
+            cfg.buffer_size
+        ),
     );
+    w.table(&["topology", "switch"], false, "", "");
+    w.set("buffer", format!("{}MiB", cfg.buffer_size), "");
+    w.blank();
+    w.table(&["topology", "switch", "mmu"], false, "  ", "");
+    w.set("preset", SWITCH_PRESET, "");
+    w.blank();
     if !cfg.enable_qcn {
-        let _ = writeln!(
-            s,
-            "\n  # ENABLE_QCN 0: the switches mark nothing (no [topology.switch.ecn])."
-        );
-        return s;
+        w.comment("ENABLE_QCN 0: the switches mark nothing (no [topology.switch.ecn]).");
+        return;
     }
     let mut rates: Vec<_> = topo.links().iter().map(|l| l.rate).collect();
     rates.sort();
@@ -664,31 +852,51 @@ fn switch_tables(
                 config.display(),
                 fmt_rate(r)
             ));
-            let _ = write!(
-                s,
-                "\n  # {keys}: no entry for {}; the reference's optimized build reads 0 there:\n  # {marks}.",
+            w.comment(&format!(
+                "{keys}: no entry for {}; the reference's optimized build reads 0 there:\n{marks}.",
                 fmt_rate(r)
-            );
+            ));
         }
         red.push((fmt_rate(r), p));
     }
-    let table = |f: &dyn Fn(&RedParams) -> String| {
-        let parts: Vec<String> = red
-            .iter()
-            .map(|(r, p)| format!("\"{r}\" = {}", f(p)))
-            .collect();
-        format!("{{ {} }}", parts.join(", "))
+    // `{ "25Gbps" = ..., "100Gbps" = ... }`: a value per link speed.
+    let by_rate = |f: &dyn Fn(&RedParams) -> Value| {
+        let mut t = InlineTable::new();
+        for (r, p) in &red {
+            t.insert_formatted(&quoted_key(r), f(p));
+        }
+        Value::InlineTable(t)
     };
-    let kmin = table(&|p| format!("\"{}KB\"", p.kmin_bytes / 1000));
-    let kmax = table(&|p| format!("\"{}KB\"", p.kmax_bytes / 1000));
-    let pmax = table(&|p| format!("{}", p.pmax));
-    let _ = write!(
-        s,
-        "\n  [topology.switch.ecn]     # KMIN_MAP, KMAX_MAP, PMAX_MAP (KB = 1000 bytes)\n\
-         \x20 priorities = [0, 1, 2, 3, 4, 5, 6]   # all but 7, as the reference marks all but its queue 0 (ACKs too)\n\
-         \x20 kmin = {kmin}\n  kmax = {kmax}\n  pmax = {pmax}\n\
-         \x20 mark = \"dequeue\"          # on the bytes left behind the leaving packet\n\
-         \x20 ect_only = false          # whatever the packet's ECN field says\n"
+    w.table(
+        &["topology", "switch", "ecn"],
+        false,
+        "  ",
+        "     # KMIN_MAP, KMAX_MAP, PMAX_MAP (KB = 1000 bytes)",
     );
-    s
+    w.set(
+        "priorities",
+        Array::from_iter((0..7).map(i64::from)),
+        "   # all but 7, as the reference marks all but its queue 0 (ACKs too)",
+    );
+    w.set(
+        "kmin",
+        by_rate(&|p| format!("{}KB", p.kmin_bytes / 1000).into()),
+        "",
+    );
+    w.set(
+        "kmax",
+        by_rate(&|p| format!("{}KB", p.kmax_bytes / 1000).into()),
+        "",
+    );
+    w.set("pmax", by_rate(&|p| p.pmax.into()), "");
+    w.set(
+        "mark",
+        "dequeue",
+        "          # on the bytes left behind the leaving packet",
+    );
+    w.set(
+        "ect_only",
+        false,
+        "          # whatever the packet's ECN field says",
+    );
 }
