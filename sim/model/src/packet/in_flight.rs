@@ -54,10 +54,6 @@ pub enum L3 {
     /// PAUSE, untagged, to 01:80:c2:00:00:01, consumed by the MAC it
     /// reaches (never forwarded).
     MacControl(MacControlRepr),
-    /// An ICMP "port unreachable" (type 3 code 3) a host's IP stack sends
-    /// back about a RoCEv2 datagram it has no UDP listener for (a v2 frame
-    /// at a v1-only NIC). The quoted datagram is `about` and the packet's
-    /// `ib`; its bytes are made at the tap like any other.
     /// A TCP segment of the kernel's (`world::connect`), DSCP 0.
     Tcp {
         src: Ipv4Addr,
@@ -65,6 +61,10 @@ pub enum L3 {
         ttl: u8,
         seg: TcpSeg,
     },
+    /// An ICMP "port unreachable" (type 3 code 3) a host's IP stack sends
+    /// back about a RoCEv2 datagram it has no UDP listener for (a v2 frame
+    /// at a v1-only NIC). The quoted datagram is `about` and the packet's
+    /// `ib`; its bytes are made at the tap like any other.
     IcmpUnreachable {
         src: Ipv4Addr,
         dst: Ipv4Addr,
