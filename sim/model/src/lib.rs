@@ -27,7 +27,8 @@
 //! ```
 //!
 //! * [`engine`]: the event queue (integer picoseconds, insertion order for ties).
-//! * [`packet`]: a frame in flight as codec values, and the packet pool.
+//! * [`packet`]: a frame in flight as codec values (what hashes read of it,
+//!   what it is billed, what a tap emits), and the packet pool.
 //! * [`transport`]: RC queue pairs ([`transport::RcQp`]) and perftest-like
 //!   workloads.
 //! * [`cc`]: congestion control (DCQCN, RED) as pure algorithms.

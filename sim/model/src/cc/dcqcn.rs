@@ -30,7 +30,6 @@
 use core::ops::RangeInclusive;
 
 use super::ParamError;
-use super::np::CnpScope;
 use crate::time::{Ps, Rate};
 
 /// Which implementation's arithmetic and increase rule the reaction point
@@ -52,6 +51,20 @@ pub enum RpModel {
     /// before it is incremented: `s < F` fast recovery, `s == F` additive,
     /// `s > F` hyper. No byte counter.
     HpccReference,
+}
+
+/// What CNPs are paced by: a NIC setting, beside the knobs; the
+/// notification point builds its pacing keys from it ([`CnpScope::key`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CnpScope {
+    /// One pacer per receiving QP (the flow).
+    Qp,
+    /// One pacer per NIC port: all flows arriving there share it.
+    Port,
+    /// One pacer per (marked packet's source, destination) IP pair.
+    IpPair,
+    /// One pacer per CNP destination: the marked packet's source IP.
+    DestIp,
 }
 
 /// DCQCN parameters of a NIC: the reaction point's (`rpg_*`, `dce_tcp_*`,

@@ -16,7 +16,8 @@
 //! * [`red`]: the congestion point, RED/ECN marking per (egress port,
 //!   priority), with the reference simulator's per-link-speed tables.
 //! * [`dcqcn`]: the knobs ([`DcqcnParams`], named as the ConnectX firmware
-//!   names them) and their two presets.
+//!   names them, with the choices [`RpModel`] and [`CnpScope`]) and their
+//!   two presets.
 //! * [`rp`]: the reaction point ([`ReactionPoint`]), one per QP.
 //! * [`np`]: the notification point ([`NotificationPoint`]), one per NIC
 //!   port.
@@ -35,8 +36,8 @@ pub mod np;
 pub mod red;
 pub mod rp;
 
-pub use dcqcn::{DcqcnParams, ReferenceDcqcn, RpModel};
-pub use np::{CnpKey, CnpScope, MarkedPacket, NotificationPoint};
+pub use dcqcn::{CnpScope, DcqcnParams, ReferenceDcqcn, RpModel};
+pub use np::{CnpKey, MarkedPacket, NotificationPoint};
 pub use red::{MarkPoint, RedParams};
 pub use rp::{ReactionPoint, retime};
 

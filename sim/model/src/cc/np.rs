@@ -18,22 +18,9 @@
 
 use core::net::Ipv4Addr;
 
-use super::dcqcn::DcqcnParams;
+use super::dcqcn::{CnpScope, DcqcnParams};
 use crate::time::Ps;
 use rustc_hash::FxHashMap as FastMap;
-
-/// What CNPs are paced by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CnpScope {
-    /// One pacer per receiving QP (the flow).
-    Qp,
-    /// One pacer per NIC port: all flows arriving there share it.
-    Port,
-    /// One pacer per (marked packet's source, destination) IP pair.
-    IpPair,
-    /// One pacer per CNP destination: the marked packet's source IP.
-    DestIp,
-}
 
 /// The CE-marked packet as the NP sees it, for building its pacing key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -205,7 +205,6 @@ impl Switch {
     }
 
     /// The routes, in the order they were added.
-
     pub fn routes(&self) -> &[(IpNet, Vec<NextHop>)] {
         &self.routes
     }

@@ -22,14 +22,18 @@
 //! PFC: a port sends no frame of a priority whose bit is set in
 //! [`Port::paused`], which PFC and PAUSE frames from its peer set and clear
 //! (`world::pfc`); its own pending PAUSE frame goes before any queued one.
+//! Its pause state and counters, both directions, are [`pause`]'s
+//! [`PauseState`].
+
+pub mod pause;
 
 use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use super::pfc::{PauseConfig, PauseState};
 use crate::packet::PacketId;
 use crate::time::{Ps, Rate};
+use pause::{PauseConfig, PauseState};
 
 /// Priorities (802.1p classes) per port.
 pub const PRIOS: usize = 8;
