@@ -288,7 +288,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 table::check_line(
                     &scenario.display().to_string(),
                     &loaded.name,
-                    &w,
+                    w,
                     s.hosts.len(),
                     s.switches.len(),
                     s.links.len()

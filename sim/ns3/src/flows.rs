@@ -205,7 +205,7 @@ pub fn to_specs(flows: &[HpccFlow], topo: &Topology) -> Result<Vec<FlowSpec>, Tr
 }
 
 /// Flows as the reference's flow lines (node ids of `topo`'s hosts), to
-/// run the same traffic in the reference ([`write`]).
+/// run the same traffic in the reference ([`write()`]).
 /// The verb is dropped: the reference knows one kind of flow.
 pub fn from_specs(flows: &[FlowSpec], topo: &Topology) -> Vec<HpccFlow> {
     flows

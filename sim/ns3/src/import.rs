@@ -567,7 +567,10 @@ fn topology_table(
         w.set("between", Array::from_iter([name(d.a), name(d.b)]), "");
         w.set(
             "at",
-            format!("{}ps", (rocesim_model::time::Ps::from_us(2_000_000) + d.after).0),
+            format!(
+                "{}ps",
+                (rocesim_model::time::Ps::from_us(2_000_000) + d.after).0
+            ),
             "",
         );
         w.set("state", "down", "");

@@ -2,7 +2,7 @@
 //! dispatch of every event to the component it names.
 //!
 //! ```text
-//!   RcQp ──next_tx──▶ NIC (host.rs) ──▶ Port (port.rs) ──▶ Link (link.rs) ──▶ Port ──▶ Switch (switch.rs)
+//!   RcQp ──next_tx──▶ NIC (host.rs) ──▶ Port (port/) ──▶ Link (link.rs) ──▶ Port ──▶ Switch (switch.rs)
 //!     ▲               strict priority,   serialize,         delay, loss,                 learn, classify,
 //!     │               RR over QPs        egress queues      up/down                      forward (pure), buffer
 //!     │                                                                                     │
@@ -11,7 +11,7 @@
 //!
 //! | file | component | owns |
 //! |---|---|---|
-//! | `port.rs` | [`PortCounters`], the port | egress queues per priority, strict priority, byte accounting, the PFC pause seam |
+//! | `port/` | [`PortCounters`], the port | egress queues per priority, strict priority, byte accounting, the PFC pause seam; `port/pause.rs` its pause state and counters |
 //! | `link.rs` | the link | delay, loss and `ce_mark` (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
 //! | `profile.rs` | [`NicProfile`] | what a host's NIC does that verbs do not say: window, AckReq, ACKs, segments, ECN bits, trust, DCQCN |
