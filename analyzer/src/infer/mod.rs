@@ -2,7 +2,7 @@
 //!
 //! The captures are analyzed as `analyze` does (with each flow's first
 //! messages kept); the plan below is read off the report, and written as a
-//! scenario `rocesim run` replays ([`toml`]). What the captures cannot show
+//! scenario `rocesim run` replays (`infer/toml.rs`). What the captures cannot show
 //! is assumed, and the file says so where it is used.
 //!
 //! ```text

@@ -36,7 +36,7 @@
 //! scheduled it costs nothing. A port's `TxDone` is such an event
 //! (`World::schedule_tx_done`): most find nothing to send.
 //!
-//! Events due more than [`HORIZON`] ahead (timers, flows' starts: thousands
+//! Events due more than `HORIZON` ahead (timers, flows' starts: thousands
 //! in a fabric, most of them never the next) wait in a second heap; the
 //! next event is the smaller of the two heaps' first. The near heap, which
 //! nearly every event goes through, stays a few hundred entries deep.

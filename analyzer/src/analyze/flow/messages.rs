@@ -48,7 +48,7 @@ pub struct LoggedMessage {
 }
 
 /// The messages of a flow in the order they completed, up to
-/// [`MESSAGE_LOG_MAX`].
+/// `MESSAGE_LOG_MAX`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MessageLog {
     pub messages: Vec<LoggedMessage>,

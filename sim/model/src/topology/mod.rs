@@ -50,7 +50,7 @@
 //! compensate: the reference's `fat.txt` is a k = 8 fat-tree cut to 5 pods
 //! with 16 hosts per edge switch at 100G and 4 uplinks at 400G (1:1).
 //!
-//! A leaf-spine ([`LeafSpine`]) is the two-tier version: every leaf
+//! A leaf-spine (`LeafSpine`, in the scenario crate) is the two-tier version: every leaf
 //! (ToR) wired to every spine, optionally with several parallel links per
 //! leaf-spine pair; two hosts on different leaves are 4 links apart, over
 //! any spine.

@@ -1,6 +1,7 @@
 //! ARP as frames on the wire (`sim.arp = "frames"`).
 //!
-//! The same kernel rules as the instantaneous model in [`super::build`],
+//! The same kernel rules as the instantaneous model of the scenario crate's
+//! build (`rocesim_scenario::build`),
 //! played out with real ARP frames before a workload's first packet:
 //!
 //! ```text

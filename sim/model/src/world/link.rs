@@ -198,7 +198,7 @@ impl World {
     /// A `TxDone` only pumps the port, so one that would find nothing to
     /// send is left out: most are, on ports that carry ACKs or a paced
     /// QP's frames. Whatever gives a busy port work later calls
-    /// [`World::pump`], which schedules it then; it runs exactly where it
+    /// `World::pump`, which schedules it then; it runs exactly where it
     /// would have, its key being the one it had. A sample tick schedules
     /// those still ahead (they are activity for the sampler) and the end of
     /// the run counts them (`World::run`).

@@ -151,8 +151,8 @@ pub struct World {
     /// The progress bar's count of finished flows, kept by
     /// [`World::count_finished_flows`].
     pub flow_tally: flows::FlowTally,
-    /// Taps checked by a build without a tap directory, for
-    /// [`World::open_taps`].
+    /// Taps checked by a build without a tap directory, whose files the
+    /// scenario crate's `open_taps` creates.
     pub tap_plans: Vec<tap::TapPlan>,
     /// A generated fabric that re-routes when a link changes.
     pub reroute: Option<Box<reroute::Rerouter>>,
