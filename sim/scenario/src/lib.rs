@@ -6,9 +6,9 @@
 //! ```text
 //!  scenario.toml, --set KEY=VALUE
 //!      │  load::load_str      parse into a spanned tree (tree), apply each --set
-//!      │  fabric::expand      [topology] ─▶ generated [[host]], [[switch]], [[link]] tables
+//!      │  lower::topology     [topology] ─▶ generated [[host]], [[switch]], [[link]] tables
 //!      │  serde               ─▶ schema::Scenario (deny_unknown_fields)
-//!      │  traffic::lower      [[traffic]] ─▶ one [[workload]] per flow, Scenario::flows
+//!      │  lower::traffic      [[traffic]] ─▶ one [[workload]] per flow, Scenario::flows
 //!      ▼
 //!  Loaded { scenario, name, path } ── Loaded::locate(&ModelError) ─▶ Diagnostic
 //!      │  build::build_world  names, hosts (profile), fabric, qos, taps, workloads
@@ -32,9 +32,9 @@
 //!
 //! ```text
 //!  module       holds                                                 imports (of this crate)
-//!  load         Loaded, load, load_str; --set; serde's wording        fabric traffic tree schema diagnostic
-//!  fabric       [topology] lowered into tables (generate::topology)   generate tree schema diagnostic
-//!  traffic      [[traffic]] lowered into workloads, ideal FCTs        generate profile schema diagnostic
+//!  load         Loaded, load, load_str; --set; serde's wording        lower tree schema diagnostic
+//!  lower/       topology: [topology] into tables (generate::topology) generate tree schema diagnostic
+//!               traffic: [[traffic]] into workloads, ideal FCTs       generate profile schema diagnostic
 //!  build/       build_world, open_taps: Scenario ─▶ World, checked    profile schema diagnostic
 //!  profile      a host's NIC profile: preset + its overrides          schema diagnostic
 //!  tree         the spanned TOML tree: owned, key path ⇄ span         diagnostic
@@ -45,7 +45,7 @@
 //!
 //! No module imports one that imports it back (`scripts/module-cycles
 //! sim/scenario`): the schema and the generators are leaves, the lowering
-//! steps ([`fabric`], [`traffic`]) sit under [`load`](mod@load), and the builder
+//! steps ([`lower`]) sit under [`load`](mod@load), and the builder
 //! ([`build`]) only reads a loaded [`Scenario`]. The reference's file
 //! formats (topology, flow and CDF files) are read through `rocesim_ns3`.
 
@@ -55,12 +55,11 @@
 
 pub mod build;
 pub mod diagnostic;
-pub mod fabric;
 pub mod generate;
 pub mod load;
+pub mod lower;
 pub mod profile;
 pub mod schema;
-pub mod traffic;
 pub mod tree;
 
 pub use build::{BuildOptions, build_world, open_taps};

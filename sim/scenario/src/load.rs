@@ -16,9 +16,9 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::diagnostic::{Diagnostic, ModelError, closest, line_col};
-use crate::fabric;
+use crate::lower::topology as fabric;
+use crate::lower::traffic;
 use crate::schema::Scenario;
-use crate::traffic;
 use crate::tree::{SET_BASE, SET_STRIDE, own_value, path_at, span_of, unsafe_extend};
 
 /// A parsed scenario with what is needed to place later errors.

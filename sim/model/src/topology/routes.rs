@@ -191,7 +191,7 @@ pub fn ecmp_routes_over(
 
 /// [`ecmp_routes_over`], the search visiting neighbours in `order`: for a
 /// graph of the reference's topology that is not numbered as its file (a
-/// scenario's own graph, `scenario::traffic::graph`).
+/// scenario's own graph, `rocesim_scenario::lower::traffic::graph`).
 pub fn ecmp_routes_searching(
     topo: &Topology,
     order: SearchOrder,

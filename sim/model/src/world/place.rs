@@ -11,8 +11,8 @@ use roce_codec::Psn;
 use roce_codec::frame::{EthRepr, VlanTag};
 
 use super::World;
-use super::dcqcn::QpCc;
 use super::host::IfaceKind;
+use super::nic_cc::QpCc;
 use super::profile::{RoceMode, Trust};
 use super::qp::{QpSlot, Role};
 use crate::cc::ReactionPoint;

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!   Drive ──▶ workload posts work ─┐                     ┌ ACKs at their own priority → port queue
-//!   Arrive ─▶ RcQp::on_receive ────┤                     ├ DCQCN rate → RcQp::change_rate (dcqcn.rs)
+//!   Arrive ─▶ RcQp::on_receive ────┤                     ├ DCQCN rate → RcQp::change_rate (nic_cc.rs)
 //!   QpTimer ─▶ RcQp::on_timer ─────┼─▶ after_qp_change ─▶├ tx_ready_at: now → on the NIC's active list
 //!   RpDeadline ─▶ ReactionPoint ───┘                     │            later → QpWake at that time
 //!   QpWake ──▶ on the active list                        └ next_timer ─▶ QpTimer (re-armed)
@@ -19,7 +19,7 @@ use roce_codec::frame::{EthRepr, VlanTag};
 use serde::Serialize;
 
 use super::World;
-use super::dcqcn::QpCc;
+use super::nic_cc::QpCc;
 use crate::engine::{Event, Scheduler};
 use crate::packet::{Billing, L3, Packet, PacketId, frame_sizes};
 use crate::time::Ps;
@@ -109,7 +109,7 @@ pub struct QpSlot {
     pub tx_bytes: u64,
     pub tx_packets: u64,
     pub tx_payload: u64,
-    /// DCQCN and the NIC's ACK priority (`world::dcqcn`).
+    /// DCQCN and the NIC's ACK priority (`world::nic_cc`).
     pub cc: QpCc,
 }
 

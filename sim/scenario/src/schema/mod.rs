@@ -14,8 +14,8 @@
 //!  qos.rs       [switch.ecn], [switch.mmu], [host.pfc]          (schema::qos)
 //!  link.rs      [[link]], [[link.event]]
 //!  workload.rs  [[workload]], [[workload.message]]
-//!  topology.rs  [topology]: a generated fabric                  (lowered by crate::fabric)
-//!  traffic.rs   [[traffic]]: generated or imported flows        (lowered by crate::traffic)
+//!  topology.rs  [topology]: a generated fabric                  (lowered by crate::lower::topology)
+//!  traffic.rs   [[traffic]]: generated or imported flows        (lowered by crate::lower::traffic)
 //! ```
 //!
 //! Every type is re-exported at `schema::` (`schema::HostCfg`) except
@@ -75,9 +75,9 @@ pub struct Scenario {
     #[serde(default)]
     pub output: OutputCfg,
     /// A generated fabric, already lowered into `hosts`, `switches` and
-    /// `links` when serde sees it ([`crate::fabric`]).
+    /// `links` when serde sees it ([`crate::lower::topology`]).
     pub topology: Option<TopologyCfg>,
-    /// Flow workloads ([`crate::traffic`]), lowered into `workloads`.
+    /// Flow workloads ([`crate::lower::traffic`]), lowered into `workloads`.
     #[serde(default, rename = "traffic")]
     pub traffic: Vec<TrafficCfg>,
     /// The flows `traffic` lowered, in start order.

@@ -1,5 +1,5 @@
 //! `[topology]`: a generated fabric (how it is lowered into `[[host]]`,
-//! `[[switch]]` and `[[link]]` tables: [`crate::fabric`]).
+//! `[[switch]]` and `[[link]]` tables: [`crate::lower::topology`]).
 
 use serde::Deserialize;
 
@@ -28,7 +28,7 @@ fn one_us() -> Dur {
     Dur(rocesim_model::time::Ps::from_us(1))
 }
 
-/// `[topology]`: a generated fabric (see [`crate::fabric`]).
+/// `[topology]`: a generated fabric (see [`crate::lower::topology`]).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {

@@ -1,6 +1,6 @@
 //! `[[traffic]]`: flows from size distributions and arrival processes, or
 //! from the reference's flow file (lowered into `[[workload]]`s by
-//! [`crate::traffic`]).
+//! [`crate::lower::traffic`]).
 
 use serde::Deserialize;
 

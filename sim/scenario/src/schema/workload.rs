@@ -111,7 +111,7 @@ pub struct WorkloadCfg {
     /// The port of its bond (1-based) the client's QPs send on, set after
     /// the round robin as `mlx5dv_modify_qp_lag_port` sets it: only on a
     /// bond in RoCE LAG queue-affinity mode. Flows of the HPCC reference's
-    /// flow files get the NIC the reference picks ([`crate::traffic`]).
+    /// flow files get the NIC the reference picks ([`crate::lower::traffic`]).
     pub client_lag_port: Option<u8>,
     /// The same for the server's QPs.
     pub server_lag_port: Option<u8>,

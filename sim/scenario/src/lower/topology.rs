@@ -40,7 +40,7 @@
 //! layer3+4, `lag = "queue-affinity"`: each QP keeps one port) holds it.
 //! A flow of `[[traffic]]` whose host numbers its ports as the reference
 //! does (`ecmp_ports = "flow"`) is then pinned to the NIC the reference's
-//! `GetNicIdxOfQp` picks ([`crate::traffic`], `client_lag_port`); other
+//! `GetNicIdxOfQp` picks ([`crate::lower::traffic`], `client_lag_port`); other
 //! QPs take the ports in turn. Every switch answers to one router MAC
 //! (`ANYCAST_GATEWAY_MAC`): the bond sends the same frame out of either
 //! NIC, and whichever switch gets it is the gateway.
@@ -74,7 +74,7 @@ struct Pre {
 }
 
 /// Whether a `--set` must wait for the generated tables (it names one).
-pub(super) fn set_needs_fabric(key: &str) -> bool {
+pub(crate) fn set_needs_fabric(key: &str) -> bool {
     ["host.", "switch.", "link."]
         .iter()
         .any(|p| key.starts_with(p))
@@ -164,7 +164,7 @@ fn kind_name(k: TopologyKind) -> &'static str {
 
 /// [`expand`] for the scenario file at `path` (whose text is `text`),
 /// with errors placed in it.
-pub(super) fn expand_located(
+pub(crate) fn expand_located(
     tree: &mut Spanned<DeTable<'static>>,
     path: &Path,
     text: &str,
@@ -188,7 +188,7 @@ pub(super) fn expand_located(
 }
 
 /// Expands `[topology]` in `tree` (see the module docs); no-op without one.
-pub(super) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Result<(), ModelError> {
+pub(crate) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Result<(), ModelError> {
     let pre = Pre::deserialize(toml::de::Deserializer::from(tree.clone()))
         .map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.message().to_string()))?;
     let Some(cfg) = pre.topology else {
@@ -303,7 +303,7 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
     // `ali_32host_10rack.txt`) holds its address on a bond of all its
     // links, each QP on one of them for its life, as the reference keeps a
     // QP on the NIC it picked (`RdmaHw::GetNicIdxOfQp`; flows get that very
-    // NIC, `crate::traffic`). Its gateway is then every switch it is
+    // NIC, `crate::lower::traffic`). Its gateway is then every switch it is
     // cabled to: they all answer to one router MAC, as an anycast gateway
     // does.
     let multi_homed = topo.multi_homed_hosts().next().is_some();

@@ -1,5 +1,6 @@
-//! DCQCN in the world: the NIC's notification point turns CE marks into
-//! CNPs on the wire, and each QP's reaction point paces the QP.
+//! DCQCN in the world (the NIC's congestion control): the NIC's
+//! notification point turns CE marks into CNPs on the wire, and each QP's
+//! reaction point paces the QP.
 //!
 //! ```text
 //!  receiver NIC (host.rs → congestion_rx)                 sender NIC
