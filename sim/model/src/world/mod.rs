@@ -151,9 +151,6 @@ pub struct World {
     /// The progress bar's count of finished flows, kept by
     /// [`World::count_finished_flows`].
     pub flow_tally: flows::FlowTally,
-    /// Taps checked by a build without a tap directory, whose files the
-    /// scenario crate's `open_taps` creates.
-    pub tap_plans: Vec<tap::TapPlan>,
     /// A generated fabric that re-routes when a link changes.
     pub reroute: Option<Box<reroute::Rerouter>>,
     /// In a partitioned run (`[sim] partitions = 2`): which components
@@ -210,7 +207,6 @@ impl World {
             flows,
             pending: Vec::new(),
             flow_tally: Default::default(),
-            tap_plans: Vec::new(),
             reroute: None,
             split: None,
         }

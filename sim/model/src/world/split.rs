@@ -283,7 +283,6 @@ pub fn pair(w: &mut World, twin: &mut World, plan: Plan) {
 /// the merge brings it back.
 pub fn hand_over_taps(w: &mut World, twin: &mut World) {
     let plan = &w.split.as_deref().expect("a part").plan;
-    twin.tap_plans.clear();
     twin.taps = w
         .taps
         .iter()

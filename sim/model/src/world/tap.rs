@@ -3,24 +3,13 @@
 //! when its last bit arrived). Bytes are made here and only here, by the
 //! codec's `FrameRepr::emit`, with valid lengths, checksums and ICRCs.
 
-use roce_capture::write::{CaptureFormat, CaptureWriter};
+use roce_capture::write::CaptureWriter;
 
 use crate::packet::Packet;
 use crate::time::Ps;
 
 /// All-zero payload bytes: the simulator does not model data contents.
 static ZEROS: [u8; 4096] = [0; 4096];
-
-/// A checked tap, whose capture file is created once the whole scenario
-/// is good: the port, the file it writes and its format, and the index of
-/// the tap in the scenario.
-#[derive(Debug)]
-pub struct TapPlan {
-    pub index: usize,
-    pub port: u32,
-    pub file: String,
-    pub format: CaptureFormat,
-}
 
 pub struct Tap {
     pub port: u32,

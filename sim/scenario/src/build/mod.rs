@@ -104,7 +104,7 @@ pub fn build_world(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Wor
     names::check_names(sc)?;
     hosts::add_hosts(&mut w, sc)?;
     let ports = fabric::add_fabric(&mut w, sc)?;
-    let taps = taps::check_taps(&w, sc, &ports)?;
+    taps::check_taps(&w, sc, &ports)?;
     if let Some(topo) = &sc.fabric {
         let r = rocesim_model::world::reroute::Rerouter::new(&w, topo.clone()).map_err(|e| {
             ModelError::new(crate::KeyPath::root().key("topology").key("reroute"), e)
@@ -112,7 +112,6 @@ pub fn build_world(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Wor
         w.reroute = Some(Box::new(r));
     }
     workloads::add_workloads(&mut w, sc)?;
-    w.tap_plans = taps;
     if let Some(dir) = &opts.tap_dir {
         open_taps(&mut w, sc, dir)?;
     }
@@ -124,9 +123,21 @@ pub fn build_world(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Wor
 
 /// Creates the capture files of a world built without a tap directory
 /// in `dir`: a run builds (and so checks) the whole scenario before it
-/// makes its output directory, then opens the taps there.
+/// makes its output directory, then opens the taps there. A world whose
+/// taps are open already is left as it is.
 pub fn open_taps(w: &mut World, sc: &Scenario, dir: &Path) -> Result<(), ModelError> {
-    let plans = std::mem::take(&mut w.tap_plans);
+    if !w.taps.is_empty() {
+        return Ok(());
+    }
+    // The ports by name, as the build cabled them (a port is named by its
+    // link endpoint).
+    let ports: fabric::PortNames = w
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name().to_string(), i as u32))
+        .collect();
+    let plans = taps::check_taps(w, sc, &ports)?;
     taps::open_taps(w, sc, plans, dir)
 }
 

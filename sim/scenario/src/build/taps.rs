@@ -10,7 +10,7 @@ use super::names::root;
 use crate::diagnostic::ModelError;
 use crate::schema::{Scenario, TapFormat};
 use rocesim_model::world::World;
-use rocesim_model::world::tap::{Tap, TapPlan};
+use rocesim_model::world::tap::Tap;
 
 pub(super) fn check_taps(
     w: &World,
@@ -73,6 +73,16 @@ pub(super) fn check_taps(
         });
     }
     Ok(plans)
+}
+
+/// A checked tap: the port, the file it writes and its format, and the
+/// index of the tap in the scenario.
+#[derive(Debug)]
+pub(super) struct TapPlan {
+    index: usize,
+    port: u32,
+    file: String,
+    format: CaptureFormat,
 }
 
 /// Creates the capture files in `dir` and attaches them to their ports.
