@@ -9,7 +9,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
-use super::csv::with_previous;
+use super::intervals::with_previous;
+use super::shortlist::keep_most;
 use crate::time::Ps;
 use crate::world::{PortSample, QpSample, QpView, Role, World};
 
@@ -290,7 +291,7 @@ pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
     let total = ports.len();
     // The busiest, in port order: a fabric's 320 lines are a blur.
     let all: Vec<usize> = (0..total).collect();
-    let shown = super::table::keep_most(&all, MAX_PORT_LINES, |&i| ports[i].0.counters().tx_bytes);
+    let shown = keep_most(&all, MAX_PORT_LINES, |&i| ports[i].0.counters().tx_bytes);
     let mut shown = shown.into_iter().peekable();
     let port_series: Vec<Series> = ports
         .into_iter()

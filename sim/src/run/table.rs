@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use roce_capture::human::{plural, table};
 
 use super::Axis;
+use super::shortlist::keep_most;
 use super::summary::Summary;
 use super::sweep::{SweepRow, mean_min_max};
 use crate::world::{QpStatus, World};
@@ -242,24 +243,6 @@ pub fn summary_table(s: &Summary) -> String {
         s.aggregate_goodput_gbps
     );
     out
-}
-
-/// The indices of `rows` to show: all of them up to `limit`, else the
-/// `limit` greatest by `rank`, in their original order (ties keep it too).
-pub(super) fn keep_most<K: Ord>(
-    rows: &[usize],
-    limit: usize,
-    rank: impl Fn(&usize) -> K,
-) -> Vec<usize> {
-    if rows.len() <= limit {
-        return rows.to_vec();
-    }
-    let mut by_rank = rows.to_vec();
-    // Stable: equal ranks keep table order.
-    by_rank.sort_by_key(|i| std::cmp::Reverse(rank(i)));
-    by_rank.truncate(limit);
-    by_rank.sort_unstable();
-    by_rank
 }
 
 /// The flows' slowdowns (FCT over the ideal), overall and per size.
