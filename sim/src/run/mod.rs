@@ -27,6 +27,7 @@ mod intervals;
 pub mod plot;
 pub mod prom;
 mod queues;
+mod rate_plots;
 mod shard;
 mod shortlist;
 pub mod summary;
@@ -236,10 +237,10 @@ pub fn write_outputs(
     // list cost the 2:1 star 5-6 ms more (16 ms to 22 from the loop's end).
     type Task<'a> = Box<dyn FnOnce() -> Result<(), String> + Send + 'a>;
     let tasks: Vec<Task<'_>> = vec![
-        Box::new(|| plot::port_plot(w, dir)),
-        Box::new(|| plot::qp_plot(w, dir)),
+        Box::new(|| rate_plots::port_plot(w, dir)),
+        Box::new(|| rate_plots::qp_plot(w, dir)),
         Box::new(|| fct::write(w, dir, s.fct.as_ref())),
-        Box::new(|| plot::rate_plot(w, dir)),
+        Box::new(|| rate_plots::rate_plot(w, dir)),
         Box::new(|| {
             if queues::wanted(w) {
                 queues::queues_plot(w, dir)?;
