@@ -186,7 +186,7 @@ pub fn summary_table(s: &Summary) -> String {
     }
     if let Some(f) = &s.fct {
         out.push('\n');
-        out.push_str(&fct_table(f));
+        out.push_str(&super::fct::table(f));
     }
     // A fabric of multi-homed hosts has a bond per host: those that failed
     // over first, then the least balanced (the largest slave's share).
@@ -242,45 +242,6 @@ pub fn summary_table(s: &Summary) -> String {
         "\naggregate goodput: {:.2} Gb/s\n  (all client QPs' payload over the workload's span; a QP's goodput is over its own span)\n",
         s.aggregate_goodput_gbps
     );
-    out
-}
-
-/// The flows' slowdowns (FCT over the ideal), overall and per size.
-fn fct_table(f: &super::fct::FctSummary) -> String {
-    let mut out = format!(
-        "flow completion: {} of {} finished; slowdown = FCT / ideal FCT\n",
-        f.finished,
-        plural(f.flows as u64, "flow")
-    );
-    let mut rows = vec![row(["flow size", "flows", "p50", "p95", "p99"])];
-    let p = &f.slowdown;
-    rows.push(vec![
-        "all".into(),
-        f.finished.to_string(),
-        format!("{:.2}", p.p50),
-        format!("{:.2}", p.p95),
-        format!("{:.2}", p.p99),
-    ]);
-    let named = [("small", &f.small), ("large", &f.large)];
-    for (name, b) in f.by_size.iter().map(|b| ("", b)).chain(named) {
-        if b.flows == 0 {
-            continue;
-        }
-        let label = super::fct::label(b);
-        rows.push(vec![
-            if name.is_empty() {
-                label
-            } else {
-                format!("{label} ({name})")
-            },
-            b.flows.to_string(),
-            format!("{:.2}", b.p50),
-            format!("{:.2}", b.p95),
-            format!("{:.2}", b.p99),
-        ]);
-    }
-    out.push_str(&table(&rows));
-    let _ = writeln!(out, "  (max {:.2}; every flow in fct.csv)", p.max);
     out
 }
 
