@@ -23,6 +23,7 @@ mod csv;
 pub mod devices;
 pub mod fct;
 mod figures;
+mod grid;
 mod intervals;
 pub mod plot;
 pub mod prom;
@@ -49,12 +50,10 @@ use crate::time::Ps;
 use crate::world::{Progress, World};
 
 pub use csv::{ports_csv, qps_csv};
+pub use grid::{Axis, SweepRow, mean_min_max, parse_axis, parse_seeds, same_outcome};
 pub use shard::{Merged, Shard, SweepId, merge as merge_sweep};
 pub use summary::Summary;
-pub use sweep::{
-    Axis, SweepRow, check_sweep_out, mean_min_max, parse_axis, parse_seeds, same_outcome, sweep,
-    write_sweep,
-};
+pub use sweep::{check_sweep_out, sweep, write_sweep};
 
 #[derive(Debug, Error)]
 pub enum RunError {

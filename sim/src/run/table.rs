@@ -6,10 +6,9 @@ use std::fmt::Write as _;
 
 use roce_capture::human::{plural, table};
 
-use super::Axis;
+use super::grid::{Axis, SweepRow, mean_min_max};
 use super::shortlist::keep_most;
 use super::summary::Summary;
-use super::sweep::{SweepRow, mean_min_max};
 use crate::world::{QpStatus, World};
 
 /// `rocesim check`'s line: what the scenario builds.
