@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::RunError;
+use super::error::RunError;
 
 /// One `--set KEY=V1,V2,...` axis of a sweep.
 #[derive(Debug, Clone)]

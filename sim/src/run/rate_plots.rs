@@ -241,7 +241,7 @@ mod tests {
         let run_scenario = |name: &str, sets: &[String]| {
             let scenario =
                 Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}.toml"));
-            let (_, mut w) = crate::run::check(&scenario, sets).unwrap();
+            let (_, mut w) = crate::run::lifecycle::check(&scenario, sets).unwrap();
             w.run(&mut ());
             w
         };

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::RunError;
+use super::error::RunError;
 use super::grid::{Axis, SweepRow};
 
 /// The file each shard writes beside its partial `sweep.csv`.

@@ -12,11 +12,13 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::atomic_dir::{check_replaceable, write_dir_atomically};
+use super::error::RunError;
 use super::grid::{Axis, SweepRow, grid_points, mean_min_max};
+use super::lifecycle::check;
 use super::plot::{Series, line_plot};
 use super::shard::{MANIFEST, Shard, SweepId, manifest_json};
 use super::summary::Summary;
-use super::{RunError, check, check_replaceable, write_dir_atomically};
 use crate::world::QpStatus;
 
 /// Runs every combination of `axes` × `seeds` (only `shard`'s slice of
