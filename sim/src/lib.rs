@@ -8,57 +8,71 @@
 //! switches and host NICs, and ECN marking at switch egress. Packets carry `roce-codec`
 //! reprs; bytes exist only at capture taps, written by the codec's `emit`.
 //!
-//! ## Crate map
+//! This crate is the `rocesim` binary: its command line (`main.rs`: flags,
+//! exit codes, the progress bar) over [`run`], what a run leaves behind
+//! (the run directory, `summary.json`, CSVs, plots, printed tables, sweeps
+//! and their shards), and [`parallel`], the run of a world cut into parts
+//! on threads of their own. The simulation is the three crates below it.
+//!
+//! ## Crates
 //!
 //! ```text
-//!   main.rs (binary: flags, exit codes, progress bar)
-//!      │
-//!   run/        run directory, sweeps, summary.json, CSV, plots, printed tables, QpFigures
-//!      │        reads the world only through world::view
-//!   world/      the network: components in arenas, one scheduler, event dispatch;
-//!      │        build/ turns a Scenario into a World; mmu.rs the switch buffer, pfc.rs pauses
-//!      ├──────────────────────┐
-//!   transport/  RC QPs and    cc/  DCQCN reaction and notification points, RED marking
-//!      │        workloads      │   (pure algorithms: told the time, say what to do)
-//!      │        (sans-I/O)     │
-//!   engine  packet  time  units  rng  fasthash     scenario/  (TOML, --set, errors at their key)
-//!                                                  topology/, traffic/, hpcc/  (fabrics, flows,
-//!                                                  the ns-3 reference's files: inputs, no simulation)
+//!   rocesim           this crate: main.rs (the CLI) over run/ (run directory, summary.json,
+//!      │              CSV, plots, printed tables, sweeps, shards) and parallel/ (a world's
+//!      │              parts on threads: their windows, mail, samples, merge); reads a
+//!      │              finished world only through rocesim_model::world::view
+//!   rocesim-scenario  TOML scenarios, --set, errors at file:line:col and key, fabric and
+//!      │              traffic generators, build/: a Scenario turned into a World
+//!   rocesim-ns3       the HPCC ns-3 reference's files: config, topology, flows, size CDFs,
+//!      │              fct.txt, and import-hpcc (inputs and results, no simulation)
+//!   rocesim-model     the network and nothing else: engine, packets, transport (RC QPs,
+//!      │              workloads), cc (DCQCN, RED), world (ports, links, hosts and NICs,
+//!      │              bonds, switches, taps, the sampler, read-only views); no files
+//!   roce-capture      pcap/pcapng reading and writing, QpFigures, tables and counts as
+//!      │              roce-pcap prints them
+//!   roce-codec        RoCE v1/v2 wire formats (parse and emit), ICRC, PSNs, LAG/ECMP hashes
 //!
-//!   each module uses only the ones below it (or beside it, in the last row)
+//!   codec ◀── capture ◀── model ◀── ns3 ◀── scenario ◀── rocesim
+//!   each crate uses only the ones below it
 //! ```
 //!
-//! One event's way through the world (`world::World::run` pops the earliest
-//! event, equal times in insertion order, and hands it to the component it
-//! names):
+//! * [`rocesim_model`]: the event engine, packets, RC queue pairs, congestion
+//!   control as pure algorithms, the world and its views; how one event
+//!   travels through the world is drawn in [`rocesim_model::world`].
+//! * [`rocesim_scenario`]: loading, `--set`, diagnostics at their key,
+//!   generated fabrics and traffic, and [`rocesim_scenario::build_world`].
+//! * [`rocesim_ns3`]: the reference's formats, parsed and written.
+//!
+//! Re-exported here under the names the binary, the tests and the book use:
+//! the model's modules at the top (`rocesim::world`, `rocesim::transport`,
+//! ...), `rocesim::scenario` (rocesim-scenario) and `rocesim::hpcc`
+//! (rocesim-ns3).
+//!
+//! ## The `run` module
 //!
 //! ```text
-//!   Drive/QpTimer/QpWake ─▶ world/qp.rs ─▶ RcQp ─▶ NIC active list (host.rs)
-//!   TxDone ─▶ port free ─▶ pump: host.rs (kernel frames, then QPs by strict priority)
-//!   (scheduled only for a port with more to send; link.rs schedule_tx_done)
-//!                              switch.rs (egress queues, strict priority)
-//!         ─▶ port.rs start_tx ─▶ link.rs carry ─▶ Arrive at the peer port
-//!   Arrive ─▶ host.rs: MAC, GID, QPN ─▶ RcQp::on_receive ─▶ workload ─▶ QP re-armed
-//!          ─▶ switch.rs: learn, classify, forward (pure) ─▶ buffer ─▶ egress queue ─▶ pump
-//!   Link / Miimon ─▶ carrier at both ends, bond failover, QPs moved to the new slave
-//!   ArpStart / ArpRetry ─▶ arp.rs: ARP on the wire before a workload starts
-//!   SocketStart ─▶ connect.rs: perftest's TCP set-up (`connect = "socket"`), then the QPs
-//!   (a v2 frame at a v1-only NIC ─▶ icmp.rs: the kernel's port unreachable)
-//!   Sample ─▶ sample.rs: the time series
+//!   run/
+//!     lifecycle.rs   rocesim check, rocesim run: load, build, run, write the run directory
+//!     atomic_dir.rs    which appears whole or not at all (.<out>.tmp-<pid>, renamed into place)
+//!     outputs.rs     every file of a run directory, from the finished world, on two threads:
+//!       summary.rs     summary.json (Summary); counters.rs its counters under hardware names
+//!       figures.rs     the summary as roce-pcap's QpFigures (Summary::qp_figures)
+//!       csv.rs         ports.csv, qps.csv; intervals.rs: rates from the sampled series
+//!       prom.rs        counters.prom; devices.rs: a host's devices as Linux shows them
+//!       sysfs.rs       sysfs/<host>/class/{infiniband,net}/...
+//!       rate_plots.rs  ports, qps and rates .png/.svg; plot.rs: the drawing (PNG, SVG, font)
+//!       queues.rs      queues.csv and its plot (runs with flow control)
+//!       fct.rs         flow completion: summary section, fct.txt, fct.csv, plot, printed table
+//!     table.rs       what rocesim prints; shortlist.rs: a long list cut to its telling rows
+//!     sweep.rs       a grid of runs ─▶ sweep.csv, sweep.json, sweep.png/svg
+//!     grid.rs          axes × seeds, a point's SweepRow, mean/min/max over its seeds
+//!     shard.rs         one slice of a grid per machine (shard.json) ─▶ merge
+//!     error.rs       RunError: exit status 2 (scenario, flag) or 1 (outputs)
 //! ```
 //!
-//! * [`engine`]: the event queue (integer picoseconds, insertion order for ties).
-//! * [`packet`]: a frame in flight as codec values, and the packet pool.
-//! * [`transport`]: RC queue pairs ([`transport::RcQp`]) and perftest-like
-//!   workloads.
-//! * [`world`]: ports, links, hosts and NICs, bonds, switches, taps, the
-//!   sampler, read-only views, and construction from a scenario.
-//! * [`scenario`]: loading, `--set`, and error reports at their key.
-//! * [`run`]: the run directory lifecycle and sweeps; what they write
-//!   ([`run::Summary`], CSV, plots) and what `rocesim` prints.
-//! * [`cc`]: congestion control (DCQCN, RED) as pure algorithms.
-//! * [`topology`], [`traffic`], [`hpcc`]: fabrics and flows to simulate,
-//!   generated or read from the HPCC ns-3 reference's files.
+//! Which file uses which is drawn in [`run`]: each only files on the rows
+//! below its own, none of them `run/mod.rs`, which only maps and
+//! re-exports them.
 //!
 //! ## One vocabulary with roce-pcap
 //! `summary.json` describes every QP from inside, both ends of each
@@ -76,36 +90,38 @@
 //! * Time is integer picoseconds. A frame occupies its port for
 //!   `wire_bytes(len)` (FCS, preamble, SFD and IFG included) at the port's
 //!   rate, or for the size its NIC's profile bills it at
-//!   ([`packet::Billing`]: the HPCC reference's), rounded down to `[sim]
-//!   tx_time_step` where one is set (the reference's 1 ns clock), then
-//!   arrives `delay` later, whole (store and forward).
+//!   ([`rocesim_model::packet::Billing`]: the HPCC reference's), rounded
+//!   down to `[sim] tx_time_step` where one is set (the reference's 1 ns
+//!   clock), then arrives `delay` later, whole (store and forward).
 //! * Host ports pull packets from the queue pairs mapped to them (strict
 //!   priority between the 8 priorities, round robin inside one), so a NIC
 //!   never queues more than the frame on the wire; a QP's `tx_ready_at` is
 //!   the rate-limiter seam. Switch ports queue per priority (strict
-//!   priority); the switch buffer ([`world::mmu`]) is accounted per
-//!   (ingress port, priority): lossy priorities tail-drop, lossless ones
-//!   (`[switch.mmu]`) send PFC XOFF/XON upstream and never drop while the
-//!   headroom holds. A port skips the priorities its peer paused; a host
-//!   NIC with `[host.pfc]` has a receive buffer and pauses its switch port
-//!   (`world::pfc`, `world::nic_rx`). A switch with
-//!   `[switch.ecn]` marks CE by RED on each egress queue (`world::ecn`).
+//!   priority); the switch buffer ([`rocesim_model::world::mmu`]) is
+//!   accounted per (ingress port, priority): lossy priorities tail-drop,
+//!   lossless ones (`[switch.mmu]`) send PFC XOFF/XON upstream and never
+//!   drop while the headroom holds. A port skips the priorities its peer
+//!   paused; a host NIC with `[host.pfc]` has a receive buffer and pauses
+//!   its switch port ([`rocesim_model::world::pfc`],
+//!   [`rocesim_model::world::nic_rx`]). A switch with `[switch.ecn]` marks
+//!   CE by RED on each egress queue ([`rocesim_model::world::ecn`]).
 //! * A port whose link is down keeps "sending" into it and loses the frames
 //!   (counted as `drops_link_down`), which is what a bond slave does until
 //!   the MII monitor notices; frames queued on a dead switch port are lost.
-//! * Each host's NIC profile (`world::profile`: `rxe`, `connectx`, `hpcc`)
-//!   sets what verbs do not: the unacknowledged-PSN window, AckReq
-//!   frequency, ACK coalescing and priority, payload per packet, the ECN
-//!   bits, the trust mode and DCQCN. With DCQCN (`world::dcqcn`) the
-//!   receiving NIC answers CE-marked packets with CNPs on the wire and each
-//!   QP (READ responders too) is paced by its own reaction point.
+//! * Each host's NIC profile ([`rocesim_model::world::profile`]: `rxe`,
+//!   `connectx`, `hpcc`) sets what verbs do not: the unacknowledged-PSN
+//!   window, AckReq frequency, ACK coalescing and priority, payload per
+//!   packet, the ECN bits, the trust mode and DCQCN. With DCQCN
+//!   ([`rocesim_model::world::dcqcn`]) the receiving NIC answers CE-marked
+//!   packets with CNPs on the wire and each QP (READ responders too) is
+//!   paced by its own reaction point.
 //! * Neighbour resolution (ARP) follows the kernel's routing, `arp_ignore`,
 //!   `arp_announce` and `rp_filter` rules, per device, with the RDMA
 //!   stack's lookups bound to the GID's device and replies racing by a
-//!   seeded processing time (see `world::build`): by default as an
-//!   instantaneous step at connection setup, or with `[sim] arp = "frames"`
-//!   as real ARP requests and replies before each workload starts, which
-//!   the captures then show. LACPDUs and RDMA-CM (or perftest's TCP
+//!   seeded processing time (see [`rocesim_scenario::build`]): by default
+//!   as an instantaneous step at connection setup, or with
+//!   `[sim] arp = "frames"` as real ARP requests and replies before each
+//!   workload starts, which the captures then show. LACPDUs and RDMA-CM (or perftest's TCP
 //!   exchange) are not put on the wire; their neighbour resolutions are
 //!   made. An active-backup bond announces a failover with `num_grat_arp`
 //!   gratuitous ARPs.

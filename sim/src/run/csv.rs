@@ -4,24 +4,9 @@
 
 use std::io::{self, Write};
 
-use super::summary::gbps;
+use super::intervals::{gbps, with_previous};
 use crate::time::Ps;
 use crate::world::World;
-
-/// Rows of samples of `n` components (`key`: which one, below `n`), in
-/// time order: each with the same component's previous row, if any. A
-/// component made during the run (a flow's QP) has rows from then on.
-pub(crate) fn with_previous<S>(
-    samples: &[S],
-    n: usize,
-    key: impl Fn(&S) -> usize,
-) -> impl Iterator<Item = (&S, Option<&S>)> {
-    let mut last: Vec<Option<usize>> = vec![None; n];
-    samples.iter().enumerate().map(move |(k, s)| {
-        let prev = last[key(s)].replace(k);
-        (s, prev.map(|p| &samples[p]))
-    })
-}
 
 /// One CSV row at a time, in a buffer that is reused: a fabric's series
 /// run to millions of rows, and most fields are integers or a zero rate

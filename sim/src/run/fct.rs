@@ -1,6 +1,7 @@
-//! Per-flow results of a run with `[[traffic]]`: `fct.txt` in the
-//! reference's format, `fct.csv`, the `fct` section of `summary.json` and
-//! the slowdown-by-size plot `fct.png`/`.svg`.
+//! Per-flow results of a run with `[[traffic]]`, all of them: `fct.txt` in
+//! the reference's format, `fct.csv`, the `fct` section of `summary.json`,
+//! the slowdown-by-size plot `fct.png`/`.svg` and the slowdown table
+//! `rocesim run` prints.
 //!
 //! ```text
 //!  fct.txt  sip dip sport dport size start_ns fct_ns standalone_fct_ns   (finished flows, in completion order)
@@ -19,6 +20,7 @@ use std::path::Path;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use roce_capture::human::{self, plural};
 use serde::Serialize;
 
 use crate::world::{FlowResult, World};
@@ -188,7 +190,7 @@ pub fn write(w: &World, dir: &Path, summary: Option<&FctSummary>) -> Result<(), 
 
 /// `<10KB`, `10KB-100KB`, `>=10MB`: a bucket as the plot and the table
 /// name it.
-pub(crate) fn label(b: &SizeBucket) -> String {
+fn label(b: &SizeBucket) -> String {
     let h = |x: u64| match x {
         x if x >= 1_000_000 && x % 1_000_000 == 0 => format!("{}MB", x / 1_000_000),
         x if x >= 1_000 && x % 1_000 == 0 => format!("{}KB", x / 1_000),
@@ -199,6 +201,47 @@ pub(crate) fn label(b: &SizeBucket) -> String {
         Some(m) => format!("{}-{}", h(b.min_bytes), h(m)),
         None => format!(">={}", h(b.min_bytes)),
     }
+}
+
+/// The flows' slowdowns (FCT over the ideal), overall and per size, as
+/// `rocesim run` prints them under the QPs' table.
+pub fn table(f: &FctSummary) -> String {
+    let mut out = format!(
+        "flow completion: {} of {} finished; slowdown = FCT / ideal FCT\n",
+        f.finished,
+        plural(f.flows as u64, "flow")
+    );
+    let header = ["flow size", "flows", "p50", "p95", "p99"];
+    let mut rows = vec![header.map(str::to_string).to_vec()];
+    let p = &f.slowdown;
+    rows.push(vec![
+        "all".into(),
+        f.finished.to_string(),
+        format!("{:.2}", p.p50),
+        format!("{:.2}", p.p95),
+        format!("{:.2}", p.p99),
+    ]);
+    let named = [("small", &f.small), ("large", &f.large)];
+    for (name, b) in f.by_size.iter().map(|b| ("", b)).chain(named) {
+        if b.flows == 0 {
+            continue;
+        }
+        let size = label(b);
+        rows.push(vec![
+            if name.is_empty() {
+                size
+            } else {
+                format!("{size} ({name})")
+            },
+            b.flows.to_string(),
+            format!("{:.2}", b.p50),
+            format!("{:.2}", b.p95),
+            format!("{:.2}", b.p99),
+        ]);
+    }
+    out.push_str(&human::table(&rows));
+    let _ = writeln!(out, "  (max {:.2}; every flow in fct.csv)", p.max);
+    out
 }
 
 /// `fct.png`/`.svg`: slowdown p50/p95/p99 per size bucket, the HPCC

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::RunError;
-use super::sweep::{Axis, SweepRow};
+use super::error::RunError;
+use super::grid::{Axis, SweepRow};
 
 /// The file each shard writes beside its partial `sweep.csv`.
 pub const MANIFEST: &str = "shard.json";

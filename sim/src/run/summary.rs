@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::counters::{self, CounterSet};
+use super::intervals::gbps;
 
 use crate::time::Ps;
 use crate::transport::QpCounters;
@@ -152,15 +153,6 @@ pub struct Summary {
     /// Flow completion times of a run with `[[traffic]]` (see [`super::fct`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<super::fct::FctSummary>,
-}
-
-/// `bytes` over `t`, in Gb/s; 0 over no time.
-pub(crate) fn gbps(bytes: u64, t: Ps) -> f64 {
-    if t == Ps::ZERO {
-        0.0
-    } else {
-        bytes as f64 * 8.0 / t.as_secs_f64() / 1e9
-    }
 }
 
 fn round3(x: f64) -> f64 {

@@ -1,5 +1,6 @@
 //! Sweeps: a grid of `--set` values times a range of seeds, run in
-//! parallel, reported as one table (CSV, JSON) and a plot.
+//! parallel, reported as one table (CSV, JSON) and a plot. The grid and
+//! its rows are `grid.rs`'s; the slices of a sharded sweep, `shard.rs`'s.
 //!
 //! ```text
 //!  axes × seeds ──check every point──▶ run each (rayon, `jobs` at a time) ──▶ rows in grid order
@@ -10,88 +11,15 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
+use super::atomic_dir::{check_replaceable, write_dir_atomically};
+use super::error::RunError;
+use super::grid::{Axis, SweepRow, grid_points, mean_min_max};
+use super::lifecycle::check;
 use super::plot::{Series, line_plot};
 use super::shard::{MANIFEST, Shard, SweepId, manifest_json};
 use super::summary::Summary;
-use super::{RunError, check, check_replaceable, write_dir_atomically};
 use crate::world::QpStatus;
-
-/// One `--set KEY=V1,V2,...` axis of a sweep.
-#[derive(Debug, Clone)]
-pub struct Axis {
-    pub key: String,
-    pub values: Vec<String>,
-}
-
-/// Parses `KEY=V1,V2,...`. Values containing commas can be written as a
-/// TOML array in brackets, which stays one value.
-pub fn parse_axis(s: &str) -> Result<Axis, RunError> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| RunError::Usage(format!("--set `{s}`: expected KEY=V1,V2,...")))?;
-    let values: Vec<String> = if v.trim_start().starts_with('[') {
-        vec![v.trim().to_string()]
-    } else {
-        v.split(',').map(|x| x.trim().to_string()).collect()
-    };
-    if k.trim().is_empty() || values.iter().any(String::is_empty) {
-        return Err(RunError::Usage(format!("--set `{s}`: empty key or value")));
-    }
-    Ok(Axis {
-        key: k.trim().to_string(),
-        values,
-    })
-}
-
-/// Parses `A..B` (inclusive of A, exclusive of B, as Rust ranges) or `A..=B`
-/// or a single seed.
-pub fn parse_seeds(s: &str) -> Result<Vec<u64>, RunError> {
-    let bad = || {
-        RunError::Usage(format!(
-            "--seeds `{s}`: expected A..B (B excluded), A..=B or one seed N"
-        ))
-    };
-    let num = |x: &str| x.trim().parse::<u64>().map_err(|_| bad());
-    let v: Vec<u64> = if let Some((a, b)) = s.split_once("..=") {
-        (num(a)?..=num(b)?).collect()
-    } else if let Some((a, b)) = s.split_once("..") {
-        (num(a)?..num(b)?).collect()
-    } else {
-        vec![num(s)?]
-    };
-    if v.is_empty() || v.len() > 100_000 {
-        return Err(bad());
-    }
-    Ok(v)
-}
-
-/// One finished grid point of a sweep.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepRow {
-    /// Its index in the whole grid (first axis slowest, seeds fastest).
-    pub point: usize,
-    pub params: Vec<(String, String)>,
-    pub seed: u64,
-    pub sim_time_ns: u64,
-    pub events: u64,
-    pub aggregate_goodput_gbps: f64,
-    pub qps_ok: usize,
-    pub qps_failed: usize,
-    pub retransmitted_packets: u64,
-    pub drops: u64,
-    /// Bytes sent by the busiest and the idlest port of the clients'
-    /// interfaces (every slave of a client bond, idle ones included): the
-    /// imbalance a LAG hash leaves.
-    pub max_port_tx_bytes: u64,
-    pub min_port_tx_bytes: u64,
-    /// FCT slowdown p50 and p99 of a scenario with flows (`[[traffic]]`).
-    #[serde(default)]
-    pub fct_slowdown_p50: Option<f64>,
-    #[serde(default)]
-    pub fct_slowdown_p99: Option<f64>,
-}
 
 /// Runs every combination of `axes` × `seeds` (only `shard`'s slice of
 /// them when given), `jobs` at a time, and returns the rows in grid order
@@ -105,23 +33,7 @@ pub fn sweep(
     jobs: usize,
     done: &(dyn Fn() + Sync),
 ) -> Result<Vec<SweepRow>, RunError> {
-    let mut grid: Vec<Vec<(String, String)>> = vec![vec![]];
-    for a in axes {
-        grid = grid
-            .into_iter()
-            .flat_map(|g| {
-                a.values.iter().map(move |v| {
-                    let mut g = g.clone();
-                    g.push((a.key.clone(), v.clone()));
-                    g
-                })
-            })
-            .collect();
-    }
-    let points: Vec<(Vec<(String, String)>, u64)> = grid
-        .iter()
-        .flat_map(|g| seeds.iter().map(move |&s| (g.clone(), s)))
-        .collect();
+    let points = grid_points(axes, seeds);
     // Validate every combination before running any (a shard too: every
     // shard of a broken sweep fails at once, not the one that meets it).
     for (g, seed) in &points {
@@ -180,38 +92,6 @@ pub fn sweep(
             .collect()
     });
     rows.into_iter().collect()
-}
-
-/// Mean, minimum and maximum of one grid point's values (one per seed),
-/// or `None` for no values. The mean is kept inside `[min, max]`: summing
-/// 32 copies of 174.255 gives a mean one ulp above 174.255, which the table
-/// rounds to 174.26 beside a maximum of 174.25.
-pub fn mean_min_max(values: &[f64]) -> Option<(f64, f64, f64)> {
-    if values.is_empty() {
-        return None;
-    }
-    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    Some((mean.clamp(min, max), min, max))
-}
-
-/// Whether the runs of one grid point (one per seed) came out alike in
-/// everything the sweep reports: then the seed changed nothing a capacity
-/// study looks at, and averaging over seeds is an illusion.
-pub fn same_outcome(runs: &[SweepRow]) -> bool {
-    let key = |r: &SweepRow| {
-        (
-            r.sim_time_ns,
-            r.aggregate_goodput_gbps.to_bits(),
-            r.qps_failed,
-            r.retransmitted_packets,
-            r.drops,
-            r.max_port_tx_bytes,
-            r.min_port_tx_bytes,
-        )
-    };
-    runs.windows(2).all(|w| key(&w[0]) == key(&w[1]))
 }
 
 /// Refuses an output path that exists and is not a sweep directory (a

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use roce_capture::human::{plural, table};
 
-use super::Axis;
+use super::grid::{Axis, SweepRow, mean_min_max};
+use super::shortlist::keep_most;
 use super::summary::Summary;
-use super::sweep::{SweepRow, mean_min_max};
 use crate::world::{QpStatus, World};
 
 /// `rocesim check`'s line: what the scenario builds.
@@ -185,7 +185,7 @@ pub fn summary_table(s: &Summary) -> String {
     }
     if let Some(f) = &s.fct {
         out.push('\n');
-        out.push_str(&fct_table(f));
+        out.push_str(&super::fct::table(f));
     }
     // A fabric of multi-homed hosts has a bond per host: those that failed
     // over first, then the least balanced (the largest slave's share).
@@ -241,63 +241,6 @@ pub fn summary_table(s: &Summary) -> String {
         "\naggregate goodput: {:.2} Gb/s\n  (all client QPs' payload over the workload's span; a QP's goodput is over its own span)\n",
         s.aggregate_goodput_gbps
     );
-    out
-}
-
-/// The indices of `rows` to show: all of them up to `limit`, else the
-/// `limit` greatest by `rank`, in their original order (ties keep it too).
-pub(super) fn keep_most<K: Ord>(
-    rows: &[usize],
-    limit: usize,
-    rank: impl Fn(&usize) -> K,
-) -> Vec<usize> {
-    if rows.len() <= limit {
-        return rows.to_vec();
-    }
-    let mut by_rank = rows.to_vec();
-    // Stable: equal ranks keep table order.
-    by_rank.sort_by_key(|i| std::cmp::Reverse(rank(i)));
-    by_rank.truncate(limit);
-    by_rank.sort_unstable();
-    by_rank
-}
-
-/// The flows' slowdowns (FCT over the ideal), overall and per size.
-fn fct_table(f: &super::fct::FctSummary) -> String {
-    let mut out = format!(
-        "flow completion: {} of {} finished; slowdown = FCT / ideal FCT\n",
-        f.finished,
-        plural(f.flows as u64, "flow")
-    );
-    let mut rows = vec![row(["flow size", "flows", "p50", "p95", "p99"])];
-    let p = &f.slowdown;
-    rows.push(vec![
-        "all".into(),
-        f.finished.to_string(),
-        format!("{:.2}", p.p50),
-        format!("{:.2}", p.p95),
-        format!("{:.2}", p.p99),
-    ]);
-    let named = [("small", &f.small), ("large", &f.large)];
-    for (name, b) in f.by_size.iter().map(|b| ("", b)).chain(named) {
-        if b.flows == 0 {
-            continue;
-        }
-        let label = super::fct::label(b);
-        rows.push(vec![
-            if name.is_empty() {
-                label
-            } else {
-                format!("{label} ({name})")
-            },
-            b.flows.to_string(),
-            format!("{:.2}", b.p50),
-            format!("{:.2}", b.p95),
-            format!("{:.2}", b.p99),
-        ]);
-    }
-    out.push_str(&table(&rows));
-    let _ = writeln!(out, "  (max {:.2}; every flow in fct.csv)", p.max);
     out
 }
 

@@ -107,7 +107,7 @@ fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
     w.run(&mut ());
     w.check_invariants().unwrap();
     w.finish().unwrap();
-    super::write_outputs(&w, dir, 0.0, super::sysfs::When::AtEnd).unwrap();
+    super::outputs::write_outputs(&w, dir, 0.0, super::sysfs::When::AtEnd).unwrap();
     w.events()
 }
 

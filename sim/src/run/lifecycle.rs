@@ -1,0 +1,167 @@
+//! One run, from scenario file to run directory: `rocesim check` loads
+//! and builds a scenario; `rocesim run` also adds the `--tap` flags' taps,
+//! runs the world, checks its invariants, closes its taps and writes its
+//! outputs into a directory that appears whole ([`super::atomic_dir`]).
+//!
+//! ```text
+//!  file + --set ──load──▶ Loaded ──+ --tap──▶ build (checked) ──▶ World ──run──▶ finished World
+//!    ──finish (flush taps)──▶ outputs.rs writes the run directory ──▶ (Summary, directory)
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::atomic_dir::{check_replaceable, write_dir_atomically};
+use super::error::RunError;
+use super::outputs::write_outputs;
+use super::summary::Summary;
+use super::sysfs;
+use crate::parallel::Simulation;
+use crate::scenario::schema::{TapCfg, TapFormat};
+use crate::scenario::{self, BuildOptions};
+use crate::time::Ps;
+use crate::world::Progress;
+
+/// What `rocesim run`'s flags change in a run of a scenario file.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    pub out: Option<PathBuf>,
+    pub sets: Vec<String>,
+    /// `--tap PORT[:SNAPLEN]`: capture points besides the scenario's.
+    pub taps: Vec<String>,
+    /// The process exits once the run returns (the CLI): the simulated
+    /// world is left to the operating system rather than freed piece by
+    /// piece, which took a star's run 1-2 ms after its outputs were
+    /// written. Its capture files are closed before the outputs are
+    /// written, so nothing waits on its drop.
+    pub exits_after: bool,
+}
+
+/// Adds the `--tap PORT[:SNAPLEN]` capture points to a loaded scenario:
+/// tcpdump on one more port without editing the file.
+fn add_taps(loaded: &mut scenario::Loaded, taps: &[String]) -> Result<(), RunError> {
+    for t in taps {
+        let (at, snaplen) = match t.rsplit_once(':') {
+            Some((at, n)) => {
+                let n = n.parse::<u32>().map_err(|_| {
+                    RunError::Usage(format!(
+                        "--tap {t}: snaplen `{n}` is not a number of bytes (PORT[:SNAPLEN], e.g. hostA.eth0:128)"
+                    ))
+                })?;
+                (at, n)
+            }
+            None => (t.as_str(), 0),
+        };
+        loaded.scenario.taps.push(TapCfg {
+            at: at.to_string(),
+            format: TapFormat::Pcap,
+            snaplen,
+            file: None,
+        });
+    }
+    Ok(())
+}
+
+/// Builds the world; an error in a tap that `--tap` added names the flag
+/// (it has no place in the file).
+fn build_checked(
+    loaded: &scenario::Loaded,
+    file_taps: usize,
+    flag_taps: &[String],
+) -> Result<Simulation, RunError> {
+    Simulation::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+        .map_err(|e| model_error(loaded, file_taps, flag_taps, e))
+}
+
+/// A scenario error as the user gave the key: in the file, or in a
+/// `--tap` flag (the taps after the file's own).
+fn model_error(
+    loaded: &scenario::Loaded,
+    file_taps: usize,
+    flag_taps: &[String],
+    e: scenario::ModelError,
+) -> RunError {
+    let key = e.path.to_string();
+    let flag = key
+        .strip_prefix("tap[")
+        .and_then(|r| r.split(']').next())
+        .and_then(|i| i.parse::<usize>().ok())
+        .and_then(|i| i.checked_sub(file_taps))
+        .and_then(|i| flag_taps.get(i));
+    match flag {
+        Some(t) => RunError::Usage(match &e.hint {
+            Some(h) => format!("--tap {t}: {}\n  hint: {h}", e.msg),
+            None => format!("--tap {t}: {}", e.msg),
+        }),
+        None => loaded.locate(&e).into(),
+    }
+}
+
+/// Loads and builds a scenario without running it (`rocesim check`).
+pub fn check(path: &Path, sets: &[String]) -> Result<(scenario::Loaded, Simulation), RunError> {
+    let loaded = scenario::load(path, sets)?;
+    let sim = Simulation::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
+        .map_err(|e| loaded.locate(&e))?;
+    Ok((loaded, sim))
+}
+
+/// The default run directory: `runs/<scenario name>/`.
+pub fn default_out(name: &str) -> PathBuf {
+    Path::new("runs").join(name)
+}
+
+/// Runs a scenario and writes its run directory. Returns the summary and
+/// the directory.
+pub fn run(
+    path: &Path,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<(Summary, PathBuf), RunError> {
+    let mut sets = opts.sets.clone();
+    if let Some(seed) = opts.seed {
+        sets.push(format!("seed={seed}"));
+    }
+    let mut loaded = scenario::load(path, &sets)?;
+    let file_taps = loaded.scenario.taps.len();
+    add_taps(&mut loaded, &opts.taps)?;
+    // Built (so checked) in full before the file system is touched; the
+    // taps' files are created in the run directory after.
+    let mut sim = build_checked(&loaded, file_taps, &opts.taps)?;
+    let out = opts
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&loaded.name));
+    check_replaceable(&out, "summary.json", "rocesim run")?;
+    let s = write_dir_atomically(&out, "run", |tmp| {
+        sim.open_taps(&loaded.scenario, tmp)
+            .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
+        // The hosts' sysfs trees as they boot go to disk while it runs.
+        // A partitioned run has both cores: the tree is written after it,
+        // where it does not hold up one part (and so both) while it runs.
+        let sysfs = match (loaded.scenario.output.sysfs(), sim.partitions()) {
+            (false, _) => sysfs::When::Never,
+            (true, 1) => sysfs::When::Early(sysfs::Early::start(sim.world(), tmp)),
+            (true, _) => sysfs::When::AtEnd,
+        };
+        let start = Instant::now();
+        let mut done = sim.run(progress);
+        let wall = start.elapsed().as_secs_f64();
+        done.check_invariants()
+            .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
+        done.world.finish().map_err(RunError::Output)?;
+        let s = write_outputs(&done.world, tmp, wall, sysfs).map_err(RunError::Output)?;
+        Ok((s, done.world))
+    })?;
+    let (s, w) = s;
+    if opts.exits_after {
+        std::mem::forget(w);
+    }
+    Ok((s, out))
+}
+
+/// Simulated-time progress as a fraction, for a progress bar.
+pub fn progress_fraction(now: Ps, end: Option<Ps>) -> Option<f64> {
+    end.filter(|e| e.0 > 0)
+        .map(|e| (now.0 as f64 / e.0 as f64).min(1.0))
+}
