@@ -62,6 +62,7 @@ pub mod flags;
 pub mod html;
 pub mod infer;
 pub mod inputs;
+mod output;
 pub mod plot;
 
 /// The exporters' old path (`report::Format`), kept while tests written

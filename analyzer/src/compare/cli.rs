@@ -4,9 +4,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use crate::Outcome;
-use crate::analyze::cli::write_atomically;
 use crate::flags::{AnalysisFailed, Analyzed, HowFlags, after_help};
 use crate::inputs::Inputs;
+use crate::output::write_atomically;
 use crate::plot::PlotError;
 
 use super::{Comparison, write_table};
