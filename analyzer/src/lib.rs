@@ -24,6 +24,8 @@
 //! | [`compare`] | `roce-pcap compare`: two analyses joined flow by flow, slave by slave, priority by priority |
 //! | [`html`] | self-contained HTML reports of `analyze` and `compare` |
 //! | [`infer`] | `roce-pcap infer`: a rocesim scenario read off an analysis, what was assumed said in it |
+//! | [`cli`] | the front-ends of `analyze` and `compare`, which write through export, plot and html |
+//! | `output` | an output file written whole or not at all (renamed into place) |
 //!
 //! ## One vocabulary with rocesim
 //!
@@ -55,6 +57,7 @@
 //! | `port` | the capture file that carried most of the requests (`lag.qp_map[].request_file`) |
 
 pub mod analyze;
+pub mod cli;
 pub mod compare;
 pub mod dissect;
 pub mod export;
@@ -62,6 +65,7 @@ pub mod flags;
 pub mod html;
 pub mod infer;
 pub mod inputs;
+mod output;
 pub mod plot;
 
 /// The exporters' old path (`report::Format`), kept while tests written

@@ -25,11 +25,11 @@ enum Cmd {
     /// Decode every frame: one JSON object (jsonl) or one line (text) per frame.
     Dissect(roce_pcap::dissect::Args),
     /// Per-QP sequence analysis, PFC and bond-slave balance of one or more captures.
-    Analyze(roce_pcap::analyze::cli::Args),
+    Analyze(roce_pcap::cli::analyze::Args),
     /// PNG and SVG plots: goodput per QP and per file, PSN time-sequence graphs, PFC, ECN/CNP.
     Plot(roce_pcap::plot::cli::Args),
     /// Two analyses side by side (captures, directories, rocesim run directories): per-QP figures, slaves, PFC.
-    Compare(roce_pcap::compare::cli::Args),
+    Compare(roce_pcap::cli::compare::Args),
     /// A rocesim scenario from captures: hosts, bond slaves and hash policy, QPs, verbs, sizes, times.
     Infer(roce_pcap::infer::cli::Args),
 }
@@ -38,9 +38,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: anyhow::Result<Outcome> = match &cli.cmd {
         Cmd::Dissect(a) => roce_pcap::dissect::run(a).map_err(Into::into),
-        Cmd::Analyze(a) => roce_pcap::analyze::cli::run(a).map_err(Into::into),
+        Cmd::Analyze(a) => roce_pcap::cli::analyze::run(a).map_err(Into::into),
         Cmd::Plot(a) => roce_pcap::plot::cli::run(a).map_err(Into::into),
-        Cmd::Compare(a) => roce_pcap::compare::cli::run(a).map_err(Into::into),
+        Cmd::Compare(a) => roce_pcap::cli::compare::run(a).map_err(Into::into),
         Cmd::Infer(a) => roce_pcap::infer::cli::run(a).map_err(Into::into),
     };
     match result {

@@ -20,8 +20,9 @@
 use crate::wire::bth::ICRC_MASKED_BYTE;
 use crate::wire::grh::GrhRepr;
 
-/// Length of the ICRC at the end of every RoCE packet.
-pub const ICRC_LEN: usize = 4;
+/// The length of the ICRC is the IB packet's ([`crate::wire::ib`]), which
+/// ends with it; here too for those who compute it.
+pub use crate::wire::ib::ICRC_LEN;
 
 fn start() -> crc32fast::Hasher {
     let mut h = crc32fast::Hasher::new();

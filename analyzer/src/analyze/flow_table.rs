@@ -21,8 +21,8 @@ use core::net::IpAddr;
 
 use roce_codec::{Operation, Transport};
 
-use super::flow::{FileUse, Flow, FlowKey, FlowOptions, FrameRef};
-use super::model::ResponseOnlyReport;
+use super::flow::{FileUse, Flow, FlowKey, FlowOptions};
+use super::model::{FrameRef, ResponseOnlyReport};
 use super::roce_event::RoceEvent;
 use super::series::Bins;
 

@@ -30,7 +30,9 @@
 //! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
 //! | `findings.rs` | rules over the finished report, one sentence each |
 //! | `setup.rs` | connection set-up (CM REQ/REP/RTU, perftest's TCP keys), joined to the flows it connected |
-//! | `cli.rs` | the `analyze` subcommand |
+//!
+//! The `analyze` subcommand itself (flags, exporters, plots and HTML put
+//! together) is [`crate::cli::analyze`], above all of them.
 //!
 //! Memory grows with the number of flows, never with the number of
 //! packets: every per-flow queue, list and percentile set is capped (the
@@ -45,7 +47,6 @@
 //! ```
 
 mod capture_merge;
-pub mod cli;
 mod findings;
 mod flow;
 mod flow_table;

@@ -16,7 +16,6 @@ use std::collections::BTreeMap;
 use roce_capture::human::plural;
 use serde::Serialize;
 
-pub use super::flow::{FrameRef, LoggedMessage, MessageKind, MessageLog};
 pub use super::quantiles::Summary;
 
 /// A request flow as every table names it: `src:requester_qpn ->
@@ -29,6 +28,13 @@ pub fn flow_label(
 ) -> String {
     let rq = requester_qpn.map_or("?".to_string(), |q| format!("{q:#x}"));
     format!("{src}:{rq} -> {dst}:{dqpn:#x}")
+}
+
+/// A frame of the input: file index and 1-based frame number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct FrameRef {
+    pub file: u16,
+    pub frame: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -318,6 +324,47 @@ pub struct QpWire {
     /// The first messages, when the analysis kept them
     /// ([`crate::analyze::AnalyzeOptions::message_log`]).
     pub message_log: Option<MessageLog>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MessageKind {
+    Send,
+    Write,
+    Read,
+    Atomic,
+}
+
+impl MessageKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::Send => "send",
+            MessageKind::Write => "write",
+            MessageKind::Read => "read",
+            MessageKind::Atomic => "atomic",
+        }
+    }
+}
+
+/// Messages a flow keeps for `infer` ([`super::AnalyzeOptions::message_log`]):
+/// the first this many; the rest are counted.
+pub(crate) const MESSAGE_LOG_MAX: usize = 4096;
+
+/// One message as `infer` replays it: its kind, size and the time of its
+/// first packet (a READ: of its request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoggedMessage {
+    pub kind: MessageKind,
+    pub size: u64,
+    pub start_ns: u64,
+}
+
+/// The messages of a flow in the order they completed, up to
+/// `MESSAGE_LOG_MAX`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageLog {
+    pub messages: Vec<LoggedMessage>,
+    /// Messages past the cap, not listed.
+    pub dropped: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

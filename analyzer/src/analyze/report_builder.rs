@@ -246,7 +246,7 @@ pub(crate) fn build_report(inputs: ReportInputs<'_>) -> Report {
                     0.0
                 },
                 longest_pause_ns: st.longest_ps as f64 / 1000.0,
-                first_frame: super::flow::FrameRef {
+                first_frame: super::model::FrameRef {
                     file: file_index as u16,
                     frame: st.first_frame.unwrap_or(0),
                 },

@@ -25,7 +25,6 @@
 //! B (both in the bond's enslave order), so that `hostA.eth0.pcap` of a
 //! simulation meets `eth0.pcap` of the lab.
 
-pub mod cli;
 pub mod table;
 
 use std::collections::BTreeMap;

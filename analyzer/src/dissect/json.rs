@@ -2,7 +2,6 @@
 //! straight into the line buffer (no intermediate values), with the keys
 //! listed in the module docs of [`super`].
 
-use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use roce_capture::read::{LinkType, RawFrame};
@@ -10,6 +9,7 @@ use roce_codec::wire::mac_control::MacControlRepr;
 use roce_codec::{Frame, IbPacket, Net};
 
 use super::headless_kind;
+use super::writer::JsonObject;
 
 /// Appends the JSON object of one frame (without the newline) to `out`.
 pub fn json_line(
@@ -84,15 +84,7 @@ pub fn json_line(
                 times,
             } => {
                 o.num("enable_vector", (*enable_vector).into());
-                o.key("pause_times");
-                o.out.push(b'[');
-                for (i, t) in times.iter().enumerate() {
-                    if i > 0 {
-                        o.out.push(b',');
-                    }
-                    push_u64(o.out, (*t).into());
-                }
-                o.out.push(b']');
+                o.nums("pause_times", times.iter().map(|&t| t.into()));
             }
             MacControlRepr::Pause { time } => o.num("pause_time", (*time).into()),
             MacControlRepr::Unknown { .. } => {}
@@ -154,13 +146,7 @@ fn ib_fields(o: &mut JsonObject<'_>, ib: &IbPacket<'_>) {
         o.num("payload_len", n.into());
     }
     if let Some(icrc) = ib.icrc {
-        o.key("icrc");
-        o.out.push(b'"');
-        for byte in icrc {
-            o.out.push(HEX[usize::from(byte >> 4)]);
-            o.out.push(HEX[usize::from(byte & 0xF)]);
-        }
-        o.out.push(b'"');
+        o.hex("icrc", &icrc);
     }
     if let Some(v) = ib.icrc_valid {
         o.bool("icrc_valid", v);
@@ -183,102 +169,4 @@ fn grh_paylen(raw: &RawFrame<'_>, f: &Frame<'_>) -> Option<u16> {
     raw.data
         .get(at..at + 2)
         .map(|b| u16::from_be_bytes([b[0], b[1]]))
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// A JSON object being written into a byte buffer.
-pub(super) struct JsonObject<'a> {
-    out: &'a mut Vec<u8>,
-    empty: bool,
-}
-
-impl<'a> JsonObject<'a> {
-    fn new(out: &'a mut Vec<u8>) -> JsonObject<'a> {
-        out.push(b'{');
-        JsonObject { out, empty: true }
-    }
-
-    fn key(&mut self, k: &str) {
-        if !self.empty {
-            self.out.push(b',');
-        }
-        self.empty = false;
-        self.out.push(b'"');
-        self.out.extend_from_slice(k.as_bytes());
-        self.out.extend_from_slice(b"\":");
-    }
-
-    pub(super) fn num(&mut self, k: &str, v: u64) {
-        self.key(k);
-        push_u64(self.out, v);
-    }
-
-    pub(super) fn bool(&mut self, k: &str, v: bool) {
-        self.key(k);
-        self.out
-            .extend_from_slice(if v { b"true" } else { b"false" });
-    }
-
-    pub(super) fn str(&mut self, k: &str, v: &str) {
-        self.key(k);
-        push_json_str(self.out, v);
-    }
-
-    pub(super) fn display(&mut self, k: &str, v: &dyn std::fmt::Display) {
-        self.key(k);
-        let mut s = Escaper(self.out);
-        s.0.push(b'"');
-        // Writing into a Vec cannot fail.
-        let _ = write!(s, "{v}");
-        s.0.push(b'"');
-    }
-
-    fn close(self) {
-        self.out.push(b'}');
-    }
-}
-
-fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&tmp[i..]);
-}
-
-fn push_json_str(out: &mut Vec<u8>, s: &str) {
-    out.push(b'"');
-    let _ = Escaper(out).write_str(s);
-    out.push(b'"');
-}
-
-/// Escapes what is written through it as the inside of a JSON string.
-struct Escaper<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for Escaper<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        for &b in s.as_bytes() {
-            match b {
-                b'"' => self.0.extend_from_slice(b"\\\""),
-                b'\\' => self.0.extend_from_slice(b"\\\\"),
-                b'\n' => self.0.extend_from_slice(b"\\n"),
-                b'\r' => self.0.extend_from_slice(b"\\r"),
-                b'\t' => self.0.extend_from_slice(b"\\t"),
-                0..0x20 => {
-                    self.0.extend_from_slice(b"\\u00");
-                    self.0.push(HEX[usize::from(b >> 4)]);
-                    self.0.push(HEX[usize::from(b & 0xF)]);
-                }
-                _ => self.0.push(b),
-            }
-        }
-        Ok(())
-    }
 }

@@ -49,11 +49,13 @@
 //! | `text.rs` | [`text_line`]: `--format text` |
 //! | `json.rs` | [`json_line`]: `--format jsonl` |
 //! | `setup.rs` | the layers of connection set-up in both formats: TCP (perftest's keys), ICMP, MAD and CM |
+//! | `writer.rs` | what all three write with: the JSON object of a line, an address before a port |
 
 mod cli;
 mod json;
 mod setup;
 mod text;
+mod writer;
 
 use std::io::{self, Write};
 

@@ -11,8 +11,7 @@ use roce_codec::wire::cma::CmaHdr;
 use roce_codec::wire::mad::MadRepr;
 use roce_codec::{Frame, IbPacket, Net};
 
-use super::json::JsonObject;
-use super::text::Bracket;
+use super::writer::{Bracket, JsonObject};
 
 /// The CM message in an IB packet, if it carries one.
 fn cm(ib: &IbPacket<'_>) -> Option<(MadRepr, Option<CmRepr>)> {

@@ -9,6 +9,7 @@ use roce_codec::wire::mac_control::MacControlRepr;
 use roce_codec::{Frame, IbPacket, Net, UdpRepr};
 
 use super::headless_kind;
+use super::writer::Bracket;
 
 /// Appends the text summary of one frame (without the newline) to `out`:
 /// number, time since the first frame, kind, then what the frame holds.
@@ -197,16 +198,4 @@ pub(super) fn udp_endpoints(out: &mut String, src: IpAddr, dst: IpAddr, udp: &Ud
         Bracket(dst),
         udp.dst_port
     );
-}
-
-/// Shows IPv6 addresses in brackets before a port.
-pub(super) struct Bracket(pub(super) IpAddr);
-
-impl std::fmt::Display for Bracket {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            IpAddr::V4(a) => write!(f, "{a}"),
-            IpAddr::V6(a) => write!(f, "[{a}]"),
-        }
-    }
 }

@@ -4,8 +4,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::Outcome;
-use crate::analyze::cli::write_atomically;
 use crate::flags::{AnalysisFailed, AnalysisFlags, Keep, after_help};
+use crate::output::write_atomically;
 
 use super::{InferError, plan, write_toml};
 

@@ -36,44 +36,10 @@ use super::{Frame, Net, ParseOptions, l4, split_declared, truncated};
 use crate::error::{Error, Layer, Result, Warnings};
 use crate::wire::checksum;
 use crate::wire::icmpv4::IP_PROTO_ICMP;
+use crate::wire::options::Ipv4Options;
 use crate::wire::tcp::IP_PROTO_TCP;
 
 pub const IP_PROTO_UDP: u8 = 17;
-
-/// IPv4 options, at most 40 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ipv4Options {
-    bytes: [u8; 40],
-    len: u8,
-}
-
-impl Default for Ipv4Options {
-    fn default() -> Self {
-        Ipv4Options {
-            bytes: [0; 40],
-            len: 0,
-        }
-    }
-}
-
-impl Ipv4Options {
-    /// Options of `bytes`; `None` unless the length is a multiple of 4 up to 40.
-    pub fn new(bytes: &[u8]) -> Option<Ipv4Options> {
-        if bytes.len() > 40 || bytes.len() % 4 != 0 {
-            return None;
-        }
-        let mut o = Ipv4Options {
-            bytes: [0; 40],
-            len: bytes.len() as u8,
-        };
-        o.bytes[..bytes.len()].copy_from_slice(bytes);
-        Some(o)
-    }
-
-    pub fn as_slice(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Repr {
@@ -115,7 +81,7 @@ impl Ipv4Repr {
     }
 
     pub fn header_len(&self) -> usize {
-        20 + self.options.len as usize
+        20 + self.options.as_slice().len()
     }
 
     fn is_fragment(&self) -> bool {

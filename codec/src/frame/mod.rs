@@ -59,9 +59,12 @@ pub use ethernet::{
     ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_QINQ, ETHERTYPE_ROCE_V1, ETHERTYPE_VLAN, EthRepr,
     VlanTag, Vlans,
 };
-pub use ip::{IP_PROTO_UDP, IpRepr, Ipv4Options, Ipv4Repr, Ipv6Repr};
+pub use ip::{IP_PROTO_UDP, IpRepr, Ipv4Repr, Ipv6Repr};
 pub use options::{ParseOptions, PortSet};
 pub use udp::UdpRepr;
+
+// The options of IPv4 (and TCP) headers: a leaf of `wire`, which TCP uses too.
+pub use crate::wire::options::Ipv4Options;
 
 use crate::error::{Error, Layer, Result, Warnings};
 use crate::icrc;

@@ -14,7 +14,6 @@
 //! *declared* length next to the bytes actually captured.
 
 use crate::error::{Error, Layer, Warnings, need};
-use crate::icrc::ICRC_LEN;
 use crate::wire::aeth::AethRepr;
 use crate::wire::atomic_ack_eth::AtomicAckEthRepr;
 use crate::wire::atomic_eth::AtomicEthRepr;
@@ -28,6 +27,10 @@ use crate::wire::opcode::HeaderSet;
 use crate::wire::rdeth::RdethRepr;
 use crate::wire::reth::RethRepr;
 use crate::wire::xrceth::XrcethRepr;
+
+/// Length of the ICRC at the end of every RoCE packet (its value is
+/// [`crate::icrc`]'s to compute).
+pub const ICRC_LEN: usize = 4;
 
 /// The extended headers of one packet; `None` where the opcode has none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -26,6 +26,7 @@ pub mod immdt;
 pub mod mac_control;
 pub mod mad;
 pub mod opcode;
+pub(crate) mod options;
 pub mod rdeth;
 pub mod reth;
 pub mod tcp;

@@ -25,8 +25,8 @@
 use core::net::IpAddr;
 
 use crate::error::{Error, Layer, Result, need};
-use crate::frame::Ipv4Options;
 use crate::wire::checksum;
+use crate::wire::options::Ipv4Options;
 
 mod field {
     use core::ops::Range;

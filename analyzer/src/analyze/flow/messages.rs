@@ -5,6 +5,7 @@
 use roce_codec::{Operation, Psn};
 
 use super::{Flow, MAX_OUTSTANDING, RoceEvent};
+use crate::analyze::model::{LoggedMessage, MESSAGE_LOG_MAX, MessageKind};
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct OpenMessage {
@@ -13,47 +14,6 @@ pub(super) struct OpenMessage {
     pub(super) first_payload: u32,
     pub(super) dma_len: Option<u32>,
     pub(super) kind: MessageKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum MessageKind {
-    Send,
-    Write,
-    Read,
-    Atomic,
-}
-
-impl MessageKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            MessageKind::Send => "send",
-            MessageKind::Write => "write",
-            MessageKind::Read => "read",
-            MessageKind::Atomic => "atomic",
-        }
-    }
-}
-
-/// Messages a flow keeps for `infer` ([`super::FlowOptions::message_log`]):
-/// the first this many; the rest are counted.
-pub(crate) const MESSAGE_LOG_MAX: usize = 4096;
-
-/// One message as `infer` replays it: its kind, size and the time of its
-/// first packet (a READ: of its request).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoggedMessage {
-    pub kind: MessageKind,
-    pub size: u64,
-    pub start_ns: u64,
-}
-
-/// The messages of a flow in the order they completed, up to
-/// `MESSAGE_LOG_MAX`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MessageLog {
-    pub messages: Vec<LoggedMessage>,
-    /// Messages past the cap, not listed.
-    pub dropped: u64,
 }
 
 #[derive(Debug, Clone, Copy)]

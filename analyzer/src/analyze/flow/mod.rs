@@ -35,12 +35,12 @@ use std::collections::{BTreeMap, VecDeque};
 use roce_codec::{Operation, Psn, Transport};
 
 use self::acks::SentRequest;
-pub use self::messages::{LoggedMessage, MessageKind, MessageLog};
 use self::messages::{OpenMessage, PendingRead};
 use self::mirror::{DUP_RING, Fingerprint};
 pub(crate) use self::sequence::{Cause, Episode, RetryRun};
 use self::sequence::{PsnTracker, read_psns};
 pub(crate) use self::slaves::{FileUse, HashFields, SlaveMove};
+use super::model::{FrameRef, LoggedMessage, MessageKind, MessageLog};
 use super::quantiles::Quantiles;
 use super::roce_event::RoceEvent;
 use super::series::{Bins, Points};
@@ -56,13 +56,7 @@ pub(crate) struct FlowKey {
     pub qpn: u32,
 }
 
-/// A frame of the input: file index and 1-based frame number.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-pub struct FrameRef {
-    pub file: u16,
-    pub frame: u64,
-}
-
+// The model's FrameRef, made from the event a flow is handed.
 impl FrameRef {
     pub(crate) fn of(ev: &RoceEvent) -> FrameRef {
         FrameRef {

@@ -4,12 +4,11 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use crate::Outcome;
-use crate::analyze::cli::write_atomically;
+use crate::compare::{Comparison, write_table};
 use crate::flags::{AnalysisFailed, Analyzed, HowFlags, after_help};
 use crate::inputs::Inputs;
+use crate::output::write_atomically;
 use crate::plot::PlotError;
-
-use super::{Comparison, write_table};
 
 /// `roce-pcap compare --help`, after the flags and before the exit status.
 const COMPARE_HELP: &str = "\
