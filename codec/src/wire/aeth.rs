@@ -202,7 +202,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn syndrome_kinds_follow_roce_facts_2_1() {
+    fn syndrome_kinds_follow_the_ib_spec_aeth_table() {
         assert_eq!(Syndrome(0x1F).kind(), SyndromeKind::Ack { credit_code: 31 });
         assert_eq!(Syndrome(0x1F).credits(), None);
         assert_eq!(Syndrome(0x05).credits(), Some(6));

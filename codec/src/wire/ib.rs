@@ -418,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn lengths_follow_roce_facts_1_5() {
+    fn lengths_follow_the_ib_spec() {
         let r = write_first(4096);
         assert_eq!(r.header_len(), 28);
         assert_eq!(r.buffer_len(), 12 + 16 + 4096 + 4);

@@ -448,7 +448,7 @@ mod tests {
     }
 
     #[test]
-    fn header_sets_follow_roce_facts_1_4() {
+    fn header_sets_follow_the_ib_spec_opcode_table() {
         let hs = |op: u8| Opcode(op).info().unwrap().headers;
         assert_eq!(hs(0x06), HeaderSet::RETH.with(HeaderSet::PAYLOAD));
         assert_eq!(

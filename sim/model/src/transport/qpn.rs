@@ -172,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn sport_follows_roce_facts_3_1_vectors() {
+    fn sport_follows_rdma_get_udp_sport() {
         assert_eq!(udp_sport(0x11, 0x12, 0), 0xC132);
         assert_eq!(udp_sport(0x123, 0x456, 0), 0xEDD1);
         assert_eq!(udp_sport(0x1A2B3C, 0x0F0E0D, 0), 0xE5B9);
