@@ -671,7 +671,7 @@ fn per_qp_rate_limit_paces_on_the_wire() {
     }
 }
 
-/// The training runs of `scripts/build-pgo`, which lay out the installed
+/// The training runs of `scripts/build-pgo`, which lay out the benchmark
 /// binary: each a shipped scenario that checks with its `--set`s, none of
 /// them the ns-3 stars' experiments (BENCHMARKS.md times those against the
 /// reference, and a profile fitted to them would flatter them), none
