@@ -27,7 +27,8 @@
 //!  flows.rs     flow files: HpccFlows, HpccFlow; to and from the model's FlowSpec
 //!  cdf.rs       flow size distributions, as a SizeCdf
 //!  fct.rs       fct.txt: HpccFct
-//!  import.rs    import-hpcc: a config and its files as a scenario's TOML text
+//!  import/      import-hpcc: a config and its files as a scenario's TOML text
+//!               (writer.rs the commented TOML document, tables.rs its tables)
 //! ```
 //!
 //! It depends on the model only: `rocesim-scenario` reads the topology,
