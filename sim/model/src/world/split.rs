@@ -7,28 +7,9 @@
 //! nothing here starts a thread or waits.
 //!
 //! Parts only meet on links, and a frame sent on a link arrives at least
-//! the link's delay later. So if the smallest delay of a link between the
-//! parts is `L`, whatever either part does before `W + L` cannot change
-//! what the other does before `W + L`: both run that window at once
-//! (conservative, synchronous parallel discrete-event simulation), then
-//! swap the frames they sent each other, which arrive later than the
-//! window's end.
-//!
-//! ```text
-//!   coordinator (main thread, part 0)            worker (part 1)
-//!   run window k: inbox -> lanes,                run window k: the same
-//!     events before its end E (or its `Sample`)
-//!   post frames k, report k  ──────────────▶◀──  post frames k, report k
-//!   fast meeting (most windows): each reads the other's report and works
-//!     out window k+1 the same way:
-//!     W = earliest next event or frame of either part
-//!     E = min(W + L, just after the next sample, stop)
-//!   slow meeting (a sample, a paused sampler, every 1024th window):
-//!     the coordinator takes the sample (or counts the flows) from both
-//!     worlds, decides E  ──go(E)──▶  the worker, waiting, starts
-//! ```
-//! Frames sent in window k arrive at or after its end, and go into the
-//! other part's lanes as window k + 1 starts.
+//! the link's delay later: the smallest delay across the cut (the plan's
+//! `lookahead`) is how far both parts may run at once (the windows and
+//! meetings are drawn in `rocesim::parallel`).
 //!
 //! Each part is a whole world, built from the same scenario; it owns the
 //! switches and hosts of its half (a host goes with the switch it hangs
