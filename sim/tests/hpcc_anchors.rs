@@ -154,6 +154,32 @@ fn every_file_parses_with_the_expected_counts() {
                 assert_eq!(f.len(), want, "{n}");
             }
             "README.md" => continue,
+            // The reference's other congestion controls on the two stars:
+            // each config's CC_MODE, and its FCT file's flows.
+            "cc" => {
+                let mut files = 0;
+                for e in std::fs::read_dir(&p).unwrap() {
+                    let f = e.unwrap().path();
+                    let n = f.file_name().unwrap().to_string_lossy().to_string();
+                    let want_mode = match n.rsplit('_').next().unwrap() {
+                        "dctcp.txt" => CcMode::Dctcp,
+                        "hp95.txt" => CcMode::Hpcc,
+                        "timely.txt" => CcMode::Timely,
+                        _ => panic!("cc/{n}: a new anchor file; teach this test its format"),
+                    };
+                    let flows = if n.contains("_2to1_") { 2 } else { 16 };
+                    if n.starts_with("config_") {
+                        let cfg = hpcc::config::read(&f).unwrap();
+                        assert_eq!(cfg.cc_mode, want_mode, "cc/{n}");
+                    } else {
+                        assert!(n.starts_with("fct_"), "cc/{n}");
+                        assert_eq!(hpcc::fct::read(&f).unwrap().len(), flows, "cc/{n}");
+                    }
+                    files += 1;
+                }
+                assert_eq!(files, 12);
+                continue;
+            }
             other => panic!("{other}: a new anchor file; teach this test its format"),
         }
         seen += 1;
