@@ -517,7 +517,7 @@ fn the_table_shows_the_least_balanced_bonds_of_many() {
 /// written) and the same number of pauses (within 2 %; equal then). Each of
 /// the first three undone (`header_bytes = 0`, `tx_time_step = "1ps"`,
 /// `ecmp_ports = "udp"`) moved a flow by 12, 15 and 370 % then; the alpha
-/// has a test of its own (`world::build`).
+/// has a test of its own (`rocesim_scenario::build`).
 #[test]
 fn small_fabrics_run_as_the_reference_ran_them() {
     let small = repo().join("scenarios/hpcc-small");

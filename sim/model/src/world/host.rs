@@ -221,7 +221,7 @@ impl Host {
 
     /// The route of this host's traffic from interface `src_iface`'s
     /// address to `dst_ip`, as the kernel picks it for a socket bound to
-    /// that address (see `world::build` for the rules).
+    /// that address (see `rocesim_scenario::build` for the rules).
     pub fn route(&self, src_iface: u32, dst_ip: Ipv4Addr) -> Result<Route, String> {
         let s_if = &self.ifaces[src_iface as usize];
         let s_ip = s_if
