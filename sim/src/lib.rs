@@ -112,7 +112,7 @@
 //!   `connectx`, `hpcc`) sets what verbs do not: the unacknowledged-PSN
 //!   window, AckReq frequency, ACK coalescing and priority, payload per
 //!   packet, the ECN bits, the trust mode and DCQCN. With DCQCN
-//!   ([`rocesim_model::world::dcqcn`]) the receiving NIC answers CE-marked
+//!   ([`rocesim_model::world::nic_cc`]) the receiving NIC answers CE-marked
 //!   packets with CNPs on the wire and each QP (READ responders too) is
 //!   paced by its own reaction point.
 //! * Neighbour resolution (ARP) follows the kernel's routing, `arp_ignore`,
