@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rocesim_model::engine::Event;
 use rocesim_model::time::Ps;
 use rocesim_model::world::split::{self, Leftover, Mail, earliest};
-use rocesim_model::world::{Cut, DEFAULT_LIMIT, Progress, World};
+use rocesim_model::world::{Cut, Progress, World};
 use rocesim_scenario::{BuildOptions, KeyPath, ModelError, Scenario};
 
 /// A world ready to run: serial, or cut into parts that run in parallel.
@@ -138,9 +138,8 @@ impl Simulation {
                 leftover: Leftover::default(),
             };
         };
-        let limit = world.stop_at.unwrap_or(DEFAULT_LIMIT);
         let (left, leftover) = run(&mut world, *twin, progress);
-        world.end_run(limit, left, progress);
+        world.end_run(left, progress);
         Finished { world, leftover }
     }
 }
@@ -420,7 +419,7 @@ fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, 
 /// between windows the coordinator takes the sample from the parts that
 /// own each row, and schedules the next in both.
 fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftover) {
-    let limit = w.stop_at.unwrap_or(DEFAULT_LIMIT);
+    let limit = w.limit();
     let lookahead = w.part().plan.lookahead;
     let mut twin = Box::new(twin);
     for x in [&mut *w, &mut *twin] {

@@ -237,9 +237,14 @@ impl World {
     pub fn stop_at(&self) -> Option<Ps> {
         self.stop_at
     }
+    /// The last instant a run may reach: `stop_at`, or the safety limit.
+    pub fn limit(&self) -> Ps {
+        self.stop_at.unwrap_or(DEFAULT_LIMIT)
+    }
+
     /// Runs until nothing is left to do or `stop_at`.
     pub fn run(&mut self, progress: &mut dyn Progress) {
-        let limit = self.stop_at.unwrap_or(DEFAULT_LIMIT);
+        let limit = self.limit();
         self.sched.at(Ps::ZERO, Event::Sample);
         let mut n: u64 = 0;
         while let Some((t, ev)) = self.sched.pop_until(limit) {
@@ -258,12 +263,13 @@ impl World {
         }
         self.lazy_tx_done = false;
         let left = self.sched.peek_time().is_some();
-        self.end_run(limit, left, progress);
+        self.end_run(left, progress);
     }
 
-    /// After the last event before `limit`: the run's end, the final
-    /// sample. `left`: events were left (the run stopped at `limit`).
-    pub fn end_run(&mut self, limit: Ps, left: bool, progress: &mut dyn Progress) {
+    /// After the last event before [`World::limit`]: the run's end, the final
+    /// sample. `left`: events were left (the run stopped at the limit).
+    pub fn end_run(&mut self, left: bool, progress: &mut dyn Progress) {
+        let limit = self.limit();
         // A `TxDone` left out was activity at its time, as its frame's
         // arrival is, unless the run stopped between the two.
         for p in &self.ports {
