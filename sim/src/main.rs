@@ -289,6 +289,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     &scenario.display().to_string(),
                     &loaded.name,
                     w,
+                    sim.cut(),
                     s.hosts.len(),
                     s.switches.len(),
                     s.links.len()

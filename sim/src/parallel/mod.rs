@@ -1,10 +1,12 @@
 //! The parallel run: a world cut into parts, each simulated on a thread of
-//! its own (`[sim] partitions = 2`), as a layer over the model. The model
-//! says how a fabric is cut, which components are a part's, and runs one
-//! part's window of events ([`rocesim_model::world::split`]); this layer
-//! owns the parts and their mailboxes, starts the threads, meets them
-//! between windows, samples across the parts, and merges them at the end.
-//! A serial run is the same [`Simulation`] with one part.
+//! its own (`[sim] partitions = 2`), as a layer over the model. This layer
+//! cuts the fabric ([`plan`]), builds one world per part and tells each
+//! which components are its own; the model runs a part's window of events
+//! and sends the frames for the other part's ports away
+//! ([`rocesim_model::world::part`]). This layer owns the parts and their
+//! mailboxes, starts the threads, meets them between windows, samples
+//! across the parts, and merges them at the end. A serial run is the same
+//! [`Simulation`] with one part.
 //!
 //! Parts only meet on links, and a frame sent on a link arrives at least
 //! the link's delay later. So if the smallest delay of a link between the
@@ -32,9 +34,14 @@
 //!
 //! Determinism: a window's end, the frames swapped and the order they go
 //! into the lanes depend on the two parts' events only, not on the
-//! threads' timing (see the model's `split` module for the rest).
+//! threads' timing; equal-time events order as in a serial run within a
+//! part, and a frame from the other part is inserted at the window's end,
+//! so it follows the local events of its time that were scheduled before.
+//! The outputs are a function of the scenario, the seed and the number of
+//! parts, and differ from the serial run's by such ties.
 
 mod affinity;
+pub mod plan;
 
 use std::cell::UnsafeCell;
 use std::path::Path;
@@ -43,16 +50,18 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rocesim_model::engine::Event;
 use rocesim_model::time::Ps;
-use rocesim_model::world::split::{self, Leftover, Mail, earliest};
-use rocesim_model::world::{Cut, Progress, World};
+use rocesim_model::world::part::{Leftover, Mail, Window, earliest};
+use rocesim_model::world::{Progress, World};
+
+pub use plan::{Cut, Plan};
 use rocesim_scenario::{BuildOptions, KeyPath, ModelError, Scenario};
 
 /// A world ready to run: serial, or cut into parts that run in parallel.
 pub struct Simulation {
     /// The world of a serial run, or part 0 of a partitioned one.
     world: World,
-    /// Part 1 of a partitioned run.
-    twin: Option<Box<World>>,
+    /// Part 1 of a partitioned run, and the cut.
+    twin: Option<(Box<World>, Plan)>,
 }
 
 /// A finished run: the world (the parts merged into one), read by the
@@ -72,23 +81,26 @@ impl Finished {
 
 impl Simulation {
     /// Builds scenario `sc` as `[sim] partitions` asks: one world, or one
-    /// per part, cut by [`split::plan`]. Errors name their key.
+    /// per part, cut by [`plan::plan`]. Errors name their key.
     pub fn build(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Simulation, ModelError> {
         let key = || KeyPath::root().key("sim").key("partitions");
         let mut world = rocesim_scenario::build_world(sc, name, opts)?;
         let twin = match sc.sim.partitions.unwrap_or(1) {
             1 => None,
             2 => {
-                let plan = split::plan(&world).map_err(|e| {
+                let plan = plan::plan(&world).map_err(|e| {
                     ModelError::new(key(), format!("cannot split this scenario: {e}"))
                         .hint("set `partitions = 1` (the default)")
                 })?;
                 // The twin's taps are those `world` opened, handed over.
                 let no_taps = BuildOptions { tap_dir: None };
                 let mut twin = rocesim_scenario::build_world(sc, name, &no_taps)?;
-                split::pair(&mut world, &mut twin, plan);
-                split::hand_over_taps(&mut world, &mut twin);
-                Some(Box::new(twin))
+                let (hosts, switches) = plan.mask(0);
+                world.confine(&hosts, &switches);
+                let (hosts, switches) = plan.mask(1);
+                twin.confine(&hosts, &switches);
+                world.hand_over_taps(&mut twin);
+                Some((Box::new(twin), plan))
             }
             n => {
                 return Err(ModelError::new(
@@ -112,9 +124,14 @@ impl Simulation {
         if self.twin.is_some() { 2 } else { 1 }
     }
 
+    /// The plan of a partitioned world's cut; `None` for a serial one.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.twin.as_ref().map(|(_, plan)| plan)
+    }
+
     /// How a partitioned world is cut; `None` for a serial one.
     pub fn cut(&self) -> Option<Cut> {
-        self.world.cut()
+        self.twin.as_ref().map(|(_, plan)| plan.cut(&self.world))
     }
 
     /// Creates the capture files in `dir` (see
@@ -122,8 +139,8 @@ impl Simulation {
     /// port.
     pub fn open_taps(&mut self, sc: &Scenario, dir: &Path) -> Result<(), ModelError> {
         rocesim_scenario::open_taps(&mut self.world, sc, dir)?;
-        if let Some(twin) = self.twin.as_deref_mut() {
-            split::hand_over_taps(&mut self.world, twin);
+        if let Some((twin, _)) = self.twin.as_mut() {
+            self.world.hand_over_taps(twin);
         }
         Ok(())
     }
@@ -131,14 +148,14 @@ impl Simulation {
     /// Runs until nothing is left to do or the scenario's `stop_at`.
     pub fn run(self, progress: &mut dyn Progress) -> Finished {
         let Simulation { mut world, twin } = self;
-        let Some(twin) = twin else {
+        let Some((twin, plan)) = twin else {
             world.run(progress);
             return Finished {
                 world,
                 leftover: Leftover::default(),
             };
         };
-        let (left, leftover) = run(&mut world, *twin, progress);
+        let (left, leftover) = run(&mut world, *twin, plan.lookahead, progress);
         world.end_run(left, progress);
         Finished { world, leftover }
     }
@@ -276,13 +293,14 @@ impl Sync {
         }
     }
 
-    /// Part `w` (the world of part `part`) ends window `k`: its frames
-    /// go to the mail, then its report, which is returned.
-    fn post(&self, part: usize, k: u64, w: &mut World) -> Said {
-        let told = said(w);
+    /// Part `w` (the world of part `part`) ends window `k`, in which it
+    /// did `win`: its frames go to the mail, then its report, which is
+    /// returned.
+    fn post(&self, part: usize, k: u64, w: &mut World, win: Window) -> Said {
+        let told = said(w, win);
         // SAFETY: part `part`'s thread is the slot's writer here (`Slot`).
         let slot = unsafe { self.mail[part][(k % 2) as usize].get() };
-        post(&mut w.part_mut().outbox, slot);
+        w.departures.move_to(slot);
         let r = &self.reports[part][(k % 2) as usize];
         r.next.store(pack(told.next), Ordering::Relaxed);
         r.sent_first.store(pack(told.sent_first), Ordering::Relaxed);
@@ -310,7 +328,7 @@ impl Sync {
         // SAFETY: the caller read part `part`'s report of window `k` (or,
         // in a slow meeting, is its writer with the worker waiting): no
         // thread writes the slot before the caller's next report (`Slot`).
-        post(unsafe { self.mail[part][(k % 2) as usize].get() }, to);
+        unsafe { self.mail[part][(k % 2) as usize].get() }.move_to(to);
     }
 }
 
@@ -376,7 +394,24 @@ impl Drop for DeathNotice<'_> {
     }
 }
 
-fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, lookahead: Ps) {
+/// Part 1 of a run, as its worker thread holds it.
+struct Part {
+    world: Box<World>,
+    /// The frames part 0 sent it, which go into its lanes as its next
+    /// window starts (on its own thread, whose caches hold the lanes).
+    inbox: Mail,
+    /// Events it took that were not its own ([`Window::foreign`]).
+    foreign: u64,
+}
+
+impl Part {
+    /// Its next event, the frames received included.
+    fn next_time(&self) -> Option<Ps> {
+        earliest(self.world.sched.peek_time(), self.inbox.first)
+    }
+}
+
+fn worker(twin: &Mutex<Part>, sync: &Sync, cpu: Option<usize>, limit: Ps, lookahead: Ps) {
     // The worker's thread ends with the run: its CPU stays set.
     let _pinned = cpu.map(affinity::pin);
     let _notice = DeathNotice(&sync.dead);
@@ -399,13 +434,16 @@ fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, 
         };
         // Locked by the coordinator only at slow meetings: this lock's
         // line stays with this thread.
-        let mut b = twin.lock().expect("the worker holds its part");
+        let mut guard = twin.lock().expect("the worker holds its part");
+        let b = &mut *guard;
         if k > 0 {
-            sync.take(0, k, &mut b.part_mut().inbox);
+            sync.take(0, k, &mut b.inbox);
         }
-        b.run_window(end);
+        b.world.deliver(&mut b.inbox);
+        let win = b.world.run_window(end);
+        b.foreign += win.foreign;
         k += 1;
-        me = sync.post(1, k, &mut b);
+        me = sync.post(1, k, &mut b.world, win);
     }
 }
 
@@ -418,11 +456,14 @@ fn worker(twin: &Mutex<Box<World>>, sync: &Sync, cpu: Option<usize>, limit: Ps, 
 /// scheduled before, and before the others); a window stops at them, and
 /// between windows the coordinator takes the sample from the parts that
 /// own each row, and schedules the next in both.
-fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftover) {
+fn run(w: &mut World, twin: World, lookahead: Ps, progress: &mut dyn Progress) -> (bool, Leftover) {
     let limit = w.limit();
-    let lookahead = w.part().plan.lookahead;
-    let mut twin = Box::new(twin);
-    for x in [&mut *w, &mut *twin] {
+    let mut twin = Part {
+        world: Box::new(twin),
+        inbox: Mail::default(),
+        foreign: 0,
+    };
+    for x in [&mut *w, &mut *twin.world] {
         x.sched.at(Ps::ZERO, Event::Sample);
     }
     // What part 1 said after the last window.
@@ -430,6 +471,9 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
         next: twin.next_time(),
         ..Said::default()
     };
+    // Part 0's inbox and foreign events (part 1's are its `Part`'s).
+    let mut inbox = Mail::default();
+    let mut foreign = 0u64;
     let twin = Mutex::new(twin);
     let sync = Sync::new();
     let mut left = false;
@@ -456,7 +500,7 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
             // Between windows k and k + 1: part 1's frames of window k
             // come in (part 0's go out as its window ends, below).
             if k > 0 {
-                sync.take(1, k, &mut w.part_mut().inbox);
+                sync.take(1, k, &mut inbox);
             }
             slow = slow_meeting(k, a.at_sample, next_sample);
             if !slow {
@@ -468,8 +512,10 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
                 let end = window_end(start, limit, lookahead, next_sample);
                 done_to = end;
                 k += 1;
-                w.run_window(end);
-                a = sync.post(0, k, w);
+                w.deliver(&mut inbox);
+                let win = w.run_window(end);
+                foreign += win.foreign;
+                a = sync.post(0, k, w, win);
                 b = sync.read(1, k);
                 continue;
             }
@@ -479,25 +525,25 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
             if a.at_sample {
                 debug_assert!(b.at_sample, "the parts stop at the same sample");
                 let mut guard = lock_twin();
-                let tw = &mut **guard;
+                let tw = &mut *guard;
                 // Part 0's frames go to part 1's inbox, where the sample
                 // counts them.
                 if k > 0 {
-                    sync.take(0, k, &mut tw.part_mut().inbox);
+                    sync.take(0, k, &mut tw.inbox);
                 }
                 let ts = w.now();
-                next_sample = sample(w, tw, ts);
+                next_sample = sample(w, &inbox, tw, ts);
                 b = Said {
                     next: tw.next_time(),
                     ..Said::default()
                 };
+                a.first_activity = None;
                 to_b = None;
             }
             // The sampler resumes after a pause at the first activity, as
             // `note_activity` has it; a grid point the window passed
             // gives way to the first after it.
-            let first = earliest(w.part().first_activity, b.first_activity);
-            w.part_mut().first_activity = None;
+            let first = earliest(a.first_activity, b.first_activity);
             if let (None, Some(t), true) = (next_sample, first, w.sampler.is_paused()) {
                 let k = w.sampler.resume_at(t, w.ports.len());
                 // No event after `k` has run (a window of one instant on
@@ -509,12 +555,15 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
                 };
                 w.sched.at(k, Event::Sample);
                 let mut tw = lock_twin();
-                tw.sched.at(k, Event::Sample);
+                tw.world.sched.at(k, Event::Sample);
                 b.next = tw.next_time();
                 next_sample = Some(k);
             }
             // Part 0's next event counts part 1's frames, now in its inbox.
-            let t_ev = earliest(w.next_time(), earliest(b.next, to_b));
+            let t_ev = earliest(
+                earliest(w.sched.peek_time(), inbox.first),
+                earliest(b.next, to_b),
+            );
             let Some(start) = t_ev.filter(|&t| t <= limit) else {
                 left = t_ev.is_some();
                 break;
@@ -528,7 +577,7 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
             if (k + 1) % PROGRESS_EVERY == 0 {
                 if !w.flows.is_empty() {
                     let (da, total) = w.count_finished_flows();
-                    let (db, _) = lock_twin().count_finished_flows();
+                    let (db, _) = lock_twin().world.count_finished_flows();
                     progress.flows(da + db - w.flow_tally.started(), total);
                 }
                 progress.update(start, w.stop_at);
@@ -540,8 +589,10 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
                 .next_sample
                 .store(pack(next_sample), Ordering::Relaxed);
             sync.go.epoch.store(k, Ordering::Release);
-            w.run_window(end);
-            a = sync.post(0, k, w);
+            w.deliver(&mut inbox);
+            let win = w.run_window(end);
+            foreign += win.foreign;
+            a = sync.post(0, k, w, win);
             b = sync.read(1, k);
         }
         // A fast meeting's stop the worker saw too; a slow one's it is
@@ -554,63 +605,48 @@ fn run(w: &mut World, twin: World, progress: &mut dyn Progress) -> (bool, Leftov
     let mut twin = twin.into_inner().expect("the worker is done");
     // Part 0's frames of the last window are still in the mail.
     if k > 0 {
-        sync.take(0, k, &mut twin.part_mut().inbox);
+        sync.take(0, k, &mut twin.inbox);
     }
-    let leftover = split::merge(w, *twin);
+    let mut leftover = w.absorb(*twin.world, foreign + twin.foreign);
+    leftover.pending |= !twin.inbox.is_empty() || !inbox.is_empty();
     (left, leftover)
 }
 
-/// What part `w` says as a window ends (its inbox went into the lanes as
-/// the window started).
-fn said(w: &World) -> Said {
-    let part = w.part();
+/// What part `w` says as a window ends in which it did `win` (its inbox
+/// went into the lanes as the window started).
+fn said(w: &World, win: Window) -> Said {
     Said {
         next: w.sched.peek_time(),
-        sent_first: part.outbox.first,
-        first_activity: part.first_activity,
-        at_sample: part.at_sample,
+        sent_first: w.departures.first,
+        first_activity: win.first_activity,
+        at_sample: win.at_sample,
     }
 }
 
-/// Moves the frames `from` one part sent into the other's inbox `to`:
-/// the buffers trade places when `to` is empty, as it is unless a sample
-/// came between two windows.
-fn post(from: &mut Mail, to: &mut Mail) {
-    if to.to.is_empty() {
-        std::mem::swap(from, to);
-    } else {
-        to.to.append(&mut from.to);
-        to.frames.append(&mut from.frames);
-        to.first = earliest(to.first, from.first);
-    }
-    from.first = None;
-}
-
-/// The sample at `ts`, where both parts stopped at their `Sample`;
-/// returns when the next is due (`None`: the sampler paused).
-fn sample(w: &mut World, b: &mut World, ts: Ps) -> Option<Ps> {
-    for x in [&mut *w, &mut *b] {
-        x.part_mut().at_sample = false;
-        x.part_mut().first_activity = None;
+/// The sample at `ts`, where both parts, `w` (part 0, whose inbox is
+/// `inbox`) and `b`, stopped at their `Sample`; returns when the next is
+/// due (`None`: the sampler paused).
+fn sample(w: &mut World, inbox: &Mail, b: &mut Part, ts: Ps) -> Option<Ps> {
+    for x in [&mut *w, &mut *b.world] {
         // A `TxDone` after the tick is activity in the next interval.
         for port in 0..x.ports.len() as u32 {
-            if x.part().owns_port(port) {
+            if !x.ports[port as usize].elsewhere() {
                 x.schedule_tx_done(port);
             }
         }
     }
     // One event of a serial run.
-    b.part_mut().foreign += 1;
+    b.foreign += 1;
     let mut s = std::mem::take(&mut w.sampler);
-    let (wr, br): (&World, &World) = (w, b);
+    let (wr, br): (&World, &World) = (w, &b.world);
     s.take(
         ts,
         wr.ports.len(),
         |i| {
-            if wr.part().owns_port(i as u32) {
-                wr.port_row(i)
-            } else {
+            if wr.ports[i].elsewhere() {
                 br.port_row(i)
+            } else {
+                wr.port_row(i)
             }
         },
         wr.qps.len(),
@@ -632,15 +668,15 @@ fn sample(w: &mut World, b: &mut World, ts: Ps) -> Option<Ps> {
         },
     );
     // Activity in either part keeps the sampler ticking.
-    if b.sampler.take_active() {
+    if b.world.sampler.take_active() {
         s.note_active();
     }
-    let inbound = w.part().inbox.to.len() + b.part().inbox.to.len();
-    let pending = w.sched.pending() + b.sched.pending() + inbound > 0;
+    let inbound = inbox.to.len() + b.inbox.to.len();
+    let pending = w.sched.pending() + b.world.sched.pending() + inbound > 0;
     let next = s.after_tick(ts, pending);
     w.sampler = s;
     if let Some(t) = next {
-        for x in [&mut *w, &mut *b] {
+        for x in [&mut *w, &mut *b.world] {
             x.sched.at(t, Event::Sample);
         }
     }

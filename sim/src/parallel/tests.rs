@@ -43,13 +43,27 @@ fn results(w: &World) -> String {
 fn a_fabric_is_cut_by_tier_halves() {
     let sim = build("leaf_spine_capacity.toml", &["sim.partitions=2"]).unwrap();
     let w = sim.world();
-    let plan = &w.part().plan;
+    let plan = sim.plan().expect("cut");
     let name = |s: usize| w.switches[s].name().to_string();
     let part1: Vec<String> = (0..w.switches.len())
         .filter(|&s| plan.switch_part[s] == 1)
         .map(name)
         .collect();
     assert_eq!(part1, ["leaf2", "leaf3", "spine1"]);
+    // Part 0's world simulates the rest, and knows which ports' peers
+    // are the other part's: the leaf-spine links across the cut.
+    for (s, sw) in w.switches.iter().enumerate() {
+        assert_eq!(sw.elsewhere(), plan.switch_part[s] == 1, "{}", sw.name());
+    }
+    let across: Vec<&str> = w
+        .ports
+        .iter()
+        .filter(|p| !p.elsewhere() && p.peer_elsewhere())
+        .map(|p| p.name())
+        .collect();
+    // Leaves 0-1 up to spine 1, spine 0 down to leaves 2-3.
+    assert_eq!(across, ["leaf0.u2", "leaf1.u2", "spine0.p3", "spine0.p4"]);
+    assert_eq!(sim.cut().unwrap().links, across.len());
     for (h, host) in w.hosts.iter().enumerate() {
         let n: usize = host.name.trim_start_matches("host").parse().unwrap();
         // 8 hosts per leaf.
@@ -64,8 +78,8 @@ fn a_fabric_is_cut_by_tier_halves() {
 /// (`dcqcn_convergence`).
 #[test]
 fn a_star_is_cut_between_senders_and_the_rest() {
-    let cut = |w: &World, clients: &[u32]| {
-        let plan = &w.part().plan;
+    let cut = |sim: &Simulation, clients: &[u32]| {
+        let (w, plan) = (sim.world(), sim.plan().expect("cut"));
         for h in 0..w.hosts.len() as u32 {
             assert_eq!(plan.host_part[h as usize], u8::from(clients.contains(&h)));
         }
@@ -80,7 +94,7 @@ fn a_star_is_cut_between_senders_and_the_rest() {
         .map(|q| q.host)
         .collect();
     assert_eq!(clients.len(), 4);
-    cut(w, &clients);
+    cut(&sim, &clients);
     if roce_testkit::ci::shared("anchors/hpcc-ns3").is_none() {
         return;
     }
@@ -88,7 +102,7 @@ fn a_star_is_cut_between_senders_and_the_rest() {
     let w = sim.world();
     let clients: Vec<u32> = w.pending.iter().map(|p| p.client_host()).collect();
     assert_eq!(clients.len(), 2);
-    cut(w, &clients);
+    cut(&sim, &clients);
 }
 
 /// Split in two, a fabric's flows finish at the same picosecond, and

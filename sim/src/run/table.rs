@@ -16,6 +16,7 @@ pub fn check_line(
     file: &str,
     name: &str,
     w: &World,
+    cut: Option<crate::parallel::Cut>,
     hosts: usize,
     switches: usize,
     links: usize,
@@ -29,7 +30,7 @@ pub fn check_line(
         plural(w.connection_count() as u64, "RC connection"),
         w.qp_count() + 2 * w.flows_not_started()
     );
-    if let Some(c) = w.cut() {
+    if let Some(c) = cut {
         let part = |i: usize| {
             format!(
                 "{} and {}",

@@ -144,6 +144,9 @@ pub struct Host {
     pub neigh: FastMap<(u32, Ipv4Addr), [u8; 6]>,
     /// How its NICs build, acknowledge, mark and pace RC traffic.
     pub profile: NicProfile,
+    /// Another part of a partitioned run simulates it, its NICs and QPs
+    /// (`world::part`).
+    pub elsewhere: bool,
 }
 
 impl Host {

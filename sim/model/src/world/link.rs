@@ -181,12 +181,11 @@ impl World {
                     }
                 }
                 let at = now + tx_time + delay + extra;
-                match self.split.as_deref_mut() {
-                    Some(part) if !part.owns_port(peer) => {
-                        part.send(at, peer, self.pool.get(id));
-                        self.pool.free(id);
-                    }
-                    _ => self.sched.arrive(at, peer, id),
+                if self.ports[port as usize].peer_elsewhere() {
+                    self.departures.send(at, peer, self.pool.get(id));
+                    self.pool.free(id);
+                } else {
+                    self.sched.arrive(at, peer, id);
                 }
             }
         }

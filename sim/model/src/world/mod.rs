@@ -15,7 +15,7 @@
 //! | `link.rs` | the link | delay, loss and `ce_mark` (its own RNG), up/down, byte conservation; moving a frame across |
 //! | `host.rs` | host, NIC, interface | routing and neighbours, the NIC's receive filter, pumping QPs onto the wire, bonds' failover |
 //! | `profile.rs` | [`NicProfile`] | what a host's NIC does that verbs do not say: window, AckReq, ACKs, segments, ECN bits, trust, DCQCN |
-//! | `dcqcn.rs` | DCQCN in the world | the NIC's notification point sending CNPs, each QP's reaction point pacing it, `RpDeadline` |
+//! | `nic_cc.rs` | DCQCN in the world | the NIC's notification point sending CNPs, each QP's reaction point pacing it, `RpDeadline` |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
@@ -24,9 +24,9 @@
 //! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
-//! | `split.rs` | a part of a partitioned run | the cut, a part's windows and the frames it sends the other, the merge (`[sim] partitions = 2`; the threads are `rocesim`'s) |
+//! | `part.rs` | a world that is one part of a partitioned run | which components are simulated elsewhere, a part's windows, the frames it sends elsewhere, the merge (the cut and the threads are `rocesim`'s) |
 //! | `view.rs` | read-only views | what a run's outputs read ([`PortView`], [`QpView`], ...) |
-//! | `build/` | construction | scenario → world, every check with its key |
+//! | `place.rs`, `flows.rs` | QP placement, flows | where a connection's QPs go and their headers; `[[traffic]]` flows started at their time, their results |
 //!
 //! Components live in `Vec`s and refer to each other by index; an event
 //! names one component and [`World::run`] dispatches it. Events of equal
@@ -55,6 +55,7 @@ pub mod mmu;
 pub mod neigh;
 pub mod nic_cc;
 pub mod nic_rx;
+pub mod part;
 pub mod pfc;
 pub mod place;
 pub mod port;
@@ -62,7 +63,6 @@ pub mod profile;
 pub mod qp;
 pub mod reroute;
 pub mod sample;
-pub mod split;
 pub mod switch;
 pub mod tap;
 pub mod view;
@@ -87,7 +87,6 @@ pub use profile::{
 };
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
-pub use split::Cut;
 pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
 
 /// Progress reported while running.
@@ -153,9 +152,9 @@ pub struct World {
     pub flow_tally: flows::FlowTally,
     /// A generated fabric that re-routes when a link changes.
     pub reroute: Option<Box<reroute::Rerouter>>,
-    /// In a partitioned run (`[sim] partitions = 2`): which components
-    /// are this world's, and the frames it sends the other part.
-    pub split: Option<Box<split::Part>>,
+    /// Frames on their way to ports another part simulates
+    /// ([`part`]), until the parallel run moves them there.
+    pub departures: part::Mail,
 }
 
 /// What a run is told beyond its network (`[sim]`).
@@ -208,7 +207,7 @@ impl World {
             pending: Vec::new(),
             flow_tally: Default::default(),
             reroute: None,
-            split: None,
+            departures: part::Mail::default(),
         }
     }
 }
@@ -414,12 +413,12 @@ impl World {
     /// run: every frame put on a link was delivered or lost, and every
     /// packet allocated was freed or is still queued somewhere.
     pub fn check_invariants(&self) -> Result<(), String> {
-        self.check_invariants_with(split::Leftover::default())
+        self.check_invariants_with(part::Leftover::default())
     }
 
     /// [`World::check_invariants`] of the merged world of a partitioned
     /// run, with what the other part still held when it ended.
-    pub fn check_invariants_with(&self, other: split::Leftover) -> Result<(), String> {
+    pub fn check_invariants_with(&self, other: part::Leftover) -> Result<(), String> {
         for l in &self.links {
             l.conserved()?;
         }

@@ -125,9 +125,18 @@ pub struct Switch {
     mmu: Mmu,
     /// RED/ECN marking on the egress queues, if configured.
     ecn: Option<Box<Ecn>>,
+    /// Another part of a partitioned run simulates it (`world::part`).
+    elsewhere: bool,
 }
 
 impl Switch {
+    /// Whether another part of a partitioned run simulates it.
+    pub fn elsewhere(&self) -> bool {
+        self.elsewhere
+    }
+    pub fn set_elsewhere(&mut self, elsewhere: bool) {
+        self.elsewhere = elsewhere;
+    }
     pub fn new(name: String, mac: [u8; 6], hash: EcmpHash, trust: Trust, buffer: u64) -> Switch {
         Switch {
             name,
@@ -148,6 +157,7 @@ impl Switch {
             trust,
             mmu: Mmu::new(&MmuConfig::shared_pool(buffer, 0)).expect("an empty pool is valid"),
             ecn: None,
+            elsewhere: false,
         }
     }
 

@@ -38,7 +38,7 @@ impl Tap {
     }
 
     /// A tap without a file, holding the place of one that another part
-    /// of a partitioned run records (`world::split`).
+    /// of a partitioned run records (`world::part`).
     pub fn elsewhere(port: u32, file_name: String) -> Tap {
         Tap {
             port,

@@ -275,7 +275,7 @@ pub fn import(
     w.set("seed", 1, "");
     w.blank();
     // Both cores: a fabric by tiers, a star between its senders and the
-    // rest (`world::split`). A multi-homed host is on a bond, and a
+    // rest (`rocesim::parallel::plan`). A multi-homed host is on a bond, and a
     // failing link re-routes the fabric: neither can be split; a star
     // without flows has no senders to cut away.
     let partitions = topo.multi_homed_hosts().count() == 0

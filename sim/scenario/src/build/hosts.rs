@@ -195,6 +195,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize, profile: NicPro
         roce_modes: hc.roce_modes,
         icmp_peers: FastMap::default(),
         icmp_ident: 0,
+        elsewhere: false,
         icmp_sent: 0,
         icmp_suppressed: 0,
         trust: profile.trust,

@@ -130,7 +130,7 @@ pub struct SimCfg {
     pub tx_time_step: Option<Dur>,
     /// Split the fabric into this many parts (1 or 2), each simulated on
     /// a thread of its own in windows of the smallest link delay between
-    /// them ([`rocesim_model::world::split`]). Equal-time events of different parts are
+    /// them (`rocesim::parallel`, [`rocesim_model::world::part`]). Equal-time events of different parts are
     /// ordered by part, not by insertion, so the outputs are a function
     /// of the scenario, the seed and this number.
     pub partitions: Option<u32>,

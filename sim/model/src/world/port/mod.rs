@@ -177,6 +177,11 @@ pub struct Port {
     carrier: bool,
     /// That `TxDone` is scheduled (not only reserved).
     tx_done_scheduled: bool,
+    /// In a partitioned run: the port, and its peer, are simulated by
+    /// another part (`world::part`). The sending port is in cache when a
+    /// frame leaves, its peer usually is not: the peer's flag is kept here.
+    elsewhere: bool,
+    peer_elsewhere: bool,
     /// PFC: bit `p` set = the peer paused priority `p`.
     paused: u8,
     /// Priorities whose egress queues mark (bit per priority).
@@ -221,6 +226,8 @@ impl Port {
             extra_delay,
             tx_end: 0,
             tx_done_scheduled: false,
+            elsewhere: false,
+            peer_elsewhere: false,
             carrier: true,
             queues: PrioQueues::default(),
             queued_bytes: [0; PRIOS],
@@ -272,6 +279,23 @@ impl Port {
     }
     pub fn set_tap(&mut self, tap: u32) {
         self.tap = Some(tap);
+    }
+    /// Whether another part of a partitioned run simulates this port.
+    #[inline]
+    pub fn elsewhere(&self) -> bool {
+        self.elsewhere
+    }
+    /// Whether another part of a partitioned run simulates its peer: its
+    /// frames leave this world as departures.
+    #[inline]
+    pub fn peer_elsewhere(&self) -> bool {
+        self.peer_elsewhere
+    }
+    pub fn set_elsewhere(&mut self, elsewhere: bool) {
+        self.elsewhere = elsewhere;
+    }
+    pub fn set_peer_elsewhere(&mut self, elsewhere: bool) {
+        self.peer_elsewhere = elsewhere;
     }
     pub fn is_host_port(&self) -> bool {
         matches!(self.owner, Owner::Host { .. })
