@@ -113,10 +113,10 @@ fn toml(c: &Case) -> String {
 fn run(text: &str) -> (World, Summary) {
     let loaded = rocesim::scenario::load_str(Path::new("prop.toml"), text.to_string(), &[])
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let mut w = build_world(&loaded.scenario, "prop", &BuildOptions::default())
+    let mut w = build_world(&loaded.scenario, &BuildOptions::default())
         .unwrap_or_else(|e| panic!("{}\n{text}", loaded.locate(&e)));
-    w.run(&mut ());
-    let s = Summary::of(&w, 0.0);
+    w.run(loaded.scenario.sim.stop_at.map(|d| d.0), &mut ());
+    let s = Summary::of(&loaded.name, &w, 0.0);
     (w, s)
 }
 

@@ -10,12 +10,13 @@ use std::path::Path;
 
 use common::{link, scenario, switch, two_hosts};
 
+use rocesim::parallel::Simulation;
 use rocesim::run::Summary;
+use rocesim::scenario::BuildOptions;
 use rocesim::scenario::load_str;
-use rocesim::scenario::{BuildOptions, build_world};
-use rocesim::world::{QpStatus, World};
+use rocesim::world::QpStatus;
 
-fn build(text: &str) -> Result<World, String> {
+fn build(text: &str) -> Result<Simulation, String> {
     build_with(
         text,
         &[
@@ -27,11 +28,11 @@ fn build(text: &str) -> Result<World, String> {
     )
 }
 
-fn build_with(text: &str, sets: &[&str]) -> Result<World, String> {
+fn build_with(text: &str, sets: &[&str]) -> Result<Simulation, String> {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let loaded =
         load_str(Path::new("t.toml"), text.to_string(), &sets).map_err(|e| e.to_string())?;
-    build_world(&loaded.scenario, "t", &BuildOptions::default())
+    Simulation::build(&loaded.scenario, &loaded.name, &BuildOptions::default())
         .map_err(|e| loaded.locate(&e).to_string())
 }
 
@@ -47,11 +48,12 @@ fn bridged(switches: &[&str], links: &[(&str, &str)]) -> String {
     t
 }
 
-/// Runs `w` to the end; its invariants hold and every client QP succeeded.
-fn run_to_success(mut w: World) -> Summary {
-    w.run(&mut ());
-    w.check_invariants().unwrap();
-    let s = Summary::of(&w, 0.0);
+/// Runs `sim` to the end (or its `stop_at`); its invariants hold and
+/// every client QP succeeded.
+fn run_to_success(sim: Simulation) -> Summary {
+    let done = sim.run(&mut ());
+    done.check_invariants().unwrap();
+    let s = Summary::of(&done.name, &done.world, 0.0);
     for q in s.clients() {
         assert_eq!(q.status, QpStatus::Success, "{q:?}");
     }

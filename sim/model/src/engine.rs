@@ -166,6 +166,12 @@ pub struct Scheduler {
     /// has run (or, reserved and never scheduled, would have).
     current: u128,
     executed: u64,
+    /// See [`Scheduler::lazy_tx_done`].
+    lazy_tx_done: bool,
+    /// Tests only: every `TxDone` is scheduled, as before they could be
+    /// left out, to compare the two.
+    #[cfg(feature = "test-hooks")]
+    eager_tx_done: bool,
 }
 
 impl Scheduler {
@@ -317,6 +323,28 @@ impl Scheduler {
                 self.heap.peek()
             },
         )
+    }
+
+    /// Whether the event running counts as activity (a frame's `TxDone`
+    /// or arrival, a QP's wake-up): a frame it starts then needs no
+    /// `TxDone` event unless its port has more to send
+    /// (`World::transmit`), the event standing for the activity the
+    /// `TxDone` would have been.
+    #[inline]
+    pub fn lazy_tx_done(&self) -> bool {
+        self.lazy_tx_done
+    }
+    /// Says whether the event about to run counts as activity.
+    #[inline]
+    pub fn set_lazy_tx_done(&mut self, lazy: bool) {
+        #[cfg(feature = "test-hooks")]
+        let lazy = lazy && !self.eager_tx_done;
+        self.lazy_tx_done = lazy;
+    }
+    /// Tests only: every `TxDone` is scheduled.
+    #[cfg(feature = "test-hooks")]
+    pub fn schedule_every_tx_done(&mut self) {
+        self.eager_tx_done = true;
     }
 
     /// Sets the count of events taken (a partitioned run's, added up).

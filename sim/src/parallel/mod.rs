@@ -51,13 +51,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rocesim_model::engine::Event;
 use rocesim_model::time::Ps;
 use rocesim_model::world::part::{Leftover, Mail, Window, earliest};
-use rocesim_model::world::{Progress, World};
+use rocesim_model::world::{FlowTally, Progress, World, limit};
 
 pub use plan::{Cut, Plan};
 use rocesim_scenario::{BuildOptions, KeyPath, ModelError, Scenario};
 
 /// A world ready to run: serial, or cut into parts that run in parallel.
 pub struct Simulation {
+    /// The run's name (the scenario's `name`, or its file's stem).
+    name: String,
+    /// The run stops here at the latest (`[sim] stop_at`).
+    stop_at: Option<Ps>,
     /// The world of a serial run, or part 0 of a partitioned one.
     world: World,
     /// Part 1 of a partitioned run, and the cut.
@@ -67,6 +71,7 @@ pub struct Simulation {
 /// A finished run: the world (the parts merged into one), read by the
 /// outputs as a serial run's.
 pub struct Finished {
+    pub name: String,
     pub world: World,
     /// What a part merged into `world` still held at the end.
     leftover: Leftover,
@@ -84,7 +89,7 @@ impl Simulation {
     /// per part, cut by [`plan::plan`]. Errors name their key.
     pub fn build(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Simulation, ModelError> {
         let key = || KeyPath::root().key("sim").key("partitions");
-        let mut world = rocesim_scenario::build_world(sc, name, opts)?;
+        let mut world = rocesim_scenario::build_world(sc, opts)?;
         let twin = match sc.sim.partitions.unwrap_or(1) {
             1 => None,
             2 => {
@@ -94,7 +99,7 @@ impl Simulation {
                 })?;
                 // The twin's taps are those `world` opened, handed over.
                 let no_taps = BuildOptions { tap_dir: None };
-                let mut twin = rocesim_scenario::build_world(sc, name, &no_taps)?;
+                let mut twin = rocesim_scenario::build_world(sc, &no_taps)?;
                 let (hosts, switches) = plan.mask(0);
                 world.confine(&hosts, &switches);
                 let (hosts, switches) = plan.mask(1);
@@ -110,7 +115,12 @@ impl Simulation {
                 .hint("2 runs the fabric's two halves on two threads"));
             }
         };
-        Ok(Simulation { world, twin })
+        Ok(Simulation {
+            name: name.to_string(),
+            stop_at: sc.sim.stop_at.map(|d| d.0),
+            world,
+            twin,
+        })
     }
 
     /// The world, or part 0: its names, settings and static network are
@@ -147,17 +157,27 @@ impl Simulation {
 
     /// Runs until nothing is left to do or the scenario's `stop_at`.
     pub fn run(self, progress: &mut dyn Progress) -> Finished {
-        let Simulation { mut world, twin } = self;
+        let Simulation {
+            name,
+            stop_at,
+            mut world,
+            twin,
+        } = self;
         let Some((twin, plan)) = twin else {
-            world.run(progress);
+            world.run(stop_at, progress);
             return Finished {
+                name,
                 world,
                 leftover: Leftover::default(),
             };
         };
-        let (left, leftover) = run(&mut world, *twin, plan.lookahead, progress);
-        world.end_run(left, progress);
-        Finished { world, leftover }
+        let (left, leftover) = run(&mut world, *twin, plan.lookahead, stop_at, progress);
+        world.end_run(stop_at, left, progress);
+        Finished {
+            name,
+            world,
+            leftover,
+        }
     }
 }
 
@@ -402,6 +422,8 @@ struct Part {
     inbox: Mail,
     /// Events it took that were not its own ([`Window::foreign`]).
     foreign: u64,
+    /// Its count of finished flows, for the progress bar.
+    tally: FlowTally,
 }
 
 impl Part {
@@ -456,12 +478,19 @@ fn worker(twin: &Mutex<Part>, sync: &Sync, cpu: Option<usize>, limit: Ps, lookah
 /// scheduled before, and before the others); a window stops at them, and
 /// between windows the coordinator takes the sample from the parts that
 /// own each row, and schedules the next in both.
-fn run(w: &mut World, twin: World, lookahead: Ps, progress: &mut dyn Progress) -> (bool, Leftover) {
-    let limit = w.limit();
+fn run(
+    w: &mut World,
+    twin: World,
+    lookahead: Ps,
+    stop_at: Option<Ps>,
+    progress: &mut dyn Progress,
+) -> (bool, Leftover) {
+    let limit = limit(stop_at);
     let mut twin = Part {
         world: Box::new(twin),
         inbox: Mail::default(),
         foreign: 0,
+        tally: FlowTally::default(),
     };
     for x in [&mut *w, &mut *twin.world] {
         x.sched.at(Ps::ZERO, Event::Sample);
@@ -474,6 +503,7 @@ fn run(w: &mut World, twin: World, lookahead: Ps, progress: &mut dyn Progress) -
     // Part 0's inbox and foreign events (part 1's are its `Part`'s).
     let mut inbox = Mail::default();
     let mut foreign = 0u64;
+    let mut tally = FlowTally::default();
     let twin = Mutex::new(twin);
     let sync = Sync::new();
     let mut left = false;
@@ -576,11 +606,13 @@ fn run(w: &mut World, twin: World, lookahead: Ps, progress: &mut dyn Progress) -
             }
             if (k + 1) % PROGRESS_EVERY == 0 {
                 if !w.flows.is_empty() {
-                    let (da, total) = w.count_finished_flows();
-                    let (db, _) = lock_twin().world.count_finished_flows();
-                    progress.flows(da + db - w.flow_tally.started(), total);
+                    let (da, total) = w.count_finished_flows(&mut tally);
+                    let mut tw = lock_twin();
+                    let tw = &mut *tw;
+                    let (db, _) = tw.world.count_finished_flows(&mut tw.tally);
+                    progress.flows(da + db - tally.started(), total);
                 }
-                progress.update(start, w.stop_at);
+                progress.update(start, stop_at);
             }
             done_to = end;
             k += 1;

@@ -14,16 +14,17 @@ use super::sysfs;
 use crate::world::World;
 
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
-/// plots of a finished world into `dir`, on two threads. `sysfs` says
-/// whether the tree is written, and whether it was begun while the world
-/// ran.
+/// plots of run `name`'s finished world into `dir`, on two threads.
+/// `sysfs` says whether the tree is written, and whether it was begun
+/// while the world ran.
 pub fn write_outputs(
+    name: &str,
     w: &World,
     dir: &Path,
     wall_s: f64,
     sysfs: sysfs::When,
 ) -> Result<Summary, String> {
-    let s = Summary::of(w, wall_s);
+    let s = Summary::of(name, w, wall_s);
     let write = |name: &str, text: String| {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))

@@ -226,9 +226,9 @@ impl QpSummary {
 }
 
 impl Summary {
-    /// The summary of a finished (or checked) world; `wall_s` is the run's
-    /// wall-clock time.
-    pub fn of(w: &World, wall_s: f64) -> Summary {
+    /// The summary of a finished (or checked) world of run `name`;
+    /// `wall_s` is the run's wall-clock time.
+    pub fn of(name: &str, w: &World, wall_s: f64) -> Summary {
         let t = w.sim_time();
         let mut first_post: Option<Ps> = None;
         let mut last_done: Option<Ps> = None;
@@ -284,7 +284,7 @@ impl Summary {
             })
             .collect();
         Summary {
-            scenario: w.name().to_string(),
+            scenario: name.to_string(),
             seed: w.seed(),
             sim_time_ns: t.as_ns(),
             events: w.events(),

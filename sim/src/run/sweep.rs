@@ -56,8 +56,8 @@ pub fn sweep(
                 sets.extend(g.iter().map(|(k, v)| format!("{k}={v}")));
                 sets.push(format!("seed={seed}"));
                 let (_, sim) = check(path, &sets)?;
-                let w = sim.run(&mut ()).world;
-                let s = Summary::of(&w, 0.0);
+                let run = sim.run(&mut ());
+                let (w, s) = (&run.world, Summary::of(&run.name, &run.world, 0.0));
                 done();
                 let client_tx: Vec<u64> = w
                     .client_ports()

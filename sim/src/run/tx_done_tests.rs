@@ -100,14 +100,14 @@ fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
     let opts = BuildOptions {
         tap_dir: Some(dir.to_path_buf()),
     };
-    let mut w = build_world(&loaded.scenario, &loaded.name, &opts).expect("builds");
+    let mut w = build_world(&loaded.scenario, &opts).expect("builds");
     if eager {
         w.schedule_every_tx_done();
     }
-    w.run(&mut ());
+    w.run(loaded.scenario.sim.stop_at.map(|d| d.0), &mut ());
     w.check_invariants().unwrap();
     w.finish().unwrap();
-    super::outputs::write_outputs(&w, dir, 0.0, super::sysfs::When::AtEnd).unwrap();
+    super::outputs::write_outputs(&loaded.name, &w, dir, 0.0, super::sysfs::When::AtEnd).unwrap();
     w.events()
 }
 

@@ -95,7 +95,8 @@ pub fn start_flow(w: &mut World, i: u32) {
     }
 }
 
-/// Where [`World::count_finished_flows`] left off.
+/// Where [`World::count_finished_flows`] left off: the progress bar's,
+/// kept by the run loop.
 #[derive(Debug, Default)]
 pub struct FlowTally {
     /// The first flow not yet started when last counted.
@@ -195,8 +196,7 @@ impl World {
     /// flows started and not yet seen finished are looked at: a scan of
     /// every flow's workload each time grew with flows x events, 7 % of a
     /// 99,000-flow run, on state long out of cache.
-    pub fn count_finished_flows(&mut self) -> (usize, usize) {
-        let t = &mut self.flow_tally;
+    pub fn count_finished_flows(&self, t: &mut FlowTally) -> (usize, usize) {
         // Flows start in order (`flows` is sorted by start time, and equal
         // times run in insertion order); one started out of that order is
         // only counted late.
@@ -213,7 +213,6 @@ impl World {
                     .workload
                     .is_done()
         });
-        let t = &mut self.flow_tally;
         t.live = live;
         (t.next - t.live.len(), self.flows.len())
     }

@@ -161,7 +161,7 @@ impl World {
         }
         let key = self.sched.reserve(now + tx_time, &Event::TxDone { port });
         self.ports[port as usize].set_tx_end(key);
-        if !self.lazy_tx_done || self.has_work(port) {
+        if !self.sched.lazy_tx_done() || self.has_work(port) {
             self.schedule_tx_done(port);
         }
         self.packet_hops += 1;

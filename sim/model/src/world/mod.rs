@@ -80,7 +80,7 @@ use sample::Sampler;
 use switch::Switch;
 use tap::Tap;
 
-pub use flows::FlowResult;
+pub use flows::{FlowResult, FlowTally};
 pub use port::{PRIOS, PortCounters};
 pub use profile::{
     AckPriority, AckRoute, DcqcnSetup, EcnMode, NicProfile, ProfileBase, hpcc_dcqcn,
@@ -104,8 +104,18 @@ impl Progress for () {
 /// The safety limit when a scenario gives no `stop_at`.
 pub const DEFAULT_LIMIT: Ps = Ps(60_000_000_000_000);
 
+/// The last instant a run may reach: `stop_at`, or the safety limit.
+pub fn limit(stop_at: Option<Ps>) -> Ps {
+    stop_at.unwrap_or(DEFAULT_LIMIT)
+}
+
+/// The simulated network: its components, the frames and events in
+/// flight, and the instruments on it (capture taps, the sampler). What a
+/// run is told beyond the network (its name, when it stops, how far it
+/// is) is its caller's: [`World::run`] takes it.
 pub struct World {
-    pub name: String,
+    /// The root of the network's random streams: each component's was
+    /// drawn from it at build, ARP replies draw from it as they happen.
     pub seed: u64,
     pub sched: Scheduler,
     pub pool: PacketPool,
@@ -125,31 +135,17 @@ pub struct World {
     pub cms: Vec<cm::CmSetup>,
     pub mads: Vec<cm::SentMad>,
     pub sampler: Sampler,
-    pub stop_at: Option<Ps>,
+    /// Frames that crossed one link, and the end of the last activity.
     pub packet_hops: u64,
     pub last_activity: Ps,
-    /// The event running counts as activity: a frame it starts needs no
-    /// `TxDone` event unless its port has more to send (`World::transmit`).
-    pub lazy_tx_done: bool,
     /// Serialization times are rounded down to a multiple of this many
     /// picoseconds (`[sim] tx_time_step`).
     pub tx_step: u64,
-    /// Tests only: every `TxDone` is scheduled, as before they could be
-    /// left out, to compare the two.
-    #[cfg(feature = "test-hooks")]
-    pub eager_tx_done: bool,
-    /// The world is too big for the CPU's caches: each event prefetches
-    /// what the next one reads (`World::prefetch`). In a small one all of
-    /// it is in cache already, and prefetching only costs.
-    pub prefetch: bool,
     /// `[[traffic]]` flows and their workloads.
     pub flows: Vec<crate::flow::FlowRef>,
     /// The flows' connections, whose QPs are made at their start
     /// (`flows[i]` is `pending[i]` when there are any).
     pub pending: Vec<flows::PendingFlow>,
-    /// The progress bar's count of finished flows, kept by
-    /// [`World::count_finished_flows`].
-    pub flow_tally: flows::FlowTally,
     /// A generated fabric that re-routes when a link changes.
     pub reroute: Option<Box<reroute::Rerouter>>,
     /// Frames on their way to ports another part simulates
@@ -157,13 +153,12 @@ pub struct World {
     pub departures: part::Mail,
 }
 
-/// What a run is told beyond its network (`[sim]`).
+/// How the network is modelled and observed beyond its components
+/// (`[sim]`).
 #[derive(Debug, Clone, Copy)]
 pub struct Settings {
     /// The time series' sampling interval.
     pub sample_interval: Ps,
-    /// The run stops here at the latest.
-    pub stop_at: Option<Ps>,
     /// Serialization times are rounded down to a multiple of this many
     /// picoseconds (1: exact).
     pub tx_time_step: u64,
@@ -171,14 +166,8 @@ pub struct Settings {
 
 impl World {
     /// An empty world, to which a builder adds the network's components.
-    pub fn new(
-        name: &str,
-        seed: u64,
-        settings: Settings,
-        flows: Vec<crate::flow::FlowRef>,
-    ) -> World {
+    pub fn new(seed: u64, settings: Settings, flows: Vec<crate::flow::FlowRef>) -> World {
         World {
-            name: name.to_string(),
             seed,
             sched: Scheduler::new(),
             pool: PacketPool::new(),
@@ -195,17 +184,11 @@ impl World {
             cms: Vec::new(),
             mads: Vec::new(),
             sampler: Sampler::new(settings.sample_interval),
-            stop_at: settings.stop_at,
             packet_hops: 0,
             last_activity: Ps::ZERO,
-            lazy_tx_done: false,
             tx_step: settings.tx_time_step,
-            #[cfg(feature = "test-hooks")]
-            eager_tx_done: false,
-            prefetch: false,
             flows,
             pending: Vec::new(),
-            flow_tally: Default::default(),
             reroute: None,
             departures: part::Mail::default(),
         }
@@ -213,9 +196,6 @@ impl World {
 }
 
 impl World {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
     pub fn seed(&self) -> u64 {
         self.seed
     }
@@ -233,42 +213,37 @@ impl World {
     pub fn sim_time(&self) -> Ps {
         self.last_activity
     }
-    pub fn stop_at(&self) -> Option<Ps> {
-        self.stop_at
-    }
-    /// The last instant a run may reach: `stop_at`, or the safety limit.
-    pub fn limit(&self) -> Ps {
-        self.stop_at.unwrap_or(DEFAULT_LIMIT)
-    }
-
     /// Runs until nothing is left to do or `stop_at`.
-    pub fn run(&mut self, progress: &mut dyn Progress) {
-        let limit = self.limit();
+    pub fn run(&mut self, stop_at: Option<Ps>, progress: &mut dyn Progress) {
+        let limit = limit(stop_at);
+        let prefetch = self.outgrows_caches();
+        let mut tally = FlowTally::default();
         self.sched.at(Ps::ZERO, Event::Sample);
         let mut n: u64 = 0;
         while let Some((t, ev)) = self.sched.pop_until(limit) {
-            if self.step(ev) {
+            if self.step(ev, prefetch) {
                 self.last_activity = t;
                 self.note_activity(t);
             }
             n += 1;
             if n & 0xFFFF == 0 {
                 if !self.flows.is_empty() {
-                    let (done, total) = self.count_finished_flows();
+                    let (done, total) = self.count_finished_flows(&mut tally);
                     progress.flows(done, total);
                 }
-                progress.update(self.sched.now(), self.stop_at);
+                progress.update(self.sched.now(), stop_at);
             }
         }
-        self.lazy_tx_done = false;
+        self.sched.set_lazy_tx_done(false);
         let left = self.sched.peek_time().is_some();
-        self.end_run(left, progress);
+        self.end_run(stop_at, left, progress);
     }
 
-    /// After the last event before [`World::limit`]: the run's end, the final
-    /// sample. `left`: events were left (the run stopped at the limit).
-    pub fn end_run(&mut self, left: bool, progress: &mut dyn Progress) {
-        let limit = self.limit();
+    /// After the last event before [`limit`]`(stop_at)`: the run's end,
+    /// the final sample. `left`: events were left (the run stopped at the
+    /// limit).
+    pub fn end_run(&mut self, stop_at: Option<Ps>, left: bool, progress: &mut dyn Progress) {
+        let limit = limit(stop_at);
         // A `TxDone` left out was activity at its time, as its frame's
         // arrival is, unless the run stopped between the two.
         for p in &self.ports {
@@ -277,7 +252,7 @@ impl World {
                 self.last_activity = self.last_activity.max(t);
             }
         }
-        if let Some(s) = self.stop_at {
+        if let Some(s) = stop_at {
             // Cut short: the run lasted until `stop_at`. A QP timer still
             // armed after the work is done does not count.
             if left && self.work_left() {
@@ -285,27 +260,31 @@ impl World {
             }
         }
         self.final_sample(self.last_activity);
-        progress.update(self.last_activity, self.stop_at);
+        progress.update(self.last_activity, stop_at);
+    }
+
+    /// Whether the network's state outgrows a core's L2 cache (past about
+    /// a thousand ports or QPs, of 704 and ~1,500 bytes): each event then
+    /// prefetches what the next one reads ([`World::step`]). In a small
+    /// one all of it is in cache already, and prefetching only costs.
+    pub fn outgrows_caches(&self) -> bool {
+        self.ports.len() + self.qps.len() + 2 * self.flows.len() > 1000
     }
 
     /// Runs event `ev`, just taken; returns whether it was activity. The
     /// serial loop and a partitioned run's windows both run their events
-    /// through it.
+    /// through it; `prefetch`: [`World::outgrows_caches`].
     #[inline(always)]
-    pub fn step(&mut self, ev: Event) -> bool {
-        if self.prefetch {
+    pub fn step(&mut self, ev: Event, prefetch: bool) -> bool {
+        if prefetch {
             self.prefetch_next();
         }
         // These always count as activity, so the `TxDone`s of the frames
         // they start may be left out (`World::transmit`).
-        self.lazy_tx_done = matches!(
+        self.sched.set_lazy_tx_done(matches!(
             ev,
             Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
-        );
-        #[cfg(feature = "test-hooks")]
-        if self.eager_tx_done {
-            self.lazy_tx_done = false;
-        }
+        ));
         self.handle(ev)
     }
 
@@ -331,10 +310,11 @@ impl World {
         }
     }
 
-    /// Tests only: schedules every frame's `TxDone` (see `lazy_tx_done`).
+    /// Tests only: schedules every frame's `TxDone` (see
+    /// [`Scheduler::lazy_tx_done`]).
     #[cfg(feature = "test-hooks")]
     pub fn schedule_every_tx_done(&mut self) {
-        self.eager_tx_done = true;
+        self.sched.schedule_every_tx_done();
     }
 
     /// Hands one event to the component it names; returns whether it

@@ -180,6 +180,7 @@ impl World {
     /// `Sample` (which the caller takes across the parts).
     pub fn run_window(&mut self, end: Ps) -> Window {
         let mut win = Window::default();
+        let prefetch = self.outgrows_caches();
         // The window's last instant (a window ending at 0 has none).
         let last = end.0.checked_sub(1).map(Ps);
         while let Some((t, ev)) = last.and_then(|l| self.sched.pop_until(l)) {
@@ -194,13 +195,13 @@ impl World {
                     continue;
                 }
             }
-            if self.step(ev) {
+            if self.step(ev, prefetch) {
                 self.last_activity = t;
                 self.sampler.note_active();
                 win.first_activity.get_or_insert(t);
             }
         }
-        self.lazy_tx_done = false;
+        self.sched.set_lazy_tx_done(false);
         win
     }
 

@@ -89,14 +89,12 @@ pub use rocesim_model::net::roce_mtu;
 
 /// Builds the world; every problem is a [`ModelError`] at its key. A
 /// partitioned run (`[sim] partitions`) builds one per part.
-pub fn build_world(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<World, ModelError> {
+pub fn build_world(sc: &Scenario, opts: &BuildOptions) -> Result<World, ModelError> {
     names::check_scenario(sc)?;
     let mut w = World::new(
-        name,
         sc.seed,
         Settings {
             sample_interval: sc.sim.sample_interval.map_or(Ps::from_us(10), |d| d.0),
-            stop_at: sc.sim.stop_at.map(|d| d.0),
             tx_time_step: sc.sim.tx_time_step.map_or(1, |d| d.0.as_ps()),
         },
         sc.flows.clone(),
@@ -115,9 +113,6 @@ pub fn build_world(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Wor
     if let Some(dir) = &opts.tap_dir {
         open_taps(&mut w, sc, dir)?;
     }
-    // Past about a thousand ports or QPs (704 and ~1,500 bytes each)
-    // the state outgrows a core's L2 cache.
-    w.prefetch = w.ports.len() + w.qps.len() + 2 * w.flows.len() > 1000;
     Ok(w)
 }
 
@@ -349,8 +344,7 @@ server = "t"
     fn build(text: &str, sets: &[String]) -> Result<World, String> {
         let l =
             crate::load_str(Path::new("t.toml"), text.into(), sets).map_err(|d| d.to_string())?;
-        build_world(&l.scenario, "t", &BuildOptions::default())
-            .map_err(|e| l.locate(&e).to_string())
+        build_world(&l.scenario, &BuildOptions::default()).map_err(|e| l.locate(&e).to_string())
     }
 
     /// A host with two NICs in different subnets and no policy routing
@@ -512,10 +506,10 @@ server = "t"
             tap_dir: Some(dir.clone()),
         };
         let l = load(&["workload.0.qps=0".to_string()]);
-        let e = build_world(&l.scenario, "t", &opts).err().unwrap();
+        let e = build_world(&l.scenario, &opts).err().unwrap();
         assert_eq!(e.path.to_string(), "workload[0].qps");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        build_world(&load(&[]).scenario, "t", &opts).unwrap();
+        build_world(&load(&[]).scenario, &opts).unwrap();
         assert!(dir.join("sw.p1.pcap").is_file());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -13,7 +13,7 @@ const FAT_TREE: &str = "[topology]\nkind = \"fat-tree\"\nk = 4\nhost_link = { ra
 
 fn world(text: &str) -> World {
     let l = crate::load_str(Path::new("t.toml"), text.into(), &[]).unwrap();
-    build_world(&l.scenario, "t", &BuildOptions::default()).unwrap()
+    build_world(&l.scenario, &BuildOptions::default()).unwrap()
 }
 
 fn tables(w: &World) -> Vec<Vec<(IpNet, Vec<NextHop>)>> {
