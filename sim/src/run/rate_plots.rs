@@ -72,14 +72,32 @@ pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
         .enumerate()
         .filter_map(|(i, port)| shown.next_if_eq(&i).map(|_| port))
         .enumerate()
-        .map(|(c, (p, pts))| Series::new(p.name(), pts, c))
+        .map(|(c, (p, pts))| Series::new(port_name(w, p.name()), pts, c))
         .collect();
     let title = if total > MAX_PORT_LINES {
         format!("Transmit throughput per host port ({MAX_PORT_LINES} busiest of {total})")
     } else {
         "Transmit throughput per host port".to_string()
     };
-    line_plot(dir, "ports", &title, &x_label, "Gb/s", &port_series)
+    line_plot(
+        dir,
+        "ports",
+        &title,
+        &x_label,
+        "transmit rate (Gb/s)",
+        &port_series,
+    )
+}
+
+/// A host port's name as the bond tables print it: `hostA.eth0 (bond0
+/// slave 0)` for a bond's slave, else its own name.
+fn port_name(w: &World, port: &str) -> String {
+    for b in w.bonds() {
+        if let Some(i) = b.slaves().position(|s| s.name() == port) {
+            return format!("{port} ({} slave {i})", b.iface_name());
+        }
+    }
+    port.to_string()
 }
 
 /// `qps.png/svg`: payload sent per client QP, and per READ responder that
@@ -88,7 +106,14 @@ pub fn qp_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let x_label = format!("time ({unit_name})");
     let (title, qp_series) = qp_payload_lines(w, unit);
-    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
+    line_plot(
+        dir,
+        "qps",
+        &title,
+        &x_label,
+        "payload rate (Gb/s)",
+        &qp_series,
+    )
 }
 
 /// The title and lines of `qps.png`: payload sent over time (Gb/s against
@@ -182,7 +207,8 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
     let x_label = format!("time ({unit_name})");
     // The time axis starts where the samples do, as the other plots'.
     let x_from = w.qp_samples().first().map(|s| s.t.as_secs_f64() / unit);
-    line_plot_from(dir, "rates", (&title, &x_label, "Gb/s"), &series, x_from)
+    let labels = (&*title, &*x_label, "allowed rate (Gb/s)");
+    line_plot_from(dir, "rates", labels, &series, x_from)
 }
 
 /// One line per QP, at most [`MAX_QP_LINES`], the first 16 named in the
