@@ -387,9 +387,6 @@ pub(super) fn tsg_chart<'a, DB: DrawingBackend>(
         .axis_desc_style((FONT, 16))
         .draw()?;
     chart.draw_series(
-        pts(t.naks).map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 6, orange.filled())),
-    )?;
-    chart.draw_series(
         pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),
     )?;
     chart.draw_series(
@@ -400,6 +397,11 @@ pub(super) fn tsg_chart<'a, DB: DrawingBackend>(
     chart.draw_series(
         pts(t.retransmissions)
             .map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 4, red.stroke_width(2))),
+    )?;
+    // NAKs last, over the resends they cause (the first of which has the
+    // NAK's PSN, at nearly its time).
+    chart.draw_series(
+        pts(t.naks).map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 7, orange.filled())),
     )?;
     draw_legend(&legend_area, &legend)
 }
