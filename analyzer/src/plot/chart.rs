@@ -176,7 +176,7 @@ pub(super) fn with_legend_column<DB: DrawingBackend>(
     let legend_w = if names.is_empty() {
         0
     } else {
-        (chars * 8 + 44).clamp(120, w / 3)
+        (chars * 9 + 44).clamp(120, w / 3)
     };
     root.split_horizontally(w - legend_w)
 }
@@ -187,12 +187,12 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
     rows: &[(String, Mark)],
 ) -> DrawResult<DB> {
     const TOP: i32 = 52;
-    const ROW: i32 = 20;
+    const ROW: i32 = 22;
     let (w, h) = area.dim_in_pixel();
     let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
-    let font = (FONT, 13).into_font();
+    let font = (FONT, 15).into_font();
     // Names longer than the column are cut with an ellipsis.
-    let max_chars = ((w as i32 - 40) / 7).max(4) as usize;
+    let max_chars = ((w as i32 - 40) / 8).max(4) as usize;
     for (i, (name, mark)) in rows.iter().take(fit).enumerate() {
         let y = TOP + i as i32 * ROW;
         match *mark {
@@ -305,8 +305,8 @@ pub(super) fn line_chart_to<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 17))
         .draw()?;
     let mut legend = Vec::new();
     for (i, l) in lines.iter().enumerate() {
@@ -383,8 +383,8 @@ pub(super) fn tsg_chart<'a, DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(ax.label())
         .y_desc(format!("PSN - {} (unwrapped)", base.rem_euclid(1 << 24)))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 17))
         .draw()?;
     chart.draw_series(
         pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),

@@ -670,8 +670,8 @@ fn tsg_panel<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc("PSN - the flow's first PSN (unwrapped)")
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 17))
         .draw()?;
     for (k, t) in tsgs.iter().enumerate() {
         let at = |&(ts, p): &(u64, i64)| (ax.x(x_of(t, ts)), p - t.base_psn);

@@ -320,8 +320,8 @@ fn draw<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         .x_desc("flow size (bytes)")
         .y_desc("slowdown (FCT / ideal FCT, log scale)")
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 17))
         .draw()?;
     // Darkest to lightest, and a marker shape each, so that the three
     // lines stay apart in greyscale too.
@@ -367,7 +367,7 @@ fn draw<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .label_font(("sans-serif", 14))
+        .label_font(("sans-serif", 16))
         .draw()?;
     Ok(())
 }

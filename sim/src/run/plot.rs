@@ -228,13 +228,13 @@ fn draw<DB: DrawingBackend>(
             .map(|s| s.name.chars().count())
             .max()
             .unwrap_or(0) as u32;
-        (chars * 8 + 44).clamp(120, w / 3)
+        (chars * 9 + 44).clamp(120, w / 3)
     };
     // With lanes, the left margin fits their names too, the same for both
     // panels, so that their time axes line up pixel for pixel.
     let y_area = lanes.map_or(64, |l| {
         let chars = l.rows.iter().map(|r| r.0.chars().count()).max();
-        (chars.unwrap_or(0) as u32 * 7 + 14).clamp(64, w / 4)
+        (chars.unwrap_or(0) as u32 * 8 + 16).clamp(64, w / 4)
     });
     let (top, bottom) = match lanes {
         Some(l) => {
@@ -254,8 +254,8 @@ fn draw<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 17))
         .draw()?;
     let colors = series.iter().map(|s| s.color + 1).max().unwrap_or(0);
     for s in series {
@@ -292,7 +292,7 @@ fn draw_lanes<DB: DrawingBackend>(
     };
     let n = rows.len().max(1) as u32;
     let mut chart = ChartBuilder::on(area)
-        .caption(title, ("sans-serif", 17))
+        .caption(title, ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(y_area)
@@ -310,15 +310,15 @@ fn draw_lanes<DB: DrawingBackend>(
                 .map_or_else(String::new, |r| r.0.clone()),
             _ => String::new(),
         })
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 15))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
         .draw()?;
     if rows.is_empty() {
         let (_, h) = area.dim_in_pixel();
         area.draw(&Text::new(
             l.empty.clone(),
             (y_area as i32 + 24, (h / 2) as i32 - 14),
-            ("sans-serif", 15).into_font(),
+            ("sans-serif", 16).into_font(),
         ))?;
     }
     let bar = color(0, 1).to_rgba();
@@ -362,10 +362,10 @@ fn draw_legend<DB: DrawingBackend>(
     colors: usize,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     const TOP: i32 = 52;
-    const ROW: i32 = 20;
+    const ROW: i32 = 22;
     let (_, h) = area.dim_in_pixel();
     let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
-    let font = ("sans-serif", 13).into_font();
+    let font = ("sans-serif", 15).into_font();
     for (i, s) in named.iter().take(fit).enumerate() {
         let y = TOP + i as i32 * ROW;
         let color = color(s.color, colors).to_rgba();
