@@ -26,9 +26,12 @@
 //!   makes a simulation and a capture comparable.
 //! * [`human`] formats bytes, durations, rates, counts and text tables the
 //!   same way in both tools.
+//! * [`palette`] gives both tools' plots their line colours, ordered by
+//!   lightness so that a greyscale print keeps them apart.
 
 pub mod figures;
 pub mod human;
+pub mod palette;
 pub mod pipeline;
 pub mod read;
 pub mod write;

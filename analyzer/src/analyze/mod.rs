@@ -346,8 +346,8 @@ fn collect_series(
         flows.push(FlowSeries {
             qp: i,
             label: match q.requester_qpn {
-                Some(r) => format!("{}:{:#x}->{}:{:#x}", q.src, r, q.dst, q.dqpn),
-                None => format!("{}->{}:{:#x}", q.src, q.dst, q.dqpn),
+                Some(r) => format!("{}:{:#x} -> {}:{:#x}", q.src, r, q.dst, q.dqpn),
+                None => format!("{} -> {}:{:#x}", q.src, q.dst, q.dqpn),
             },
             originals: s.originals,
             retransmissions: s.retransmissions,

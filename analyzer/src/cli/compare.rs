@@ -37,8 +37,10 @@ JSON keys (--format json):
   notes[]   what makes the comparison partial (each is a warning, exit 3)
 
 --out DIR writes compare_goodput, compare_slaves, compare_tsg,
-compare_pfc and compare_ecn_cnp (.png and .svg): A and B on shared axes,
-A always blue, B always orange.
+compare_pfc and compare_ecn_cnp (.png and .svg), A always blue, B always
+orange, each side's time from its own first frame: on one time axis, or,
+when one side lasts more than 4 times the other, each on its own (the
+plots say which).
 
 Examples (from the repository root):
   rocesim run scenarios/lag_hash.toml --out /tmp/a

@@ -217,7 +217,7 @@ pub fn compare_page(
     for (name, svg) in crate::plot::compare::svgs(a, b, c, flow)? {
         let caption = match name.as_str() {
             "compare_goodput" => "Goodput of all request flows over time, A and B from their own first frame.".to_string(),
-            "compare_slaves" => "RoCE payload per bond slave over time: the i-th capture of A beside the i-th of B, one axis for all.".to_string(),
+            "compare_slaves" => "RoCE payload per bond slave over time: the i-th capture of A beside the i-th of B, one y scale for all.".to_string(),
             "compare_tsg" => match row {
                 Some(r) => format!("PSN time-sequence of flow #{r} of the flow tables, from its first packet on each side."),
                 None => "PSN time-sequence: no flow.".to_string(),

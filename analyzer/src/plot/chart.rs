@@ -1,6 +1,9 @@
 //! The pieces every picture is drawn with: the time axis, bin grids and
 //! rate lines, legends beside the chart, the line chart, the PSN
-//! time-sequence graph and the pause timeline.
+//! time-sequence graph and the pause timeline. Lines without a colour of
+//! their own take [`roce_capture::palette`]'s, darkest first, so that a
+//! greyscale print keeps them apart and in legend order; the time-sequence
+//! graph tells its kinds of point apart by shape as well as colour.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -120,6 +123,12 @@ pub(super) fn rate_lines(
         .collect()
 }
 
+/// The colour of line `i` of `n`, from the shared palette.
+pub(super) fn palette(i: usize, n: usize) -> RGBAColor {
+    let (r, g, b) = roce_capture::palette::series(i, n);
+    RGBColor(r, g, b).to_rgba()
+}
+
 pub(super) type DrawResult<DB> =
     Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
@@ -167,7 +176,7 @@ pub(super) fn with_legend_column<DB: DrawingBackend>(
     let legend_w = if names.is_empty() {
         0
     } else {
-        (chars * 8 + 44).clamp(120, w / 3)
+        (chars * 9 + 44).clamp(120, w / 3)
     };
     root.split_horizontally(w - legend_w)
 }
@@ -178,12 +187,12 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
     rows: &[(String, Mark)],
 ) -> DrawResult<DB> {
     const TOP: i32 = 52;
-    const ROW: i32 = 20;
+    const ROW: i32 = 22;
     let (w, h) = area.dim_in_pixel();
     let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
-    let font = (FONT, 13).into_font();
+    let font = (FONT, 15).into_font();
     // Names longer than the column are cut with an ellipsis.
-    let max_chars = ((w as i32 - 40) / 7).max(4) as usize;
+    let max_chars = ((w as i32 - 40) / 8).max(4) as usize;
     for (i, (name, mark)) in rows.iter().take(fit).enumerate() {
         let y = TOP + i as i32 * ROW;
         match *mark {
@@ -278,7 +287,13 @@ pub(super) fn line_chart_to<DB: DrawingBackend>(
 ) -> DrawResult<DB> {
     root.fill(&WHITE)?;
     let y_max = y_max.unwrap_or_else(|| y_top(lines));
-    let names: Vec<&str> = lines.iter().map(|l| l.name.as_str()).collect();
+    // Unnamed lines (a panel whose title names its one line) get no
+    // legend, and the chart the legend's column.
+    let names: Vec<&str> = lines
+        .iter()
+        .map(|l| l.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
     let (plot_area, legend_area) = with_legend_column(root, &names);
     let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, (FONT, 22))
@@ -290,19 +305,21 @@ pub(super) fn line_chart_to<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 17))
         .draw()?;
     let mut legend = Vec::new();
     for (i, l) in lines.iter().enumerate() {
-        let color = l.color.unwrap_or_else(|| Palette99::pick(i).to_rgba());
+        let color = l.color.unwrap_or_else(|| palette(i, lines.len()));
         // Earlier lines wider, so a later line on top does not hide them.
         let width = if i == 0 && lines.len() > 1 { 4 } else { 2 };
         chart.draw_series(LineSeries::new(
             l.pts.iter().copied(),
             color.stroke_width(width),
         ))?;
-        legend.push((l.name.clone(), Mark::Line(color, 3)));
+        if !l.name.is_empty() {
+            legend.push((l.name.clone(), Mark::Line(color, 3)));
+        }
     }
     draw_legend(&legend_area, &legend)
 }
@@ -351,7 +368,7 @@ pub(super) fn tsg_chart<'a, DB: DrawingBackend>(
         ("NAK / RNR NAK (PSN)".to_string(), Mark::Triangle(orange)),
         (format!("first transmission{sample}"), Mark::Circle(blue)),
         ("ACK (PSN acknowledged)".to_string(), Mark::Cross(green)),
-        ("retransmission".to_string(), Mark::Circle(red)),
+        ("retransmission".to_string(), Mark::Ring(red)),
     ];
     let names: Vec<&str> = legend.iter().map(|(n, _)| n.as_str()).collect();
     let (plot_area, legend_area) = with_legend_column(root, &names);
@@ -366,20 +383,25 @@ pub(super) fn tsg_chart<'a, DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(ax.label())
         .y_desc(format!("PSN - {} (unwrapped)", base.rem_euclid(1 << 24)))
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 17))
         .draw()?;
-    chart.draw_series(
-        pts(t.naks).map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 6, orange.filled())),
-    )?;
     chart.draw_series(
         pts(t.originals).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 2, blue.filled())),
     )?;
     chart.draw_series(
         pts(t.acks).map(|&(ts, p)| Cross::new((ax.x(ts), p - base), 3, green.stroke_width(1))),
     )?;
+    // Rings: a resent PSN reads as one in grey too, where red and blue
+    // dots are alike.
     chart.draw_series(
-        pts(t.retransmissions).map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 3, red.filled())),
+        pts(t.retransmissions)
+            .map(|&(ts, p)| Circle::new((ax.x(ts), p - base), 4, red.stroke_width(2))),
+    )?;
+    // NAKs last, over the resends they cause (the first of which has the
+    // NAK's PSN, at nearly its time).
+    chart.draw_series(
+        pts(t.naks).map(|&(ts, p)| TriangleMarker::new((ax.x(ts), p - base), 7, orange.filled())),
     )?;
     draw_legend(&legend_area, &legend)
 }
@@ -405,7 +427,7 @@ pub(super) fn pfc_chart<DB: DrawingBackend>(
                     .iter()
                     .map(|&(a, b)| (ax.x(a), ax.x(b)))
                     .collect(),
-                color: Palette99::pick(row).to_rgba(),
+                color: palette(row, s.pauses.len()),
             }
         })
         .collect();
@@ -413,24 +435,27 @@ pub(super) fn pfc_chart<DB: DrawingBackend>(
         root,
         "PFC / PAUSE: paused intervals per file, sender and priority",
         ax,
+        &ax.label(),
         &rows,
     )
 }
 
 /// One row of a pause timeline: its label, its paused intervals on the
 /// time axis, its colour.
+#[derive(Clone)]
 pub(super) struct PauseRow {
     pub(super) label: String,
     pub(super) intervals: Vec<(f64, f64)>,
     pub(super) color: RGBAColor,
 }
 
-/// Paused intervals, one row each, over the time axis `ax` (zoomed in on
-/// the pauses when they fill under a tenth of it).
+/// Paused intervals, one row each, over the time axis `ax` (labelled
+/// `x_label`; zoomed in on the pauses when they fill under a tenth of it).
 pub(super) fn pause_chart<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     ax: &TimeAxis,
+    x_label: &str,
     pauses: &[PauseRow],
 ) -> DrawResult<DB> {
     root.fill(&WHITE)?;
@@ -466,7 +491,7 @@ pub(super) fn pause_chart<DB: DrawingBackend>(
         .build_cartesian_2d(x0..x1, (0..n.saturating_sub(1)).into_segmented())?;
     chart
         .configure_mesh()
-        .x_desc(ax.label())
+        .x_desc(x_label)
         .y_labels(rows.len())
         .y_label_formatter(&|v: &SegmentValue<u32>| match v {
             SegmentValue::CenterOf(i) => rows

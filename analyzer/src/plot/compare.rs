@@ -1,6 +1,10 @@
-//! The pictures of `roce-pcap compare`: A and B on shared axes, A always
-//! blue and B always orange, each side's time counted from its own first
-//! frame.
+//! The pictures of `roce-pcap compare`: A always dark blue and B always
+//! orange (apart in greyscale too), each side's time counted from its own
+//! first frame. Two sides of like length share one time axis; when one
+//! lasts more than [`SEPARATE_RATIO`] times the other (a 13 ms simulation
+//! beside a 21 s capture) the shorter would be a sliver at the left edge,
+//! so each side gets a panel and a time axis of its own, A above or left of
+//! B, on one y scale, and a line above the panels says so.
 //!
 //! ```text
 //!  compare_goodput   goodput of all flows over time, A and B
@@ -18,14 +22,16 @@ use plotters::prelude::*;
 use super::chart::*;
 // The prelude has a DrawResult of its own.
 use super::chart::DrawResult;
-use super::{FONT, PlotError, Sink, draw_err, register_embedded_font};
+use super::{FONT, PlotError, SIZE, Sink, draw_err, register_embedded_font};
 use crate::analyze::series::{Bins, Points};
 use crate::analyze::{Analysis, FlowSeries};
 use crate::compare::{Comparison, FlowSide};
 use crate::flags::Analyzed;
 
-/// A's colour in every picture and page.
-pub const A_COLOR: RGBColor = RGBColor(31, 119, 180);
+/// A's colour in every picture and page: a dark blue, far from B's orange
+/// in lightness too (L* 35 against 60), so that a greyscale print keeps
+/// them apart.
+pub const A_COLOR: RGBColor = RGBColor(20, 80, 160);
 /// B's colour.
 pub const B_COLOR: RGBColor = RGBColor(230, 110, 0);
 
@@ -76,6 +82,54 @@ pub fn tsg_row(c: &Comparison, flow: Option<usize>) -> Option<usize> {
         .max_by_key(|(i, r)| (packets(&r.a) + packets(&r.b), std::cmp::Reverse(*i)))
         .map(|(i, _)| i)
         .or((!c.flows.is_empty()).then_some(0))
+}
+
+/// How many times longer than the other a side must last to get a time
+/// axis of its own.
+pub const SEPARATE_RATIO: u64 = 4;
+
+/// Whether two sides lasting `a` and `b` ns get a time axis each.
+pub fn separate_axes(a: u64, b: u64) -> bool {
+    let (short, long) = (a.min(b).max(1), a.max(b).max(1));
+    long > short.saturating_mul(SEPARATE_RATIO)
+}
+
+/// The line that states the time axes' choice above every picture.
+fn axes_note(sides: &[Side<'_>; 2], separate: bool) -> String {
+    let brief = |s: &Side<'_>| roce_capture::human::duration_brief(s.span());
+    if separate {
+        format!(
+            "A lasts {}, B {}: each side on its own time axis, from its own first frame",
+            brief(&sides[0]),
+            brief(&sides[1])
+        )
+    } else {
+        format!(
+            "A lasts {}, B {}: both on one time axis, each from its own first frame",
+            brief(&sides[0]),
+            brief(&sides[1])
+        )
+    }
+}
+
+/// Draws `note` in a strip at the top of `root`; returns the rest.
+fn with_note<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    note: &str,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let (head, body) = root.split_vertically(30);
+    head.draw(&Text::new(
+        note.to_string(),
+        (20, 10),
+        (FONT, 15).into_font().color(&RGBColor(60, 60, 60)),
+    ))?;
+    Ok(body)
+}
+
+/// The x axis label of a side drawn on its own axis.
+fn own_axis_label(side: &Side<'_>, ax: &TimeAxis) -> String {
+    format!("time since {}'s first frame ({})", &side.name[..1], ax.unit)
 }
 
 /// One side as the pictures need it.
@@ -150,58 +204,145 @@ fn draw_all(
     let sets = [sides[0].series()?, sides[1].series()?];
     let span = sides[0].span().max(sides[1].span()).max(1);
     let ax = TimeAxis::new(0, span);
+    let separate = separate_axes(sides[0].span(), sides[1].span());
+    let note = axes_note(&sides, separate);
+    // Each side's own axis and span, for panels of their own.
+    let own: Vec<(TimeAxis, u64)> = sides
+        .iter()
+        .map(|s| (TimeAxis::new(0, s.span().max(1)), s.span().max(1)))
+        .collect();
+    let shared_x = format!("time since each side's first frame ({})", ax.unit);
+    // Lines of `rows` (name, colour, side, series), on one axis (all in
+    // the first list) or each on its side's own (a list per side).
+    let lines_of = |rows: &[(String, RGBAColor, usize, &Bins)], scale: f64| -> [Vec<Line>; 2] {
+        let timed = |k: Option<usize>| -> Vec<(String, RGBAColor, u64, &Bins)> {
+            rows.iter()
+                .filter(|r| k.is_none_or(|k| r.2 == k))
+                .map(|r| (r.0.clone(), r.1, sides[r.2].first, r.3))
+                .collect()
+        };
+        if separate {
+            let side = |k: usize| side_lines(&timed(Some(k)), &own[k].0, own[k].1, scale);
+            [side(0), side(1)]
+        } else {
+            [side_lines(&timed(None), &ax, span, scale), Vec::new()]
+        }
+    };
 
     // Goodput of all flows.
     let totals: Vec<Bins> = sets
         .iter()
         .map(|s| sum_bins(s.flows.iter().map(|f| &f.goodput)))
         .collect();
-    let rows: Vec<(String, RGBAColor, u64, &Bins)> = sides
+    let rows: Vec<(String, RGBAColor, usize, &Bins)> = sides
         .iter()
         .zip(&totals)
-        .map(|(s, t)| (s.name.clone(), s.color, s.first, t))
+        .enumerate()
+        .map(|(k, (s, t))| (s.name.clone(), s.color, k, t))
         .collect();
-    let mut lines = side_lines(&rows, &ax, span, 8.0);
-    let unit = in_rate_unit(&mut lines);
-    both!(sink, NAMES[0], |root| line_chart(
-        &root,
-        "Goodput of all request flows (first transmissions), A and B",
-        &format!("time since the side's first frame ({})", ax.unit),
-        unit,
-        ax.span,
-        &lines
-    ));
+    let mut lines = lines_of(&rows, 8.0);
+    let unit = in_rate_unit(lines.iter_mut().flatten());
+    let y_max = y_top(lines.iter().flatten());
+    let title = "Goodput of all request flows (first transmissions)";
+    let y_label = format!("goodput ({unit})");
+    let size = if separate { (1100, 880) } else { SIZE };
+    both!(sink, NAMES[0], size, |root| {
+        with_note(&root, &note).and_then(|body| {
+            if separate {
+                let areas = body.split_evenly((2, 1));
+                for (k, area) in areas.iter().enumerate() {
+                    line_chart_to(
+                        area,
+                        &format!("{title}, {}", sides[k].name),
+                        &own_axis_label(&sides[k], &own[k].0),
+                        &y_label,
+                        (own[k].0.span, Some(y_max)),
+                        &lines[k],
+                    )?;
+                }
+                Ok(())
+            } else {
+                line_chart(
+                    &body,
+                    &format!("{title}, A and B"),
+                    &shared_x,
+                    &y_label,
+                    ax.span,
+                    &lines[0],
+                )
+            }
+        })
+    });
 
-    // Per slave, one panel each, on one y axis.
+    // Per slave, one panel each (one per side and slave on own axes), on
+    // one y axis.
     let n_slaves = sets[0].files.len().max(sets[1].files.len()).max(1);
-    let mut panels: Vec<(String, Vec<Line>)> = Vec::new();
+    let mut panels: Vec<(String, [Vec<Line>; 2])> = Vec::new();
     for i in 0..n_slaves {
-        let rows: Vec<(String, RGBAColor, u64, &Bins)> = sides
+        let rows: Vec<(String, RGBAColor, usize, &Bins)> = sides
             .iter()
             .zip(&sets)
-            .filter_map(|(s, set)| {
+            .enumerate()
+            .filter_map(|(k, (s, set))| {
                 let (name, bins) = set.files.get(i)?;
                 let file = name.rsplit('/').next().unwrap_or(name);
-                Some((format!("{}: {file}", s.name), s.color, s.first, bins))
+                // A side that is one capture is named after it already.
+                let name = if s.name.ends_with(&format!(" {file}")) {
+                    s.name.clone()
+                } else {
+                    format!("{}: {file}", s.name)
+                };
+                Some((name, s.color, k, bins))
             })
             .collect();
-        panels.push((format!("slave {i}"), side_lines(&rows, &ax, span, 8.0)));
+        panels.push((format!("slave {i}"), lines_of(&rows, 8.0)));
     }
-    let unit = in_rate_unit(panels.iter_mut().flat_map(|p| p.1.iter_mut()));
-    let y_max = y_top(panels.iter().flat_map(|p| p.1.iter()));
-    let height = 120 + 240 * panels.len() as u32;
+    let unit = in_rate_unit(panels.iter_mut().flat_map(|p| p.1.iter_mut().flatten()));
+    let y_max = y_top(panels.iter().flat_map(|p| p.1.iter().flatten()));
+    let y_label = format!("RoCE payload ({unit})");
+    let height = 150 + 240 * panels.len() as u32;
     both!(sink, NAMES[1], (1100, height), |root| {
-        root.fill(&WHITE).and_then(|()| {
-            let areas = root.split_evenly((panels.len(), 1));
-            for (area, (title, lines)) in areas.iter().zip(&panels) {
-                line_chart_to(
-                    area,
-                    &format!("RoCE payload on {title} (A and B)"),
-                    &format!("time since the side's first frame ({})", ax.unit),
-                    unit,
-                    (ax.span, Some(y_max)),
-                    lines,
-                )?;
+        with_note(&root, &note).and_then(|body| {
+            if separate {
+                let areas = body.split_evenly((panels.len(), 2));
+                for (i, (title, lines)) in panels.iter().enumerate() {
+                    for k in 0..2 {
+                        // One line per panel: its title names it, so the
+                        // panel needs no legend column.
+                        let name = lines[k].first().map_or_else(
+                            || format!("{}: no capture", sides[k].name),
+                            |l| l.name.clone(),
+                        );
+                        let unnamed: Vec<Line> = lines[k]
+                            .iter()
+                            .map(|l| Line {
+                                name: String::new(),
+                                pts: l.pts.clone(),
+                                color: l.color,
+                            })
+                            .collect();
+                        line_chart_to(
+                            &areas[2 * i + k],
+                            &format!("{title}, {name}"),
+                            &own_axis_label(&sides[k], &own[k].0),
+                            &y_label,
+                            (own[k].0.span, Some(y_max)),
+                            &unnamed,
+                        )?;
+                    }
+                }
+            } else {
+                let areas = body.split_evenly((panels.len(), 1));
+                for (area, (title, lines)) in areas.iter().zip(&panels) {
+                    line_chart_to(
+                        area,
+                        &format!("RoCE payload on {title} (A and B)"),
+                        &shared_x,
+                        &y_label,
+                        (ax.span, Some(y_max)),
+                        &lines[0],
+                    )?;
+                }
             }
             Ok(())
         })
@@ -222,9 +363,14 @@ fn draw_all(
                 .collect()
         })
         .unwrap_or_default();
-    both!(sink, NAMES[2], |root| {
+    let tsg_separate = match &tsgs[..] {
+        [a, b] => separate_axes(a.span(), b.span()),
+        _ => false,
+    };
+    let size = if tsg_separate { (1100, 960) } else { SIZE };
+    both!(sink, NAMES[2], size, |root| {
         match row {
-            Some(r) if !tsgs.is_empty() => tsg_compare(&root, r, &tsgs),
+            Some(r) if !tsgs.is_empty() => tsg_compare(&root, r, &tsgs, tsg_separate),
             _ => message(
                 &root,
                 "PSN time-sequence",
@@ -233,13 +379,13 @@ fn draw_all(
         }
     });
 
-    // Pauses.
-    let pauses: Vec<PauseRow> = sides
-        .iter()
-        .zip(&sets)
-        .flat_map(|(s, set)| {
-            let sx = ax.from(s.first);
-            set.pauses.iter().map(move |p| {
+    // Pauses: one chart, or one per side that paused on its own axis.
+    let pause_rows = |k: usize, sx: TimeAxis| -> Vec<PauseRow> {
+        let s = &sides[k];
+        sets[k]
+            .pauses
+            .iter()
+            .map(|p| {
                 let file = p.file.rsplit('/').next().unwrap_or(&p.file);
                 PauseRow {
                     label: match p.priority {
@@ -254,10 +400,23 @@ fn draw_all(
                     color: s.color,
                 }
             })
+            .collect()
+    };
+    let by_side: Vec<Vec<PauseRow>> = (0..2)
+        .map(|k| {
+            let axis = if separate { own[k].0 } else { ax };
+            pause_rows(k, axis.from(sides[k].first))
         })
         .collect();
-    both!(sink, NAMES[3], |root| {
-        if pauses.is_empty() {
+    let paused: Vec<usize> = (0..2).filter(|&k| !by_side[k].is_empty()).collect();
+    let joined: Vec<PauseRow> = by_side.iter().flatten().cloned().collect();
+    let size = if separate && paused.len() == 2 {
+        (1100, 900)
+    } else {
+        SIZE
+    };
+    both!(sink, NAMES[3], size, |root| {
+        if paused.is_empty() {
             message(
                 &root,
                 "PFC / PAUSE, A and B",
@@ -267,40 +426,89 @@ fn draw_all(
                     "capture at the switch, or read the NIC's pause counters (ethtool -S).",
                 ],
             )
+        } else if separate {
+            with_note(&root, &note).and_then(|body| {
+                let areas = body.split_evenly((paused.len(), 1));
+                for (area, &k) in areas.iter().zip(&paused) {
+                    let other = 1 - k;
+                    let none = if by_side[other].is_empty() {
+                        format!(" ({} has none)", &sides[other].name[..1])
+                    } else {
+                        String::new()
+                    };
+                    let title = format!("PFC / PAUSE of {}{none}", sides[k].name);
+                    let label = own_axis_label(&sides[k], &own[k].0);
+                    pause_chart(area, &title, &own[k].0, &label, &by_side[k])?;
+                }
+                Ok(())
+            })
         } else {
-            pause_chart(
-                &root,
-                "PFC / PAUSE: A's rows (blue), then B's (orange)",
-                &ax,
-                &pauses,
-            )
+            with_note(&root, &note).and_then(|body| {
+                pause_chart(
+                    &body,
+                    "PFC / PAUSE: A's rows (blue), then B's (orange)",
+                    &ax,
+                    &shared_x,
+                    &joined,
+                )
+            })
         }
     });
 
-    // ECN-CE marks and CNPs, one panel each.
+    // ECN-CE marks and CNPs, one panel each (and per side on own axes).
     let ecn = |pick: fn(&crate::analyze::SeriesSet) -> &Bins| {
-        let rows: Vec<(String, RGBAColor, u64, &Bins)> = sides
+        let rows: Vec<(String, RGBAColor, usize, &Bins)> = sides
             .iter()
             .zip(&sets)
-            .map(|(s, set)| (s.name.clone(), s.color, s.first, pick(set)))
+            .enumerate()
+            .map(|(k, (s, set))| (s.name.clone(), s.color, k, pick(set)))
             .collect();
-        side_lines(&rows, &ax, span, 1e9)
+        lines_of(&rows, 1e9)
     };
-    let ce = ecn(|s| &s.ecn_ce);
-    let cnps = ecn(|s| &s.cnps);
-    both!(sink, NAMES[4], (1100, 840), |root| {
-        root.fill(&WHITE).and_then(|()| {
-            let areas = root.split_evenly((2, 1));
-            let x = format!("time since the side's first frame ({})", ax.unit);
-            line_chart(
-                &areas[0],
-                "ECN-CE marked packets, A and B",
-                &x,
-                "per second",
-                ax.span,
-                &ce,
-            )?;
-            line_chart(&areas[1], "CNPs, A and B", &x, "per second", ax.span, &cnps)
+    let kinds = [
+        ("ECN-CE marked packets", ecn(|s| &s.ecn_ce)),
+        ("CNPs", ecn(|s| &s.cnps)),
+    ];
+    both!(sink, NAMES[4], (1100, 870), |root| {
+        with_note(&root, &note).and_then(|body| {
+            if separate {
+                let areas = body.split_evenly((2, 2));
+                for (i, (what, lines)) in kinds.iter().enumerate() {
+                    let y_max = y_top(lines.iter().flatten());
+                    for k in 0..2 {
+                        let unnamed: Vec<Line> = lines[k]
+                            .iter()
+                            .map(|l| Line {
+                                name: String::new(),
+                                pts: l.pts.clone(),
+                                color: l.color,
+                            })
+                            .collect();
+                        line_chart_to(
+                            &areas[2 * i + k],
+                            &format!("{what}, {}", sides[k].name),
+                            &own_axis_label(&sides[k], &own[k].0),
+                            "packets per second",
+                            (own[k].0.span, Some(y_max)),
+                            &unnamed,
+                        )?;
+                    }
+                }
+                Ok(())
+            } else {
+                let areas = body.split_evenly((2, 1));
+                for (area, (what, lines)) in areas.iter().zip(&kinds) {
+                    line_chart(
+                        area,
+                        &format!("{what}, A and B"),
+                        &shared_x,
+                        "packets per second",
+                        ax.span,
+                        &lines[0],
+                    )?;
+                }
+                Ok(())
+            }
         })
     });
     Ok(())
@@ -341,6 +549,18 @@ impl Tsg {
     }
 }
 
+impl Tsg {
+    /// From the flow's first packet to its last transmission, in ns.
+    fn span(&self) -> u64 {
+        self.originals
+            .iter()
+            .chain(&self.retransmissions)
+            .map(|p| p.0.saturating_sub(self.first_ns))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
 /// The flow's name, or A's and B's when they differ.
 fn tsg_flows(tsgs: &[Tsg]) -> String {
     match tsgs {
@@ -350,25 +570,16 @@ fn tsg_flows(tsgs: &[Tsg]) -> String {
     }
 }
 
+/// The flow's PSN time-sequence, A and B: on one chart, A's points as
+/// rings under B's dots, or, `separate`, A's chart above B's, each on the
+/// time axis of its own side's flow, on one PSN scale.
 fn tsg_compare<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     row: usize,
     tsgs: &[Tsg],
+    separate: bool,
 ) -> DrawResult<DB> {
     root.fill(&WHITE)?;
-    let x_of = |t: &Tsg, ts: u64| ts.saturating_sub(t.first_ns);
-    let span = tsgs
-        .iter()
-        .flat_map(|t| {
-            t.originals
-                .iter()
-                .chain(&t.retransmissions)
-                .map(move |p| x_of(t, p.0))
-        })
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    let ax = TimeAxis::new(0, span);
     let top = tsgs
         .iter()
         .flat_map(|t| {
@@ -379,25 +590,7 @@ fn tsg_compare<DB: DrawingBackend>(
         })
         .max()
         .unwrap_or(0);
-    // A first, in hollow rings, so that B's dots on the same spot leave it
-    // visible.
-    let mut legend = Vec::new();
-    for (k, t) in tsgs.iter().enumerate() {
-        let sample = if t.stride > 1 {
-            format!(" (1 in {})", t.stride)
-        } else {
-            String::new()
-        };
-        let first = if k == 0 && tsgs.len() > 1 {
-            Mark::Ring(t.color)
-        } else {
-            Mark::Circle(t.color)
-        };
-        legend.push((format!("{}: first transmission{sample}", t.name), first));
-        legend.push((format!("{}: retransmission", t.name), Mark::Cross(t.color)));
-        legend.push((format!("{}: NAK (PSN)", t.name), Mark::Triangle(t.color)));
-    }
-    let (head, body) = root.split_vertically(64);
+    let (head, body) = root.split_vertically(if separate { 84 } else { 64 });
     head.draw(&Text::new(
         format!("PSN time-sequence of flow #{row}, A and B"),
         (20, 10),
@@ -408,8 +601,66 @@ fn tsg_compare<DB: DrawingBackend>(
         (20, 38),
         (FONT, 14).into_font(),
     ))?;
+    if separate {
+        let brief = |t: &Tsg| roce_capture::human::duration_brief(t.span());
+        head.draw(&Text::new(
+            format!(
+                "A's flow lasts {}, B's {}: each on its own time axis, from its first packet",
+                brief(&tsgs[0]),
+                brief(&tsgs[1])
+            ),
+            (20, 60),
+            (FONT, 15).into_font().color(&RGBColor(60, 60, 60)),
+        ))?;
+        let areas = body.split_evenly((tsgs.len(), 1));
+        for (area, t) in areas.iter().zip(tsgs) {
+            let ax = TimeAxis::new(0, t.span().max(1000));
+            let x_label = format!(
+                "time since {}'s first packet of the flow ({})",
+                &t.name[..1],
+                ax.unit
+            );
+            tsg_panel(area, &ax, &x_label, top, std::slice::from_ref(t))?;
+        }
+        Ok(())
+    } else {
+        // At least a microsecond: a flow of one packet spans nothing.
+        let span = tsgs.iter().map(Tsg::span).max().unwrap_or(0).max(1000);
+        let ax = TimeAxis::new(0, span);
+        let x_label = format!("time since the flow's first packet ({})", ax.unit);
+        tsg_panel(&body, &ax, &x_label, top, tsgs)
+    }
+}
+
+/// One chart of [`tsg_compare`]: the points of `tsgs` on `ax`, PSNs from
+/// each one's first up to `top`, A's as rings when B's are drawn over them.
+fn tsg_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    ax: &TimeAxis,
+    x_label: &str,
+    top: i64,
+    tsgs: &[Tsg],
+) -> DrawResult<DB> {
+    let x_of = |t: &Tsg, ts: u64| ts.saturating_sub(t.first_ns);
+    let rings = tsgs.len() > 1;
+    let mut legend = Vec::new();
+    for (k, t) in tsgs.iter().enumerate() {
+        let sample = if t.stride > 1 {
+            format!(" (1 in {})", t.stride)
+        } else {
+            String::new()
+        };
+        let first = if k == 0 && rings {
+            Mark::Ring(t.color)
+        } else {
+            Mark::Circle(t.color)
+        };
+        legend.push((format!("{}: first transmission{sample}", t.name), first));
+        legend.push((format!("{}: retransmission", t.name), Mark::Cross(t.color)));
+        legend.push((format!("{}: NAK (PSN)", t.name), Mark::Triangle(t.color)));
+    }
     let names: Vec<&str> = legend.iter().map(|(n, _)| n.as_str()).collect();
-    let (plot_area, legend_area) = with_legend_column(&body, &names);
+    let (plot_area, legend_area) = with_legend_column(area, &names);
     let mut chart = ChartBuilder::on(&plot_area)
         .margin(16)
         .x_label_area_size(45)
@@ -417,14 +668,14 @@ fn tsg_compare<DB: DrawingBackend>(
         .build_cartesian_2d(0.0..ax.span * 1.02, -1i64..top + 2)?;
     chart
         .configure_mesh()
-        .x_desc(format!("time since the flow's first packet ({})", ax.unit))
+        .x_desc(x_label)
         .y_desc("PSN - the flow's first PSN (unwrapped)")
-        .label_style((FONT, 14))
-        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 17))
         .draw()?;
     for (k, t) in tsgs.iter().enumerate() {
         let at = |&(ts, p): &(u64, i64)| (ax.x(x_of(t, ts)), p - t.base_psn);
-        if k == 0 && tsgs.len() > 1 {
+        if k == 0 && rings {
             chart.draw_series(
                 t.originals
                     .iter()

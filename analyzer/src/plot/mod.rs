@@ -269,7 +269,7 @@ fn draw_all(a: &Analysis, s: &SeriesSet, sink: &mut Sink, max_qps: usize) -> Res
                 &root,
                 "Goodput per request flow (first transmissions)",
                 &ax.label(),
-                unit,
+                &format!("goodput ({unit})"),
                 ax.span,
                 &lines,
             )
@@ -283,11 +283,12 @@ fn draw_all(a: &Analysis, s: &SeriesSet, sink: &mut Sink, max_qps: usize) -> Res
         .collect();
     let mut lines = rate_lines(&files, &ax, first, last, 8.0);
     let unit = in_rate_unit(&mut lines);
+    let y_label = format!("RoCE payload ({unit})");
     both!(sink, "goodput_files", |root| line_chart(
         &root,
         "RoCE payload per file (bond slave)",
         &ax.label(),
-        unit,
+        &y_label,
         ax.span,
         &lines
     ));
@@ -387,7 +388,7 @@ fn draw_all(a: &Analysis, s: &SeriesSet, sink: &mut Sink, max_qps: usize) -> Res
         &root,
         "ECN-CE marks and CNPs",
         &ax.label(),
-        "per second",
+        "packets per second",
         ax.span,
         &lines
     ));

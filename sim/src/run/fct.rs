@@ -258,6 +258,25 @@ fn plot(dir: &Path, s: &FctSummary) -> Result<(), String> {
     Ok(())
 }
 
+/// The y axis's labelled values: 1, 2, 5, 10, 20, 50, ... up to `top`.
+///
+/// plotters' own key points on a log axis repeat each decade (its light
+/// points of one decade end on the next decade's bold one, so `10` was
+/// drawn twice, one label on the other), and its labels carry a `.0`.
+fn slowdown_ticks(top: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut decade = 1.0;
+    while decade <= top {
+        for m in [1.0, 2.0, 5.0] {
+            if decade * m <= top {
+                out.push(decade * m);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
+}
+
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     s: &FctSummary,
@@ -278,7 +297,12 @@ fn draw<DB: DrawingBackend>(
         .margin(14)
         .x_label_area_size(48)
         .y_label_area_size(64)
-        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, (1.0f64..top).log_scale())?;
+        .build_cartesian_2d(
+            -0.5f64..n as f64 - 0.5,
+            (1.0f64..top)
+                .log_scale()
+                .with_key_points(slowdown_ticks(top)),
+        )?;
     chart
         .configure_mesh()
         .x_labels(n)
@@ -290,38 +314,136 @@ fn draw<DB: DrawingBackend>(
                 String::new()
             }
         })
-        // A log axis's minor lines crowd around each decade and its key
-        // points repeat the decade's label: major lines and 8 labels only.
+        .y_label_formatter(&|y| format!("{y}"))
+        // Only the labelled values get a grid line: a log axis's minor
+        // lines crowd around each decade.
         .light_line_style(TRANSPARENT)
-        .y_labels(15)
         .x_desc("flow size (bytes)")
-        .y_desc("FCT slowdown")
-        .label_style(("sans-serif", 14))
+        .y_desc("slowdown (FCT / ideal FCT, log scale)")
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 17))
         .draw()?;
-    type Line = (&'static str, fn(&SizeBucket) -> f64, RGBColor);
-    let lines: [Line; 3] = [
-        ("p50", |b| b.p50, RGBColor(31, 119, 180)),
-        ("p95", |b| b.p95, RGBColor(255, 127, 14)),
-        ("p99", |b| b.p99, RGBColor(214, 39, 40)),
-    ];
-    for (name, get, c) in lines {
+    // Darkest to lightest, and a marker shape each, so that the three
+    // lines stay apart in greyscale too.
+    let color = |i| {
+        let (r, g, b) = roce_capture::palette::series(i, 3);
+        RGBColor(r, g, b)
+    };
+    type Line = (&'static str, fn(&SizeBucket) -> f64);
+    let lines: [Line; 3] = [("p50", |b| b.p50), ("p95", |b| b.p95), ("p99", |b| b.p99)];
+    for (i, (name, get)) in lines.into_iter().enumerate() {
+        let c = color(i);
         let pts: Vec<(f64, f64)> = buckets
             .iter()
             .enumerate()
             .map(|(i, b)| (i as f64, get(b).max(1.0)))
             .collect();
-        chart
+        let line = chart
             .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+            .label(name);
+        let dash = move |x: i32, y: i32| {
+            EmptyElement::at((x + 10, y))
+                + PathElement::new(vec![(-10, 0), (10, 0)], c.stroke_width(2))
+        };
+        // A marker shape per line: circle, square, triangle.
+        match i {
+            0 => {
+                line.legend(move |(x, y)| dash(x, y) + Circle::new((0, 0), 4, c.filled()));
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, c.filled())))?;
+            }
+            1 => {
+                let square = move || Rectangle::new([(-4, -4), (4, 4)], c.filled());
+                line.legend(move |(x, y)| dash(x, y) + square());
+                chart.draw_series(pts.iter().map(|&p| EmptyElement::at(p) + square()))?;
+            }
+            _ => {
+                line.legend(move |(x, y)| dash(x, y) + TriangleMarker::new((0, 0), 6, c.filled()));
+                chart.draw_series(pts.iter().map(|&p| TriangleMarker::new(p, 7, c.filled())))?;
+            }
+        }
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::UpperRight)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .label_font(("sans-serif", 14))
+        .label_font(("sans-serif", 16))
         .draw()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bucket(min_bytes: u64, max_bytes: Option<u64>, p: [f64; 3]) -> SizeBucket {
+        SizeBucket {
+            min_bytes,
+            max_bytes,
+            flows: 10,
+            p50: p[0],
+            p95: p[1],
+            p99: p[2],
+        }
+    }
+
+    /// The text of every `<text>` element of an SVG, in order.
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| Some(t.split_once('>')?.1.split_once('<')?.0.trim().to_string()))
+            .collect()
+    }
+
+    /// Slowdowns from 1 to 25: the log axis labels 1, 2, 5, 10 and 20 once
+    /// each, as integers. plotters' own log key points drew `10.0` twice
+    /// (the last light point of the first decade and the second decade's
+    /// own), one label over the other.
+    #[test]
+    fn the_log_axis_labels_each_value_once() {
+        assert_eq!(slowdown_ticks(32.5), [1.0, 2.0, 5.0, 10.0, 20.0]);
+        assert_eq!(slowdown_ticks(2.6), [1.0, 2.0]);
+        assert_eq!(
+            slowdown_ticks(260.0),
+            [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0]
+        );
+        let s = FctSummary {
+            flows: 30,
+            finished: 30,
+            slowdown: Percentiles {
+                p50: 1.2,
+                p95: 11.4,
+                p99: 25.0,
+                max: 25.0,
+            },
+            by_size: vec![
+                bucket(0, Some(10_000), [1.1, 20.0, 25.0]),
+                bucket(10_000, Some(100_000), [1.2, 11.4, 12.4]),
+                bucket(100_000, None, [1.8, 4.2, 4.3]),
+            ],
+            small: bucket(0, Some(100_000), [1.1, 14.0, 25.0]),
+            large: bucket(1_000_000, None, [1.1, 2.4, 2.9]),
+        };
+        super::super::plot::fonts();
+        let mut svg = String::new();
+        {
+            let root = SVGBackend::with_string(&mut svg, (900, 520)).into_drawing_area();
+            draw(&root, &s).unwrap();
+            root.present().unwrap();
+        }
+        let texts = texts(&svg);
+        for tick in ["1", "2", "5", "10", "20"] {
+            let n = texts.iter().filter(|t| *t == tick).count();
+            assert_eq!(n, 1, "label {tick} drawn {n} times: {texts:?}");
+        }
+        assert!(
+            !texts.iter().any(|t| t.ends_with(".0")),
+            "a label with a .0: {texts:?}"
+        );
+        // Its x labels are the three buckets, and the legend names the
+        // three percentiles.
+        for label in ["&lt;10KB", "10KB-100KB", "&gt;=100KB", "p50", "p95", "p99"] {
+            assert!(texts.iter().any(|t| t == label), "{label}: {texts:?}");
+        }
+    }
 }

@@ -2,7 +2,18 @@
 //! plot of a run directory goes through (`ports`, `qps`, `rates`,
 //! `queues`, `fct`, `sweep`). Text is drawn with the DejaVu Sans font
 //! compiled into the binary (`assets/fonts/`, shared with roce-pcap), so
-//! plots look the same on machines without system fonts.
+//! plots look the same on machines without system fonts. Lines take their
+//! colours from [`roce_capture::palette`]: darkest first, each next one
+//! lighter, so that a greyscale print keeps them apart and in legend order.
+//!
+//! ```text
+//!   ┌ title ──────────────────────────────┬────────────┐
+//!   │ lines: y against time               │ legend     │
+//!   ├ lanes (optional) ───────────────────┤            │
+//!   │ h1.eth0 prio 3   ███  ████  ██      │            │
+//!   │ sw2.up prio 3      ████████         │            │
+//!   └ the same time axis ─────────────────┴────────────┘
+//! ```
 
 use std::path::Path;
 use std::sync::Once;
@@ -52,6 +63,29 @@ impl Series {
     }
 }
 
+/// The colour of palette index `i` among `n` indices used.
+fn color(i: usize, n: usize) -> RGBColor {
+    let (r, g, b) = roce_capture::palette::series(i, n);
+    RGBColor(r, g, b)
+}
+
+/// Rows of on/off intervals under the lines, on their time axis: which
+/// ports were paused, and when.
+pub struct Lanes {
+    /// What a bar means, above the rows.
+    pub title: String,
+    /// Each row's name and its intervals (x from, x to).
+    pub rows: Vec<(String, Vec<(f64, f64)>)>,
+    /// Said in place of the rows when there are none.
+    pub empty: String,
+}
+
+/// Height of one lane in pixels, and of what a lane panel needs besides.
+const LANE_H: u32 = 22;
+const LANE_EXTRA: u32 = 96;
+/// Lanes drawn at most; the title says how many more there were.
+pub const MAX_LANES: usize = 16;
+
 /// Draws `series` (x, y) as lines into `<dir>/<stem>.png` and `.svg`.
 pub fn line_plot(
     dir: &Path,
@@ -74,17 +108,46 @@ pub(super) fn line_plot_from(
     series: &[Series],
     x_from: Option<f64>,
 ) -> Result<(), String> {
+    plot_files(dir, stem, labels, series, x_from, None)
+}
+
+/// [`line_plot`] with [`Lanes`] under the lines, on the same time axis.
+pub(super) fn line_plot_with_lanes(
+    dir: &Path,
+    stem: &str,
+    labels: (&str, &str, &str),
+    series: &[Series],
+    lanes: &Lanes,
+) -> Result<(), String> {
+    plot_files(dir, stem, labels, series, None, Some(lanes))
+}
+
+fn plot_files(
+    dir: &Path,
+    stem: &str,
+    labels: (&str, &str, &str),
+    series: &[Series],
+    x_from: Option<f64>,
+    lanes: Option<&Lanes>,
+) -> Result<(), String> {
     fonts();
     let png = dir.join(format!("{stem}.png"));
     let svg = dir.join(format!("{stem}.svg"));
-    write_png(&png, (1000, 560), |root| draw(root, labels, series, x_from))?;
+    let size = (1000, 560 + lanes.map_or(0, lanes_height));
+    write_png(&png, size, |root| draw(root, labels, series, x_from, lanes))?;
     {
-        let root = SVGBackend::new(&svg, (1000, 560)).into_drawing_area();
-        draw(&root, labels, series, x_from).map_err(|e| format!("{}: {e}", svg.display()))?;
+        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        draw(&root, labels, series, x_from, lanes)
+            .map_err(|e| format!("{}: {e}", svg.display()))?;
         root.present()
             .map_err(|e| format!("{}: {e}", svg.display()))?;
     }
     Ok(())
+}
+
+/// The height of the lane panel, in pixels.
+fn lanes_height(l: &Lanes) -> u32 {
+    LANE_EXTRA + LANE_H * l.rows.len().clamp(1, MAX_LANES) as u32
 }
 
 /// Draws a bitmap of `(w, h)` pixels with `draw` and writes it to `path`
@@ -129,6 +192,7 @@ fn draw<DB: DrawingBackend>(
     (title, x_label, y_label): (&str, &str, &str),
     series: &[Series],
     x_from: Option<f64>,
+    lanes: Option<&Lanes>,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
     let (mut x0, mut x1, mut y1) = (x_from.unwrap_or(f64::MAX), f64::MIN, 0.0f64);
@@ -155,7 +219,7 @@ fn draw<DB: DrawingBackend>(
     // The legend gets its own column right of the chart, so it never
     // covers a line (a legend inside the plot sat on the busiest corner).
     let named: Vec<&Series> = series.iter().filter(|s| !s.name.is_empty()).collect();
-    let (w, _) = root.dim_in_pixel();
+    let (w, h) = root.dim_in_pixel();
     let legend_w = if named.is_empty() {
         0
     } else {
@@ -164,23 +228,38 @@ fn draw<DB: DrawingBackend>(
             .map(|s| s.name.chars().count())
             .max()
             .unwrap_or(0) as u32;
-        (chars * 8 + 44).clamp(120, w / 3)
+        (chars * 9 + 44).clamp(120, w / 3)
     };
-    let (plot_area, legend_area) = root.split_horizontally(w - legend_w);
+    // With lanes, the left margin fits their names too, the same for both
+    // panels, so that their time axes line up pixel for pixel.
+    let y_area = lanes.map_or(64, |l| {
+        let chars = l.rows.iter().map(|r| r.0.chars().count()).max();
+        (chars.unwrap_or(0) as u32 * 8 + 16).clamp(64, w / 4)
+    });
+    let (top, bottom) = match lanes {
+        Some(l) => {
+            let (a, b) = root.split_vertically(h - lanes_height(l));
+            (a, Some(b))
+        }
+        None => (root.clone(), None),
+    };
+    let (plot_area, legend_area) = top.split_horizontally(w - legend_w);
     let mut chart = ChartBuilder::on(&plot_area)
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(44)
-        .y_label_area_size(64)
+        .y_label_area_size(y_area)
         .build_cartesian_2d(x0..x1, 0.0..y1)?;
     chart
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
-        .label_style(("sans-serif", 14))
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 17))
         .draw()?;
+    let colors = series.iter().map(|s| s.color + 1).max().unwrap_or(0);
     for s in series {
-        let color = Palette99::pick(s.color).to_rgba();
+        let color = color(s.color, colors).to_rgba();
         let shown = || s.points.iter().copied().filter(|&(x, _)| x >= x0);
         chart.draw_series(LineSeries::new(shown(), color.stroke_width(s.width)))?;
         if s.markers {
@@ -188,7 +267,77 @@ fn draw<DB: DrawingBackend>(
         }
     }
     if !named.is_empty() {
-        draw_legend(&legend_area, &named)?;
+        draw_legend(&legend_area, &named, colors)?;
+    }
+    if let (Some(l), Some(bottom)) = (lanes, bottom) {
+        let (lane_area, _) = bottom.split_horizontally(w - legend_w);
+        draw_lanes(&lane_area, l, (x0, x1), (x_label, y_area))?;
+    }
+    Ok(())
+}
+
+/// The lane panel: one row per lane, a bar over each interval, on the
+/// x range of the lines above.
+fn draw_lanes<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    l: &Lanes,
+    (x0, x1): (f64, f64),
+    (x_label, y_area): (&str, u32),
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let rows: Vec<&(String, Vec<(f64, f64)>)> = l.rows.iter().take(MAX_LANES).collect();
+    let title = if l.rows.len() > MAX_LANES {
+        format!("{} (first {MAX_LANES} of {})", l.title, l.rows.len())
+    } else {
+        l.title.clone()
+    };
+    let n = rows.len().max(1) as u32;
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(y_area)
+        .build_cartesian_2d(x0..x1, (0..n - 1).into_segmented())?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc(x_label)
+        .y_labels(rows.len().max(1))
+        // Segment 0 is at the bottom: the first row is drawn in the top
+        // one, n - 1.
+        .y_label_formatter(&|v: &SegmentValue<u32>| match v {
+            SegmentValue::CenterOf(i) => rows
+                .get((n - 1 - *i) as usize)
+                .map_or_else(String::new, |r| r.0.clone()),
+            _ => String::new(),
+        })
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 17))
+        .draw()?;
+    if rows.is_empty() {
+        let (_, h) = area.dim_in_pixel();
+        area.draw(&Text::new(
+            l.empty.clone(),
+            (y_area as i32 + 24, (h / 2) as i32 - 14),
+            ("sans-serif", 16).into_font(),
+        ))?;
+    }
+    let bar = color(0, 1).to_rgba();
+    for (row, (_, intervals)) in rows.iter().enumerate() {
+        let row = n - 1 - row as u32;
+        chart.draw_series(
+            intervals
+                .iter()
+                .filter(|i| i.1 > x0 && i.0 < x1)
+                .map(|&(a, b)| {
+                    Rectangle::new(
+                        [
+                            (a.max(x0), SegmentValue::Exact(row)),
+                            (b.min(x1), SegmentValue::Exact(row + 1)),
+                        ],
+                        bar.filled(),
+                    )
+                }),
+        )?;
     }
     Ok(())
 }
@@ -210,18 +359,19 @@ fn idle_until(series: &[Series]) -> Option<f64> {
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     named: &[&Series],
+    colors: usize,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     const TOP: i32 = 52;
-    const ROW: i32 = 20;
+    const ROW: i32 = 22;
     let (_, h) = area.dim_in_pixel();
     let fit = ((h as i32 - TOP - ROW) / ROW).max(1) as usize;
-    let font = ("sans-serif", 13).into_font();
+    let font = ("sans-serif", 15).into_font();
     for (i, s) in named.iter().take(fit).enumerate() {
         let y = TOP + i as i32 * ROW;
-        let color = Palette99::pick(s.color).to_rgba();
+        let color = color(s.color, colors).to_rgba();
         area.draw(&PathElement::new(
             vec![(4, y), (26, y)],
-            color.stroke_width(s.width),
+            color.stroke_width(s.width.max(2)),
         ))?;
         area.draw(&Text::new(s.name.clone(), (32, y - 7), font.clone()))?;
     }
@@ -244,7 +394,7 @@ pub fn time_unit(span: Ps) -> (&'static str, f64) {
     } else if s >= 1e-3 {
         ("ms", 1e-3)
     } else {
-        ("us", 1e-6)
+        ("µs", 1e-6)
     }
 }
 
@@ -265,7 +415,7 @@ mod tests {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
-            draw(&root, ("t", "x", "y"), &series, None).unwrap();
+            draw(&root, ("t", "x", "y"), &series, None, None).unwrap();
             root.present().unwrap();
         }
         let attr = |tag: &str, name: &str| -> f64 {
@@ -311,7 +461,7 @@ mod tests {
         let mut svg = String::new();
         {
             let root = SVGBackend::with_string(&mut svg, (1000, 560)).into_drawing_area();
-            draw(&root, ("t", "x", "y"), &[idle], None).unwrap();
+            draw(&root, ("t", "x", "y"), &[idle], None, None).unwrap();
             root.present().unwrap();
         }
         let labels: Vec<&str> = svg

@@ -50,6 +50,20 @@ const MAX_QP_LINES: usize = 32;
 pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let x_label = format!("time ({unit_name})");
+    let (title, port_series) = port_lines(w, unit);
+    line_plot(
+        dir,
+        "ports",
+        &title,
+        &x_label,
+        "transmit rate (Gb/s)",
+        &port_series,
+    )
+}
+
+/// The title and lines of `ports.png`: each host port that sent, and each
+/// slave of a bond that sent on any, at most [`MAX_PORT_LINES`] of them.
+fn port_lines(w: &World, unit: f64) -> (String, Vec<Series>) {
     let port_rates = rates(
         w.port_samples(),
         w.ports().len(),
@@ -57,10 +71,19 @@ pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
         (|s: &PortSample| s.port as usize, |s: &PortSample| s.t),
         |s| s.tx_bytes,
     );
+    // An idle slave beside a busy one is what a bad hash looks like: it is
+    // drawn, flat at 0, where a port of no bond that sent nothing is not.
+    let busy_bond_slaves: Vec<&str> = w
+        .bonds()
+        .filter(|b| b.slaves().any(|s| s.counters().tx_bytes > 0))
+        .flat_map(|b| b.slaves().map(|s| s.name()).collect::<Vec<_>>())
+        .collect();
     let ports: Vec<_> = w
         .ports()
         .zip(port_rates)
-        .filter(|(p, _)| p.is_host_port() && p.counters().tx_bytes > 0)
+        .filter(|(p, _)| {
+            p.is_host_port() && (p.counters().tx_bytes > 0 || busy_bond_slaves.contains(&p.name()))
+        })
         .collect();
     let total = ports.len();
     // The busiest, in port order: a fabric's 320 lines are a blur.
@@ -72,14 +95,25 @@ pub fn port_plot(w: &World, dir: &Path) -> Result<(), String> {
         .enumerate()
         .filter_map(|(i, port)| shown.next_if_eq(&i).map(|_| port))
         .enumerate()
-        .map(|(c, (p, pts))| Series::new(p.name(), pts, c))
+        .map(|(c, (p, pts))| Series::new(port_name(w, p.name()), pts, c))
         .collect();
     let title = if total > MAX_PORT_LINES {
         format!("Transmit throughput per host port ({MAX_PORT_LINES} busiest of {total})")
     } else {
         "Transmit throughput per host port".to_string()
     };
-    line_plot(dir, "ports", &title, &x_label, "Gb/s", &port_series)
+    (title, port_series)
+}
+
+/// A host port's name as the bond tables print it: `hostA.eth0 (bond0
+/// slave 0)` for a bond's slave, else its own name.
+fn port_name(w: &World, port: &str) -> String {
+    for b in w.bonds() {
+        if let Some(i) = b.slaves().position(|s| s.name() == port) {
+            return format!("{port} ({} slave {i})", b.iface_name());
+        }
+    }
+    port.to_string()
 }
 
 /// `qps.png/svg`: payload sent per client QP, and per READ responder that
@@ -88,7 +122,14 @@ pub fn qp_plot(w: &World, dir: &Path) -> Result<(), String> {
     let (unit_name, unit) = time_unit(w.sim_time());
     let x_label = format!("time ({unit_name})");
     let (title, qp_series) = qp_payload_lines(w, unit);
-    line_plot(dir, "qps", &title, &x_label, "Gb/s", &qp_series)
+    line_plot(
+        dir,
+        "qps",
+        &title,
+        &x_label,
+        "payload rate (Gb/s)",
+        &qp_series,
+    )
 }
 
 /// The title and lines of `qps.png`: payload sent over time (Gb/s against
@@ -182,7 +223,8 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
     let x_label = format!("time ({unit_name})");
     // The time axis starts where the samples do, as the other plots'.
     let x_from = w.qp_samples().first().map(|s| s.t.as_secs_f64() / unit);
-    line_plot_from(dir, "rates", (&title, &x_label, "Gb/s"), &series, x_from)
+    let labels = (&*title, &*x_label, "allowed rate (Gb/s)");
+    line_plot_from(dir, "rates", labels, &series, x_from)
 }
 
 /// One line per QP, at most [`MAX_QP_LINES`], the first 16 named in the
@@ -331,6 +373,42 @@ mod tests {
                 line.name
             );
             assert!(sent > 2_000_000);
+        }
+    }
+
+    /// `ports.png` of the bonded pair: with layer3+4 hostA's two slaves
+    /// both carry the QPs; with layer2+3 every QP is on slave 0, and the
+    /// idle slave 1 is drawn too, flat at 0, named as the bond table names
+    /// it, where it used to be left out (it sent nothing) and the picture
+    /// could not show the idle link.
+    #[test]
+    fn an_idle_bond_slave_is_drawn_at_zero() {
+        let run = |policy: &str| {
+            let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/lag_hash.toml");
+            let sets = [
+                format!("host.hostA.bond.bond0.xmit_hash_policy={policy}"),
+                "workload.0.iters=1".to_string(),
+            ];
+            let (_, sim) = crate::run::lifecycle::check(&scenario, &sets).unwrap();
+            sim.run(&mut ()).world
+        };
+        let peak = |s: &Series| s.points.iter().map(|p| p.1).fold(0.0, f64::max);
+        for (policy, slave1_busy) in [("layer3+4", true), ("layer2+3", false)] {
+            let w = run(policy);
+            let (_, lines) = port_lines(&w, time_unit(w.sim_time()).1);
+            let line = |name: &str| {
+                lines
+                    .iter()
+                    .find(|l| l.name == name)
+                    .unwrap_or_else(|| panic!("{policy}: no line {name}"))
+            };
+            assert!(peak(line("hostA.eth0 (bond0 slave 0)")) > 50.0, "{policy}");
+            let idle = peak(line("hostA.eth1 (bond0 slave 1)"));
+            assert_eq!(
+                idle > 50.0,
+                slave1_busy,
+                "{policy}: slave 1 peaks at {idle} Gb/s"
+            );
         }
     }
 }

@@ -220,7 +220,7 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
             "sweep",
             "Aggregate goodput per seed",
             "seed",
-            "Gb/s",
+            "aggregate goodput (Gb/s)",
             &[Series::new(
                 "goodput",
                 rows.iter()
@@ -297,7 +297,7 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
         "sweep",
         "Aggregate goodput over seeds",
         &x_label,
-        "Gb/s",
+        "aggregate goodput (Gb/s)",
         &series,
     )
 }
