@@ -86,6 +86,14 @@ const LANE_EXTRA: u32 = 96;
 /// Lanes drawn at most; the title says how many more there were.
 pub const MAX_LANES: usize = 16;
 
+/// A tick label as a reader writes the number: `7000`, `0.5`, `1.25`
+/// (plotters' own writes every value with a decimal, `7000.0`).
+fn tick(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}
+
 /// Draws `series` (x, y) as lines into `<dir>/<stem>.png` and `.svg`.
 pub fn line_plot(
     dir: &Path,
@@ -254,6 +262,8 @@ fn draw<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 17))
         .draw()?;
@@ -400,6 +410,17 @@ pub fn time_unit(span: Ps) -> (&'static str, f64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tick_labels_drop_a_zero_fraction_only() {
+        use super::tick;
+        assert_eq!(tick(7000.0), "7000");
+        assert_eq!(tick(0.5), "0.5");
+        assert_eq!(tick(1.25), "1.25");
+        assert_eq!(tick(0.30000000000000004), "0.3");
+        assert_eq!(tick(-0.0), "0");
+        assert_eq!(tick(0.0), "0");
+    }
+
     use super::*;
 
     /// A line at the top of the y range right up to the last x used to
