@@ -87,7 +87,7 @@ pub use profile::{
 };
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
-pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
+pub use view::{BondView, HostView, NicView, PortHeadroom, PortView, QpView, SwitchView, TapView};
 
 /// Progress reported while running.
 pub trait Progress {
@@ -351,6 +351,7 @@ impl World {
             }
             Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
             Event::PauseExpire { port } => self.pause_expire(port),
+            Event::PauseEffect { port } => self.pause_effect(port),
             Event::Watchdog { port, prio } => self.watchdog(port, prio),
             Event::RxDrain { port } => self.rx_drain(port),
             Event::NicStall { port } => self.nic_stall(port),

@@ -320,7 +320,29 @@ impl<'a> BondView<'a> {
 /// A switch's buffer.
 #[derive(Clone, Copy)]
 pub struct SwitchView<'a> {
+    world: &'a World,
     switch: &'a Switch,
+}
+
+/// One switch port's PFC headroom: what it has for each of its lossless
+/// priorities, and what they need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortHeadroom {
+    pub port: u32,
+    /// Bit per lossless priority.
+    pub lossless: u8,
+    pub configured_bytes: u64,
+    pub need: super::mmu::HeadroomNeed,
+}
+
+impl PortHeadroom {
+    pub fn needed_bytes(&self) -> u64 {
+        self.need.bytes()
+    }
+    /// Bytes short of the need (0: enough).
+    pub fn short_bytes(&self) -> u64 {
+        self.needed_bytes().saturating_sub(self.configured_bytes)
+    }
 }
 
 impl<'a> SwitchView<'a> {
@@ -339,6 +361,28 @@ impl<'a> SwitchView<'a> {
         let m = self.switch.mmu();
         let any = (0..PRIOS).any(|p| m.class(p) == super::mmu::PrioClass::Lossless);
         any.then(|| m.lossless_drops())
+    }
+    /// Each port's headroom beside what its lossless priorities need
+    /// (empty: the switch has no lossless priority).
+    pub fn headroom(&self) -> Vec<PortHeadroom> {
+        let m = self.switch.mmu();
+        let lossless = (0..PRIOS)
+            .filter(|&p| m.class(p) == super::mmu::PrioClass::Lossless)
+            .fold(0u8, |mask, p| mask | 1 << p);
+        if lossless == 0 {
+            return Vec::new();
+        }
+        self.switch
+            .ports()
+            .iter()
+            .enumerate()
+            .map(|(local, &port)| PortHeadroom {
+                port,
+                lossless,
+                configured_bytes: m.headroom_bytes(local),
+                need: self.world.headroom_need(port),
+            })
+            .collect()
     }
 }
 
@@ -412,7 +456,10 @@ impl World {
         })
     }
     pub fn switches(&self) -> impl ExactSizeIterator<Item = SwitchView<'_>> {
-        self.switches.iter().map(|switch| SwitchView { switch })
+        self.switches.iter().map(|switch| SwitchView {
+            world: self,
+            switch,
+        })
     }
     /// Which hosts take part in the run, by index: those with a queue
     /// pair and those whose ports have sent, received or dropped a frame.
