@@ -448,28 +448,32 @@ impl World {
             .unwrap_or_else(|| wire_frame_bytes(1500, false))
     }
 
-    /// What switch port `port`'s headroom must absorb per lossless
-    /// priority ([`super::mmu::HeadroomNeed`]): its speed and link, the
-    /// largest frame of the fabric on its side, its peer's (a host NIC's
-    /// own MTU, a switch's the fabric's) and the peer's reaction delay.
-    pub fn headroom_need(&self, port: u32) -> super::mmu::HeadroomNeed {
-        let p = &self.ports[port as usize];
-        let peer = &self.ports[p.peer() as usize];
-        let largest = self.largest_wire_frame();
-        let sender = match peer.owner() {
+    /// Wire bytes of the largest frame `port` sends: a NIC's, its
+    /// interface's MTU; a switch's, the largest of the fabric.
+    fn largest_frame_from(&self, port: u32) -> u64 {
+        match self.ports[port as usize].owner() {
             super::Owner::Host { host, nic } => {
                 let h = &self.hosts[host as usize];
                 let f = h.iface(h.nic(nic).iface());
                 wire_frame_bytes(f.mtu, f.vlan.is_some())
             }
-            super::Owner::Switch { .. } => largest,
-        };
+            super::Owner::Switch { .. } => self.largest_wire_frame(),
+        }
+    }
+
+    /// What `port`'s headroom must absorb per lossless priority
+    /// ([`super::mmu::HeadroomNeed`]) when it pauses its peer: its speed
+    /// and link, the largest frames either end sends (a NIC's MTU; a
+    /// switch's, the fabric's largest) and the peer's reaction delay.
+    pub fn headroom_need(&self, port: u32) -> super::mmu::HeadroomNeed {
+        let p = &self.ports[port as usize];
+        let peer = &self.ports[p.peer() as usize];
         let rx = peer.pause().rx();
         super::mmu::HeadroomNeed {
             rate: p.rate(),
             propagation: self.links[p.link() as usize].delay(),
-            receiver_frame_bytes: largest,
-            sender_frame_bytes: sender,
+            receiver_frame_bytes: self.largest_frame_from(port),
+            sender_frame_bytes: self.largest_frame_from(p.peer()),
             peer_interface_bits: rx.interface_bits,
             peer_response_bits: rx.response_bits,
         }

@@ -455,6 +455,27 @@ impl World {
             host,
         })
     }
+    /// Each host NIC with a receive buffer of its own (`[host.pfc]`): its
+    /// headroom above XOFF beside what its lossless priorities need.
+    pub fn nic_headroom(&self) -> Vec<PortHeadroom> {
+        let mut rows = Vec::new();
+        for h in &self.hosts {
+            for n in &h.nics {
+                let Some(rx) = n.rx.as_deref() else { continue };
+                if n.port == u32::MAX {
+                    continue;
+                }
+                let c = rx.config();
+                rows.push(PortHeadroom {
+                    port: n.port,
+                    lossless: c.prios,
+                    configured_bytes: c.capacity - c.xoff,
+                    need: self.headroom_need(n.port),
+                });
+            }
+        }
+        rows
+    }
     pub fn switches(&self) -> impl ExactSizeIterator<Item = SwitchView<'_>> {
         self.switches.iter().map(|switch| SwitchView {
             world: self,
