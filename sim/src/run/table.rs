@@ -63,9 +63,8 @@ pub fn headroom_report(w: &World) -> (String, Vec<String>) {
         let short: Vec<_> = ports.iter().filter(|h| h.short_bytes() > 0).collect();
         if let Some(worst) = short.iter().max_by_key(|h| h.needed_bytes()) {
             warnings.push(format!(
-                "{}: the PFC headroom of {} is short of what its lossless priorities need \
-                 (`{}`: {} bytes, needs {}): lossless frames will be dropped; \
-                 headroom = \"auto\" sizes each port, or headroom = \"{}B\" covers them all",
+                "{}: the PFC headroom of {} is short (`{}`: {} bytes, needs {}): lossless frames will be \
+                 dropped; headroom = \"auto\" sizes each port, headroom = \"{}B\" covers them all",
                 sw.name(),
                 plural(short.len() as u64, "port"),
                 w.port(worst.port).name(),
@@ -79,8 +78,8 @@ pub fn headroom_report(w: &World) -> (String, Vec<String>) {
     for h in w.nic_headroom() {
         if h.short_bytes() > 0 {
             warnings.push(format!(
-                "`{}`: its receive buffer holds {} bytes above XOFF, short of the {} its switch may still send \
-                 after the pause: the NIC will drop (rx_discards_phy); raise rx_buffer or lower xoff",
+                "`{}`: its receive buffer holds {} bytes above XOFF, short of the {} its peer may still send \
+                 after a pause: the NIC will drop (rx_discards_phy); raise rx_buffer or lower xoff",
                 w.port(h.port).name(),
                 h.configured_bytes,
                 h.needed_bytes()
@@ -121,9 +120,8 @@ pub fn headroom_report(w: &World) -> (String, Vec<String>) {
         ]);
     }
     let mut out = String::from(
-        "PFC headroom per port that pauses its peer, for each lossless priority (a NIC's: its receive buffer \
-         above XOFF; needed: the frames in flight at both ends, the PFC frame, the cable both ways, the peer's \
-         interface delay and pause response):\n",
+        "PFC headroom per lossless (port, priority); needed: frames in flight at both ends, PFC frame, \
+         cable both ways, peer's reaction\n",
     );
     out.push_str(&table(&t));
     if shown.len() < rows.len() {
