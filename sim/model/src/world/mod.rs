@@ -20,7 +20,7 @@
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
 //! | [`mmu`] | the switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting the switch calls |
-//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured, pause counters, the PFC watchdog |
+//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured after the port's reaction delay (802.3's per speed), for the priorities it has PFC on; pause counters, the PFC watchdog; a port's headroom need |
 //! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |

@@ -536,10 +536,7 @@ pub(super) fn add_pause_obeying(w: &mut World, sc: &Scenario) -> Result<(), Mode
             w.ports[port as usize].pause_mut().set_rx(rx);
         }
     }
-    for hi in 0..sc.hosts.len() {
-        if !willing[hi] {
-            continue;
-        }
+    for (hi, _) in willing.iter().enumerate().filter(|(_, w)| **w) {
         let reference = w.hosts[hi].profile.base == ProfileBase::Hpcc;
         for n in 0..w.hosts[hi].nics.len() {
             let port = w.hosts[hi].nics[n].port;
