@@ -202,6 +202,34 @@ fn a_link_with_a_delay_and_a_length_is_refused() {
     );
 }
 
+/// The reaction keys: a per-speed table without the port's speed, and a
+/// reaction longer than any pause, refused at the key.
+#[test]
+fn reaction_keys_are_checked_at_their_key() {
+    let dir = tmp("headroom_keys");
+    let file = dir.join("keys.toml");
+    for (keys, says) in [
+        (
+            "  response_time_bits = { \"25Gbps\" = 40960 }\n",
+            "key `switch[0].mmu.response_time_bits`: has no value for 100Gbps, the speed of port `sw1.pa`",
+        ),
+        (
+            "  interface_delay_bits = 40000000\n",
+            "key `switch[0].mmu.interface_delay_bits`: 40000000 bit times at 100Gbps is longer than the longest pause",
+        ),
+    ] {
+        let t = cabled("delay = \"1us\"\n").replace(
+            "  headroom = \"auto\"\n",
+            &format!("  headroom = \"auto\"\n{keys}"),
+        );
+        std::fs::write(&file, &t).unwrap();
+        let o = bin().arg("check").arg(&file).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{err}");
+    }
+}
+
 /// 802.3x PAUSE and PFC on one NIC: refused at `pause`.
 #[test]
 fn pause_and_pfc_on_one_port_is_refused() {

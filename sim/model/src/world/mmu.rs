@@ -534,9 +534,13 @@ pub fn pfc_headroom_bytes(h: &HeadroomInputs) -> u64 {
 /// PFC frame, the propagation both ways and the peer's reaction in bit
 /// times at `rate`, the bits rounded up to bytes.
 fn headroom_bytes(frame_bytes: u64, rate: Rate, propagation: Ps, reaction_bits: u64) -> u64 {
-    let cable_bits =
-        (2 * u128::from(propagation.0) * u128::from(rate.bps())).div_ceil(1_000_000_000_000) as u64;
-    frame_bytes + (PFC_FRAME_BITS + cable_bits + reaction_bits).div_ceil(8)
+    let cable_bits = (2 * u128::from(propagation.0) * u128::from(rate.bps()))
+        .div_ceil(1_000_000_000_000)
+        .min(u128::from(u64::MAX)) as u64;
+    let bits = PFC_FRAME_BITS
+        .saturating_add(cable_bits)
+        .saturating_add(reaction_bits);
+    frame_bytes.saturating_add(bits.div_ceil(8))
 }
 
 /// What one switch port must hold, per lossless priority, after it decides

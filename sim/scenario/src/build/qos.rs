@@ -384,19 +384,34 @@ fn bits_at(
     default: u64,
 ) -> Result<u64, ModelError> {
     let Some(v) = key else { return Ok(default) };
-    v.at(rate).ok_or_else(|| {
+    let bits = v.at(rate).ok_or_else(|| {
         let speed = fmt_rate(rate);
         let named: Vec<String> = v.speeds().into_iter().map(fmt_rate).collect();
         ModelError::new(
-            at,
+            at.clone(),
             format!("has no value for {speed}, the speed of port `{name}`"),
         )
         .hint(format!(
             "add \"{speed}\" = ... to the table (it names {})",
             named.join(", ")
         ))
-    })
+    })?;
+    if bits > MAX_REACTION_BITS {
+        return Err(ModelError::new(
+            at,
+            format!(
+                "{bits} bit times at {} is longer than the longest pause (65535 quanta, {MAX_REACTION_BITS} bit times)",
+                fmt_rate(rate)
+            ),
+        )
+        .hint("IEEE 802.3 allows 394 quanta (201728 bit times) at 100G; 0 reacts at once"));
+    }
+    Ok(bits)
 }
+
+/// The longest reaction a key may give: the longest pause a frame can ask
+/// for, 65535 quanta of 512 bit times.
+const MAX_REACTION_BITS: u64 = 65_535 * 512;
 
 /// The reaction delay of `port` from a table's two keys (`at` the table),
 /// 0 for the HPCC reference (`reference`), else IEEE 802.3's per speed.

@@ -96,7 +96,7 @@ impl PauseRx {
             global,
             interface_bits,
             response_bits,
-            delay: bits_to_ps(interface_bits + response_bits, rate),
+            delay: bits_to_ps(interface_bits.saturating_add(response_bits), rate),
         }
     }
 
@@ -111,7 +111,7 @@ impl PauseRx {
 
     /// Bit times from a pause frame's last bit to its effect.
     pub fn reaction_bits(&self) -> u64 {
-        self.interface_bits + self.response_bits
+        self.interface_bits.saturating_add(self.response_bits)
     }
 }
 
@@ -127,7 +127,8 @@ pub fn bits_to_ps(bits: u64, rate: Rate) -> Ps {
     if rate.bps() == 0 {
         return Ps::ZERO;
     }
-    Ps((u128::from(bits) * 1_000_000_000_000).div_ceil(u128::from(rate.bps())) as u64)
+    let ps = (u128::from(bits) * 1_000_000_000_000).div_ceil(u128::from(rate.bps()));
+    Ps(ps.min(u128::from(u64::MAX)) as u64)
 }
 
 /// Index of the 802.3x (global) counters beside the eight priorities.
