@@ -463,6 +463,12 @@ impl Mmu {
     pub fn class(&self, prio: usize) -> PrioClass {
         self.cfg.classes[prio]
     }
+    /// Bit `p` set: priority `p` is lossless.
+    pub fn lossless_mask(&self) -> u8 {
+        (0..PRIOS)
+            .filter(|&p| self.cfg.classes[p] == PrioClass::Lossless)
+            .fold(0, |mask, p| mask | 1 << p)
+    }
     pub fn occupancy(&self, port: usize, prio: usize) -> Occupancy {
         let q = self.queues[port][prio];
         Occupancy {
@@ -508,6 +514,14 @@ pub struct HeadroomInputs {
 pub const PFC_FRAME_BITS: u64 = 672;
 /// Signal propagation in fibre or copper, per metre.
 pub const PROPAGATION_PS_PER_M: u64 = 5_000;
+
+/// One-way propagation over `length_mm` millimetres of cable, rounded up
+/// to a picosecond.
+pub fn cable_propagation(length_mm: u64) -> Ps {
+    Ps(length_mm
+        .saturating_mul(PROPAGATION_PS_PER_M)
+        .div_ceil(1_000))
+}
 /// IEEE 802.3 upper bounds in bit times: the peer's pause reaction per
 /// speed (802.3 31B.3.7, as tabulated in SONiC's sonic-swss
 /// cfgmgr/buffer_headroom_mellanox.lua) and the 100G interface delay, as
@@ -525,7 +539,7 @@ pub fn pfc_headroom_bytes(h: &HeadroomInputs) -> u64 {
     headroom_bytes(
         h.mtu_sender_bytes + h.mtu_receiver_bytes,
         h.rate,
-        Ps(h.cable_m * PROPAGATION_PS_PER_M),
+        cable_propagation(h.cable_m.saturating_mul(1_000)),
         h.interface_delay_bits + h.peer_response_bits,
     )
 }

@@ -7,7 +7,7 @@ use core::net::Ipv4Addr;
 use super::World;
 use super::bond::Bond;
 use super::host::IfaceKind;
-use super::port::{Owner, PRIOS, Port, PortCounters};
+use super::port::{Owner, Port, PortCounters};
 use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
@@ -359,16 +359,13 @@ impl<'a> SwitchView<'a> {
     /// priority).
     pub fn lossless_drops(&self) -> Option<u64> {
         let m = self.switch.mmu();
-        let any = (0..PRIOS).any(|p| m.class(p) == super::mmu::PrioClass::Lossless);
-        any.then(|| m.lossless_drops())
+        (m.lossless_mask() != 0).then(|| m.lossless_drops())
     }
     /// Each port's headroom beside what its lossless priorities need
     /// (empty: the switch has no lossless priority).
     pub fn headroom(&self) -> Vec<PortHeadroom> {
         let m = self.switch.mmu();
-        let lossless = (0..PRIOS)
-            .filter(|&p| m.class(p) == super::mmu::PrioClass::Lossless)
-            .fold(0u8, |mask, p| mask | 1 << p);
+        let lossless = m.lossless_mask();
         if lossless == 0 {
             return Vec::new();
         }

@@ -90,17 +90,7 @@ fn red_at(
 ) -> Result<RedParams, ModelError> {
     let at = switch_key(si).key("ecn");
     let speed = fmt_rate(rate);
-    let missing = |key: &str, speeds: Vec<rocesim_model::time::Rate>| {
-        let named: Vec<String> = speeds.into_iter().map(fmt_rate).collect();
-        ModelError::new(
-            at.key(key),
-            format!("has no value for {speed}, the speed of port `{name}`"),
-        )
-        .hint(format!(
-            "add \"{speed}\" = ... to the table (it names {})",
-            named.join(", ")
-        ))
-    };
+    let missing = |key: &str, speeds| no_value_for(at.key(key), rate, name, speeds);
     let kmin = cfg
         .kmin
         .at(rate)
@@ -149,6 +139,26 @@ fn red_at(
     };
     debug_assert_eq!(red.validate(buffer), Ok(()));
     Ok(red)
+}
+
+/// A per-speed table (`at`) without the speed `rate` of port `name`; it
+/// names `speeds`.
+fn no_value_for(
+    at: crate::diagnostic::KeyPath,
+    rate: Rate,
+    name: &str,
+    speeds: Vec<Rate>,
+) -> ModelError {
+    let speed = fmt_rate(rate);
+    let named: Vec<String> = speeds.into_iter().map(fmt_rate).collect();
+    ModelError::new(
+        at,
+        format!("has no value for {speed}, the speed of port `{name}`"),
+    )
+    .hint(format!(
+        "add \"{speed}\" = ... to the table (it names {})",
+        named.join(", ")
+    ))
 }
 
 fn mark_point(m: MarkAt) -> MarkPoint {
@@ -384,18 +394,9 @@ fn bits_at(
     default: u64,
 ) -> Result<u64, ModelError> {
     let Some(v) = key else { return Ok(default) };
-    let bits = v.at(rate).ok_or_else(|| {
-        let speed = fmt_rate(rate);
-        let named: Vec<String> = v.speeds().into_iter().map(fmt_rate).collect();
-        ModelError::new(
-            at.clone(),
-            format!("has no value for {speed}, the speed of port `{name}`"),
-        )
-        .hint(format!(
-            "add \"{speed}\" = ... to the table (it names {})",
-            named.join(", ")
-        ))
-    })?;
+    let bits = v
+        .at(rate)
+        .ok_or_else(|| no_value_for(at.clone(), rate, name, v.speeds()))?;
     if bits > MAX_REACTION_BITS {
         return Err(ModelError::new(
             at,
@@ -485,11 +486,7 @@ fn offered(w: &World, sc: &Scenario, port: u32) -> Option<(u8, bool)> {
     match w.ports[port as usize].owner() {
         Owner::Switch { sw, .. } => {
             let cfg = sc.switches[sw as usize].mmu.as_ref()?;
-            let mmu = w.switches[sw as usize].mmu();
-            let lossless = (0..PRIOS)
-                .filter(|&p| mmu.class(p) == PrioClass::Lossless)
-                .fold(0u8, |m, p| m | 1 << p);
-            match (lossless, cfg.pause) {
+            match (w.switches[sw as usize].mmu().lossless_mask(), cfg.pause) {
                 (0, _) => None,
                 (_, PauseMode::Global) => Some((0, true)),
                 (l, PauseMode::Pfc) => Some((l, false)),

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::scalars::{Dur, Length, RateQ};
 use rocesim_model::time::Ps;
-use rocesim_model::world::mmu::PROPAGATION_PS_PER_M;
+use rocesim_model::world::mmu::cable_propagation;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,7 +39,7 @@ impl LinkCfg {
     pub fn propagation(&self) -> Ps {
         match (self.delay, self.length) {
             (Some(d), _) => d.0,
-            (None, Some(l)) => Ps((l.0 * PROPAGATION_PS_PER_M).div_ceil(1_000)),
+            (None, Some(l)) => cable_propagation(l.0),
             (None, None) => Ps::ZERO,
         }
     }

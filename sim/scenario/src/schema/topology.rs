@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::link::LinkState;
 use super::scalars::{Dur, Length, RateQ};
 use rocesim_model::time::Ps;
-use rocesim_model::world::mmu::PROPAGATION_PS_PER_M;
+use rocesim_model::world::mmu::cable_propagation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -33,7 +33,7 @@ impl TierCfg {
     pub fn propagation(&self) -> Ps {
         match (self.delay, self.length) {
             (Some(d), _) => d.0,
-            (None, Some(l)) => Ps((l.0 * PROPAGATION_PS_PER_M).div_ceil(1_000)),
+            (None, Some(l)) => cable_propagation(l.0),
             (None, None) => Ps::from_us(1),
         }
     }
