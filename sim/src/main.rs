@@ -295,6 +295,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     s.links.len()
                 )
             );
+            let (headroom, warnings) = table::headroom_report(w);
+            out!("{headroom}");
+            for warning in warnings {
+                eprintln!("rocesim: warning: {warning}");
+            }
         }
         Cmd::Sweep(args) => sweep(args)?,
         Cmd::ImportHpcc {

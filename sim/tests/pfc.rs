@@ -227,8 +227,26 @@ fn pfc_hol_the_victim_is_paused_with_the_congested_flows() {
 #[test]
 fn the_pfc_chapter_quotes_todays_runs() {
     let mut printed: Vec<String> = Vec::new();
+    let thin = vec![
+        "switch.sw1.mmu.headroom=30KB",
+        "switch.sw2.mmu.headroom=30KB",
+    ];
+    // `rocesim check` as the book runs it, from the repository.
+    let mut check = bin();
+    check
+        .current_dir(repo())
+        .args(["check", "scenarios/pfc_incast.toml"]);
+    for s in &thin {
+        check.args(["--set", s]);
+    }
+    let o = check.output().unwrap();
+    assert!(o.status.success());
+    for out in [o.stdout, o.stderr] {
+        printed.extend(String::from_utf8(out).unwrap().lines().map(str::to_string));
+    }
     for (name, tag, sets) in [
         ("pfc_incast", "book_pfc_incast", vec![]),
+        ("pfc_incast", "book_pfc_incast_30kb", thin.clone()),
         ("pfc_storm", "book_pfc_storm", vec![]),
         (
             "pfc_storm",
@@ -245,10 +263,25 @@ fn the_pfc_chapter_quotes_todays_runs() {
                 .lines()
                 .map(str::to_string),
         );
-        if name == "pfc_incast" {
-            let s: Value =
-                serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
-                    .unwrap();
+        let s: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                .unwrap();
+        if tag == "book_pfc_incast_30kb" {
+            // jq -c '[.switches[] | {name, lossless_drops}]'
+            let drops: Vec<String> = s["switches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|sw| {
+                    format!(
+                        "{{\"name\":{},\"lossless_drops\":{}}}",
+                        sw["name"], sw["lossless_drops"]
+                    )
+                })
+                .collect();
+            printed.push(format!("[{}]", drops.join(",")));
+        }
+        if tag == "book_pfc_incast" {
             for port in ["h1.eth0", "sw2.up", "h5.eth0"] {
                 let picked: serde_json::Map<String, Value> = s["counters"][port]
                     .as_object()
@@ -287,10 +320,14 @@ const RXE: &str = "profile = \"rxe\"\n";
 /// captured, 1106 on the wire with FCS, preamble and gap, so goodput is
 /// 50 x 1024 / 1106 = 46.29 Gb/s (hpcc_2to1's per-flow figure, for the
 /// same reason). Nothing is dropped anywhere; the switch holds the rest
-/// of a's window (the NIC's 64 KB buffer pauses at 32 KB).
+/// of a's window. The NIC's 160 KB buffer pauses at 80 KB, which leaves
+/// 80 KB for what the switch port sends before it stops: two 1538-byte
+/// frames, the PFC frame, 2 x 1 us of cable and the port's 802.3 reaction
+/// at 100G (324,608 bit times), 68,736 bytes (a 64 KB buffer, 32 KB above
+/// XOFF, was enough only while pauses acted the instant they arrived).
 #[test]
 fn a_slow_receiver_pauses_its_switch_port_and_gets_its_drain_rate() {
-    let pfc = "profile = \"rxe\"\n  [host.pfc]\n  priorities = [3]\n  rx_rate = \"50Gbps\"\n  rx_buffer = \"64KB\"\n";
+    let pfc = "profile = \"rxe\"\n  [host.pfc]\n  priorities = [3]\n  rx_rate = \"50Gbps\"\n  rx_buffer = \"160KB\"\n";
     let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  lossless = [3]\n  headroom = \"40KB\"\n";
     let t = host("a", RXE, &[("eth0", "10.0.0.1/24")], 1500)
         + &host("b", pfc, &[("eth0", "10.0.0.2/24")], 1500)
@@ -318,17 +355,23 @@ fn a_slow_receiver_pauses_its_switch_port_and_gets_its_drain_rate() {
 /// profile's ACKs) bypass the MMU. An 8:1 incast into a 1 MiB reference buffer (9 x 37500 B headroom:
 /// 3 x 100 Gb/s x 1 us) pauses priority 3
 /// and drops nothing; on priority 0 nothing is accounted, so nothing is
-/// paused (and nothing dropped: the bypass never fills).
+/// paused (and nothing dropped: the bypass never fills). The reference's
+/// headroom counts on NICs that stop the moment a pause arrives: the hosts
+/// here are told to (`[host.pfc]` delays 0, as the `hpcc` profile's).
+/// With the 802.3 reaction of a real NIC (3.25 us at 100G) the same
+/// headroom is short: lossless frames are dropped.
 #[test]
 fn the_hpcc_reference_preset_is_lossless_except_priorities_0_and_7() {
     let mmu = "buffer = \"1MiB\"\n  [switch.mmu]\n  preset = \"hpcc_reference\"\n";
-    let mut t = host("r", RXE, &[("eth0", "10.0.0.100/24")], 1500)
+    let at_once =
+        "profile = \"rxe\"\n  [host.pfc]\n  interface_delay_bits = 0\n  response_time_bits = 0\n";
+    let mut t = host("r", at_once, &[("eth0", "10.0.0.100/24")], 1500)
         + &switch("sw1", mmu, &[])
         + &link("r.eth0", "sw1.pr", "100G");
     for i in 1..=8 {
         t += &host(
             &format!("h{i}"),
-            RXE,
+            at_once,
             &[("eth0", &format!("10.0.0.{i}/24"))],
             1500,
         );
@@ -356,4 +399,12 @@ fn the_hpcc_reference_preset_is_lossless_except_priorities_0_and_7() {
         .map(|i| counter(&s, &format!("h{i}.eth0"), "rx_prio7_pause"))
         .sum();
     assert_eq!(paused, 0);
+    // NICs that react as 802.3 allows: 37,500 bytes of headroom against
+    // the 68,736 each port needs.
+    let real = t.replace(at_once, RXE);
+    let (_, s) = run_text("hpcc_preset_real_nics", &real, &[]);
+    let sw = &s["switches"][0];
+    assert!(sw["lossless_drops"].as_u64().unwrap() > 0, "{sw}");
+    assert_eq!(sw["headroom"][0]["headroom_bytes"], 37_500);
+    assert_eq!(sw["headroom"][0]["needed_bytes"], 68_736);
 }

@@ -95,6 +95,9 @@ pub enum Event {
     PfcRefresh { port: u32, prio: u8 },
     /// A pause received by `port` may have run out.
     PauseExpire { port: u32 },
+    /// The oldest pause `port` received takes effect (its reaction delay
+    /// after its last bit).
+    PauseEffect { port: u32 },
     /// A host NIC's receive buffer hands its oldest frame to the host.
     RxDrain { port: u32 },
     /// A host NIC's stall detection looks at its pausing.

@@ -91,6 +91,29 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// A cable length in millimetres: `100m`, `2.5m`, `1km`, `30cm`; a bare
+/// number is metres (`7`, as `mlnx_qos --cable_len` takes it).
+pub fn parse_length_mm(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, unit) = split_number(t)?;
+    let mult: f64 = match unit {
+        "" | "m" => 1e3,
+        "km" => 1e6,
+        "cm" => 10.0,
+        "mm" => 1.0,
+        _ => {
+            return Err(format!(
+                "unknown length unit `{unit}` in `{t}` (use m, km, cm or mm, e.g. `100m`)"
+            ));
+        }
+    };
+    let v = num * mult;
+    if !(0.0..1e15).contains(&v) {
+        return Err(format!("length `{t}` is out of range"));
+    }
+    Ok(v.round() as u64)
+}
+
 fn split_number(t: &str) -> Result<(f64, &str), String> {
     let end = t
         .char_indices()
@@ -129,6 +152,21 @@ pub fn fmt_rate(r: Rate) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lengths() {
+        assert_eq!(parse_length_mm("100m"), Ok(100_000));
+        assert_eq!(parse_length_mm("2.5m"), Ok(2_500));
+        assert_eq!(parse_length_mm("1km"), Ok(1_000_000));
+        assert_eq!(parse_length_mm("7"), Ok(7_000));
+        assert_eq!(parse_length_mm("30cm"), Ok(300));
+        assert!(
+            parse_length_mm("3ft")
+                .unwrap_err()
+                .contains("unknown length unit `ft`")
+        );
+        assert!(parse_length_mm("-1m").is_err());
+    }
 
     #[test]
     fn rates() {

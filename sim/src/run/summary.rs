@@ -10,7 +10,7 @@ use super::intervals::gbps;
 
 use crate::time::Ps;
 use crate::transport::QpCounters;
-use crate::world::{PortCounters, PortView, QpStatus, QpView, Role, World};
+use crate::world::{PortCounters, PortHeadroom, PortView, QpStatus, QpView, Role, World};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PortSummary {
@@ -122,6 +122,20 @@ pub struct SwitchSummary {
     /// Only for a switch with lossless priorities.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lossless_drops: Option<u64>,
+    /// Each port's PFC headroom beside what its lossless priorities need
+    /// (both frames in flight, the PFC frame, the cable both ways, the
+    /// peer's reaction). Only for a switch with lossless priorities.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<Vec<HeadroomSummary>>,
+}
+
+/// One switch port's headroom, per lossless priority.
+#[derive(Debug, Clone, Serialize)]
+pub struct HeadroomSummary {
+    pub port: String,
+    pub priorities: Vec<u8>,
+    pub headroom_bytes: u64,
+    pub needed_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -153,6 +167,22 @@ pub struct Summary {
     /// Flow completion times of a run with `[[traffic]]` (see [`super::fct`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<super::fct::FctSummary>,
+}
+
+fn headroom_summary(w: &World, rows: &[PortHeadroom]) -> Option<Vec<HeadroomSummary>> {
+    if rows.is_empty() {
+        return None;
+    }
+    let rows = rows
+        .iter()
+        .map(|h| HeadroomSummary {
+            port: w.port(h.port).name().to_string(),
+            priorities: (0..8u8).filter(|&p| h.lossless & 1 << p != 0).collect(),
+            headroom_bytes: h.configured_bytes,
+            needed_bytes: h.needed_bytes(),
+        })
+        .collect();
+    Some(rows)
 }
 
 fn round3(x: f64) -> f64 {
@@ -273,6 +303,7 @@ impl Summary {
                 buffer_bytes: s.buffer_bytes(),
                 peak_buffer_bytes: s.peak_buffer_bytes(),
                 lossless_drops: s.lossless_drops(),
+                headroom: headroom_summary(w, &s.headroom()),
             })
             .collect();
         let taps = w

@@ -50,6 +50,91 @@ pub fn check_line(
     s
 }
 
+/// `rocesim check`'s PFC headroom table: per switch port that has lossless
+/// priorities and per NIC with a receive buffer (`[host.pfc]`), its
+/// headroom beside what they need (the shortest first in a fabric too
+/// large to list), and a warning per switch whose headroom falls short
+/// somewhere and per NIC short of it. Empty without lossless priorities.
+pub fn headroom_report(w: &World) -> (String, Vec<String>) {
+    let mut rows = Vec::new();
+    let mut warnings = Vec::new();
+    for sw in w.switches() {
+        let ports = sw.headroom();
+        let short: Vec<_> = ports.iter().filter(|h| h.short_bytes() > 0).collect();
+        if let Some(worst) = short.iter().max_by_key(|h| h.needed_bytes()) {
+            warnings.push(format!(
+                "{}: the PFC headroom of {} is short (`{}`: {} bytes, needs {}): lossless frames will be \
+                 dropped; headroom = \"auto\" sizes each port, headroom = \"{}B\" covers them all",
+                sw.name(),
+                plural(short.len() as u64, "port"),
+                w.port(worst.port).name(),
+                worst.configured_bytes,
+                worst.needed_bytes(),
+                ports.iter().map(|h| h.needed_bytes()).max().unwrap_or(0),
+            ));
+        }
+        rows.extend(ports);
+    }
+    for h in w.nic_headroom() {
+        if h.short_bytes() > 0 {
+            warnings.push(format!(
+                "`{}`: its receive buffer holds {} bytes above XOFF, short of the {} its peer may still send \
+                 after a pause: the NIC will drop (rx_discards_phy); raise rx_buffer or lower xoff",
+                w.port(h.port).name(),
+                h.configured_bytes,
+                h.needed_bytes()
+            ));
+        }
+        rows.push(h);
+    }
+    if rows.is_empty() {
+        return (String::new(), warnings);
+    }
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let shown = keep_most(&all, TABLE_ROWS, |&i| rows[i].short_bytes());
+    let mut t = vec![row([
+        "port",
+        "lossless",
+        "link",
+        "propagation",
+        "peer reaction",
+        "headroom B",
+        "needed B",
+        "short B",
+    ])];
+    for h in shown.iter().map(|&i| &rows[i]) {
+        let prios: Vec<String> = (0..8)
+            .filter(|p| h.lossless & 1 << p != 0)
+            .map(|p| p.to_string())
+            .collect();
+        let n = &h.need;
+        t.push(vec![
+            w.port(h.port).name().to_string(),
+            prios.join(","),
+            crate::units::fmt_rate(n.rate),
+            n.propagation.to_string(),
+            format!("{} bits", n.peer_interface_bits + n.peer_response_bits),
+            h.configured_bytes.to_string(),
+            h.needed_bytes().to_string(),
+            h.short_bytes().to_string(),
+        ]);
+    }
+    let mut out = String::from(
+        "PFC headroom per lossless (port, priority); needed: frames in flight at both ends, PFC frame, \
+         cable both ways, peer's reaction\n",
+    );
+    out.push_str(&table(&t));
+    if shown.len() < rows.len() {
+        let _ = writeln!(
+            out,
+            "  ... {} shown (the shortest of headroom); all {} in summary.json after a run",
+            plural(shown.len() as u64, "port"),
+            rows.len()
+        );
+    }
+    (out, warnings)
+}
+
 /// The summary as `--format json` prints it: summary.json's content.
 pub fn summary_json(s: &Summary) -> String {
     serde_json::to_string_pretty(s).expect("plain JSON values") + "\n"

@@ -463,6 +463,12 @@ impl Mmu {
     pub fn class(&self, prio: usize) -> PrioClass {
         self.cfg.classes[prio]
     }
+    /// Bit `p` set: priority `p` is lossless.
+    pub fn lossless_mask(&self) -> u8 {
+        (0..PRIOS)
+            .filter(|&p| self.cfg.classes[p] == PrioClass::Lossless)
+            .fold(0, |mask, p| mask | 1 << p)
+    }
     pub fn occupancy(&self, port: usize, prio: usize) -> Occupancy {
         let q = self.queues[port][prio];
         Occupancy {
@@ -508,6 +514,14 @@ pub struct HeadroomInputs {
 pub const PFC_FRAME_BITS: u64 = 672;
 /// Signal propagation in fibre or copper, per metre.
 pub const PROPAGATION_PS_PER_M: u64 = 5_000;
+
+/// One-way propagation over `length_mm` millimetres of cable, rounded up
+/// to a picosecond.
+pub fn cable_propagation(length_mm: u64) -> Ps {
+    Ps(length_mm
+        .saturating_mul(PROPAGATION_PS_PER_M)
+        .div_ceil(1_000))
+}
 /// IEEE 802.3 upper bounds in bit times: the peer's pause reaction per
 /// speed (802.3 31B.3.7, as tabulated in SONiC's sonic-swss
 /// cfgmgr/buffer_headroom_mellanox.lua) and the 100G interface delay, as
@@ -522,11 +536,67 @@ pub const INTERFACE_BITS_100G: u64 = 122_880;
 /// Headroom by the itemised formula: both MTUs, the PFC frame, the cable
 /// both ways, interface delays and the peer's response, rounded up.
 pub fn pfc_headroom_bytes(h: &HeadroomInputs) -> u64 {
-    let cable_bits =
-        (2 * u128::from(h.cable_m) * u128::from(PROPAGATION_PS_PER_M) * u128::from(h.rate.bps()))
-            .div_ceil(1_000_000_000_000) as u64;
-    let bits = PFC_FRAME_BITS + cable_bits + h.interface_delay_bits + h.peer_response_bits;
-    h.mtu_sender_bytes + h.mtu_receiver_bytes + bits.div_ceil(8)
+    headroom_bytes(
+        h.mtu_sender_bytes + h.mtu_receiver_bytes,
+        h.rate,
+        cable_propagation(h.cable_m.saturating_mul(1_000)),
+        h.interface_delay_bits + h.peer_response_bits,
+    )
+}
+
+/// The itemised sum: `frame_bytes` (the two frames in progress) plus the
+/// PFC frame, the propagation both ways and the peer's reaction in bit
+/// times at `rate`, the bits rounded up to bytes.
+fn headroom_bytes(frame_bytes: u64, rate: Rate, propagation: Ps, reaction_bits: u64) -> u64 {
+    let cable_bits = (2 * u128::from(propagation.0) * u128::from(rate.bps()))
+        .div_ceil(1_000_000_000_000)
+        .min(u128::from(u64::MAX)) as u64;
+    let bits = PFC_FRAME_BITS
+        .saturating_add(cable_bits)
+        .saturating_add(reaction_bits);
+    frame_bytes.saturating_add(bits.div_ceil(8))
+}
+
+/// What one switch port must hold, per lossless priority, after it decides
+/// XOFF, as a planner sizes it: the 802.1Qbb delay model's components
+/// (Cisco's "Priority Flow Control: Build Reliable Layer 2 Infrastructure";
+/// SONiC's sonic-swss `cfgmgr/buffer_headroom_mellanox.lua` adds the same
+/// terms), worst case:
+///
+/// ```text
+///   the frame the port is sending when it decides (the PFC frame waits behind it)   receiver_frame
+/// + the PFC frame (64 B + preamble + gap)                                            672 bit times
+/// + the cable out (the PFC) and back (what the peer sent meanwhile)                  2 × propagation
+/// + the peer's interface delay and pause response                                   peer_*_bits
+/// + the frame the peer had started when it stopped                                   sender_frame
+/// ```
+///
+/// Frames count as they occupy the wire (L3 MTU + Ethernet header, tag and
+/// FCS + preamble and gap), so the sum bounds the buffer bytes too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadroomNeed {
+    pub rate: Rate,
+    /// One-way propagation of the port's link.
+    pub propagation: Ps,
+    /// Wire bytes of the largest frame the port may be sending.
+    pub receiver_frame_bytes: u64,
+    /// Wire bytes of the largest frame its peer may be sending.
+    pub sender_frame_bytes: u64,
+    /// The peer port's interface delay and pause response, bit times.
+    pub peer_interface_bits: u64,
+    pub peer_response_bits: u64,
+}
+
+impl HeadroomNeed {
+    /// The headroom, bytes.
+    pub fn bytes(&self) -> u64 {
+        headroom_bytes(
+            self.receiver_frame_bytes + self.sender_frame_bytes,
+            self.rate,
+            self.propagation,
+            self.peer_interface_bits + self.peer_response_bits,
+        )
+    }
 }
 
 /// The Mellanox rule of thumb: MTU_S + MTU_R + 3840 B + 130 B per 100 m per

@@ -20,7 +20,7 @@
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
 //! | [`mmu`] | the switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting the switch calls |
-//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured, pause counters, the PFC watchdog |
+//! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured after the port's reaction delay (802.3's per speed), for the priorities it has PFC on; pause counters, the PFC watchdog; a port's headroom need |
 //! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
 //! | `bond.rs`, `arp.rs`, `tap.rs` | bond, ARP frames, capture taps | slave choice and MII monitor; ARP on the wire; pcap bytes |
 //! | `sample.rs` | the sampler | the time series |
@@ -87,7 +87,7 @@ pub use profile::{
 };
 pub use qp::{QpStatus, Role};
 pub use sample::{PortSample, QpSample};
-pub use view::{BondView, HostView, NicView, PortView, QpView, SwitchView, TapView};
+pub use view::{BondView, HostView, NicView, PortHeadroom, PortView, QpView, SwitchView, TapView};
 
 /// Progress reported while running.
 pub trait Progress {
@@ -351,6 +351,7 @@ impl World {
             }
             Event::PfcRefresh { port, prio } => self.pfc_refresh(port, prio),
             Event::PauseExpire { port } => self.pause_expire(port),
+            Event::PauseEffect { port } => self.pause_effect(port),
             Event::Watchdog { port, prio } => self.watchdog(port, prio),
             Event::RxDrain { port } => self.rx_drain(port),
             Event::NicStall { port } => self.nic_stall(port),

@@ -76,6 +76,10 @@ impl RxBuffer {
         }
     }
 
+    pub fn config(&self) -> &RxConfig {
+        &self.cfg
+    }
+
     /// Frames waiting in it.
     pub fn frames(&self) -> usize {
         self.queue.len()

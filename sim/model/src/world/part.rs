@@ -160,6 +160,7 @@ impl World {
             | Event::Arrive { port, .. }
             | Event::PfcRefresh { port, .. }
             | Event::PauseExpire { port }
+            | Event::PauseEffect { port }
             | Event::RxDrain { port }
             | Event::NicStall { port }
             | Event::Watchdog { port, .. }

@@ -7,7 +7,7 @@ use core::net::Ipv4Addr;
 use super::World;
 use super::bond::Bond;
 use super::host::IfaceKind;
-use super::port::{Owner, PRIOS, Port, PortCounters};
+use super::port::{Owner, Port, PortCounters};
 use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
@@ -320,7 +320,29 @@ impl<'a> BondView<'a> {
 /// A switch's buffer.
 #[derive(Clone, Copy)]
 pub struct SwitchView<'a> {
+    world: &'a World,
     switch: &'a Switch,
+}
+
+/// One switch port's PFC headroom: what it has for each of its lossless
+/// priorities, and what they need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortHeadroom {
+    pub port: u32,
+    /// Bit per lossless priority.
+    pub lossless: u8,
+    pub configured_bytes: u64,
+    pub need: super::mmu::HeadroomNeed,
+}
+
+impl PortHeadroom {
+    pub fn needed_bytes(&self) -> u64 {
+        self.need.bytes()
+    }
+    /// Bytes short of the need (0: enough).
+    pub fn short_bytes(&self) -> u64 {
+        self.needed_bytes().saturating_sub(self.configured_bytes)
+    }
 }
 
 impl<'a> SwitchView<'a> {
@@ -337,8 +359,27 @@ impl<'a> SwitchView<'a> {
     /// priority).
     pub fn lossless_drops(&self) -> Option<u64> {
         let m = self.switch.mmu();
-        let any = (0..PRIOS).any(|p| m.class(p) == super::mmu::PrioClass::Lossless);
-        any.then(|| m.lossless_drops())
+        (m.lossless_mask() != 0).then(|| m.lossless_drops())
+    }
+    /// Each port's headroom beside what its lossless priorities need
+    /// (empty: the switch has no lossless priority).
+    pub fn headroom(&self) -> Vec<PortHeadroom> {
+        let m = self.switch.mmu();
+        let lossless = m.lossless_mask();
+        if lossless == 0 {
+            return Vec::new();
+        }
+        self.switch
+            .ports()
+            .iter()
+            .enumerate()
+            .map(|(local, &port)| PortHeadroom {
+                port,
+                lossless,
+                configured_bytes: m.headroom_bytes(local),
+                need: self.world.headroom_need(port),
+            })
+            .collect()
     }
 }
 
@@ -411,8 +452,32 @@ impl World {
             host,
         })
     }
+    /// Each host NIC with a receive buffer of its own (`[host.pfc]`): its
+    /// headroom above XOFF beside what its lossless priorities need.
+    pub fn nic_headroom(&self) -> Vec<PortHeadroom> {
+        let mut rows = Vec::new();
+        for h in &self.hosts {
+            for n in &h.nics {
+                let Some(rx) = n.rx.as_deref() else { continue };
+                if n.port == u32::MAX {
+                    continue;
+                }
+                let c = rx.config();
+                rows.push(PortHeadroom {
+                    port: n.port,
+                    lossless: c.prios,
+                    configured_bytes: c.capacity - c.xoff,
+                    need: self.headroom_need(n.port),
+                });
+            }
+        }
+        rows
+    }
     pub fn switches(&self) -> impl ExactSizeIterator<Item = SwitchView<'_>> {
-        self.switches.iter().map(|switch| SwitchView { switch })
+        self.switches.iter().map(|switch| SwitchView {
+            world: self,
+            switch,
+        })
     }
     /// Which hosts take part in the run, by index: those with a queue
     /// pair and those whose ports have sent, received or dropped a frame.

@@ -77,8 +77,10 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
     check_bridging_loops(w, sc)?;
     check_unique_macs(w, sc)?;
     super::qos::add_ecn(w, sc)?;
+    super::qos::add_pause_delays(w, sc)?;
     super::qos::add_mmu(w, sc)?;
     super::qos::add_host_pfc(w, sc)?;
+    super::qos::add_pause_obeying(w, sc)?;
     for si in 0..w.switches.len() {
         prelearn(w, si);
     }
@@ -154,6 +156,13 @@ fn add_link(
         )
         .hint("the share of ECT frames this link delivers CE-marked; 0 (default) marks none"));
     }
+    if lc.delay.is_some() && lc.length.is_some() {
+        return Err(ModelError::new(
+            at.key("length"),
+            "a link has a `delay` or a `length`, not both",
+        )
+        .hint("keep `length` (the propagation is 5 ns a metre) or `delay`, not both"));
+    }
     let link = w.links.len() as u32;
     let a = add_port(w, sc, &lc.a, at.key("a"), link, lc.rate.0, names)?;
     let b = add_port(w, sc, &lc.b, at.key("b"), link, lc.rate.0, names)?;
@@ -177,7 +186,7 @@ fn add_link(
     }
     let rng = component_rng(sc.seed, &format!("link:{name}"));
     w.links
-        .push(Link::new(name, [a, b], lc.delay.0, lc.loss, rng));
+        .push(Link::new(name, [a, b], lc.propagation(), lc.loss, rng));
     w.links[link as usize].set_ce_mark(lc.ce_mark);
     Ok(())
 }

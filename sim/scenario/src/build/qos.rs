@@ -1,20 +1,36 @@
 //! A switch's congestion handling: ECN marking per (egress port,
 //! priority) from `[switch.ecn]`, its thresholds chosen by each port's
-//! speed and checked against the buffer.
+//! speed and checked against the buffer; its buffer and PFC
+//! (`[switch.mmu]`) and a host NIC's (`[host.pfc]`); which received
+//! pauses every port obeys, and how soon.
+//!
+//! ```text
+//!  add_pause_delays   every port's reaction delay (interface + response bit times at its speed)
+//!  add_mmu            buffers; headroom = "auto" sizes each port from its link and its peer's delay
+//!  add_host_pfc       NIC receive buffers and the pauses they send
+//!  add_pause_obeying  what each port obeys: its own PFC priorities or 802.3x; a NIC without
+//!                     [host.pfc] takes its link peer's (DCBX, willing)
+//! ```
 
 use super::names::{host_key, switch_key};
 use crate::diagnostic::ModelError;
 use crate::schema::Scenario;
-use crate::schema::qos::{EcnCfg, MarkAt, MmuPreset, PauseMode, WatchdogActionCfg};
+use crate::schema::qos::{
+    EcnCfg, HeadroomCfg, MarkAt, MmuPreset, PauseMode, PerSpeed, WatchdogActionCfg,
+};
 use rocesim_model::cc::red::{MarkPoint, RedParams};
 use rocesim_model::rng::component_rng;
+use rocesim_model::time::Rate;
 use rocesim_model::units::fmt_rate;
 use rocesim_model::world::World;
 use rocesim_model::world::ecn::Ecn;
 use rocesim_model::world::mmu::{Mmu, MmuConfig, PrioClass, mellanox_headroom_bytes};
 use rocesim_model::world::nic_rx::{RxBuffer, RxConfig};
-use rocesim_model::world::pfc::{PauseConfig, Watchdog, WatchdogAction};
-use rocesim_model::world::port::PRIOS;
+use rocesim_model::world::pfc::{
+    PauseConfig, PauseRx, Watchdog, WatchdogAction, standard_interface_bits, standard_response_bits,
+};
+use rocesim_model::world::port::{Owner, PRIOS};
+use rocesim_model::world::profile::ProfileBase;
 
 /// ECN marking on every switch that asks for it; the ports must exist.
 pub(super) fn add_ecn(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
@@ -74,17 +90,7 @@ fn red_at(
 ) -> Result<RedParams, ModelError> {
     let at = switch_key(si).key("ecn");
     let speed = fmt_rate(rate);
-    let missing = |key: &str, speeds: Vec<rocesim_model::time::Rate>| {
-        let named: Vec<String> = speeds.into_iter().map(fmt_rate).collect();
-        ModelError::new(
-            at.key(key),
-            format!("has no value for {speed}, the speed of port `{name}`"),
-        )
-        .hint(format!(
-            "add \"{speed}\" = ... to the table (it names {})",
-            named.join(", ")
-        ))
-    };
+    let missing = |key: &str, speeds| no_value_for(at.key(key), rate, name, speeds);
     let kmin = cfg
         .kmin
         .at(rate)
@@ -133,6 +139,26 @@ fn red_at(
     };
     debug_assert_eq!(red.validate(buffer), Ok(()));
     Ok(red)
+}
+
+/// A per-speed table (`at`) without the speed `rate` of port `name`; it
+/// names `speeds`.
+fn no_value_for(
+    at: crate::diagnostic::KeyPath,
+    rate: Rate,
+    name: &str,
+    speeds: Vec<Rate>,
+) -> ModelError {
+    let speed = fmt_rate(rate);
+    let named: Vec<String> = speeds.into_iter().map(fmt_rate).collect();
+    ModelError::new(
+        at,
+        format!("has no value for {speed}, the speed of port `{name}`"),
+    )
+    .hint(format!(
+        "add \"{speed}\" = ... to the table (it names {})",
+        named.join(", ")
+    ))
 }
 
 fn mark_point(m: MarkAt) -> MarkPoint {
@@ -186,17 +212,26 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
                     0 => PrioClass::Lossy,
                     _ => PrioClass::Lossless,
                 });
-                let headroom = cfg.headroom.map_or(0, |b| b.0);
-                if !cfg.lossless.is_empty() && headroom == 0 {
+                let headroom: Vec<u64> = match cfg.headroom {
+                    Some(HeadroomCfg::Auto) => {
+                        ports.iter().map(|&p| w.headroom_need(p).bytes()).collect()
+                    }
+                    Some(HeadroomCfg::Bytes(b)) => vec![b.0; ports.len()],
+                    None => vec![0; ports.len()],
+                };
+                if !cfg.lossless.is_empty() && headroom.contains(&0) {
                     let p = &w.ports[ports[0] as usize];
                     let guess = mellanox_headroom_bytes(9216, 9216, 100, p.rate());
+                    let need = w.headroom_need(ports[0]).bytes();
                     return Err(ModelError::new(
                         at.key("headroom"),
                         format!("lossless priorities {:?} need headroom: what still arrives after XOFF while the peer stops", cfg.lossless),
                     )
                     .hint(format!(
-                        "the Mellanox rule for a {} port with 100 m of cable and 9216-byte MTUs is {guess} bytes: headroom = \"{guess}B\"",
-                        fmt_rate(p.rate())
+                        "the Mellanox rule for a {} port with 100 m of cable and 9216-byte MTUs is {guess} bytes: headroom = \"{guess}B\"; \
+                         headroom = \"auto\" sizes each port from its own link, MTUs and peer (`{}` needs {need} bytes)",
+                        fmt_rate(p.rate()),
+                        p.name()
                     )));
                 }
                 let alpha = cfg.alpha.unwrap_or(0.125);
@@ -205,7 +240,7 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
                     classes,
                     reserve_bytes: [cfg.reserve.map_or(0, |b| b.0); PRIOS],
                     alpha: [alpha; PRIOS],
-                    headroom_bytes: vec![headroom; ports.len()],
+                    headroom_bytes: headroom,
                     resume_offset_bytes: cfg.resume_offset.map_or(3 * 1024, |b| b.0),
                 };
                 Mmu::new(&mc).map_err(|e| {
@@ -259,7 +294,9 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
     for (hi, hcfg) in sc.hosts.iter().enumerate() {
         let Some(cfg) = &hcfg.pfc else { continue };
         let at = host_key(hi).key("pfc");
-        let prios = prio_mask(&cfg.priorities, &at.key("priorities"))?;
+        let Some(prios) = host_pause_prios(cfg, &at)? else {
+            continue; // willing: its switch's priorities, no buffer of its own
+        };
         let capacity = cfg.rx_buffer.map_or(256 * 1024, |b| b.0);
         let xoff = cfg.xoff.map_or(capacity / 2, |b| b.0);
         let xon = cfg.xon.map_or(xoff / 2, |b| b.0);
@@ -300,6 +337,227 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
                 global: cfg.pause == PauseMode::Global,
                 watchdog: None,
             });
+        }
+    }
+    Ok(())
+}
+
+/// The priorities a `[host.pfc]` NIC pauses: its PFC priorities, or all of
+/// them with 802.3x; `None`: it names none, it takes its link peer's
+/// (willing, see [`add_pause_obeying`]) and has no receive buffer of its
+/// own. PFC and 802.3x on one port is an error: a NIC runs one or the
+/// other, and Linux drivers refuse the pair (Intel ice and i40e
+/// `*_set_pauseparam`, HiSilicon hns3 `hclge_set_pauseparam`: "Priority
+/// flow control enabled. Cannot set link flow control.").
+fn host_pause_prios(
+    cfg: &crate::schema::qos::HostPfcCfg,
+    at: &crate::diagnostic::KeyPath,
+) -> Result<Option<u8>, ModelError> {
+    let prios = prio_mask(&cfg.priorities, &at.key("priorities"))?;
+    let buffer = [
+        cfg.rx_rate.is_some(),
+        cfg.rx_buffer.is_some(),
+        cfg.xoff.is_some(),
+        cfg.xon.is_some(),
+        cfg.stall_at.is_some(),
+        cfg.stall_warning.is_some(),
+        cfg.stall_error.is_some(),
+        cfg.quanta.is_some(),
+    ];
+    match cfg.pause {
+        PauseMode::Global if prios != 0 => Err(ModelError::new(
+            at.key("pause"),
+            format!(
+                "802.3x PAUSE (pause = \"global\") and PFC on priorities {:?} on one port: a NIC runs one or the other",
+                cfg.priorities
+            ),
+        )
+        .hint("802.3x stops every priority: remove `priorities`; or remove `pause = \"global\"` for PFC on those priorities")),
+        PauseMode::Global => Ok(Some(0xff)),
+        PauseMode::Pfc if prios == 0 && buffer.contains(&true) => Err(ModelError::new(
+            at.key("priorities"),
+            "the NIC's receive buffer pauses the priorities PFC is enabled on, and it names none",
+        )
+        .hint("name the lossless priorities, e.g. priorities = [3], or pause = \"global\" for 802.3x")),
+        PauseMode::Pfc if prios == 0 => Ok(None),
+        PauseMode::Pfc => Ok(Some(prios)),
+    }
+}
+
+/// Bit times for a port of speed `rate` (`name` for messages): the key's
+/// value (`at`) if the scenario gives one, else `default`.
+fn bits_at(
+    key: &Option<PerSpeed<u64>>,
+    at: crate::diagnostic::KeyPath,
+    rate: Rate,
+    name: &str,
+    default: u64,
+) -> Result<u64, ModelError> {
+    let Some(v) = key else { return Ok(default) };
+    let bits = v
+        .at(rate)
+        .ok_or_else(|| no_value_for(at.clone(), rate, name, v.speeds()))?;
+    if bits > MAX_REACTION_BITS {
+        return Err(ModelError::new(
+            at,
+            format!(
+                "{bits} bit times at {} is longer than the longest pause (65535 quanta, {MAX_REACTION_BITS} bit times)",
+                fmt_rate(rate)
+            ),
+        )
+        .hint("IEEE 802.3 allows 394 quanta (201728 bit times) at 100G; 0 reacts at once"));
+    }
+    Ok(bits)
+}
+
+/// The longest reaction a key may give: the longest pause a frame can ask
+/// for, 65535 quanta of 512 bit times.
+const MAX_REACTION_BITS: u64 = 65_535 * 512;
+
+/// The reaction delay of `port` from a table's two keys (`at` the table),
+/// 0 for the HPCC reference (`reference`), else IEEE 802.3's per speed.
+fn reaction(
+    w: &World,
+    port: u32,
+    at: &crate::diagnostic::KeyPath,
+    interface: &Option<PerSpeed<u64>>,
+    response: &Option<PerSpeed<u64>>,
+    reference: bool,
+) -> Result<PauseRx, ModelError> {
+    let p = &w.ports[port as usize];
+    let rate = p.rate();
+    let (di, dr) = match reference {
+        true => (0, 0),
+        false => (standard_interface_bits(rate), standard_response_bits(rate)),
+    };
+    let i = bits_at(
+        interface,
+        at.key("interface_delay_bits"),
+        rate,
+        p.name(),
+        di,
+    )?;
+    let r = bits_at(response, at.key("response_time_bits"), rate, p.name(), dr)?;
+    // What it obeys is set once every port's configuration is known
+    // (`add_pause_obeying`); until then, everything.
+    Ok(PauseRx::new(0xff, true, i, r, rate))
+}
+
+/// Every port's reaction delay: a received pause acts its interface delay
+/// plus its response time after its last bit ([`PauseRx`]). Switch ports
+/// take `[switch.mmu]`'s keys, NICs `[host.pfc]`'s; the defaults are IEEE
+/// 802.3's per speed, 0 for the HPCC reference's switch preset and NIC
+/// profile (it acts on a pause the moment it arrives).
+pub(super) fn add_pause_delays(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    for (si, scfg) in sc.switches.iter().enumerate() {
+        let at = switch_key(si).key("mmu");
+        let (interface, response, reference) = match &scfg.mmu {
+            Some(m) => (
+                &m.interface_delay_bits,
+                &m.response_time_bits,
+                m.preset == Some(MmuPreset::HpccReference),
+            ),
+            None => (&None, &None, false),
+        };
+        for port in w.switches[si].ports().to_vec() {
+            let rx = reaction(w, port, &at, interface, response, reference)?;
+            w.ports[port as usize].pause_mut().set_rx(rx);
+        }
+    }
+    for (hi, hcfg) in sc.hosts.iter().enumerate() {
+        let at = host_key(hi).key("pfc");
+        let (interface, response) = match &hcfg.pfc {
+            Some(c) => (&c.interface_delay_bits, &c.response_time_bits),
+            None => (&None, &None),
+        };
+        let reference = w.hosts[hi].profile.base == ProfileBase::Hpcc;
+        for n in 0..w.hosts[hi].nics.len() {
+            let port = w.hosts[hi].nics[n].port;
+            let rx = reaction(w, port, &at, interface, response, reference)?;
+            w.ports[port as usize].pause_mut().set_rx(rx);
+        }
+    }
+    Ok(())
+}
+
+/// What each port offers its link peer (as DCBX would): PFC on some
+/// priorities, or 802.3x (`true`); `None`: no flow control.
+fn offered(w: &World, sc: &Scenario, port: u32) -> Option<(u8, bool)> {
+    match w.ports[port as usize].owner() {
+        Owner::Switch { sw, .. } => {
+            let cfg = sc.switches[sw as usize].mmu.as_ref()?;
+            match (w.switches[sw as usize].mmu().lossless_mask(), cfg.pause) {
+                (0, _) => None,
+                (_, PauseMode::Global) => Some((0, true)),
+                (l, PauseMode::Pfc) => Some((l, false)),
+            }
+        }
+        Owner::Host { host, .. } => {
+            let cfg = sc.hosts[host as usize].pfc.as_ref()?;
+            match cfg.pause {
+                PauseMode::Global => Some((0, true)),
+                PauseMode::Pfc if cfg.priorities.is_empty() => None, // willing itself
+                PauseMode::Pfc => Some((w.ports[port as usize].pause().rx().pfc, false)),
+            }
+        }
+    }
+}
+
+/// What every port obeys of the pauses it receives; the rest it counts and
+/// ignores.
+/// * A switch port: PFC on its lossless priorities, or 802.3x with
+///   `pause = "global"`; nothing without `[switch.mmu]` lossless
+///   priorities. The `hpcc_reference` preset obeys everything, as the
+///   reference's qbb-net-device.cc does.
+/// * A NIC with `[host.pfc]` `priorities`: those, or 802.3x with `pause =
+///   "global"`.
+/// * A NIC without: what its link peer offers. Its configuration is the
+///   switch's through DCBX in willing mode, how NICs ship (Broadcom's
+///   NetXtreme-E user guide, "DCBX – Data Center Bridging": the NIC
+///   willing, the switch not, so that the switch's settings propagate;
+///   lldptool-pfc(8): a willing end takes its peer's PFC TLV).
+/// * The `hpcc` profile's NIC obeys everything, as the reference's.
+pub(super) fn add_pause_obeying(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+    // Own configurations first: a willing NIC reads its peer's.
+    let mut willing = vec![true; sc.hosts.len()];
+    for (hi, hcfg) in sc.hosts.iter().enumerate() {
+        let Some(cfg) = &hcfg.pfc else { continue };
+        let Some(prios) = host_pause_prios(cfg, &host_key(hi).key("pfc"))? else {
+            continue;
+        };
+        willing[hi] = false;
+        let global = cfg.pause == PauseMode::Global;
+        let pfc = if global { 0 } else { prios };
+        for n in 0..w.hosts[hi].nics.len() {
+            let port = w.hosts[hi].nics[n].port as usize;
+            let rx = w.ports[port].pause().rx().obeying(pfc, global);
+            w.ports[port].pause_mut().set_rx(rx);
+        }
+    }
+    for (si, scfg) in sc.switches.iter().enumerate() {
+        let reference = scfg
+            .mmu
+            .as_ref()
+            .is_some_and(|m| m.preset == Some(MmuPreset::HpccReference));
+        for port in w.switches[si].ports().to_vec() {
+            let (pfc, global) = match reference {
+                true => (0xff, true),
+                false => offered(w, sc, port).unwrap_or((0, false)),
+            };
+            let rx = w.ports[port as usize].pause().rx().obeying(pfc, global);
+            w.ports[port as usize].pause_mut().set_rx(rx);
+        }
+    }
+    for (hi, _) in willing.iter().enumerate().filter(|(_, w)| **w) {
+        let reference = w.hosts[hi].profile.base == ProfileBase::Hpcc;
+        for n in 0..w.hosts[hi].nics.len() {
+            let port = w.hosts[hi].nics[n].port;
+            let (pfc, global) = match reference {
+                true => (0xff, true),
+                false => offered(w, sc, w.ports[port as usize].peer()).unwrap_or((0, false)),
+            };
+            let rx = w.ports[port as usize].pause().rx().obeying(pfc, global);
+            w.ports[port as usize].pause_mut().set_rx(rx);
         }
     }
     Ok(())

@@ -92,8 +92,15 @@ pub fn build_topology(t: &TopologyCfg, base: &Path) -> Result<Topology, ModelErr
         })
     };
     let tier = |v: Option<TierCfg>, key: &str, default: Option<TierCfg>| {
+        if v.is_some_and(|c| c.delay.is_some() && c.length.is_some()) {
+            return Err(ModelError::new(
+                at.key(key).key("length"),
+                "a tier's links have a `delay` or a `length`, not both",
+            )
+            .hint("keep `length` (the propagation is 5 ns a metre) or `delay`, not both"));
+        }
         v.or(default)
-            .map(|c| LinkSpec::new(c.rate.0, c.delay.0))
+            .map(|c| LinkSpec::new(c.rate.0, c.propagation()))
             .ok_or_else(|| {
                 ModelError::new(
                     at.clone(),

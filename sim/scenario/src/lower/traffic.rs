@@ -495,7 +495,7 @@ pub fn graph(sc: &Scenario) -> Result<(Topology, Routes), String> {
             b: NodeId(b as u32),
             b_port,
             rate: l.rate.0,
-            delay: l.delay.0,
+            delay: l.propagation(),
             loss: l.loss,
         });
     }

@@ -71,7 +71,9 @@ pub struct HostCfg {
     pub nics: Vec<NicCfg>,
     #[serde(default, rename = "bond")]
     pub bonds: Vec<BondCfg>,
-    /// Its NICs' PFC and receive buffer; none: they take every frame.
+    /// Its NICs' PFC, receive buffer and pause reaction; none: they take
+    /// every frame, obey their switch's PFC priorities and react as IEEE
+    /// 802.3 allows.
     pub pfc: Option<super::qos::HostPfcCfg>,
 }
 

@@ -115,6 +115,41 @@ fn yes() -> bool {
     true
 }
 
+/// `headroom`: a size, or `"auto"`: each port's own need
+/// ([`rocesim_model::world::mmu::HeadroomNeed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadroomCfg {
+    Auto,
+    Bytes(Bytes),
+}
+
+impl<'de> Deserialize<'de> for HeadroomCfg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = HeadroomCfg;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"auto\" or a size such as \"64KB\"")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<HeadroomCfg, E> {
+                if s == "auto" {
+                    return Ok(HeadroomCfg::Auto);
+                }
+                units::parse_size(s)
+                    .map(|b| HeadroomCfg::Bytes(Bytes(b)))
+                    .map_err(|e| E::custom(format!("{e}; or \"auto\", sized from the port's link")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HeadroomCfg, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<HeadroomCfg, E> {
+                self.visit_str(&v.to_string())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Named switch buffer configurations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -163,8 +198,10 @@ pub struct MmuCfg {
     /// The lossless (PFC-protected) priorities; the others tail-drop.
     #[serde(default)]
     pub lossless: Vec<u8>,
-    /// Headroom per (ingress port, lossless priority).
-    pub headroom: Option<Bytes>,
+    /// Headroom per (ingress port, lossless priority): a size, or
+    /// `"auto"`, each port's need from its speed, link, the MTUs and its
+    /// peer's reaction delay.
+    pub headroom: Option<HeadroomCfg>,
     /// Reserved per (ingress port, priority).
     pub reserve: Option<Bytes>,
     /// Dynamic threshold: a queue may hold alpha × the free shared pool.
@@ -176,14 +213,28 @@ pub struct MmuCfg {
     #[serde(default)]
     pub pause: PauseMode,
     pub watchdog: Option<WatchdogCfg>,
+    /// The switch ports' MAC/PHY latency before a received pause acts, in
+    /// bit times (default: IEEE 802.3's budget per speed; 0 with the
+    /// `hpcc_reference` preset).
+    pub interface_delay_bits: Option<PerSpeed<u64>>,
+    /// Their pause response time, in bit times (default: 802.3 Annex
+    /// 31B.3.7's bound per speed; 0 with the preset).
+    pub response_time_bits: Option<PerSpeed<u64>>,
 }
 
 /// A host NIC's flow control and receive buffer (`[host.pfc]`): the
-/// priorities it pauses, and a receiver slower than its link.
+/// priorities it pauses and obeys, a receiver slower than its link, how
+/// fast it reacts to its switch's pauses. Without it, a NIC obeys the
+/// pauses its switch sends for the priorities that switch has PFC on.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostPfcCfg {
-    /// The lossless priorities the NIC pauses when its buffer backs up.
+    /// The priorities PFC is enabled on (`mlnx_qos --pfc`): the NIC pauses
+    /// them when its buffer backs up, and obeys its peer's pauses for
+    /// them only. Empty with `pause = "global"`. None: the NIC takes its
+    /// switch's (DCBX, willing) and has no receive buffer of its own; the
+    /// table then only sets how fast it reacts.
+    #[serde(default)]
     pub priorities: Vec<u8>,
     /// The host drains the NIC's receive buffer at this rate (default:
     /// line rate, it never backs up).
@@ -205,4 +256,11 @@ pub struct HostPfcCfg {
     /// ... and a `tx_pause_storm_error_events` after this long, and stops
     /// pausing (mlx5's stall prevention).
     pub stall_error: Option<Dur>,
+    /// The NICs' MAC/PHY latency before a received pause acts, in bit
+    /// times (default: IEEE 802.3's budget per speed; 0 for the `hpcc`
+    /// profile).
+    pub interface_delay_bits: Option<PerSpeed<u64>>,
+    /// Their pause response time, in bit times (default: 802.3 Annex
+    /// 31B.3.7's bound per speed; 0 for the `hpcc` profile).
+    pub response_time_bits: Option<PerSpeed<u64>>,
 }

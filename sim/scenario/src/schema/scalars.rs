@@ -20,6 +20,9 @@ pub struct Dur(pub Ps);
 /// A byte count written as `4096`, `8MiB`, `1MB`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bytes(pub u64);
+/// A cable length written as `100m`, `2.5m`, `1km`, in millimetres.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Length(pub u64);
 
 macro_rules! quantity {
     ($ty:ident, $parse:path, $what:literal) => {
@@ -63,6 +66,11 @@ quantity!(
     Bytes,
     units::parse_size,
     "a size such as \"4096\" or \"8MiB\""
+);
+quantity!(
+    Length,
+    units::parse_length_mm,
+    "a length such as \"100m\" or \"2.5m\""
 );
 
 /// A MAC address `02:00:00:00:00:01`.

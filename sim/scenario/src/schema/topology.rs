@@ -4,7 +4,9 @@
 use serde::Deserialize;
 
 use super::link::LinkState;
-use super::scalars::{Dur, RateQ};
+use super::scalars::{Dur, Length, RateQ};
+use rocesim_model::time::Ps;
+use rocesim_model::world::mmu::cable_propagation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -20,12 +22,21 @@ pub enum TopologyKind {
 #[serde(deny_unknown_fields)]
 pub struct TierCfg {
     pub rate: RateQ,
-    #[serde(default = "one_us")]
-    pub delay: Dur,
+    /// One-way propagation (default 1 us) ...
+    pub delay: Option<Dur>,
+    /// ... or the cables' length, at 5 ns a metre (as `[[link]]`'s).
+    pub length: Option<Length>,
 }
 
-fn one_us() -> Dur {
-    Dur(rocesim_model::time::Ps::from_us(1))
+impl TierCfg {
+    /// `delay`, or `length` at 5 ns/m, or 1 us.
+    pub fn propagation(&self) -> Ps {
+        match (self.delay, self.length) {
+            (Some(d), _) => d.0,
+            (None, Some(l)) => cable_propagation(l.0),
+            (None, None) => Ps::from_us(1),
+        }
+    }
 }
 
 /// `[topology]`: a generated fabric (see [`crate::lower::topology`]).

@@ -1,13 +1,18 @@
 //! A port's pauses, both directions: how it sends them ([`PauseConfig`],
-//! with the PFC watchdog's [`Watchdog`]) and what it was told and told its
-//! peer ([`PauseState`]: the state, the pending frame, the counters).
+//! with the PFC watchdog's [`Watchdog`]), which it obeys and how soon
+//! ([`PauseRx`]), and what it was told and told its peer ([`PauseState`]:
+//! the state, the pending frames, the counters).
 //!
 //! The [`Port`](super::Port) holds its `PauseState`; what changes it (PFC
 //! and PAUSE frames sent, refreshed and honoured, the watchdog) is
 //! `world::pfc`, which reads and writes the state's fields.
 
+use std::collections::VecDeque;
+
+use roce_codec::wire::mac_control::MacControlRepr;
+
 use super::PRIOS;
-use crate::time::Ps;
+use crate::time::{Ps, Rate};
 
 /// What the watchdog does to a queue in a storm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +40,97 @@ pub struct PauseConfig {
     pub watchdog: Option<Watchdog>,
 }
 
+/// Which received pauses a port obeys, and how long after a pause frame's
+/// last bit it takes effect.
+///
+/// * Obeying: a PFC frame is obeyed only for the priorities PFC is
+///   enabled on at this port, an 802.3x PAUSE only if 802.3x is on; the
+///   rest are counted (`rx_prioN_pause`, `rx_global_pause`) and ignored.
+///   mlx5 writes the one `pfc_en` bitmap to both the PFCC register's
+///   `pfctx` (send) and `pfcrx` (obey) fields (drivers/net/ethernet/
+///   mellanox/mlx5/core/en_dcbnl.c `mlx5e_dcbnl_ieee_setpfc` →
+///   port.c `mlx5_set_port_pfc`), and reads its per-priority received
+///   counts whatever that bitmap says (`mlx5e_dcbnl_ieee_getpfc`'s
+///   `indications[i]` from the port counters).
+/// * Delay: the receiving MAC/PHY's latency (`interface_bits`, IEEE
+///   802.3's interface delay budget) plus its pause reaction
+///   (`response_bits`, 802.3 Annex 31B.3.7's per-speed bound), both in
+///   bit times of the port's speed. Frames that started before then
+///   finish; the pause timer starts then. 0 for the HPCC reference,
+///   which stops a queue the moment the frame is received
+///   (qbb-net-device.cc `QbbNetDevice::Receive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PauseRx {
+    /// Bit `p` set: PFC is enabled on priority `p` (obeyed).
+    pub pfc: u8,
+    /// 802.3x PAUSE is obeyed.
+    pub global: bool,
+    pub interface_bits: u64,
+    pub response_bits: u64,
+    /// `interface_bits + response_bits` at the port's speed, rounded up.
+    pub delay: Ps,
+}
+
+impl PauseRx {
+    /// What a port nobody configured does, the HPCC reference's: every
+    /// pause obeyed, at once.
+    pub const OBEY_ALL_AT_ONCE: PauseRx = PauseRx {
+        pfc: 0xff,
+        global: true,
+        interface_bits: 0,
+        response_bits: 0,
+        delay: Ps::ZERO,
+    };
+
+    /// Obeys PFC on the priorities of `pfc`, or 802.3x if `global`, after
+    /// `interface_bits + response_bits` bit times at `rate`.
+    pub fn new(
+        pfc: u8,
+        global: bool,
+        interface_bits: u64,
+        response_bits: u64,
+        rate: Rate,
+    ) -> PauseRx {
+        PauseRx {
+            pfc,
+            global,
+            interface_bits,
+            response_bits,
+            delay: bits_to_ps(interface_bits.saturating_add(response_bits), rate),
+        }
+    }
+
+    /// The same reaction, obeying other pauses.
+    pub fn obeying(self, pfc: u8, global: bool) -> PauseRx {
+        PauseRx {
+            pfc,
+            global,
+            ..self
+        }
+    }
+
+    /// Bit times from a pause frame's last bit to its effect.
+    pub fn reaction_bits(&self) -> u64 {
+        self.interface_bits.saturating_add(self.response_bits)
+    }
+}
+
+impl Default for PauseRx {
+    fn default() -> PauseRx {
+        PauseRx::OBEY_ALL_AT_ONCE
+    }
+}
+
+/// `bits` bit times at `rate`, rounded up to a whole picosecond (100G: 10
+/// ps a bit).
+pub fn bits_to_ps(bits: u64, rate: Rate) -> Ps {
+    if rate.bps() == 0 {
+        return Ps::ZERO;
+    }
+    let ps = (u128::from(bits) * 1_000_000_000_000).div_ceil(u128::from(rate.bps()));
+    Ps(ps.min(u128::from(u64::MAX)) as u64)
+}
+
 /// Index of the 802.3x (global) counters beside the eight priorities.
 pub const GLOBAL: usize = PRIOS;
 
@@ -44,6 +140,10 @@ pub const GLOBAL: usize = PRIOS;
 pub struct PauseState {
     pub(in crate::world) cfg: Option<PauseConfig>,
     // ----- received: this port is told to stop -----
+    pub(in crate::world) rx: PauseRx,
+    /// Obeyed frames that arrived and take effect later, in arrival
+    /// order (one `PauseEffect` event each): when, and the frame.
+    pub(in crate::world) rx_pending: VecDeque<(Ps, MacControlRepr)>,
     pub(in crate::world) until: [Ps; PRIOS + 1],
     pub(in crate::world) since: [Option<Ps>; PRIOS + 1],
     pub(in crate::world) rx_frames: [u64; PRIOS + 1],
@@ -110,6 +210,17 @@ impl PauseState {
     }
     pub fn configured(&self) -> bool {
         self.cfg.is_some()
+    }
+    /// How it sends pauses, if it does.
+    pub fn config(&self) -> Option<&PauseConfig> {
+        self.cfg.as_ref()
+    }
+    /// Which received pauses it obeys, and how soon.
+    pub fn set_rx(&mut self, rx: PauseRx) {
+        self.rx = rx;
+    }
+    pub fn rx(&self) -> &PauseRx {
+        &self.rx
     }
     /// A PAUSE/PFC frame waits for the port's wire.
     #[inline]

@@ -2,4 +2,5 @@
 //! scenario (the model crate cannot build one).
 
 mod flows;
+mod pfc;
 mod reroute;
