@@ -368,20 +368,7 @@ fn the_hpcc_reference_preset_is_lossless_except_priorities_0_and_7() {
     let mut t = host("r", at_once, &[("eth0", "10.0.0.100/24")], 1500)
         + &switch("sw1", mmu, &[])
         + &link("r.eth0", "sw1.pr", "100G");
-    for i in 1..=8 {
-        t += &host(
-            &format!("h{i}"),
-            at_once,
-            &[("eth0", &format!("10.0.0.{i}/24"))],
-            1500,
-        );
-        t += &link(&format!("h{i}.eth0"), &format!("sw1.p{i}"), "100G");
-        t += &write_bw(
-            &format!("h{i}"),
-            "r",
-            "size = \"256KiB\"\niters = 4\ntc = 106\n",
-        );
-    }
+    t += &senders_to_r(8, at_once, "size = \"256KiB\"\niters = 4\ntc = 106\n");
     let (_, s) = run_text("hpcc_preset", &t, &[]);
     assert_eq!(s["switches"][0]["lossless_drops"], 0);
     let paused: u64 = (1..=8)

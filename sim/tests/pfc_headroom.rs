@@ -270,20 +270,7 @@ fn a_nic_ignores_pauses_for_priorities_it_has_no_pfc_on() {
             &[],
         )
         + &link("r.eth0", "sw1.pr", "100G");
-    for i in 1..=4 {
-        t += &host(
-            &format!("h{i}"),
-            &nic,
-            &[("eth0", &format!("10.0.0.{i}/24"))],
-            1500,
-        );
-        t += &link(&format!("h{i}.eth0"), &format!("sw1.p{i}"), "100G");
-        t += &write_bw(
-            &format!("h{i}"),
-            "r",
-            "size = \"1MiB\"\niters = 4\ntc = 106\n",
-        );
-    }
+    t += &senders_to_r(4, &nic, "size = \"1MiB\"\niters = 4\ntc = 106\n");
     let (_, s) = run_text("pfc_not_enabled", &t, &["sim.stop_at=1ms"]);
     let c = |p: &str, n: &str| s["counters"][p][n].as_u64().unwrap();
     for i in 1..=4 {

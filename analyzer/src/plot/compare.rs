@@ -313,14 +313,7 @@ fn draw_all(
                             || format!("{}: no capture", sides[k].name),
                             |l| l.name.clone(),
                         );
-                        let unnamed: Vec<Line> = lines[k]
-                            .iter()
-                            .map(|l| Line {
-                                name: String::new(),
-                                pts: l.pts.clone(),
-                                color: l.color,
-                            })
-                            .collect();
+                        let unnamed = unnamed(&lines[k]);
                         line_chart_to(
                             &areas[2 * i + k],
                             &format!("{title}, {name}"),
@@ -476,14 +469,7 @@ fn draw_all(
                 for (i, (what, lines)) in kinds.iter().enumerate() {
                     let y_max = y_top(lines.iter().flatten());
                     for k in 0..2 {
-                        let unnamed: Vec<Line> = lines[k]
-                            .iter()
-                            .map(|l| Line {
-                                name: String::new(),
-                                pts: l.pts.clone(),
-                                color: l.color,
-                            })
-                            .collect();
+                        let unnamed = unnamed(&lines[k]);
                         line_chart_to(
                             &areas[2 * i + k],
                             &format!("{what}, {}", sides[k].name),
@@ -700,4 +686,17 @@ fn tsg_panel<DB: DrawingBackend>(
         )?;
     }
     draw_legend(&legend_area, &legend)
+}
+
+/// `lines` without their names: a panel that shows one side only says
+/// whose it is in its title, and needs no legend column.
+fn unnamed(lines: &[Line]) -> Vec<Line> {
+    lines
+        .iter()
+        .map(|l| Line {
+            name: String::new(),
+            pts: l.pts.clone(),
+            color: l.color,
+        })
+        .collect()
 }

@@ -152,6 +152,25 @@ pub fn write_bw(client: &str, server: &str, keys: &str) -> String {
     )
 }
 
+/// An incast's senders: hosts `h1`..`h{n}` (10.0.0.i/24, NIC keys
+/// `nic`, Ethernet MTU 1500), each on port `sw1.p{i}` of a switch `sw1`
+/// over a 100G link, each running an `ib_write_bw` to host `r` with
+/// `keys`. The test adds `r`, `sw1` and their link.
+pub fn senders_to_r(n: u32, nic: &str, keys: &str) -> String {
+    let mut t = String::new();
+    for i in 1..=n {
+        t += &host(
+            &format!("h{i}"),
+            nic,
+            &[("eth0", &format!("10.0.0.{i}/24"))],
+            1500,
+        );
+        t += &link(&format!("h{i}.eth0"), &format!("sw1.p{i}"), "100G");
+        t += &write_bw(&format!("h{i}"), "r", keys);
+    }
+    t
+}
+
 /// Hosts `a` (10.0.0.1/24) and `b` (10.0.0.2/24), one NIC `eth0` each at
 /// Ethernet MTU `mtu`, and an `ib_write_bw` from a to b. Tests append
 /// their links and switches and set the rest with --set.
