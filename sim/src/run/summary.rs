@@ -177,7 +177,7 @@ fn headroom_summary(w: &World, rows: &[PortHeadroom]) -> Option<Vec<HeadroomSumm
         .iter()
         .map(|h| HeadroomSummary {
             port: w.port(h.port).name().to_string(),
-            priorities: (0..8u8).filter(|&p| h.lossless & 1 << p != 0).collect(),
+            priorities: h.priorities().collect(),
             headroom_bytes: h.configured_bytes,
             needed_bytes: h.needed_bytes(),
         })

@@ -103,10 +103,7 @@ pub fn headroom_report(w: &World) -> (String, Vec<String>) {
         "short B",
     ])];
     for h in shown.iter().map(|&i| &rows[i]) {
-        let prios: Vec<String> = (0..8)
-            .filter(|p| h.lossless & 1 << p != 0)
-            .map(|p| p.to_string())
-            .collect();
+        let prios: Vec<String> = h.priorities().map(|p| p.to_string()).collect();
         let n = &h.need;
         t.push(vec![
             w.port(h.port).name().to_string(),

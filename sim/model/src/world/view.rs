@@ -336,6 +336,10 @@ pub struct PortHeadroom {
 }
 
 impl PortHeadroom {
+    /// Its lossless priorities, lowest first.
+    pub fn priorities(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..super::PRIOS as u8).filter(|&p| self.lossless & 1 << p != 0)
+    }
     pub fn needed_bytes(&self) -> u64 {
         self.need.bytes()
     }
