@@ -297,6 +297,13 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             );
             let (headroom, warnings) = table::headroom_report(w);
             out!("{headroom}");
+            if !sim.assumptions().is_empty() {
+                // What the numbers of a run rest on besides the scenario.
+                outln!("assumptions (defaults without a source; set the key to choose):");
+                for a in sim.assumptions() {
+                    outln!("  - {a}");
+                }
+            }
             for warning in warnings {
                 eprintln!("rocesim: warning: {warning}");
             }

@@ -286,6 +286,17 @@ fn first_cnp_rate_and_floor() {
         (rp.rate(), rp.target_rate()),
         (Rate::gbps(10), Rate::gbps(10))
     );
+    // That was the CNP's whole effect (isekai's HandleRxPacket): no cut at
+    // the first decrease tick (4 µs + 1 ns); the increase timer runs from
+    // the CNP. At 300 µs, stages (0, 0): fast recovery, (10 + 10) / 2 =
+    // 10 Gb/s; at 600 µs, timer stage 1 = F: additive, RT = 10,005 Mb/s,
+    // RC = (10e9 + 10.005e9) / 2 = 10,002,500,000.
+    assert_eq!(rp.next_deadline(), Some(us(300)));
+    assert_eq!(
+        run_until(&mut rp, us(600)),
+        vec![(us(600), 10_002_500_000, 10_005_000_000)]
+    );
+    assert_eq!((rp.cnps(), rp.cuts(), rp.timer_stage()), (1, 0, 2));
     // A floor above the line rate is the line rate.
     let p = DcqcnParams {
         rpg_min_rate: 200_000,
@@ -312,8 +323,10 @@ fn connectx_q10_alpha_and_byte_counter_stages() {
     // 50 % bound): RC = 51,025,390,625.
     assert_eq!(run_until(&mut rp, c1), vec![(c1, 51_025_390_625, LINE)]);
     // Byte counter: 32767 × 64 = 2,097,088 B; the 512th 4096-byte send
-    // (2,097,152 B) is an event. Byte stage 1 ≥ F = 1: additive, RT capped:
-    // RC = (51025390625 + 1e11) // 2 = 75,512,695,312.
+    // (2,097,152 B) is an event, 64 B carried. The step is chosen before
+    // the stage advances: stages (0, 0) → fast recovery, RT stays at the
+    // line rate: RC = (51025390625 + 1e11) // 2 = 75,512,695,312; then
+    // the byte stage is 1.
     let mut changed_at = None;
     for i in 1..=512u64 {
         if rp.on_sent(c1 + Ps(i * 1000), 4096) {
@@ -335,9 +348,11 @@ fn connectx_q10_alpha_and_byte_counter_stages() {
         run_until(&mut rp, c2),
         vec![(c2, 54_459_106_922, 75_512_695_312)]
     );
-    // Stages after the cut, (timer, byte) → step (F = 1):
-    // timer (1,0): max ≥ 1 → AI: RT + 5 Mb/s, RC = (RC + RT) // 2
-    // bytes (1,1): AI;  timer (2,1): AI;  bytes (2,2): min > 1 → HAI (+50 Mb/s)
+    // Stages after the cut, (timer, byte) as they stand when the step is
+    // chosen (F = 1), each event's own stage advanced after it:
+    // timer (0,0): fast recovery, RC = (RC + RT) // 2 = 64,985,901,117
+    // bytes (1,0): max ≥ 1 → AI: RT + 5 Mb/s, RC = (RC + RT) // 2
+    // timer (1,1): AI;  bytes (2,1): AI (min = 1 is not > 1: no HAI yet)
     let mut log = run_until(&mut rp, c2 + us(300));
     let send_block = |rp: &mut ReactionPoint, from: Ps, log: &mut Vec<(Ps, u64, u64)>| {
         for i in 1..=512u64 {
@@ -353,10 +368,10 @@ fn connectx_q10_alpha_and_byte_counter_stages() {
     assert_eq!(
         rates,
         vec![
-            (64_988_401_117, 75_517_695_312),
-            (70_255_548_214, 75_522_695_312),
-            (72_891_621_763, 75_527_695_312),
-            (74_234_658_537, 75_577_695_312),
+            (64_985_901_117, 75_512_695_312),
+            (70_251_798_214, 75_517_695_312),
+            (72_887_246_763, 75_522_695_312),
+            (74_207_471_037, 75_527_695_312),
         ]
     );
 }

@@ -67,6 +67,26 @@ fn marks_made_at_the_switch_are_the_ce_packets_the_receiver_sees() {
     }
 }
 
+/// Without a `mark` key a switch marks at dequeue, as SONiC's ECN test
+/// plan expects of Spectrum and Trident/Tomahawk switches: as many marks
+/// as with `mark = "dequeue"` (the same run), not as many as at enqueue.
+#[test]
+fn the_default_marking_point_is_dequeue() {
+    let marks = |tag: &str, red: &str| {
+        let (_, s) = run_text(&format!("ecn_default_{tag}"), &incast(106, red), &[]);
+        counter(&s, "sw1.pc", "tx_prio3_ecn_marked")
+    };
+    let default = marks("none", RED);
+    assert_eq!(
+        default,
+        marks("deq", &format!("{RED}  mark = \"dequeue\"\n"))
+    );
+    assert_ne!(
+        default,
+        marks("enq", &format!("{RED}  mark = \"enqueue\"\n"))
+    );
+}
+
 #[test]
 fn not_ect_packets_are_marked_only_when_the_switch_marks_all() {
     // tc 104: DSCP 26, Not-ECT.

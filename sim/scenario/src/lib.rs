@@ -37,6 +37,7 @@
 //!               traffic: [[traffic]] into workloads, ideal FCTs       generate profile schema diagnostic
 //!  build/       build_world, open_taps: Scenario ─▶ World, checked    profile schema diagnostic
 //!  profile      a host's NIC profile: preset + its overrides          schema diagnostic
+//!  assumptions  the unsourced defaults a scenario runs on               profile schema
 //!  tree         the spanned TOML tree: owned, key path ⇄ span         diagnostic
 //!  diagnostic   KeyPath, ModelError, Diagnostic, closest              -
 //!  schema/      the file as serde types, a file per table             - (the model's types only)
@@ -53,6 +54,7 @@
 // once per failed run, so their size does not matter.
 #![allow(clippy::result_large_err)]
 
+pub mod assumptions;
 pub mod build;
 pub mod diagnostic;
 pub mod generate;
@@ -62,6 +64,7 @@ pub mod profile;
 pub mod schema;
 pub mod tree;
 
+pub use assumptions::assumptions;
 pub use build::{BuildOptions, build_world, open_taps};
 pub use diagnostic::{Diagnostic, KeyPath, ModelError, Seg, closest};
 pub use load::{Loaded, load, load_str};

@@ -66,6 +66,9 @@ pub struct Simulation {
     world: World,
     /// Part 1 of a partitioned run, and the cut.
     twin: Option<(Box<World>, Plan)>,
+    /// The unsourced defaults the scenario runs on
+    /// ([`rocesim_scenario::assumptions`]).
+    assumptions: Vec<String>,
 }
 
 /// A finished run: the world (the parts merged into one), read by the
@@ -73,6 +76,8 @@ pub struct Simulation {
 pub struct Finished {
     pub name: String,
     pub world: World,
+    /// The unsourced defaults the run took (`summary.json` lists them).
+    pub assumptions: Vec<String>,
     /// What a part merged into `world` still held at the end.
     leftover: Leftover,
 }
@@ -120,6 +125,7 @@ impl Simulation {
             stop_at: sc.sim.stop_at.map(|d| d.0),
             world,
             twin,
+            assumptions: rocesim_scenario::assumptions(sc),
         })
     }
 
@@ -127,6 +133,11 @@ impl Simulation {
     /// every part's.
     pub fn world(&self) -> &World {
         &self.world
+    }
+
+    /// The unsourced defaults the scenario runs on.
+    pub fn assumptions(&self) -> &[String] {
+        &self.assumptions
     }
 
     /// The parts the run is split into.
@@ -162,12 +173,14 @@ impl Simulation {
             stop_at,
             mut world,
             twin,
+            assumptions,
         } = self;
         let Some((twin, plan)) = twin else {
             world.run(stop_at, progress);
             return Finished {
                 name,
                 world,
+                assumptions,
                 leftover: Leftover::default(),
             };
         };
@@ -176,6 +189,7 @@ impl Simulation {
         Finished {
             name,
             world,
+            assumptions,
             leftover,
         }
     }

@@ -150,8 +150,8 @@ pub fn run(
         done.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
         done.world.finish().map_err(RunError::Output)?;
-        let s =
-            write_outputs(&done.name, &done.world, tmp, wall, sysfs).map_err(RunError::Output)?;
+        let s = write_outputs(&done.name, &done.world, &done.assumptions, tmp, wall, sysfs)
+            .map_err(RunError::Output)?;
         Ok((s, done.world))
     })?;
     let (s, w) = s;

@@ -14,17 +14,20 @@ use super::sysfs;
 use crate::world::World;
 
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
-/// plots of run `name`'s finished world into `dir`, on two threads.
+/// plots of run `name`'s finished world into `dir`, on two threads;
+/// `assumptions` are the scenario's unsourced defaults.
 /// `sysfs` says whether the tree is written, and whether it was begun
 /// while the world ran.
 pub fn write_outputs(
     name: &str,
     w: &World,
+    assumptions: &[String],
     dir: &Path,
     wall_s: f64,
     sysfs: sysfs::When,
 ) -> Result<Summary, String> {
-    let s = Summary::of(name, w, wall_s);
+    let mut s = Summary::of(name, w, wall_s);
+    s.assumptions = assumptions.to_vec();
     let write = |name: &str, text: String| {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))

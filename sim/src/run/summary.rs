@@ -156,6 +156,9 @@ pub struct Summary {
     /// Sum of client goodputs' bytes over the span from the first post to
     /// the last completion, in Gb/s.
     pub aggregate_goodput_gbps: f64,
+    /// The defaults the run took without a source, each naming its key
+    /// ([`rocesim_scenario::assumptions`]): set the key to make it yours.
+    pub assumptions: Vec<String>,
     pub ports: Vec<PortSummary>,
     pub qps: Vec<QpSummary>,
     pub bonds: Vec<BondSummary>,
@@ -322,6 +325,7 @@ impl Summary {
             wall_s,
             packet_hops: w.packet_hops(),
             aggregate_goodput_gbps: aggregate,
+            assumptions: Vec::new(),
             ports: w.ports().map(|p| PortSummary::of(p, t)).collect(),
             qps: w.qps().map(QpSummary::of).collect(),
             bonds,

@@ -41,9 +41,12 @@ pub enum RpModel {
     /// (isekai/host/rdma/rdma_roce_cc_dcqcn.cc): alpha is a 10-bit integer
     /// (1023 ≈ 1), the cut is `RC × alpha >> rpg_gd` bounded by
     /// `rpg_min_dec_fac`, rates are
-    /// integers halved as `(RC + RT) / 2`; the timer and byte stages are
-    /// counted before the step is chosen: hyper increase when both exceed
-    /// `rpg_threshold`, additive when either reaches it, else fast recovery.
+    /// integers halved as `(RC + RT) / 2`; the step is chosen from the
+    /// timer and byte stages as they stand (hyper increase when both exceed
+    /// `rpg_threshold`, additive when either reaches it, else fast
+    /// recovery), and only then is the stage of the event advanced. A
+    /// first CNP with `rate_to_set_on_first_cnp` sets RC = RT to it instead
+    /// of being cut for.
     ConnectX,
     /// The HPCC ns-3 simulator's "Mlx" DCQCN (rdma-hw.cc): alpha is an
     /// `f64`, rates are bit/s truncated as ns-3's `DataRate` does
@@ -113,8 +116,11 @@ impl DcqcnParams {
     ///   table says 4, another dump 0) and paced per NIC port: the only
     ///   NVIDIA text on the scope (an mlxconfig help text) says "from the
     ///   port".
-    /// * `rate_to_set_on_first_cnp` 0 is read as "keep the current rate"
-    ///   (its meaning is not documented).
+    /// * `rate_to_set_on_first_cnp` 0 is read as "not set: keep the
+    ///   current rate, and cut for the first CNP as for any other". NVIDIA
+    ///   documents the key (a rate in Mb/s, "0, 1 … line rate"), not what 0
+    ///   means; setting the rate to 0 cannot be meant, and a user's tuning
+    ///   table that lists the key says "0 = disabled".
     pub fn connectx() -> DcqcnParams {
         DcqcnParams {
             model: RpModel::ConnectX,

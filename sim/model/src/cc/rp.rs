@@ -29,6 +29,11 @@
 //!                   └────────────────┘          └────────────────┘      └────────────────┘
 //! ```
 //!
+//! The first CNP counts as one for the first cut tick, unless
+//! `rate_to_set_on_first_cnp` is set: then it sets RC = RT to that rate,
+//! starts the increase timer and is not cut for (ConnectX, as isekai
+//! models it).
+//!
 //! RT never exceeds the cap (`rpg_max_rate`, or the line rate), RC never
 //! goes below `rpg_min_rate`. When to move from one increase stage to the
 //! next, and the arithmetic, depend on the [`RpModel`].
@@ -290,13 +295,23 @@ impl ReactionPoint {
             None => {
                 self.origin = Some(now);
                 self.alpha = self.initial_alpha;
-                if let Some(r) = self.first_rate {
-                    let old = self.rc;
-                    self.rc = r.clamp(self.floor, self.cap);
-                    self.rt = self.rc;
-                    changed |= self.rc != old;
+                match self.first_rate {
+                    // The limiter starts at the set rate, and that is this
+                    // CNP's whole effect: no cut for it, the increase timer
+                    // runs from now (google/isekai rdma_roce_cc_dcqcn.cc,
+                    // HandleRxPacket: RC = RT = rate_to_set_on_first_cnp,
+                    // decrease_cnp_arrived cleared, the three timers started).
+                    Some(r) => {
+                        let old = self.rc;
+                        self.rc = r.clamp(self.floor, self.cap);
+                        self.rt = self.rc;
+                        changed |= self.rc != old;
+                        self.timer_at = Some(now + self.timer_period);
+                    }
+                    // 0, "not set": the CNP is cut for like any other, at
+                    // the first decrease tick (the HPCC reference's rule).
+                    None => self.cut_at = Some(now + self.cut_period + ONE_NS),
                 }
-                self.cut_at = Some(now + self.cut_period + ONE_NS);
             }
             Some(origin) => {
                 // Ticks strictly before now: a tick at this very instant
@@ -321,14 +336,20 @@ impl ReactionPoint {
     /// RC changed.
     pub fn on_sent(&mut self, now: Ps, bytes: u64) -> bool {
         let mut changed = self.advance(now);
+        // Bytes count from the first CNP: the firmware allocates the QP's
+        // rate limiter then (NVIDIA's rate_to_set_on_first_cnp text), and
+        // a flow without one has no counter. (isekai counts from the first
+        // byte and carries stages from before the first CNP into it.)
         if let (Some(reset), Some(_)) = (self.byte_reset, self.origin) {
             self.bytes += bytes;
-            if self.bytes >= reset {
-                self.bytes = 0;
-                self.byte_stage = self.byte_stage.saturating_add(1);
+            // isekai's SentBytes: the step is chosen, then the stage
+            // advanced, and the remainder carried.
+            while self.bytes >= reset {
+                self.bytes -= reset;
                 let old = self.rc;
                 let step = self.connectx_step();
                 self.increase(step);
+                self.byte_stage = self.byte_stage.saturating_add(1);
                 changed |= self.rc != old;
             }
         }
@@ -414,13 +435,16 @@ impl ReactionPoint {
                     Step::Hyper
                 }
             }
-            RpModel::ConnectX => {
-                self.timer_stage = self.timer_stage.saturating_add(1);
-                self.connectx_step()
-            }
+            // isekai's HandleRateIncreaseTimer: IncreaseRate, then the
+            // stage is advanced; so the first event after a cut is fast
+            // recovery whatever rpg_threshold says.
+            RpModel::ConnectX => self.connectx_step(),
         };
         let (rc, rt) = (self.rc, self.rt);
         self.increase(step);
+        if self.model == RpModel::ConnectX {
+            self.timer_stage = self.timer_stage.saturating_add(1);
+        }
         let settled = self.rt == self.cap || (self.ai == 0 && self.hai == 0);
         if self.rc == rc && self.rt == rt && settled {
             // Every later step would compute the same RC from the same RT.

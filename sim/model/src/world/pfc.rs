@@ -100,6 +100,14 @@ pub fn standard_interface_bits(rate: Rate) -> u64 {
     per_speed(&INTERFACE_BITS, rate)
 }
 
+/// Whether 802.3's interface delay at `rate` is a value of its own in
+/// the source, rather than a slower speed's taken for it.
+pub fn standard_interface_listed(rate: Rate) -> bool {
+    INTERFACE_BITS
+        .iter()
+        .any(|&(speed, _)| speed * 1_000_000 == rate.bps())
+}
+
 // How a port sends pauses, and its pause state, are the port's
 // (`world::port::pause`); this module changes that state.
 pub use super::port::pause::{

@@ -82,11 +82,14 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for PerSpeed<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum MarkAt {
-    /// When the packet joins the egress queue, on the bytes ahead of it
-    /// (switch ASICs).
-    #[default]
+    /// When the packet joins the egress queue, on the bytes ahead of it:
+    /// VOQ chassis (Broadcom DNX/Jericho) and Linux `tc red`.
     Enqueue,
-    /// When it leaves, on the bytes left behind it (the HPCC reference).
+    /// When it leaves, on the bytes left behind it: what SONiC's ECN test
+    /// plan checks on NVIDIA Spectrum and Broadcom Trident/Tomahawk
+    /// (lossless-facts §5b), and the HPCC reference. The congestion news
+    /// leaves with the packet instead of waiting behind the queue.
+    #[default]
     Dequeue,
 }
 

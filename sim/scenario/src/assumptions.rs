@@ -1,0 +1,272 @@
+//! The defaults a run takes without a source: what rocesim had to choose
+//! where the hardware's documentation and the reference's code are silent
+//! or disagree. `summary.json` lists them under `"assumptions"` and
+//! `rocesim check` prints them, so that a planner who takes numbers from a
+//! run knows which of them rest on a choice of ours, and which key changes
+//! it.
+//!
+//! An assumption is listed only where the run relies on it: a key the
+//! scenario sets itself is the user's choice, not ours; a feature the
+//! scenario does not use assumes nothing. The sources behind each choice
+//! are in `../shared/reference/lossless-facts.md` (§ given per entry) and in
+//! the doc comment of the code that applies it.
+
+use std::collections::BTreeSet;
+
+use crate::profile::host_profile;
+use crate::schema::Scenario;
+use crate::schema::qos::{HeadroomCfg, MmuPreset};
+use rocesim_model::cc::RpModel;
+use rocesim_model::time::Rate;
+use rocesim_model::units::fmt_rate;
+use rocesim_model::world::pfc::{standard_interface_bits, standard_interface_listed};
+use rocesim_model::world::profile::{AckPriority, ProfileBase};
+
+/// The assumptions scenario `sc` runs on, each a sentence naming its key,
+/// in a fixed order (the same scenario gives the same list).
+pub fn assumptions(sc: &Scenario) -> Vec<String> {
+    let mut out = Vec::new();
+    dcqcn(sc, &mut out);
+    nic(sc, &mut out);
+    pfc(sc, &mut out);
+    out
+}
+
+fn push(out: &mut Vec<String>, s: String) {
+    if !out.contains(&s) {
+        out.push(s);
+    }
+}
+
+fn dcqcn(sc: &Scenario, out: &mut Vec<String>) {
+    for (hi, hc) in sc.hosts.iter().enumerate() {
+        // A profile the build refuses assumes nothing: the run fails.
+        let Ok(p) = host_profile(hc, hi) else {
+            continue;
+        };
+        let Some(d) = &p.dcqcn else { continue };
+        let k = &d.params;
+        if d.rp_prios != 0 && k.model == RpModel::ConnectX {
+            if k.rate_to_set_on_first_cnp == 0 {
+                push(
+                    out,
+                    "host.dcqcn.rate_to_set_on_first_cnp = 0 is read as \"not set\": the first CNP \
+                     keeps the current rate and is cut for by alpha like any other (NVIDIA documents \
+                     the key, not what 0 means; lossless-facts §5c)"
+                        .into(),
+                );
+            }
+            if k.rpg_byte_reset != 0 {
+                push(
+                    out,
+                    "host.dcqcn.rpg_byte_reset is counted in 64-byte units (google/isekai's model; \
+                     the mlxconfig help text says bytes), from the first CNP on"
+                        .into(),
+                );
+            }
+        }
+        if p.base != ProfileBase::ConnectX || d.np_prios == 0 {
+            continue;
+        }
+        if hc.dcqcn.min_time_between_cnps.is_none() {
+            push(
+                out,
+                "host.dcqcn.min_time_between_cnps = 2 us, from one public mlxconfig dump (other \
+                 firmware shows 0 and 4; lossless-facts §5a)"
+                    .into(),
+            );
+        }
+        if hc.dcqcn.cnp_scope.is_none() {
+            push(
+                out,
+                "host.dcqcn.cnp_scope = \"port\": one CNP pacer per NIC port, documented for \
+                 ConnectX-8 firmware 40.45.1020 and taken for every generation (lossless-facts §5a)"
+                    .into(),
+            );
+        }
+    }
+}
+
+fn nic(sc: &Scenario, out: &mut Vec<String>) {
+    for (hi, hc) in sc.hosts.iter().enumerate() {
+        let Ok(p) = host_profile(hc, hi) else {
+            continue;
+        };
+        if p.base == ProfileBase::ConnectX
+            && p.ack_priority == AckPriority::Qp
+            && hc.transport.ack_priority.is_none()
+        {
+            push(
+                out,
+                "host.transport.ack_priority = \"qp\": a ConnectX responder's ACKs and NAKs ride \
+                 its QP's priority (inferred from mlx5 programming the priority per QP path; \
+                 lossless-facts §6)"
+                    .into(),
+            );
+        }
+    }
+    if !sc.hosts.is_empty() {
+        push(
+            out,
+            "a NIC serves the QPs of one priority round robin, one packet each: no source \
+             describes the ConnectX arbitration among QPs"
+                .into(),
+        );
+    }
+}
+
+/// The rates of the links that end at node `name` (`name.port`).
+fn rates_at<'a>(sc: &'a Scenario, name: &'a str) -> impl Iterator<Item = Rate> + 'a {
+    sc.links.iter().filter_map(move |l| {
+        let at = |end: &str| end.split_once('.').is_some_and(|(n, _)| n == name);
+        (at(&l.a) || at(&l.b)).then_some(l.rate.0)
+    })
+}
+
+fn pfc(sc: &Scenario, out: &mut Vec<String>) {
+    // The ports whose interface delay is 802.3's default, by rate.
+    let mut default_delay: BTreeSet<u64> = BTreeSet::new();
+    let mut lossless = false;
+    for s in &sc.switches {
+        let Some(m) = &s.mmu else { continue };
+        if m.lossless.is_empty() || m.preset == Some(MmuPreset::HpccReference) {
+            continue;
+        }
+        lossless = true;
+        if m.interface_delay_bits.is_none() {
+            default_delay.extend(rates_at(sc, &s.name).map(Rate::bps));
+        }
+        if matches!(m.headroom, Some(HeadroomCfg::Auto)) {
+            push(
+                out,
+                "switch.mmu.headroom = \"auto\" counts the peer's interface delay once, with its \
+                 pause response, over the worst case of two frames in progress (lossless-facts §1.4; \
+                 whether 802.1Qbb counts both ends' delay was not verified)"
+                    .into(),
+            );
+        }
+    }
+    for (hi, h) in sc.hosts.iter().enumerate() {
+        let reference = host_profile(h, hi).is_ok_and(|p| p.base == ProfileBase::Hpcc);
+        let obeys = lossless || h.pfc.as_ref().is_some_and(|c| !c.priorities.is_empty());
+        if reference || !obeys {
+            continue;
+        }
+        if h.pfc
+            .as_ref()
+            .is_none_or(|c| c.interface_delay_bits.is_none())
+        {
+            default_delay.extend(rates_at(sc, &h.name).map(Rate::bps));
+        }
+    }
+    for bps in default_delay {
+        let rate = Rate(bps);
+        if !standard_interface_listed(rate) {
+            push(
+                out,
+                format!(
+                    "interface_delay_bits at {}: no IEEE 802.3 value was found; the next slower \
+                     listed speed's {} bit times are used (lossless-facts §1.1)",
+                    fmt_rate(rate),
+                    standard_interface_bits(rate)
+                ),
+            );
+        }
+        if bps == 10_000_000_000 {
+            push(
+                out,
+                "response_time_bits at 10G: 67 pause quanta, SONiC's 802.3 table, over the 60 a \
+                 headroom article quotes (lossless-facts §7)"
+                    .into(),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::assumptions;
+
+    /// Hosts `a` and `b`, each with the keys `host`, through `sw1` (with
+    /// the tables `sw`) over links of `rate`.
+    fn of(rate: &str, host: &str, sw: &str) -> Vec<String> {
+        let text = format!(
+            "[[host]]\nname = \"a\"\n{host}\n  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.1/24\"\n\
+             [[host]]\nname = \"b\"\n{host}\n  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.2/24\"\n\
+             [[switch]]\nname = \"sw1\"\n{sw}\n\
+             [[link]]\na = \"a.eth0\"\nb = \"sw1.pa\"\nrate = \"{rate}\"\n\
+             [[link]]\na = \"b.eth0\"\nb = \"sw1.pb\"\nrate = \"{rate}\"\n"
+        );
+        let loaded = crate::load::load_str(Path::new("t.toml"), text, &[]).expect("loads");
+        assumptions(&loaded.scenario)
+    }
+
+    fn count(list: &[String], key: &str) -> usize {
+        list.iter().filter(|a| a.contains(key)).count()
+    }
+
+    #[test]
+    fn connectx_defaults_are_listed_until_their_key_is_set() {
+        let list = of("100Gbps", "", "");
+        for key in [
+            "rate_to_set_on_first_cnp = 0",
+            "rpg_byte_reset",
+            "min_time_between_cnps = 2 us",
+            "cnp_scope",
+            "ack_priority",
+            "round robin",
+        ] {
+            assert_eq!(count(&list, key), 1, "{key} in {list:#?}");
+        }
+        // Two hosts rely on each, listed once.
+        assert_eq!(list.len(), 6, "{list:#?}");
+        let set = "  [host.dcqcn]\n  min_time_between_cnps = 4\n  cnp_scope = \"qp\"\n  \
+                   rate_to_set_on_first_cnp = 10000\n  rpg_byte_reset = 0\n\
+                   [host.transport]\n  ack_priority = \"qp\"\n";
+        let list = of("100Gbps", set, "");
+        assert_eq!(list.len(), 1, "only the QP arbitration is left: {list:#?}");
+        // 0 set by hand is still our reading of an undocumented value.
+        let zero = "  [host.dcqcn]\n  rate_to_set_on_first_cnp = 0\n";
+        assert_eq!(
+            count(&of("100Gbps", zero, ""), "rate_to_set_on_first_cnp"),
+            1
+        );
+    }
+
+    #[test]
+    fn the_reference_nic_assumes_none_of_the_connectx_choices() {
+        let list = of("100Gbps", "profile = \"hpcc\"", "");
+        assert_eq!(list.len(), 1, "only the QP arbitration: {list:#?}");
+        assert_eq!(count(&list, "round robin"), 1);
+    }
+
+    #[test]
+    fn pfc_delays_at_speeds_the_standard_does_not_list() {
+        let mmu = "  [switch.mmu]\n  lossless = [3]\n  headroom = \"auto\"\n";
+        let list = of("400Gbps", "", mmu);
+        let delay: Vec<_> = list
+            .iter()
+            .filter(|a| a.contains("interface_delay_bits"))
+            .collect();
+        assert_eq!(delay.len(), 1, "{list:#?}");
+        assert!(
+            delay[0].contains("400Gbps") && delay[0].contains("122880"),
+            "{}",
+            delay[0]
+        );
+        assert_eq!(count(&list, "headroom = \"auto\""), 1);
+        // 100G has a value of its own; 10G's response time is a choice.
+        assert_eq!(count(&of("100Gbps", "", mmu), "interface_delay_bits"), 0);
+        assert_eq!(count(&of("10Gbps", "", mmu), "67 pause quanta"), 1);
+        // Set on the switch, the NICs (which obey its pauses) still default;
+        // set on both, nothing is assumed.
+        let sw = format!("{mmu}  interface_delay_bits = 100000\n");
+        assert_eq!(count(&of("400Gbps", "", &sw), "interface_delay_bits"), 1);
+        let nic = "  [host.pfc]\n  interface_delay_bits = 100000\n";
+        assert_eq!(count(&of("400Gbps", nic, &sw), "interface_delay_bits"), 0);
+        // Without lossless priorities nothing pauses: no delay is assumed.
+        assert_eq!(count(&of("400Gbps", "", ""), "interface_delay_bits"), 0);
+    }
+}
