@@ -55,7 +55,9 @@ fn check_prints_the_drivers_buffer_table() {
     // The NIC's headroom row: 130,944 - 53,504 = 77,440 above XOFF, more
     // than the 68,736 sw1.pr may still send.
     assert!(
-        out.contains("r.eth0         3  100Gbps      1.000us    324608 bits       77440     68736        0"),
+        out.contains(
+            "r.eth0         3  100Gbps      1.000us    324608 bits       77440     68736        0"
+        ),
         "{out}"
     );
     assert!(!err.contains("warning"), "{err}");
@@ -74,7 +76,12 @@ fn the_lossless_buffer_pauses_its_priority_and_the_lossy_one_drops() {
     assert_eq!(s["switches"][0]["lossless_drops"], 0);
     // Priority 0 is never paused; the NIC drops it, and every discard is
     // one of a priority.
-    assert_eq!(s["counters"]["r.eth0"]["tx_prio0_pause"].as_u64().unwrap_or(0), 0);
+    assert_eq!(
+        s["counters"]["r.eth0"]["tx_prio0_pause"]
+            .as_u64()
+            .unwrap_or(0),
+        0
+    );
     assert_eq!(counter(&s, "sw1.pr", "rx_prio0_pause"), 0);
     assert!(r("rx_prio0_discards") > 1000, "{}", r("rx_prio0_discards"));
     let per_prio: u64 = (0..8).map(|p| r(&format!("rx_prio{p}_discards"))).sum();

@@ -7,7 +7,9 @@
 //! ```text
 //!  add_pause_delays   every port's reaction delay (interface + response bit times at its speed)
 //!  add_mmu            buffers; headroom = "auto" sizes each port from its link and its peer's delay
-//!  add_host_pfc       NIC receive buffers and the pauses they send
+//!  add_host_pfc       NIC receive buffers and the pauses they send: a ConnectX's (the connectx
+//!                     profile, or prio2buffer/buffer_size/cable_len given) laid out by the mlx5
+//!                     driver's rule, else one FIFO (rx_buffer, xoff, xon)
 //!  add_pause_obeying  what each port obeys: its own PFC priorities or 802.3x; a NIC without
 //!                     [host.pfc] takes its link peer's (DCBX, willing)
 //! ```

@@ -222,7 +222,7 @@ pub struct MmuCfg {
     pub response_time_bits: Option<PerSpeed<u64>>,
 }
 
-/// A host NIC's flow control and receive buffer (`[host.pfc]`): the
+/// A host NIC's flow control and receive buffers (`[host.pfc]`): the
 /// priorities it pauses and obeys, a receiver slower than its link, how
 /// fast it reacts to its switch's pauses. Without it, a NIC obeys the
 /// pauses its switch sends for the priorities that switch has PFC on.

@@ -24,9 +24,8 @@ fn text(pfc: &str, rate: &str, mtu: u32) -> String {
 fn build(pfc: &str, rate: &str, mtu: u32) -> Result<World, String> {
     let loaded = crate::load::load_str(Path::new("nb.toml"), text(pfc, rate, mtu), &[])
         .map_err(|e| e.to_string())?;
-    build_world(&loaded.scenario, &BuildOptions { tap_dir: None }).map_err(|e| {
-        format!("{}: {} ({})", e.path, e.msg, e.hint.unwrap_or_default())
-    })
+    build_world(&loaded.scenario, &BuildOptions { tap_dir: None })
+        .map_err(|e| format!("{}: {} ({})", e.path, e.msg, e.hint.unwrap_or_default()))
 }
 
 fn layout(w: &World) -> RxLayout {
@@ -43,7 +42,10 @@ fn a_connectx_nic_gets_the_observed_layout() {
     let l = layout(&w);
     assert_eq!(l.prio2buffer, [0, 0, 0, 1, 0, 0, 0, 0]);
     let b = l.buffers[1];
-    assert_eq!((b.size, b.xoff, b.xon, b.pauses), (130_944, 95_232, 86_016, 8));
+    assert_eq!(
+        (b.size, b.xoff, b.xon, b.pauses),
+        (130_944, 95_232, 86_016, 8)
+    );
     assert_eq!(l.buffers[0].size, 130_944);
     assert!(!l.buffers[0].lossless());
     assert_eq!(l.mlx5.unwrap().xoff_bytes, 35_680);
@@ -73,11 +75,17 @@ fn the_keys_lay_out_the_buffers() {
     // 150,000 → 1171 cells (149,888); XOFF 94,220 → 736 cells (94,208);
     // XON 85,004 → 664 cells (84,992).
     let b1 = l.buffers[1];
-    assert_eq!((b1.size, b1.xoff, b1.xon, b1.pauses), (149_888, 94_208, 84_992, 1 << 3));
+    assert_eq!(
+        (b1.size, b1.xoff, b1.xon, b1.pauses),
+        (149_888, 94_208, 84_992, 1 << 3)
+    );
     // 70,000 → 546 cells (69,888); XOFF 14,220 → 111 cells (14,208);
     // XON 5,004 → 39 cells (4,992).
     let b2 = l.buffers[2];
-    assert_eq!((b2.size, b2.xoff, b2.xon, b2.pauses), (69_888, 14_208, 4_992, 1 << 4));
+    assert_eq!(
+        (b2.size, b2.xoff, b2.xon, b2.pauses),
+        (69_888, 14_208, 4_992, 1 << 4)
+    );
     // 40,000 is below 55,780 + 9,216 + 128 = 65,124.
     let e = build(&keys(40_000), "100Gbps", 1500).err().unwrap();
     assert!(e.starts_with("host[0].pfc.buffer_size[2]: "), "{e}");
@@ -99,8 +107,12 @@ fn rxe_keeps_one_fifo_and_connectx_keys_choose_the_buffers() {
         (262_144, 131_072, 65_536)
     );
     // rx_buffer on a ConnectX: one FIFO, as before the buffers existed.
-    let w = build("  [host.pfc]\n  priorities = [3]\n  rx_buffer = \"160KB\"\n", "100Gbps", 1500)
-        .unwrap();
+    let w = build(
+        "  [host.pfc]\n  priorities = [3]\n  rx_buffer = \"160KB\"\n",
+        "100Gbps",
+        1500,
+    )
+    .unwrap();
     assert!(layout(&w).mlx5.is_none());
     // cable_len on rxe: the ConnectX buffers.
     let w = build(
@@ -158,8 +170,13 @@ fn bad_layouts_name_their_key() {
         panic!("built at 400G");
     };
     assert!(
-        e.starts_with("host[0].pfc: NIC `r.eth0` (400Gbps, MTU 1500): the default ConnectX buffers"),
+        e.starts_with(
+            "host[0].pfc: NIC `r.eth0` (400Gbps, MTU 1500): the default ConnectX buffers"
+        ),
         "{e}"
     );
-    assert!(e.contains("139824 bytes") && e.contains("give buffer_size"), "{e}");
+    assert!(
+        e.contains("139824 bytes") && e.contains("give buffer_size"),
+        "{e}"
+    );
 }
