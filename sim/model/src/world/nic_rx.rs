@@ -78,9 +78,10 @@ const PASSED_THRES_PERCENT: u64 = 85;
 /// arithmetic, `(301 + 216 × cable_len / 100) × speed / 1000 + 272 × mtu /
 /// 100`, with the speed in Mb/s and at least 40,000 (40G is also what the
 /// driver uses when it cannot read the speed), `mtu` the netdev's (L3)
-/// MTU. Commit 0696d60853d5 writes it `(301 + 2.16 × len[m]) × speed[Gb/s]
-/// + 2.72 × MTU[B]`. The driver computes in 32 bits; these 64 give the same
-/// result for every speed up to 1.6 Tb/s.
+/// MTU. Commit 0696d60853d5 writes it
+/// `(301 + 2.16 × len[m]) × speed[Gb/s] + 2.72 × MTU[B]`. The driver
+/// computes in 32 bits; these 64 give the same result for every speed up
+/// to 1.6 Tb/s.
 ///
 /// 100 Gb/s, 7 m, MTU 1500: `(301 + 15) × 100 + 4080` = 35,680 bytes.
 pub fn mlx5_xoff_bytes(cable_len_m: u32, speed: Rate, mtu: u32) -> u64 {
