@@ -101,8 +101,10 @@
 //!   accounted per (ingress port, priority): lossy priorities tail-drop,
 //!   lossless ones (`[switch.mmu]`) send PFC XOFF/XON upstream and never
 //!   drop while the headroom holds. A port skips the priorities its peer
-//!   paused; a host NIC with `[host.pfc]` has a receive buffer and pauses
-//!   its switch port ([`rocesim_model::world::pfc`],
+//!   paused; a host NIC with `[host.pfc]` has receive buffers (a
+//!   ConnectX's eight, mapped from priorities by `prio2buffer` and
+//!   thresholded as the mlx5 driver does, or one FIFO) and pauses its
+//!   switch port from its lossless ones ([`rocesim_model::world::pfc`],
 //!   [`rocesim_model::world::nic_rx`]). A switch with `[switch.ecn]` marks
 //!   CE by RED on each egress queue ([`rocesim_model::world::ecn`]).
 //! * A port whose link is down keeps "sending" into it and loses the frames

@@ -295,8 +295,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                     s.links.len()
                 )
             );
-            let (headroom, warnings) = table::headroom_report(w);
+            let (headroom, mut warnings) = table::headroom_report(w);
             out!("{headroom}");
+            let (buffers, more) = table::buffer_report(w);
+            out!("{buffers}");
+            warnings.extend(more);
             if !sim.assumptions().is_empty() {
                 // What the numbers of a run rest on besides the scenario.
                 outln!("assumptions (defaults without a source; set the key to choose):");

@@ -244,6 +244,21 @@ fn the_pfc_chapter_quotes_todays_runs() {
     for out in [o.stdout, o.stderr] {
         printed.extend(String::from_utf8(out).unwrap().lines().map(str::to_string));
     }
+    // The NIC buffers' section: the table, and the warning at 7 m.
+    for sets in [&[][..], &["host.r.pfc.cable_len=7"][..]] {
+        let mut check = bin();
+        check
+            .current_dir(repo())
+            .args(["check", "scenarios/nic_buffers.toml"]);
+        for s in sets {
+            check.args(["--set", s]);
+        }
+        let o = check.output().unwrap();
+        assert!(o.status.success());
+        for out in [o.stdout, o.stderr] {
+            printed.extend(String::from_utf8(out).unwrap().lines().map(str::to_string));
+        }
+    }
     for (name, tag, sets) in [
         ("pfc_incast", "book_pfc_incast", vec![]),
         ("pfc_incast", "book_pfc_incast_30kb", thin.clone()),

@@ -75,11 +75,21 @@ pub fn headroom_report(w: &World) -> (String, Vec<String>) {
         }
         rows.extend(ports);
     }
+    let layouts = w.nic_rx_layouts();
     for h in w.nic_headroom() {
         if h.short_bytes() > 0 {
+            let mlx5 = layouts
+                .iter()
+                .any(|(p, l)| *p == h.port && l.mlx5.is_some());
+            let fix = match mlx5 {
+                true => {
+                    "raise cable_len (the driver sizes the headroom from it) and buffer_size with it"
+                }
+                false => "raise rx_buffer or lower xoff",
+            };
             warnings.push(format!(
                 "`{}`: its receive buffer holds {} bytes above XOFF, short of the {} its peer may still send \
-                 after a pause: the NIC will drop (rx_discards_phy); raise rx_buffer or lower xoff",
+                 after a pause: the NIC will drop (rx_discards_phy); {fix}",
                 w.port(h.port).name(),
                 h.configured_bytes,
                 h.needed_bytes()
@@ -130,6 +140,97 @@ pub fn headroom_report(w: &World) -> (String, Vec<String>) {
         );
     }
     (out, warnings)
+}
+
+/// `rocesim check`'s table of ConnectX receive buffers, as `mlnx_qos`
+/// shows them ("Receive buffer size", "Cable len", the `buffer` row of
+/// its PFC table) with the thresholds the driver derived: per host NIC
+/// with ConnectX buffers, every buffer that has bytes or priorities; and
+/// a warning per priority mapped to a buffer of 0 bytes. Empty without
+/// such NICs.
+pub fn buffer_report(w: &World) -> (String, Vec<String>) {
+    let mut rows: Vec<(bool, Vec<String>)> = Vec::new();
+    let mut warnings = Vec::new();
+    for (port, l) in w.nic_rx_layouts() {
+        let Some(m) = &l.mlx5 else { continue };
+        let name = w.port(port).name();
+        for (i, b) in l.buffers.iter().enumerate() {
+            if b.size == 0 && b.prios == 0 {
+                continue;
+            }
+            if b.size == 0 {
+                for p in (0..8u8).filter(|p| b.prios & 1 << p != 0) {
+                    warnings.push(format!(
+                        "`{name}`: priority {p} is in buffer {i}, which has 0 bytes: the NIC drops all its frames (rx_prio{p}_discards)"
+                    ));
+                }
+            }
+            let dash = || "-".to_string();
+            let lossless = b.lossless();
+            let cells = match lossless {
+                true => [
+                    format!("{} m", m.request.cable_len_m),
+                    m.request.mtu.to_string(),
+                    m.xoff_bytes.to_string(),
+                    b.xoff.to_string(),
+                    b.xon.to_string(),
+                ],
+                false => std::array::from_fn(|_| dash()),
+            };
+            let mut r = vec![
+                name.to_string(),
+                i.to_string(),
+                b.size.to_string(),
+                prio_list(b.prios),
+                prio_list(b.pauses),
+            ];
+            r.extend(cells);
+            rows.push((lossless, r));
+        }
+    }
+    if rows.is_empty() {
+        return (String::new(), warnings);
+    }
+    let all: Vec<usize> = (0..rows.len()).collect();
+    let shown = keep_most(&all, TABLE_ROWS, |&i| rows[i].0);
+    let mut t = vec![row([
+        "port",
+        "buffer",
+        "size B",
+        "priorities",
+        "PFC",
+        "cable_len",
+        "MTU",
+        "xoff B",
+        "XOFF at B",
+        "XON at B",
+    ])];
+    t.extend(shown.iter().map(|&i| rows[i].1.clone()));
+    let mut out = String::from(
+        "NIC receive buffers (mlx5 driver: lossless with a PFC priority; headroom xoff = (301 + 2.16 x cable_len) x Gb/s \
+         + 2.72 x MTU; XOFF at size - xoff, XON max(max_mtu, 9216) lower; 128-byte cells)\n",
+    );
+    out.push_str(&table(&t));
+    if shown.len() < rows.len() {
+        let _ = writeln!(
+            out,
+            "  ... {} shown (lossless first); the layout is each NIC's [host.pfc]",
+            plural(shown.len() as u64, "buffer"),
+        );
+    }
+    (out, warnings)
+}
+
+/// The priorities of `mask`, `0,1,2` (`-` for none).
+fn prio_list(mask: u8) -> String {
+    let v: Vec<String> = (0..8)
+        .filter(|p| mask & 1 << p != 0)
+        .map(|p| p.to_string())
+        .collect();
+    match v.is_empty() {
+        true => "-".into(),
+        false => v.join(","),
+    }
 }
 
 /// The summary as `--format json` prints it: summary.json's content.

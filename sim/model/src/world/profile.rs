@@ -46,7 +46,7 @@
 //! ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts shows.
 
 use crate::cc::DcqcnParams;
-use crate::packet::Billing;
+use crate::packet::{Billing, L3, Packet};
 use crate::time::{Ps, Rate};
 use crate::transport::QpConfig;
 use serde::Deserialize;
@@ -366,6 +366,24 @@ pub enum Trust {
     #[default]
     Dscp,
     Pcp,
+}
+
+impl Trust {
+    /// The priority a port of this trust mode gives a frame it receives:
+    /// DSCP >> 3 of an IP packet (the default DSCP-to-priority map), else
+    /// the VLAN tag's PCP, 0 untagged.
+    #[inline]
+    pub fn priority_of(self, pkt: &Packet) -> u8 {
+        match (self, pkt.l3) {
+            (Trust::Dscp, L3::V2 { .. } | L3::IcmpUnreachable { .. } | L3::Tcp { .. }) => {
+                pkt.dscp().unwrap_or(0) >> 3
+            }
+            (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_)) => {
+                pkt.vlan.map_or(0, |v| v.pcp)
+            }
+            (Trust::Pcp, _) => pkt.vlan.map_or(0, |v| v.pcp),
+        }
+    }
 }
 
 /// `ecmp_ports`: which UDP ports switches hash a QP's frames by.

@@ -36,7 +36,7 @@ use super::mmu::{Admit, DropReason as MmuDrop, Mmu, MmuConfig, PfcAction};
 use super::port::DropReason;
 use super::profile::Trust;
 use crate::net::IpNet;
-use crate::packet::{L3, Packet, PacketId};
+use crate::packet::{Packet, PacketId};
 use rustc_hash::FxHashMap as FastMap;
 
 /// Ports that forward as one: a LAG, or a single port.
@@ -334,15 +334,7 @@ impl Switch {
     /// The priority (egress queue) the switch's trust mode gives a packet.
     #[inline]
     pub fn classify(&self, pkt: &Packet) -> u8 {
-        match (self.trust, pkt.l3) {
-            (Trust::Dscp, L3::V2 { .. } | L3::IcmpUnreachable { .. } | L3::Tcp { .. }) => {
-                pkt.dscp().unwrap_or(0) >> 3
-            }
-            (Trust::Dscp, L3::V1 { .. } | L3::Arp { .. } | L3::MacControl(_)) => {
-                pkt.vlan.map_or(0, |v| v.pcp)
-            }
-            (Trust::Pcp, _) => pkt.vlan.map_or(0, |v| v.pcp),
-        }
+        self.trust.priority_of(pkt)
     }
 
     /// Where a packet that came in on local port `in_local` goes: a pure
@@ -545,6 +537,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::L3;
     use roce_codec::frame::{EthRepr, VlanTag};
 
     const SW: [u8; 6] = [2, 0x5e, 0, 0, 0, 1];

@@ -456,26 +456,37 @@ impl World {
             host,
         })
     }
-    /// Each host NIC with a receive buffer of its own (`[host.pfc]`): its
-    /// headroom above XOFF beside what its lossless priorities need.
+    /// Each lossless receive buffer of a host NIC with buffers of its own
+    /// (`[host.pfc]`): its headroom above XOFF beside what its lossless
+    /// priorities need.
     pub fn nic_headroom(&self) -> Vec<PortHeadroom> {
         let mut rows = Vec::new();
-        for h in &self.hosts {
-            for n in &h.nics {
-                let Some(rx) = n.rx.as_deref() else { continue };
-                if n.port == u32::MAX {
-                    continue;
-                }
-                let c = rx.config();
+        for (port, layout) in self.nic_rx_layouts() {
+            for b in layout.buffers.iter().filter(|b| b.lossless()) {
                 rows.push(PortHeadroom {
-                    port: n.port,
-                    lossless: c.prios,
-                    configured_bytes: c.capacity - c.xoff,
-                    need: self.headroom_need(n.port),
+                    port,
+                    lossless: b.pauses,
+                    configured_bytes: b.size - b.xoff,
+                    need: self.headroom_need(port),
                 });
             }
         }
         rows
+    }
+
+    /// The receive buffers of every cabled host NIC that has them
+    /// (`[host.pfc]`), by port, in host and NIC order.
+    pub fn nic_rx_layouts(&self) -> Vec<(u32, &super::nic_rx::RxLayout)> {
+        let mut out = Vec::new();
+        for h in &self.hosts {
+            for n in &h.nics {
+                let Some(rx) = n.rx.as_deref() else { continue };
+                if n.port != u32::MAX {
+                    out.push((n.port, &rx.config().layout));
+                }
+            }
+        }
+        out
     }
     pub fn switches(&self) -> impl ExactSizeIterator<Item = SwitchView<'_>> {
         self.switches.iter().map(|switch| SwitchView {

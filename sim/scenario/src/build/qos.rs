@@ -7,7 +7,9 @@
 //! ```text
 //!  add_pause_delays   every port's reaction delay (interface + response bit times at its speed)
 //!  add_mmu            buffers; headroom = "auto" sizes each port from its link and its peer's delay
-//!  add_host_pfc       NIC receive buffers and the pauses they send
+//!  add_host_pfc       NIC receive buffers and the pauses they send: a ConnectX's (the connectx
+//!                     profile, or prio2buffer/buffer_size/cable_len given) laid out by the mlx5
+//!                     driver's rule, else one FIFO (rx_buffer, xoff, xon)
 //!  add_pause_obeying  what each port obeys: its own PFC priorities or 802.3x; a NIC without
 //!                     [host.pfc] takes its link peer's (DCBX, willing)
 //! ```
@@ -25,7 +27,9 @@ use rocesim_model::units::fmt_rate;
 use rocesim_model::world::World;
 use rocesim_model::world::ecn::Ecn;
 use rocesim_model::world::mmu::{Mmu, MmuConfig, PrioClass, mellanox_headroom_bytes};
-use rocesim_model::world::nic_rx::{RxBuffer, RxConfig};
+use rocesim_model::world::nic_rx::{
+    BUFFERS, DEFAULT_CABLE_LEN_M, MINIMUM_MAX_MTU, Mlx5Request, RxBuffer, RxConfig, RxLayout,
+};
 use rocesim_model::world::pfc::{
     PauseConfig, PauseRx, Watchdog, WatchdogAction, standard_interface_bits, standard_response_bits,
 };
@@ -289,7 +293,7 @@ pub(super) fn add_mmu(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     Ok(())
 }
 
-/// Every host's `[host.pfc]`: a receive buffer and PFC on each of its NICs.
+/// Every host's `[host.pfc]`: receive buffers and PFC on each of its NICs.
 pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     for (hi, hcfg) in sc.hosts.iter().enumerate() {
         let Some(cfg) = &hcfg.pfc else { continue };
@@ -297,37 +301,36 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
         let Some(prios) = host_pause_prios(cfg, &at)? else {
             continue; // willing: its switch's priorities, no buffer of its own
         };
-        let capacity = cfg.rx_buffer.map_or(256 * 1024, |b| b.0);
-        let xoff = cfg.xoff.map_or(capacity / 2, |b| b.0);
-        let xon = cfg.xon.map_or(xoff / 2, |b| b.0);
-        if xoff > capacity {
-            return Err(ModelError::new(
-                at.key("xoff"),
-                format!("XOFF at {xoff} bytes is above the receive buffer ({capacity} bytes): the NIC would drop before it pauses"),
-            )
-            .hint("xoff below rx_buffer, leaving room for what arrives while the switch stops"));
-        }
-        if xon > xoff {
-            return Err(ModelError::new(
-                at.key("xon"),
-                format!("XON at {xon} bytes is above XOFF ({xoff} bytes)"),
-            )
-            .hint("xon below xoff (hysteresis), e.g. half of it"));
-        }
-        let rx = RxConfig {
-            rate: cfg.rx_rate.map(|r| r.0),
-            capacity,
-            xoff,
-            xon,
-            stall_at: cfg.stall_at.map(|d| d.0),
-            prios,
-            stall_warning: cfg.stall_warning.map(|d| d.0),
-            stall_error: cfg.stall_error.map(|d| d.0),
+        let connectx = connectx_buffers(cfg, w.hosts[hi].profile.base, &at)?;
+        let single = match connectx {
+            true => None,
+            false => Some(single_fifo(cfg, prios, &at)?),
         };
         for n in 0..w.hosts[hi].nics.len() {
+            let port = w.hosts[hi].nics[n].port;
+            let layout = match single {
+                Some(l) => l,
+                None => {
+                    // The driver reads the port's speed, 40G if it cannot
+                    // (port_buffer.c calculate_xoff): an uncabled NIC's.
+                    let speed = match port {
+                        u32::MAX => Rate::gbps(40),
+                        p => w.ports[p as usize].rate(),
+                    };
+                    let nic = format!("{}.{}", hcfg.name, hcfg.nics[n].name);
+                    mlx5_layout(cfg, prios, speed, hcfg.nics[n].mtu, &nic, &at)?
+                }
+            };
+            let rx = RxConfig {
+                rate: cfg.rx_rate.map(|r| r.0),
+                layout,
+                stall_at: cfg.stall_at.map(|d| d.0),
+                stall_warning: cfg.stall_warning.map(|d| d.0),
+                stall_error: cfg.stall_error.map(|d| d.0),
+            };
             let nic = &mut w.hosts[hi].nics[n];
             nic.rx = Some(Box::new(RxBuffer::new(rx)));
-            let (port, mac) = (nic.port, nic.mac);
+            let mac = nic.mac;
             if port == u32::MAX {
                 continue; // not cabled
             }
@@ -340,6 +343,152 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
         }
     }
     Ok(())
+}
+
+/// Whether a `[host.pfc]` NIC gets ConnectX receive buffers: it names one
+/// of their keys, or it is a ConnectX and names none of the one-FIFO keys
+/// (`rx_buffer`, `xoff`, `xon`: the `rxe` and `hpcc` profiles' layout, and
+/// every NIC's before the buffers were modelled). Keys of both is an error.
+fn connectx_buffers(
+    cfg: &crate::schema::qos::HostPfcCfg,
+    base: ProfileBase,
+    at: &crate::diagnostic::KeyPath,
+) -> Result<bool, ModelError> {
+    let buffers = [
+        ("prio2buffer", cfg.prio2buffer.is_some()),
+        ("buffer_size", cfg.buffer_size.is_some()),
+        ("cable_len", cfg.cable_len.is_some()),
+        ("max_mtu", cfg.max_mtu.is_some()),
+        ("max_buffer_size", cfg.max_buffer_size.is_some()),
+    ];
+    let fifo = [
+        ("rx_buffer", cfg.rx_buffer.is_some()),
+        ("xoff", cfg.xoff.is_some()),
+        ("xon", cfg.xon.is_some()),
+    ];
+    let named = |keys: &[(&'static str, bool)]| keys.iter().find(|k| k.1).map(|k| k.0);
+    match (named(&buffers), named(&fifo)) {
+        (Some(b), Some(f)) => Err(ModelError::new(
+            at.key(b),
+            format!(
+                "`{b}` lays out ConnectX receive buffers and `{f}` one receive FIFO: a NIC has one or the other"
+            ),
+        )
+        .hint("ConnectX: prio2buffer, buffer_size, cable_len (thresholds from the mlx5 driver); one FIFO: rx_buffer, xoff, xon")),
+        (Some(_), None) => Ok(true),
+        (None, Some(_)) => Ok(false),
+        (None, None) => Ok(base == ProfileBase::ConnectX),
+    }
+}
+
+/// One receive FIFO for every priority: `rx_buffer`, `xoff`, `xon`.
+fn single_fifo(
+    cfg: &crate::schema::qos::HostPfcCfg,
+    prios: u8,
+    at: &crate::diagnostic::KeyPath,
+) -> Result<RxLayout, ModelError> {
+    let capacity = cfg.rx_buffer.map_or(256 * 1024, |b| b.0);
+    let xoff = cfg.xoff.map_or(capacity / 2, |b| b.0);
+    let xon = cfg.xon.map_or(xoff / 2, |b| b.0);
+    if xoff > capacity {
+        return Err(ModelError::new(
+            at.key("xoff"),
+            format!("XOFF at {xoff} bytes is above the receive buffer ({capacity} bytes): the NIC would drop before it pauses"),
+        )
+        .hint("xoff below rx_buffer, leaving room for what arrives while the switch stops"));
+    }
+    if xon > xoff {
+        return Err(ModelError::new(
+            at.key("xon"),
+            format!("XON at {xon} bytes is above XOFF ({xoff} bytes)"),
+        )
+        .hint("xon below xoff (hysteresis), e.g. half of it"));
+    }
+    Ok(RxLayout::single(capacity, xoff, xon, prios))
+}
+
+/// The buffer sizes ConnectX NICs showed `mlnx_qos` by default: buffers 0
+/// and 1 of 130,944 bytes each (1023 cells), out of 262,016 (community
+/// DOC-2933, lossless-facts §4; the NIC model is not stated). The firmware
+/// sizes them itself by default and its algorithm is not public; rocesim
+/// takes these sizes and runs the driver's host-owned algorithm on them.
+const CONNECTX_BUFFER_SIZE: [u64; 2] = [130_944, 130_944];
+const CONNECTX_MAX_BUFFER_SIZE: u64 = 262_016;
+
+/// A ConnectX NIC's buffers at `speed` and `mtu`, as the mlx5 driver lays
+/// them out from the keys (or their defaults) and `prios`, its PFC
+/// priorities (every one with 802.3x).
+fn mlx5_layout(
+    cfg: &crate::schema::qos::HostPfcCfg,
+    prios: u8,
+    speed: Rate,
+    mtu: u32,
+    nic: &str,
+    at: &crate::diagnostic::KeyPath,
+) -> Result<RxLayout, ModelError> {
+    let mut buffer_size = [0u64; BUFFERS];
+    match &cfg.buffer_size {
+        Some(v) if v.len() > BUFFERS || v.is_empty() => {
+            return Err(ModelError::new(
+                at.key("buffer_size"),
+                format!("{} sizes: a port has 8 receive buffers", v.len()),
+            )
+            .hint("buffer 0's size first, up to 8 (the rest are 0), e.g. buffer_size = [130944, 130944]"));
+        }
+        Some(v) => {
+            for (b, s) in buffer_size.iter_mut().zip(v) {
+                *b = s.0;
+            }
+        }
+        None => buffer_size[..2].copy_from_slice(&CONNECTX_BUFFER_SIZE),
+    }
+    let prio2buffer: [u8; PRIOS] = match &cfg.prio2buffer {
+        Some(v) => v.as_slice().try_into().map_err(|_| {
+            ModelError::new(
+                at.key("prio2buffer"),
+                format!("{} values: one buffer per priority 0..=7, eight values", v.len()),
+            )
+            .hint("e.g. prio2buffer = [0, 0, 0, 1, 0, 0, 0, 0] puts priority 3 in buffer 1, the rest in 0")
+        })?,
+        // The PFC priorities in buffer 1, the rest in 0 (DOC-2933: PFC on
+        // 3, priority 3 in buffer 1); with 802.3x every one is "PFC", and
+        // all go to buffer 0.
+        None => std::array::from_fn(|p| match cfg.pause {
+            PauseMode::Pfc => u8::from(prios & 1 << p != 0),
+            PauseMode::Global => 0,
+        }),
+    };
+    let request = Mlx5Request {
+        buffer_size,
+        prio2buffer,
+        pfc_en: prios,
+        cable_len_m: cfg.cable_len.unwrap_or(DEFAULT_CABLE_LEN_M),
+        speed,
+        mtu,
+        max_mtu: cfg.max_mtu.unwrap_or(MINIMUM_MAX_MTU),
+        max_buffer_size: cfg
+            .max_buffer_size
+            .map_or(CONNECTX_MAX_BUFFER_SIZE, |b| b.0),
+    };
+    RxLayout::mlx5(&request).map_err(|e| {
+        let on = format!("NIC `{nic}` ({}, MTU {mtu})", fmt_rate(speed));
+        // A default size is no key's fault: the table's.
+        if e.key == "buffer_size" && cfg.buffer_size.is_none() {
+            return ModelError::new(
+                at.clone(),
+                format!(
+                    "{on}: the default ConnectX buffers (130944 bytes each for buffers 0 and 1, as one ConnectX showed them): {}",
+                    e.problem
+                ),
+            )
+            .hint(format!("give buffer_size for this port; {}", e.hint));
+        }
+        let key = match e.index {
+            Some(i) => at.key(e.key).index(i),
+            None => at.key(e.key),
+        };
+        ModelError::new(key, format!("{on}: {}", e.problem)).hint(e.hint)
+    })
 }
 
 /// The priorities a `[host.pfc]` NIC pauses: its PFC priorities, or all of
@@ -359,6 +508,11 @@ fn host_pause_prios(
         cfg.rx_buffer.is_some(),
         cfg.xoff.is_some(),
         cfg.xon.is_some(),
+        cfg.prio2buffer.is_some(),
+        cfg.buffer_size.is_some(),
+        cfg.cable_len.is_some(),
+        cfg.max_mtu.is_some(),
+        cfg.max_buffer_size.is_some(),
         cfg.stall_at.is_some(),
         cfg.stall_warning.is_some(),
         cfg.stall_error.is_some(),

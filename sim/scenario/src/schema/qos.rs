@@ -225,7 +225,7 @@ pub struct MmuCfg {
     pub response_time_bits: Option<PerSpeed<u64>>,
 }
 
-/// A host NIC's flow control and receive buffer (`[host.pfc]`): the
+/// A host NIC's flow control and receive buffers (`[host.pfc]`): the
 /// priorities it pauses and obeys, a receiver slower than its link, how
 /// fast it reacts to its switch's pauses. Without it, a NIC obeys the
 /// pauses its switch sends for the priorities that switch has PFC on.
@@ -239,15 +239,36 @@ pub struct HostPfcCfg {
     /// table then only sets how fast it reacts.
     #[serde(default)]
     pub priorities: Vec<u8>,
-    /// The host drains the NIC's receive buffer at this rate (default:
-    /// line rate, it never backs up).
+    /// The host drains the NIC's receive buffers at this rate (default:
+    /// line rate, they never back up).
     pub rx_rate: Option<RateQ>,
-    /// The receive buffer (default 256 KiB).
+    /// One receive FIFO for every priority, of this size (default 256
+    /// KiB; the `rxe` and `hpcc` profiles' layout, or any NIC's that sets
+    /// it, `xoff` or `xon`).
     pub rx_buffer: Option<Bytes>,
-    /// XOFF at this many bytes waiting (default half the buffer).
+    /// XOFF at this many bytes waiting in it (default half the buffer).
     pub xoff: Option<Bytes>,
     /// XON at this many (default half of xoff).
     pub xon: Option<Bytes>,
+    /// ConnectX receive buffers (`mlnx_qos --prio2buffer`): the buffer
+    /// 0..=7 of each priority 0..=7, eight values. Default: the PFC
+    /// priorities in buffer 1, the others in buffer 0 (with 802.3x PAUSE
+    /// all in buffer 0).
+    pub prio2buffer: Option<Vec<u8>>,
+    /// Their sizes (`mlnx_qos --buffer_size`), buffer 0 first, up to
+    /// eight (the rest 0), rounded down to 128-byte cells. Default:
+    /// 130,944 bytes each for buffers 0 and 1.
+    pub buffer_size: Option<Vec<Bytes>>,
+    /// The cable length in metres the driver sizes lossless headroom for
+    /// (`mlnx_qos --cable_len`, 1..=999; default 7): it is told, it does
+    /// not measure the link.
+    pub cable_len: Option<u32>,
+    /// The netdev's `max_mtu`; the driver keeps at least 9216 bytes
+    /// between a lossless buffer's XOFF and XON (default 9216).
+    pub max_mtu: Option<u32>,
+    /// What the buffers may take together (default 262,016 bytes, as
+    /// `mlnx_qos` showed on one ConnectX).
+    pub max_buffer_size: Option<Bytes>,
     /// The host stops draining from this time on (a hung receiver).
     pub stall_at: Option<Dur>,
     pub quanta: Option<u16>,

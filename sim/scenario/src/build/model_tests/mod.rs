@@ -2,5 +2,6 @@
 //! scenario (the model crate cannot build one).
 
 mod flows;
+mod nic_buffers;
 mod pfc;
 mod reroute;
