@@ -297,6 +297,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             );
             let (headroom, warnings) = table::headroom_report(w);
             out!("{headroom}");
+            out!("{}", table::ets_report(w));
             for warning in warnings {
                 eprintln!("rocesim: warning: {warning}");
             }
