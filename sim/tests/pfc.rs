@@ -259,10 +259,23 @@ fn the_pfc_chapter_quotes_todays_runs() {
             printed.extend(String::from_utf8(out).unwrap().lines().map(str::to_string));
         }
     }
+    let o = bin()
+        .current_dir(repo())
+        .args(["check", "scenarios/ets_shares.toml"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    printed.extend(
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string),
+    );
     for (name, tag, sets) in [
         ("pfc_incast", "book_pfc_incast", vec![]),
         ("pfc_incast", "book_pfc_incast_30kb", thin.clone()),
         ("pfc_storm", "book_pfc_storm", vec![]),
+        ("ets_shares", "book_ets_shares", vec![]),
         (
             "pfc_storm",
             "book_pfc_storm_nowd",
@@ -295,6 +308,15 @@ fn the_pfc_chapter_quotes_todays_runs() {
                 })
                 .collect();
             printed.push(format!("[{}]", drops.join(",")));
+        }
+        if tag == "book_ets_shares" {
+            // jq -c '.ports[] | select(.name == "sw1.pr") | .tc_tx_bytes'
+            let p = s["ports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "sw1.pr");
+            printed.push(serde_json::to_string(&p.unwrap()["tc_tx_bytes"]).unwrap());
         }
         if tag == "book_pfc_incast" {
             for port in ["h1.eth0", "sw2.up", "h5.eth0"] {

@@ -8,7 +8,8 @@
 //!   "counters": {
 //!     "hostA.eth0":  { ethtool -S names (the netdev: bytes, packets, pauses per priority) ... },
 //!     "hostA.bond0": { RDMA port counters (IB PMA, 4-byte words) and hw_counters of the RDMA device ... },
-//!     "sw1.p3":      { the switch port's counters: per-priority pauses, drops, ECN marks, watchdog ... }
+//!     "sw1.p3":      { the switch port's counters: per-priority pauses, drops, ECN marks, watchdog,
+//!                      bytes and frames sent (with [switch.ets]) ... }
 //!   }
 //! ```
 //!
@@ -54,6 +55,16 @@ fn netdev(p: PortView<'_>, out: &mut CounterSet) {
     out.insert("rx_packets_phy".into(), c.rx_packets);
     for prio in bits(p.marking_priorities()) {
         out.insert(format!("tx_prio{prio}_ecn_marked"), p.ecn_marked(prio));
+    }
+    // Per priority on the wire (mlx5 en_stats.c's per-prio traffic group:
+    // octets as tx_bytes_phy counts them, no FCS), on the ports that count
+    // them: those with an egress scheduler other than strict priority.
+    if let Some(s) = p.select() {
+        for prio in 0..8 {
+            let (bytes, packets) = s.tx_of(prio);
+            out.insert(format!("tx_prio{prio}_bytes"), bytes);
+            out.insert(format!("tx_prio{prio}_packets"), packets);
+        }
     }
 }
 

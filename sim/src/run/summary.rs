@@ -20,6 +20,11 @@ pub struct PortSummary {
     pub rate_gbps: f64,
     /// Average transmit throughput over the run.
     pub tx_gbps: f64,
+    /// Bytes sent per traffic class (0 to 7, as `prio_tc` maps the
+    /// priorities on the wire): only for a port running ETS
+    /// (`[switch.ets]`, `[host.ets]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tc_tx_bytes: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -200,6 +205,14 @@ impl PortSummary {
             counters,
             rate_gbps: p.rate().bps() as f64 / 1e9,
             tx_gbps: round3(gbps(counters.tx_bytes, t)),
+            tc_tx_bytes: p.select().and_then(|s| {
+                let cfg = s.ets_config()?;
+                let mut tc = vec![0u64; 8];
+                for prio in 0..8 {
+                    tc[usize::from(cfg.prio_tc[prio])] += s.tx_of(prio).0;
+                }
+                Some(tc)
+            }),
         }
     }
 }

@@ -9,6 +9,7 @@ use roce_capture::human::{plural, table};
 use super::grid::{Axis, SweepRow, mean_min_max};
 use super::shortlist::keep_most;
 use super::summary::Summary;
+use crate::world::port::select::Tsa;
 use crate::world::{QpStatus, World};
 
 /// `rocesim check`'s line: what the scenario builds.
@@ -231,6 +232,75 @@ fn prio_list(mask: u8) -> String {
         true => "-".into(),
         false => v.join(","),
     }
+/// `rocesim check`'s egress schedulers: per switch or host with
+/// `[switch.ets]`/`[host.ets]`, its configuration as `mlnx_qos` options and
+/// a row per traffic class that has priorities, as `mlnx_qos` prints them
+/// (switches and hosts alike grouped). Empty when every port runs strict
+/// priority.
+pub fn ets_report(w: &World) -> String {
+    use crate::world::port::select::Algorithm;
+    let all = w.tx_selections();
+    if all.is_empty() {
+        return String::new();
+    }
+    // Owners of one configuration, in order of first appearance.
+    let mut groups: Vec<(Vec<&str>, usize, _)> = Vec::new();
+    for (name, ports, s) in all {
+        let key = s.ets_config().copied();
+        match groups.iter_mut().find(|(_, _, k)| *k == key) {
+            Some(g) => {
+                g.0.push(name);
+                g.1 += ports;
+            }
+            None => groups.push((vec![name], ports, key)),
+        }
+        debug_assert!(matches!(
+            (s.algorithm(), key),
+            (Algorithm::Ets(_), Some(_)) | (Algorithm::RoundRobin { .. }, None)
+        ));
+    }
+    let mut out = String::new();
+    for (names, ports, cfg) in groups {
+        let who = if names.len() > 4 {
+            format!("{} and {} more", names[..3].join(", "), names.len() - 3)
+        } else {
+            names.join(", ")
+        };
+        let who = format!("{who} ({})", plural(ports as u64, "port"));
+        let Some(c) = cfg else {
+            let _ = writeln!(
+                out,
+                "Egress scheduler of {who}: the HPCC reference's round robin (priority 0 first, then one frame \
+                 per priority in turn)"
+            );
+            continue;
+        };
+        let _ = writeln!(out, "ETS on {who}: mlnx_qos {}", c.mlnx_qos());
+        let mut t = vec![row(["tc", "tsa", "bw", "priorities"])];
+        for tc in (0..8).rev() {
+            let prios = c.priorities_of(tc);
+            if prios == 0 {
+                continue;
+            }
+            let bw = match c.tsa[tc] {
+                Tsa::Ets if c.tcbw[tc] == 0 => "0 % (what the others leave)".to_string(),
+                Tsa::Ets => format!("{} %", c.tcbw[tc]),
+                Tsa::Strict => "-".to_string(),
+            };
+            let list: Vec<String> = (0..8)
+                .filter(|p| prios & 1 << p != 0)
+                .map(|p| p.to_string())
+                .collect();
+            t.push(vec![
+                tc.to_string(),
+                c.tsa[tc].name().to_string(),
+                bw,
+                list.join(","),
+            ]);
+        }
+        out.push_str(&table(&t));
+    }
+    out
 }
 
 /// The summary as `--format json` prints it: summary.json's content.

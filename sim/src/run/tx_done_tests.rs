@@ -174,6 +174,16 @@ fn dcqcn_is_the_same_without_idle_tx_dones_also_when_cut_short() {
     same_outputs("dcqcn_convergence", &["sim.stop_at=1234567ns"]);
 }
 
+/// A switch port running ETS (its scheduler's credit moves with each frame
+/// it sends, whatever `TxDone` ran), one of its senders paced.
+#[test]
+fn ets_is_the_same_without_idle_tx_dones() {
+    same_outputs(
+        "ets_shares",
+        &["sim.stop_at=300us", "workload.w2.rate_limit=20Gbps"],
+    );
+}
+
 /// A port's `TxDone` alone in a sample interval.
 #[test]
 fn slow_links_sampled_finely_are_the_same_without_idle_tx_dones() {

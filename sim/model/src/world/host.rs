@@ -13,9 +13,14 @@
 //! ```
 //!
 //! Sending: when its port is free, a NIC takes the next packet by strict
-//! priority, kernel frames (ARP) of a priority before its QPs, round robin
-//! between the QPs of one priority; a QP that has nothing to send leaves
-//! the list until it has (`world::qp`). Receiving: the NIC's MAC filter,
+//! priority, or by the port's ETS configuration (`[host.ets]`,
+//! `world::port::select`: priorities to traffic classes, strict classes
+//! first, ETS classes by their shares); kernel frames (ARP) of a priority
+//! go before its QPs, and the QPs of one priority take turns, one packet
+//! each (no source we read says how a ConnectX arbitrates among the QPs of
+//! one class; the HPCC reference's NIC does the same, `RdmaEgressQueue::
+//! GetNextQindex`). A QP that has nothing to send leaves the list until it
+//! has (`world::qp`). Receiving: the NIC's MAC filter,
 //! then the RoCE GID check and the QPN lookup; a RoCE NIC accepts only
 //! packets addressed to a GID it owns, whatever the kernel's weak-host IP
 //! stack would accept.
@@ -25,7 +30,7 @@ use core::net::Ipv4Addr;
 use super::World;
 use super::bond::Bond;
 use super::nic_rx::RxBuffer;
-use super::port::{DropReason, PrioQueues, highest};
+use super::port::{DropReason, PrioQueues};
 use super::profile::NicProfile;
 use super::profile::{RoceMode, RoceModes, Trust};
 use crate::cc::NotificationPoint;
@@ -371,22 +376,23 @@ impl World {
         }
     }
 
-    /// A host port starts its next frame: strict priority over the frames
-    /// queued on the port (the kernel's ARP; the NIC's CNPs, and ACKs of a
-    /// profile that sends them at a priority of their own) and the NIC's
-    /// lists of active QPs, round robin inside one priority.
+    /// A host port starts its next frame: the port's transmission
+    /// selection (strict priority, or ETS with `[host.ets]`) over the
+    /// frames queued on the port (the kernel's ARP; the NIC's CNPs, and
+    /// ACKs of a profile that sends them at a priority of their own) and
+    /// the NIC's lists of active QPs, round robin per packet among the QPs
+    /// of one priority.
     pub fn pump_host(&mut self, port: u32, host: u32, nic: u32) {
         let now = self.now();
         loop {
-            let p = &self.ports[port as usize];
             let active = self.hosts[host as usize].nics[nic as usize].active.mask();
-            let Some(prio) = highest((p.queued() | active) & !p.paused()) else {
+            let Some(prio) = self.ports[port as usize].next_prio(active) else {
                 return;
             };
             // Frames queued on the port (ARP at priority 0, CNPs, ACKs at
-            // their own priority) go before the QPs of their priority,
-            // after higher ones.
+            // their own priority) go before the QPs of their priority.
             if let Some(q) = self.ports[port as usize].pop(prio) {
+                self.sent_from(port, prio, q.id);
                 return self.transmit(port, q.id);
             }
             while let Some(q) = self.hosts[host as usize].nics[nic as usize]
@@ -411,6 +417,7 @@ impl World {
                     continue;
                 };
                 let id = self.make_packet(q, ib);
+                self.sent_from(port, prio, id);
                 // Off the active list while its frame is on the wire, the
                 // QP does not make the port's `TxDone` run (`transmit`
                 // leaves out one with nothing to send).

@@ -142,6 +142,19 @@ impl Link {
 }
 
 impl World {
+    /// Tells `port`'s transmission selection, if it has one, that frame
+    /// `id` leaves from its queue `queue` (call before `transmit`, which
+    /// may free a frame lost on the link).
+    #[inline]
+    pub fn sent_from(&mut self, port: u32, queue: usize, id: PacketId) {
+        let p = &mut self.ports[port as usize];
+        if p.selects() {
+            let pkt = self.pool.get(id);
+            let prio = usize::from(pkt.prio & 7);
+            p.sent_from(queue, prio, u32::from(pkt.frame_len), pkt.wire_bytes());
+        }
+    }
+
     /// Puts a frame on the wire of `port`.
     pub fn transmit(&mut self, port: u32, id: PacketId) {
         let now = self.now();

@@ -505,10 +505,11 @@ impl World {
     }
 
     /// A switch port (local index `local` of switch `sw`) starts its next
-    /// frame: strict priority.
+    /// frame: strict priority, or its transmission selection
+    /// (`[switch.ets]`).
     pub fn pump_switch(&mut self, port: u32, sw: u32, local: u32) {
         let p = &mut self.ports[port as usize];
-        if let Some((prio, q)) = p.pop_strict() {
+        if let Some((prio, q)) = p.pop_next() {
             if let Some(e) = self.switches[sw as usize].ecn.as_deref_mut() {
                 let pkt = self.pool.get_mut(q.id);
                 if e.at_dequeue() && e.mark(local, prio, p.queued_bytes_of(prio), pkt) {
@@ -516,6 +517,7 @@ impl World {
                 }
             }
             self.release_buffer(port, prio, q.id, q.len);
+            self.sent_from(port, prio, q.id);
             self.transmit(port, q.id);
         }
     }

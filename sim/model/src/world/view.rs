@@ -7,6 +7,7 @@ use core::net::Ipv4Addr;
 use super::World;
 use super::bond::Bond;
 use super::host::IfaceKind;
+use super::port::select::TxSelect;
 use super::port::{Owner, Port, PortCounters};
 use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
@@ -66,6 +67,11 @@ impl<'a> PortView<'a> {
     /// Packets its egress queue of priority `prio` marked CE.
     pub fn ecn_marked(&self, prio: usize) -> u64 {
         self.port.ecn_marked(prio)
+    }
+    /// Its transmission selection, if not strict priority (`[switch.ets]`,
+    /// `[host.ets]`), with what it sent per priority.
+    pub fn select(&self) -> Option<&'a TxSelect> {
+        self.port.select()
     }
 }
 
@@ -416,6 +422,25 @@ impl World {
     }
     pub fn ports(&self) -> impl ExactSizeIterator<Item = PortView<'_>> {
         self.ports.iter().map(|port| PortView { port })
+    }
+    /// Each switch and host whose ports run a transmission selection other
+    /// than strict priority, in the order of their first such port: its
+    /// name, how many of its ports run it, and the selection (one table
+    /// sets them all alike).
+    pub fn tx_selections(&self) -> Vec<(&str, usize, &TxSelect)> {
+        let mut out: Vec<(&str, usize, &TxSelect)> = Vec::new();
+        for p in &self.ports {
+            let Some(s) = p.select() else { continue };
+            let name = match p.owner() {
+                Owner::Switch { sw, .. } => self.switches[sw as usize].name(),
+                Owner::Host { host, .. } => self.hosts[host as usize].name.as_str(),
+            };
+            match out.iter_mut().find(|(n, ..)| *n == name) {
+                Some(o) => o.1 += 1,
+                None => out.push((name, 1, s)),
+            }
+        }
+        out
     }
     /// The receive-buffer counters of port `i`'s NIC, if it has one
     /// (`rx_discards_phy`, `tx_pause_storm_*_events`).

@@ -12,6 +12,7 @@
 //!  [topology.host]  profile = "hpcc", segment_bytes   PACKET_PAYLOAD_SIZE; its header sizes
 //!  [topology.host.dcqcn]                  CC_MODE 1, RP_TIMER, RATE_AI, ... (DcqcnParams::hpcc_reference)
 //!  [topology.switch.mmu] preset           BUFFER_SIZE, the reference's switch-mmu.cc
+//!  [topology.switch.ets] preset           its egress queue: broadcom-egress-queue.cc's round robin
 //!  [topology.switch.ecn]                  KMIN_MAP, KMAX_MAP, PMAX_MAP per link speed, on dequeue, all packets
 //! ```
 //!
@@ -103,7 +104,7 @@ fn unmodelled_message(config: &str, list: &[Unmodelled]) -> String {
 }
 
 /// The reference-compatible presets the scenario names: the NIC profile of
-/// every host and the switches' buffer preset.
+/// every host and the switches' buffer and egress queue presets.
 pub const NIC_PROFILE: &str = "hpcc";
 pub const SWITCH_PRESET: &str = "hpcc_reference";
 

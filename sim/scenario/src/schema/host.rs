@@ -1,6 +1,6 @@
 //! `[[host]]` and what it holds: `[[host.nic]]`, `[[host.bond]]`,
-//! `[host.transport]`, `[host.dcqcn]` (`[host.pfc]` is with the other
-//! flow-control keys, in `qos`).
+//! `[host.transport]`, `[host.dcqcn]` (`[host.pfc]` and `[host.ets]` are
+//! with the other flow-control keys, in `qos`).
 
 use std::fmt;
 
@@ -75,6 +75,9 @@ pub struct HostCfg {
     /// every frame, obey their switch's PFC priorities and react as IEEE
     /// 802.3 allows.
     pub pfc: Option<super::qos::HostPfcCfg>,
+    /// Its NICs' egress scheduler among priorities (ETS, `mlnx_qos --tsa
+    /// --tcbw`); none: strict priority.
+    pub ets: Option<super::qos::EtsCfg>,
 }
 
 /// `[host.transport]`: how the NIC builds and acknowledges RC packets.

@@ -1,6 +1,7 @@
 //! The scenario keys of a lossless fabric: a switch's ECN marking
 //! (`[switch.ecn]`), its buffer and PFC (`[switch.mmu]`), a host NIC's PFC
-//! (`[host.pfc]`). Like the rest of the schema: what a user may write,
+//! (`[host.pfc]`), and how a switch's or a NIC's egress ports pick the
+//! queue they serve next (`[switch.ets]`, `[host.ets]`). Like the rest of the schema: what a user may write,
 //! nothing more; [`crate::build`] checks the values against the fabric.
 
 use std::fmt;
@@ -287,4 +288,45 @@ pub struct HostPfcCfg {
     /// Their pause response time, in bit times (default: 802.3 Annex
     /// 31B.3.7's bound per speed; 0 for the `hpcc` profile).
     pub response_time_bits: Option<PerSpeed<u64>>,
+}
+
+/// A traffic class's transmission selection (`mlnx_qos --tsa`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TsaCfg {
+    Strict,
+    Ets,
+    /// Refused with an explanation ([`rocesim_model::world::port::select`]).
+    Vendor,
+}
+
+/// Named egress schedulers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EtsPreset {
+    /// The HPCC reference's switch queue (`BEgressQueue::DoDequeueRR`):
+    /// priority 0 first, then one frame per queue in round robin.
+    HpccReference,
+}
+
+/// `[switch.ets]`, `[host.ets]`: the egress scheduler of every port of the
+/// switch, of every NIC of the host, as `mlnx_qos --prio_tc --tsa --tcbw`
+/// sets it (8 values each). A key left out keeps what a port without ETS
+/// does: each priority its own class (`prio_tc` 0..7), all `strict`, no
+/// shares. Without the table: strict priority.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EtsCfg {
+    /// A switch runs the HPCC reference's round robin instead (no other
+    /// key then).
+    pub preset: Option<EtsPreset>,
+    /// Priority → traffic class, per priority 0..7.
+    pub prio_tc: Option<Vec<u8>>,
+    /// Per traffic class: `"strict"` or `"ets"`.
+    pub tsa: Option<Vec<TsaCfg>>,
+    /// Per traffic class, percent: the `ets` ones sum to 100, the others 0.
+    pub tcbw: Option<Vec<u8>>,
+    /// The credit one round of deficit round robin hands out across the
+    /// ETS classes, each its `tcbw` share of it (default 12800 bytes).
+    pub round: Option<Bytes>,
 }

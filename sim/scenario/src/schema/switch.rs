@@ -1,5 +1,5 @@
 //! `[[switch]]`: its buffer, ECMP hash, LACP trunks and routes
-//! (`[switch.ecn]` and `[switch.mmu]` are in `qos`).
+//! (`[switch.ecn]`, `[switch.mmu]` and `[switch.ets]` are in `qos`).
 
 use serde::Deserialize;
 
@@ -50,6 +50,8 @@ pub struct SwitchCfg {
     pub ecn: Option<super::qos::EcnCfg>,
     /// The buffer's partition and PFC; none: one tail-dropping pool.
     pub mmu: Option<super::qos::MmuCfg>,
+    /// Its ports' egress scheduler (ETS); none: strict priority.
+    pub ets: Option<super::qos::EtsCfg>,
 }
 
 fn default_buffer() -> Bytes {

@@ -19,6 +19,10 @@
 //! its queue pairs at the moment the port is free (`world::host`), so a NIC
 //! never holds more than the frame on the wire.
 //!
+//! Which queue goes next: strict priority, unless the port has a
+//! [`select::TxSelect`] (`[switch.ets]`, `[host.ets]`: IEEE 802.1Qaz ETS,
+//! or the HPCC reference's round robin).
+//!
 //! PFC: a port sends no frame of a priority whose bit is set in
 //! [`Port::paused`], which PFC and PAUSE frames from its peer set and clear
 //! (`world::pfc`); its own pending PAUSE frame goes before any queued one.
@@ -26,6 +30,7 @@
 //! [`PauseState`].
 
 pub mod pause;
+pub mod select;
 
 use std::collections::VecDeque;
 
@@ -34,6 +39,7 @@ use serde::Serialize;
 use crate::packet::PacketId;
 use crate::time::{Ps, Rate};
 use pause::{PauseConfig, PauseState};
+use select::TxSelect;
 
 /// Priorities (802.1p classes) per port.
 pub const PRIOS: usize = 8;
@@ -193,6 +199,8 @@ pub struct Port {
     /// A PAUSE/PFC frame waits for the wire (`PauseState`'s pending mask
     /// is not empty), mirrored for the same reason: every pump asks.
     pause_pending: bool,
+    /// `select` is set: every pump asks, and the box is a cold line.
+    selects: bool,
     /// Extra delay added to frames leaving this port (switch latency).
     extra_delay: Ps,
     rate: Rate,
@@ -211,6 +219,8 @@ pub struct Port {
     /// lossless ones (the fabric's promise broken).
     prio_drops: [u64; PRIOS],
     lossless_drops: [u64; PRIOS],
+    /// Transmission selection other than strict priority (`selects`).
+    select: Option<Box<TxSelect>>,
     name: String,
 }
 
@@ -240,6 +250,8 @@ impl Port {
             pause_pending: false,
             prio_drops: [0; PRIOS],
             lossless_drops: [0; PRIOS],
+            selects: false,
+            select: None,
             tap: None,
         }
     }
@@ -452,6 +464,58 @@ impl Port {
         self.pop(prio).map(|q| (prio, q))
     }
 
+    /// The oldest frame of the queue the port's transmission selection
+    /// picks (strict priority without one).
+    #[inline]
+    pub fn pop_next(&mut self) -> Option<(usize, Queued)> {
+        if !self.selects {
+            return self.pop_strict();
+        }
+        let prio = self.next_prio(0)?;
+        self.pop(prio).map(|q| (prio, q))
+    }
+
+    /// The priority whose turn it is among the frames queued here and
+    /// `more` (bit per priority: a NIC's QPs with something to send), the
+    /// paused ones left out.
+    #[inline]
+    pub fn next_prio(&mut self, more: u8) -> Option<usize> {
+        let backlog = self.queues.mask() | more;
+        if !self.selects {
+            return highest(backlog & !self.paused);
+        }
+        let s = self.select.as_deref_mut()?;
+        s.pick(backlog, self.paused)
+    }
+
+    /// The port runs `s` instead of strict priority.
+    pub fn set_select(&mut self, s: TxSelect) {
+        self.select = Some(Box::new(s));
+        self.selects = true;
+    }
+
+    /// Its transmission selection, if not strict priority.
+    pub fn select(&self) -> Option<&TxSelect> {
+        self.select.as_deref()
+    }
+
+    /// Whether it runs a transmission selection other than strict
+    /// priority (whose frames [`Port::sent_from`] wants to hear of).
+    #[inline]
+    pub fn selects(&self) -> bool {
+        self.selects
+    }
+
+    /// A frame left from queue `queue`: `len` bytes (no FCS) at priority
+    /// `prio` on the wire, `wire` bytes of link time (for the selection's
+    /// credit and its per-priority counters).
+    #[inline]
+    pub fn sent_from(&mut self, queue: usize, prio: usize, len: u32, wire: u64) {
+        if let Some(s) = self.select.as_deref_mut() {
+            s.sent(queue, prio, len, wire);
+        }
+    }
+
     /// Empties the queue of priority `prio` (the PFC watchdog drops it).
     pub fn drain_prio(&mut self, prio: usize) -> Vec<Queued> {
         self.queued_bytes[prio] = 0;
@@ -604,6 +668,37 @@ mod tests {
         assert_eq!(
             p.pop_strict().map(|(prio, q)| (prio, q.id)),
             Some((5, id[0]))
+        );
+    }
+
+    #[test]
+    fn an_ets_port_serves_by_its_shares_and_counts_per_priority() {
+        use select::{EtsConfig, Tsa};
+        let id = ids(20);
+        let mut p = port();
+        let mut c = EtsConfig::strict_priority();
+        (c.tsa[3], c.tsa[4], c.tcbw[3], c.tcbw[4]) = (Tsa::Ets, Tsa::Ets, 70, 30);
+        c.round_bytes = 1000;
+        p.set_select(TxSelect::ets(c));
+        for i in 0..10 {
+            p.push(3, id[i], 100);
+            p.push(4, id[10 + i], 100);
+        }
+        let order: Vec<usize> = std::iter::from_fn(|| {
+            let (prio, q) = p.pop_next()?;
+            p.sent_from(prio, prio, q.len, 100);
+            Some(prio)
+        })
+        .collect();
+        // Turns of 700 and 300 bytes: 7 and 3 frames, then priority 3's
+        // last 3, then priority 4 alone.
+        let runs = [(3, 7), (4, 3), (3, 3), (4, 7)];
+        let want: Vec<usize> = runs.iter().flat_map(|&(p, n)| vec![p; n]).collect();
+        assert_eq!(order, want);
+        let s = p.select().unwrap();
+        assert_eq!(
+            (s.tx_of(3), s.tx_of(4), s.tx_of(0)),
+            ((1000, 10), (1000, 10), (0, 0))
         );
     }
 
