@@ -13,9 +13,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::build::qos::connectx_buffers;
 use crate::profile::host_profile;
 use crate::schema::Scenario;
-use crate::schema::qos::{HeadroomCfg, MmuPreset};
+use crate::schema::qos::{HeadroomCfg, MmuPreset, TsaCfg};
 use rocesim_model::cc::RpModel;
 use rocesim_model::time::Rate;
 use rocesim_model::units::fmt_rate;
@@ -28,7 +29,9 @@ pub fn assumptions(sc: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
     dcqcn(sc, &mut out);
     nic(sc, &mut out);
+    nic_buffers(sc, &mut out);
     pfc(sc, &mut out);
+    ets(sc, &mut out);
     out
 }
 
@@ -112,6 +115,86 @@ fn nic(sc: &Scenario, out: &mut Vec<String>) {
              describes the ConnectX arbitration among QPs"
                 .into(),
         );
+    }
+}
+
+fn nic_buffers(sc: &Scenario, out: &mut Vec<String>) {
+    for (hi, hc) in sc.hosts.iter().enumerate() {
+        let (Some(cfg), Ok(p)) = (&hc.pfc, host_profile(hc, hi)) else {
+            continue;
+        };
+        let at = crate::KeyPath::root().key("host").index(hi).key("pfc");
+        if !matches!(connectx_buffers(cfg, p.base, &at), Ok(true)) {
+            continue;
+        }
+        push(
+            out,
+            "host.pfc: a ConnectX's receive-buffer thresholds are the mlx5 driver's host-owned \
+             computation (mlx5e_port_manual_buffer_config); the firmware's own, which a real NIC \
+             uses until buffers are set by hand, is not public (lossless-facts §4)"
+                .into(),
+        );
+        if cfg.buffer_size.is_none() {
+            push(
+                out,
+                "host.pfc.buffer_size = 130944 bytes for buffers 0 and 1, as one ConnectX showed \
+                 them (NVIDIA community DOC-2933; the model is not stated)"
+                    .into(),
+            );
+        }
+        if cfg.max_buffer_size.is_none() {
+            push(
+                out,
+                "host.pfc.max_buffer_size = 262016 bytes, that ConnectX's port buffer (other \
+                 generations' totals are not public)"
+                    .into(),
+            );
+        }
+        if cfg.max_mtu.is_none() {
+            push(
+                out,
+                "host.pfc.max_mtu = 9216: the netdev's max_mtu, which the driver keeps between XOFF \
+                 and XON, is taken at its floor (some ConnectX report 9978)"
+                    .into(),
+            );
+        }
+    }
+}
+
+fn ets(sc: &Scenario, out: &mut Vec<String>) {
+    let tables = sc
+        .switches
+        .iter()
+        .filter_map(|s| s.ets.as_ref())
+        .chain(sc.hosts.iter().filter_map(|h| h.ets.as_ref()));
+    for e in tables {
+        if e.preset.is_some() {
+            continue;
+        }
+        let shares = e
+            .tsa
+            .as_ref()
+            .is_some_and(|t| t.iter().any(|t| *t == TsaCfg::Ets));
+        if shares && e.round.is_none() {
+            push(
+                out,
+                "ets.round = 12800 bytes: the credit one round of deficit round robin hands the \
+                 ETS classes; the hardware's granularity is not documented (lossless-facts §7)"
+                    .into(),
+            );
+        }
+        let shared_class = e
+            .prio_tc
+            .as_ref()
+            .is_some_and(|m| m.iter().enumerate().any(|(i, tc)| m[..i].contains(tc)));
+        if shared_class {
+            push(
+                out,
+                "ets.prio_tc: the priorities of one traffic class take turns frame by frame, where \
+                 the hardware queues them in one FIFO"
+                    .into(),
+            );
+        }
     }
 }
 
@@ -268,5 +351,39 @@ mod tests {
         assert_eq!(count(&of("400Gbps", nic, &sw), "interface_delay_bits"), 0);
         // Without lossless priorities nothing pauses: no delay is assumed.
         assert_eq!(count(&of("400Gbps", "", ""), "interface_delay_bits"), 0);
+    }
+
+    #[test]
+    fn connectx_buffers_and_ets_shares_name_their_unsourced_defaults() {
+        let pfc = "  [host.pfc]\n  priorities = [3]\n";
+        let list = of("100Gbps", pfc, "");
+        for key in [
+            "host-owned",
+            "buffer_size = 130944",
+            "max_buffer_size",
+            "max_mtu = 9216",
+        ] {
+            assert_eq!(count(&list, key), 1, "{key} in {list:#?}");
+        }
+        // One FIFO (the keys of the rxe and hpcc profiles) is not a ConnectX's.
+        let fifo = "  [host.pfc]\n  priorities = [3]\n  rx_buffer = \"256KiB\"\n";
+        assert_eq!(count(&of("100Gbps", fifo, ""), "host-owned"), 0);
+        let sized = "  [host.pfc]\n  priorities = [3]\n  buffer_size = [130944, 130944]\n";
+        assert_eq!(count(&of("100Gbps", sized, ""), "buffer_size = 130944"), 0);
+
+        let ets = "  [switch.ets]\n  prio_tc = [0, 0, 0, 3, 4, 0, 0, 0]\n  \
+                   tsa = [\"ets\", \"strict\", \"strict\", \"ets\", \"ets\", \"strict\", \"strict\", \"strict\"]\n  \
+                   tcbw = [20, 0, 0, 50, 30, 0, 0, 0]\n";
+        let list = of("100Gbps", "", ets);
+        assert_eq!(count(&list, "ets.round = 12800"), 1, "{list:#?}");
+        assert_eq!(
+            count(&list, "frame by frame"),
+            1,
+            "priorities 0-2, 5-7 share TC 0"
+        );
+        let own = ets.replace("[0, 0, 0, 3, 4, 0, 0, 0]", "[0, 1, 2, 3, 4, 5, 6, 7]")
+            + "  round = \"9000B\"\n";
+        let list = of("100Gbps", "", &own);
+        assert_eq!(count(&list, "ets."), 0, "{list:#?}");
     }
 }

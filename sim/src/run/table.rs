@@ -232,6 +232,8 @@ fn prio_list(mask: u8) -> String {
         true => "-".into(),
         false => v.join(","),
     }
+}
+
 /// `rocesim check`'s egress schedulers: per switch or host with
 /// `[switch.ets]`/`[host.ets]`, its configuration as `mlnx_qos` options and
 /// a row per traffic class that has priorities, as `mlnx_qos` prints them

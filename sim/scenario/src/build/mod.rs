@@ -62,7 +62,7 @@ mod hosts;
 mod names;
 mod neighbours;
 pub use crate::profile::host_profile;
-mod qos;
+pub(crate) mod qos;
 mod taps;
 mod workloads;
 

@@ -353,7 +353,7 @@ pub(super) fn add_host_pfc(w: &mut World, sc: &Scenario) -> Result<(), ModelErro
 /// of their keys, or it is a ConnectX and names none of the one-FIFO keys
 /// (`rx_buffer`, `xoff`, `xon`: the `rxe` and `hpcc` profiles' layout, and
 /// every NIC's before the buffers were modelled). Keys of both is an error.
-fn connectx_buffers(
+pub(crate) fn connectx_buffers(
     cfg: &crate::schema::qos::HostPfcCfg,
     base: ProfileBase,
     at: &crate::diagnostic::KeyPath,
