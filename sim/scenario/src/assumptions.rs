@@ -171,10 +171,7 @@ fn ets(sc: &Scenario, out: &mut Vec<String>) {
         if e.preset.is_some() {
             continue;
         }
-        let shares = e
-            .tsa
-            .as_ref()
-            .is_some_and(|t| t.iter().any(|t| *t == TsaCfg::Ets));
+        let shares = e.tsa.as_ref().is_some_and(|t| t.contains(&TsaCfg::Ets));
         if shares && e.round.is_none() {
             push(
                 out,
