@@ -24,6 +24,7 @@ use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
+use super::nic_cc::Notify;
 use super::nic_rx::RxBuffer;
 use super::port::{DropReason, PrioQueues, highest};
 use super::profile::NicProfile;
@@ -33,6 +34,7 @@ use crate::engine::{Event, Scheduler};
 use crate::net::IpNet;
 use crate::packet::{L3, Packet, PacketId};
 use crate::time::Ps;
+use roce_codec::Operation;
 use roce_codec::wire::mad::GSI_QPN;
 use rustc_hash::FxHashMap as FastMap;
 
@@ -359,14 +361,20 @@ impl World {
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);
         };
-        let cnp = self.congestion_rx(host, nic, q, id);
+        let notify = self.congestion_rx(host, nic, q, id);
+        let echo = matches!(notify, Some(Notify::EchoOnAck));
         let pkt = self.pool.get(id);
+        let ack = (pkt.ib.bth.opcode.operation() == Some(Operation::Acknowledge))
+            .then_some(pkt.ib.bth.becn);
         self.qps[q as usize]
             .qp
-            .on_receive(&pkt.ib, pkt.ecn_ce(), now);
+            .on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
+        if let Some(becn) = ack {
+            self.ack_clocked_rx(q, becn);
+        }
         self.pool.free(id);
         self.after_qp_change(q);
-        if let Some(c) = cnp {
+        if let Some(Notify::Cnp(c)) = notify {
             self.send_cnp(c);
         }
     }

@@ -8,6 +8,7 @@ use toml_edit::{Array, InlineTable, Value};
 
 use super::writer::{ScenarioFile, int, quoted_key};
 use super::{HpccConfig, ImportError, NIC_PROFILE, SWITCH_PRESET};
+use crate::config::CcMode;
 use rocesim_model::cc::RedParams;
 use rocesim_model::packet::Billing;
 use rocesim_model::topology::Topology;
@@ -168,10 +169,10 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
         int(cfg.packet_payload_size),
         "        # PACKET_PAYLOAD_SIZE",
     );
-    // CC_MODE 1 carries no INT header (IntHeader::NONE), so a data packet
-    // is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14, an ACK
-    // 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`); the modes that add one are
-    // refused above.
+    // CC_MODE 1 and 8 carry no INT header (IntHeader::NONE), so a data
+    // packet is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14,
+    // an ACK 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`); the modes that add
+    // one are refused above.
     w.set(
         "header_bytes",
         int(Billing::HPCC.header_bytes),
@@ -207,7 +208,7 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
             w.set(
                 "window_follows_rate",
                 true,
-                "  # VAR_WIN 1: window x DCQCN rate / line rate",
+                "  # VAR_WIN 1: window x the congestion control's rate / line rate",
             );
         }
     }
@@ -221,6 +222,9 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
         );
     }
     w.blank();
+    if cfg.cc_mode == CcMode::Dctcp {
+        return dctcp_tables(w, cfg);
+    }
     w.table(&["topology", "host", "dcqcn"], false, "  ", "");
     match cfg.dcqcn() {
         Err(e) => {
@@ -287,6 +291,47 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
                 w.set_aligned(k, v, 29, &why);
             }
         }
+    }
+}
+
+/// `[topology.host.cc]` for `CC_MODE 8`: DCTCP with the config's gain,
+/// increase and floor. The profile's notification point stays as it is:
+/// BECN on the ACK of every marked packet, the reference's CNP flag.
+fn dctcp_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
+    w.table(&["topology", "host", "cc"], false, "  ", "");
+    w.set(
+        "algorithm",
+        "dctcp",
+        "          # CC_MODE 8: on every ACK, alpha from the echoed marks, a cut per window",
+    );
+    w.blank();
+    w.table(&["topology", "host", "cc", "dctcp"], false, "  ", "");
+    w.set_aligned(
+        "g",
+        Value::from(cfg.ewma_gain),
+        29,
+        &format!("EWMA_GAIN {}", cfg.ewma_gain),
+    );
+    w.set_aligned(
+        "rate_ai",
+        Value::from(rate_key(cfg.dctcp_rate_ai)),
+        29,
+        &format!("DCTCP_RATE_AI {}", fmt_rate(cfg.dctcp_rate_ai)),
+    );
+    w.set_aligned(
+        "min_rate",
+        Value::from(rate_key(cfg.min_rate)),
+        29,
+        &format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+    );
+}
+
+/// A rate as a scenario writes it: whole Mb/s as `"615Mbps"`, else bit/s.
+fn rate_key(r: rocesim_model::time::Rate) -> String {
+    if r.bps() % 1_000_000 == 0 {
+        format!("{}Mbps", r.bps() / 1_000_000)
+    } else {
+        format!("{}bps", r.bps())
     }
 }
 
