@@ -123,3 +123,19 @@ fn dctcp_stars_match_the_reference() {
     assert!(marked > 1000, "{marked} marks");
     assert_eq!((sent, handled), (marked, marked));
 }
+
+/// TIMELY (`CC_MODE 7`): a rate update per window of data from the RTT of
+/// the data packet its ACK answers (the ACK echoes the packet's send time),
+/// no window; its data packets carry 8 bytes more (56 beyond the payload),
+/// so rocesim's ideal is 0.8 % longer than the reference's 48-byte one.
+#[test]
+fn timely_stars_match_the_reference() {
+    for star in ["2to1", "16to1"] {
+        let Some(s) = check(star, "timely") else {
+            return;
+        };
+        // TIMELY reads no echo: marks are echoed on ACKs and left unread.
+        assert_eq!(sum_counter(&s, "rp_cnp_handled"), 0, "{star}");
+        assert_eq!(sum_counter(&s, "rp_cnp_ignored"), 0, "{star}");
+    }
+}

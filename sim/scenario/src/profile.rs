@@ -9,7 +9,9 @@ use crate::schema::{
     AckPriorityCfg, AckQueueCfg, CcCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg,
     TransportCfg, WindowBytesCfg,
 };
-use rocesim_model::cc::{Algorithm, CnpScope, DcqcnParams, DctcpParams, ParamError, RpModel};
+use rocesim_model::cc::{
+    Algorithm, CnpScope, DcqcnParams, DctcpParams, ParamError, RpModel, TimelyParams,
+};
 use rocesim_model::transport::QpConfig;
 use rocesim_model::world::profile::{
     AckPriority, ByteWindow, DcqcnSetup, EcnMode, NicProfile, ProfileBase,
@@ -283,12 +285,28 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))
     .collect();
+    let t = &c.timely;
+    let timely_given: Vec<&str> = [
+        ("ewma", t.ewma.is_some()),
+        ("beta", t.beta.is_some()),
+        ("t_low", t.t_low.is_some()),
+        ("t_high", t.t_high.is_some()),
+        ("min_rtt", t.min_rtt.is_some()),
+        ("rate_ai", t.rate_ai.is_some()),
+        ("rate_hai", t.rate_hai.is_some()),
+        ("hai_after", t.hai_after.is_some()),
+        ("min_rate", t.min_rate.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
     if let Some(name) = c.algorithm.as_deref() {
         p.algorithm = match name {
             "dcqcn" => Algorithm::Dcqcn,
             "dctcp" => Algorithm::Dctcp(DctcpParams::hpcc_reference()),
+            "timely" => Algorithm::Timely(TimelyParams::hpcc_reference()),
             other => {
-                let list = "dcqcn (the default), dctcp";
+                let list = "dcqcn (the default), dctcp, timely";
                 let hint = match closest(other, Algorithm::NAMES) {
                     Some(c) => format!("did you mean `{c}`? The algorithms: {list}"),
                     None => format!("the algorithms: {list}"),
@@ -301,7 +319,44 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
             }
         };
     }
+    // Knobs of an algorithm that does not run are a mistake, not a no-op.
+    let name = p.algorithm.name();
+    for (table, given) in [("dctcp", &dctcp_given), ("timely", &timely_given)] {
+        if let (Some(k), false) = (given.first(), table == name) {
+            return Err(ModelError::new(
+                at.key(table).key(k),
+                format!("sets `{k}` but the algorithm is `{name}`"),
+            )
+            .hint(format!(
+                "add `algorithm = \"{table}\"` to [host.cc], or remove the key"
+            )));
+        }
+    }
     match &mut p.algorithm {
+        Algorithm::Timely(prm) => {
+            macro_rules! set {
+                ($($f:ident),*) => {$(if let Some(v) = t.$f { prm.$f = v; })*};
+            }
+            set!(ewma, beta, hai_after);
+            for (v, f) in [
+                (t.t_low, &mut prm.t_low),
+                (t.t_high, &mut prm.t_high),
+                (t.min_rtt, &mut prm.min_rtt),
+            ] {
+                if let Some(d) = v {
+                    *f = d.0;
+                }
+            }
+            for (v, f) in [
+                (t.rate_ai, &mut prm.rate_ai),
+                (t.rate_hai, &mut prm.rate_hai),
+                (t.min_rate, &mut prm.min_rate),
+            ] {
+                if let Some(r) = v {
+                    *f = r.0;
+                }
+            }
+        }
         Algorithm::Dctcp(prm) => {
             if let Some(g) = d.g {
                 prm.g = g;
@@ -313,15 +368,7 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
                 prm.min_rate = r.0;
             }
         }
-        Algorithm::Dcqcn => {
-            if let Some(k) = dctcp_given.first() {
-                return Err(ModelError::new(
-                    at.key("dctcp").key(k),
-                    format!("sets `{k}` but the algorithm is `{}`", p.algorithm.name()),
-                )
-                .hint("add `algorithm = \"dctcp\"` to [host.cc], or remove the key"));
-            }
-        }
+        Algorithm::Dcqcn => {}
     }
     let sub = p.algorithm.name();
     p.algorithm.validate().map_err(|e: ParamError| {

@@ -1,5 +1,5 @@
-//! Reaction points clocked by ACKs: DCTCP (and the reference's other
-//! algorithms beside DCQCN), chosen per NIC profile by [`Algorithm`].
+//! Reaction points clocked by ACKs: DCTCP and TIMELY, the reference's
+//! algorithms beside DCQCN, chosen per NIC profile by [`Algorithm`].
 //!
 //! DCQCN's reaction point ([`super::ReactionPoint`]) runs on timers started
 //! by CNPs. The HPCC reference's other congestion controls have no timer:
@@ -11,7 +11,8 @@
 
 use super::ParamError;
 use super::dctcp::{Dctcp, DctcpParams};
-use crate::time::Rate;
+use super::timely::{Timely, TimelyParams};
+use crate::time::{Ps, Rate};
 
 /// The congestion control a NIC runs where its profile puts a reaction
 /// point (`[host.cc] algorithm`).
@@ -21,23 +22,26 @@ pub enum Algorithm {
     Dcqcn,
     /// DCTCP on a rate ([`super::dctcp`]).
     Dctcp(DctcpParams),
+    /// TIMELY ([`super::timely`]).
+    Timely(TimelyParams),
 }
 
 impl Algorithm {
     /// Every algorithm, as scenarios name them.
-    pub const NAMES: [&'static str; 2] = ["dcqcn", "dctcp"];
+    pub const NAMES: [&'static str; 3] = ["dcqcn", "dctcp", "timely"];
 
     pub fn name(&self) -> &'static str {
         match self {
             Algorithm::Dcqcn => "dcqcn",
             Algorithm::Dctcp(_) => "dctcp",
+            Algorithm::Timely(_) => "timely",
         }
     }
 
     /// Whether it reads the congestion echo on ACKs (so the receiver must
     /// put it there: `cnp_on_ack`).
     pub fn needs_ack_echo(&self) -> bool {
-        !matches!(self, Algorithm::Dcqcn)
+        matches!(self, Algorithm::Dctcp(_))
     }
 
     /// Checks its knobs; the error names the knob.
@@ -45,6 +49,7 @@ impl Algorithm {
         match self {
             Algorithm::Dcqcn => Ok(()),
             Algorithm::Dctcp(p) => p.validate(),
+            Algorithm::Timely(p) => p.validate(),
         }
     }
 
@@ -54,6 +59,7 @@ impl Algorithm {
         match self {
             Algorithm::Dcqcn => None,
             Algorithm::Dctcp(p) => Some(AckClocked::Dctcp(Dctcp::new(p, line, mtu))),
+            Algorithm::Timely(p) => Some(AckClocked::Timely(Timely::new(p, line))),
         }
     }
 }
@@ -68,12 +74,17 @@ pub struct AckInfo {
     pub sent: u64,
     /// The ACK echoes a CE mark (BTH BECN; the reference's CNP flag).
     pub ecn_echo: bool,
+    /// Its data packet's round trip: from the send time the ACK echoes to
+    /// its arrival (the reference's `Now() - ch.ack.ih.ts`); `None` when
+    /// the ACK echoes none.
+    pub rtt: Option<Ps>,
 }
 
 /// A QP's ACK-clocked reaction point.
 #[derive(Debug, Clone)]
 pub enum AckClocked {
     Dctcp(Dctcp),
+    Timely(Timely),
 }
 
 impl AckClocked {
@@ -81,6 +92,7 @@ impl AckClocked {
     pub fn rate(&self) -> Rate {
         match self {
             AckClocked::Dctcp(d) => d.rate(),
+            AckClocked::Timely(t) => t.rate(),
         }
     }
 
@@ -88,21 +100,24 @@ impl AckClocked {
     pub fn on_ack(&mut self, ack: &AckInfo) -> bool {
         match self {
             AckClocked::Dctcp(d) => d.on_ack(*ack),
+            AckClocked::Timely(t) => t.on_ack(ack),
         }
     }
 
-    /// ACKs that echoed a CE mark.
+    /// ACKs that echoed a CE mark (TIMELY reads none).
     pub fn echoes(&self) -> u64 {
         match self {
             AckClocked::Dctcp(d) => d.echoes(),
+            AckClocked::Timely(_) => 0,
         }
     }
 
     /// Whether a rate change re-times the packet waiting for its slot
-    /// (the reference's `ChangeRate`): its DCTCP sets the rate alone.
+    /// (the reference's `ChangeRate`): its DCTCP and TIMELY set the rate
+    /// alone.
     pub fn retimes(&self) -> bool {
         match self {
-            AckClocked::Dctcp(_) => false,
+            AckClocked::Dctcp(_) | AckClocked::Timely(_) => false,
         }
     }
 }

@@ -182,6 +182,7 @@ mod tests {
             acked,
             sent,
             ecn_echo,
+            rtt: None,
         }
     }
 

@@ -364,13 +364,16 @@ impl World {
         let notify = self.congestion_rx(host, nic, q, id);
         let echo = matches!(notify, Some(Notify::EchoOnAck));
         let pkt = self.pool.get(id);
-        let ack = (pkt.ib.bth.opcode.operation() == Some(Operation::Acknowledge))
-            .then_some(pkt.ib.bth.becn);
-        self.qps[q as usize]
-            .qp
-            .on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
+        let op = pkt.ib.bth.opcode;
+        let ack = (op.operation() == Some(Operation::Acknowledge)).then_some(pkt.ib.bth.becn);
+        let slot = &mut self.qps[q as usize];
+        if op.0 <= 0x0C {
+            // A request: the ACK it makes echoes its stamp.
+            slot.cc.echo = pkt.ts;
+        }
+        slot.qp.on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
         if let Some(becn) = ack {
-            self.ack_clocked_rx(q, becn);
+            self.ack_clocked_rx(q, becn, pkt.ts);
         }
         self.pool.free(id);
         self.after_qp_change(q);

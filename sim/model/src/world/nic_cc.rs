@@ -64,6 +64,9 @@ pub struct QpCc {
     pub acks: Option<AckClocked>,
     /// The requester's PSNs as byte counts, for `acks`.
     pub seq: SeqCount,
+    /// The time stamp of the last request the responder took, which its
+    /// next ACK or NAK echoes (`Packet::ts`).
+    pub echo: Ps,
 }
 
 impl QpCc {
@@ -242,7 +245,7 @@ impl World {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: now,
+            ts: now,
         };
         self.queue_on_port(c.port, c.queue, pkt);
     }
@@ -305,8 +308,9 @@ impl World {
 
     /// An ACK or NAK for requester `q` was processed by its transport:
     /// its ACK-clocked reaction point, if it runs one, reads it. `echo`:
-    /// the ACK carried BECN.
-    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool) {
+    /// the ACK carried BECN; `stamp`: the time stamp it echoes.
+    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool, stamp: Ps) {
+        let now = self.now();
         let s = &mut self.qps[q as usize];
         let Some(a) = &mut s.cc.acks else {
             return;
@@ -324,6 +328,7 @@ impl World {
             acked: seq.acked * segment,
             sent: (seq.acked + in_flight) * segment,
             ecn_echo: echo,
+            rtt: Some(now.saturating_sub(stamp)),
         };
         s.cc.dirty |= a.on_ack(&ack);
     }

@@ -131,7 +131,7 @@ pub fn add_qp(
                 src_qp: gidx,
                 ingress: u32::MAX,
                 mad: u32::MAX,
-                born: Ps::ZERO,
+                ts: Ps::ZERO,
             }
             .flow_keys();
             let bond = &mut w.bonds[b as usize].bond;

@@ -171,13 +171,23 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
     );
     // CC_MODE 1 and 8 carry no INT header (IntHeader::NONE), so a data
     // packet is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14,
-    // an ACK 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`); the modes that add
-    // one are refused above.
-    w.set(
-        "header_bytes",
-        int(Billing::HPCC.header_bytes),
-        "          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
-    );
+    // an ACK 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`). CC_MODE 7 adds its
+    // 8-byte time stamp (IntHeader::TS) to both, the ACK's still inside
+    // its 60 bytes (14 + 20 + qbbHeader 12 + 8 = 54, padded); the modes
+    // that add more are refused above.
+    if cfg.cc_mode == CcMode::Timely {
+        w.set(
+            "header_bytes",
+            int(Billing::HPCC.header_bytes + 8),
+            "          # its data packet: payload + SeqTs 6 and its time stamp 8, UDP 8, IPv4 20, PPP 14",
+        );
+    } else {
+        w.set(
+            "header_bytes",
+            int(Billing::HPCC.header_bytes),
+            "          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
+        );
+    }
     w.set(
         "ack_bytes",
         int(Billing::HPCC.ack_bytes),
@@ -222,8 +232,10 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
         );
     }
     w.blank();
-    if cfg.cc_mode == CcMode::Dctcp {
-        return dctcp_tables(w, cfg);
+    match cfg.cc_mode {
+        CcMode::Dctcp => return dctcp_tables(w, cfg),
+        CcMode::Timely => return timely_tables(w, cfg),
+        _ => {}
     }
     w.table(&["topology", "host", "dcqcn"], false, "  ", "");
     match cfg.dcqcn() {
@@ -323,6 +335,77 @@ fn dctcp_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
         Value::from(rate_key(cfg.min_rate)),
         29,
         &format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+    );
+}
+
+/// `[topology.host.cc]` for `CC_MODE 7`: TIMELY with the config's steps
+/// and floor; its thresholds are the reference's fixed `RdmaHw` defaults,
+/// which the preset has (written out for the reader).
+fn timely_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
+    w.table(&["topology", "host", "cc"], false, "  ", "");
+    w.set(
+        "algorithm",
+        "timely",
+        "         # CC_MODE 7: a rate update per window of data, from the RTT its ACK echoes",
+    );
+    w.blank();
+    w.table(&["topology", "host", "cc", "timely"], false, "  ", "");
+    let rates = [
+        ("rate_ai", cfg.rate_ai, "RATE_AI"),
+        ("rate_hai", cfg.rate_hai, "RATE_HAI"),
+    ];
+    for (key, rate, name) in rates {
+        if let Some(r) = rate {
+            w.set_aligned(
+                key,
+                Value::from(rate_key(r)),
+                29,
+                &format!("{name} {}", fmt_rate(r)),
+            );
+        }
+    }
+    w.set_aligned(
+        "min_rate",
+        Value::from(rate_key(cfg.min_rate)),
+        29,
+        &format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+    );
+    let fixed = "fixed in the reference (RdmaHw attribute default)";
+    w.set_aligned(
+        "ewma",
+        Value::from(0.875),
+        29,
+        &format!("TimelyAlpha, {fixed}"),
+    );
+    w.set_aligned(
+        "beta",
+        Value::from(0.8),
+        29,
+        &format!("TimelyBeta, {fixed}"),
+    );
+    w.set_aligned(
+        "t_low",
+        Value::from("50us"),
+        29,
+        &format!("TimelyTLow, {fixed}"),
+    );
+    w.set_aligned(
+        "t_high",
+        Value::from("500us"),
+        29,
+        &format!("TimelyTHigh, {fixed}"),
+    );
+    w.set_aligned(
+        "min_rtt",
+        Value::from("20us"),
+        29,
+        &format!("TimelyMinRtt, {fixed}"),
+    );
+    w.set_aligned(
+        "hai_after",
+        int(5u32),
+        29,
+        "UpdateRateTimely's 5 additive steps before hyper-active ones",
     );
 }
 

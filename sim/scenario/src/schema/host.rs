@@ -277,11 +277,39 @@ pub struct DcqcnCfg {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcCfg {
-    /// `"dcqcn"` (every profile's default) or `"dctcp"`; checked when the
-    /// world is built, with a did-you-mean.
+    /// `"dcqcn"` (every profile's default), `"dctcp"` or `"timely"`;
+    /// checked when the world is built, with a did-you-mean.
     pub algorithm: Option<String>,
     #[serde(default)]
     pub dctcp: DctcpCfg,
+    #[serde(default)]
+    pub timely: TimelyCfg,
+}
+
+/// `[host.cc.timely]`: TIMELY as the HPCC reference runs it
+/// ([`TimelyParams`](rocesim_model::cc::TimelyParams)); defaults are the
+/// reference's `--cc timely` at 100 Gb/s.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelyCfg {
+    /// The weight of the newest RTT difference, [0, 1] (`TimelyAlpha`).
+    pub ewma: Option<f64>,
+    /// The multiplicative decrease factor, [0, 1] (`TimelyBeta`).
+    pub beta: Option<f64>,
+    /// Below this RTT, always increase.
+    pub t_low: Option<Dur>,
+    /// Above this RTT, always decrease.
+    pub t_high: Option<Dur>,
+    /// Normalises the RTT gradient.
+    pub min_rtt: Option<Dur>,
+    /// The additive step (`RATE_AI`).
+    pub rate_ai: Option<RateQ>,
+    /// The hyper-active step (`RATE_HAI`).
+    pub rate_hai: Option<RateQ>,
+    /// Consecutive increases before hyper-active ones.
+    pub hai_after: Option<u32>,
+    /// The rate a decrease never goes below (`MIN_RATE`).
+    pub min_rate: Option<RateQ>,
 }
 
 /// `[host.cc.dctcp]`: DCTCP on a rate, as the HPCC reference runs it
