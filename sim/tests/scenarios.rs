@@ -10,7 +10,7 @@ use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_has
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-const SHIPPED: [&str; 7] = [
+const SHIPPED: [&str; 8] = [
     "lag_hash",
     "retry_exceeded",
     "failover",
@@ -18,6 +18,7 @@ const SHIPPED: [&str; 7] = [
     "hpcc_16to1",
     "fat_tree_websearch_generated",
     "leaf_spine_capacity",
+    "cc_compare",
 ];
 
 fn mac(s: &str) -> [u8; 6] {

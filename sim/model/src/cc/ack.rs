@@ -88,6 +88,14 @@ pub enum AckClocked {
 }
 
 impl AckClocked {
+    /// The algorithm's name, as plots title it.
+    pub fn title(&self) -> &'static str {
+        match self {
+            AckClocked::Dctcp(_) => "DCTCP",
+            AckClocked::Timely(_) => "TIMELY",
+        }
+    }
+
     /// The rate to pace the QP at.
     pub fn rate(&self) -> Rate {
         match self {
