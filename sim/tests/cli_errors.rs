@@ -784,6 +784,45 @@ fn nic_profile_and_dcqcn_keys() {
         &err,
         &["ack_queue", "`top` is not \"priority\" or a priority 0..=7"],
     );
+    // [host.cc]: an unknown algorithm, a knob of another algorithm's, a
+    // knob out of range, and DCTCP where the receivers send CNPs (ConnectX)
+    // rather than the echo on the ACK it reads.
+    let err = table("cc_typo", "hpcc", "cc", "algorithm = \"dctpc\"");
+    says(
+        &err,
+        &[
+            "key `host[0].cc.algorithm`",
+            "unknown congestion control `dctpc`",
+            "did you mean `dctcp`?",
+        ],
+    );
+    let err = table("cc_knob_off", "hpcc", "cc.dctcp", "g = 0.5");
+    says(
+        &err,
+        &[
+            "key `host[0].cc.dctcp.g`",
+            "sets `g` but the algorithm is `dcqcn`",
+        ],
+    );
+    let t = lag_text()
+        .replacen(rxe, "profile = \"hpcc\" #", 1)
+        .replacen(
+            "  [[host.nic]]",
+            "  [host.cc]\n  algorithm = \"dctcp\"\n  [host.cc.dctcp]\n  g = 1.5\n  [[host.nic]]",
+            1,
+        );
+    let err = fails("cc_g", &t, &[]);
+    at(line_of(&t, "g = 1.5"), &err);
+    says(&err, &["key `host[0].cc.dctcp.g`", "1.5 is outside [0, 1]"]);
+    let err = table("cc_cnp", "connectx", "cc", "algorithm = \"dctcp\"");
+    says(
+        &err,
+        &[
+            "key `host[0].cc.algorithm`",
+            "`dctcp` reads the ECN echo on ACKs, but its receivers send CNPs",
+            "cnp_on_ack = true",
+        ],
+    );
     let err = fails_at(
         "ce_mark",
         "delay = \"1us\"",

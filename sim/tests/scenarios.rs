@@ -19,6 +19,7 @@ const SHIPPED: [&str; 8] = [
     "fat_tree_websearch_generated",
     "leaf_spine_capacity",
     "ets_shares",
+    "cc_compare",
 ];
 
 fn mac(s: &str) -> [u8; 6] {

@@ -379,3 +379,40 @@ fn the_kubernetes_example_command_runs_as_an_indexed_job() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_same_sweep(&whole_sweep(&d), &merged);
 }
+
+/// scenarios/cc_compare.toml as its comments run it, on 200 µs of flows:
+/// one run per algorithm, each finishing every flow, each reading its own
+/// signals (the same flows, different completion times).
+#[test]
+fn cc_compare_sweeps_the_algorithms() {
+    let out = tmp("sweep_cc_compare");
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("cc_compare"))
+        .args(["--set", "topology.host.cc.algorithm=dcqcn,dctcp,timely"])
+        .args(["--set", "traffic.0.duration=200us", "--jobs", "1"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let algs: Vec<&str> = rows
+        .iter()
+        .map(|r| r["params"]["topology.host.cc.algorithm"].as_str().unwrap())
+        .collect();
+    assert_eq!(algs, ["dcqcn", "dctcp", "timely"]);
+    let ok: Vec<u64> = rows.iter().map(|r| r["qps_ok"].as_u64().unwrap()).collect();
+    assert!(ok[0] > 0 && ok.iter().all(|&n| n == ok[0]), "{ok:?}");
+    assert!(rows.iter().all(|r| r["qps_failed"] == 0 && r["drops"] == 0));
+    let end: Vec<u64> = rows
+        .iter()
+        .map(|r| r["sim_time_ns"].as_u64().unwrap())
+        .collect();
+    assert!(
+        end[0] != end[1] && end[1] != end[2] && end[0] != end[2],
+        "{end:?}"
+    );
+}

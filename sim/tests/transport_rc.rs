@@ -908,3 +908,63 @@ fn seeded_random_loss_is_deterministic_and_recovers() {
     let (t3, _) = run(43);
     assert_ne!(t1, t3);
 }
+
+#[test]
+fn the_ack_of_a_packet_received_echoing_congestion_carries_becn() {
+    // ACK every packet (ack_req_every 1). A 3-packet WRITE (PSN 0..2) at
+    // a responder with ePSN 0: packet 1 asks its ACK to echo a CE mark
+    // (the reference's CNP flag), packets 0 and 2 do not; a duplicate of
+    // packet 1 re-ACKed with ePSN - 1 = 2 echoes when asked, and a NAK
+    // does as well. Only the asked-for ACKs carry BECN. (No coalescing:
+    // each packet's ACK leaves.)
+    let c = QpConfig {
+        ack_req_every: 1,
+        segment_bytes: 1000,
+        coalesce_acks: false,
+        ..cfg()
+    };
+    let mut a = requester(c);
+    let mut b = RcQp::new(B, A, Psn::new(0), Psn::new(0), c);
+    post(&mut a, 1, Verb::Write, 3000);
+    let data = drain(&mut a, Ps::ZERO);
+    assert_eq!(psns(&data), [0, 1, 2]);
+    for (i, p) in data.iter().enumerate() {
+        b.on_receive_echoing(p, i == 1, i == 1, Ps(i as u64));
+    }
+    b.on_receive_echoing(&data[1], true, true, Ps(5));
+    let acks = drain(&mut b, Ps(6));
+    assert_eq!(psns(&acks), [0, 1, 2, 2]);
+    let becn: Vec<bool> = acks.iter().map(|p| p.bth.becn).collect();
+    assert_eq!(becn, [false, true, false, true]);
+    // Out of order (PSN 5 at ePSN 3): the NAK echoes.
+    let mut late = data[2];
+    late.bth.psn = Psn::new(5);
+    b.on_receive_echoing(&late, true, true, Ps(7));
+    let nak = b.next_tx(Ps(8)).unwrap();
+    assert_eq!(
+        nak.ext.aeth.unwrap().syndrome,
+        Syndrome::NAK_PSN_SEQUENCE_ERROR
+    );
+    assert!(nak.bth.becn);
+    // Coalesced (rxe): the one ACK left says what the four said, the echo
+    // included.
+    let mut r = RcQp::new(
+        B,
+        A,
+        Psn::new(0),
+        Psn::new(0),
+        QpConfig {
+            coalesce_acks: true,
+            ..c
+        },
+    );
+    for (i, p) in data.iter().enumerate() {
+        r.on_receive_echoing(p, i == 1, i == 1, Ps(i as u64));
+    }
+    let acks = drain(&mut r, Ps(6));
+    assert_eq!((psns(&acks), acks[0].bth.becn), (vec![2], true));
+    // The plain entry point never echoes.
+    let mut d = RcQp::new(B, A, Psn::new(0), Psn::new(0), c);
+    d.on_receive(&data[0], true, Ps::ZERO);
+    assert!(!d.next_tx(Ps(1)).unwrap().bth.becn);
+}

@@ -6,10 +6,12 @@
 
 use crate::diagnostic::{KeyPath, ModelError, closest};
 use crate::schema::{
-    AckPriorityCfg, AckQueueCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg, TransportCfg,
-    WindowBytesCfg,
+    AckPriorityCfg, AckQueueCfg, CcCfg, CnpScopeCfg, DcqcnCfg, EcnCfg, HostCfg, RpModelCfg,
+    TransportCfg, WindowBytesCfg,
 };
-use rocesim_model::cc::{CnpScope, DcqcnParams, RpModel};
+use rocesim_model::cc::{
+    Algorithm, CnpScope, DcqcnParams, DctcpParams, ParamError, RpModel, TimelyParams,
+};
 use rocesim_model::transport::QpConfig;
 use rocesim_model::world::profile::{
     AckPriority, ByteWindow, DcqcnSetup, EcnMode, NicProfile, ProfileBase,
@@ -35,6 +37,7 @@ pub fn host_profile(hc: &HostCfg, hi: usize) -> Result<NicProfile, ModelError> {
     }
     transport(&mut p, &hc.transport, &at.key("transport"))?;
     dcqcn(&mut p, &hc.dcqcn, &at.key("dcqcn"))?;
+    algorithm(&mut p, &hc.cc, &at.key("cc"))?;
     Ok(p)
 }
 
@@ -268,5 +271,123 @@ fn dcqcn(p: &mut NicProfile, c: &DcqcnCfg, at: &KeyPath) -> Result<(), ModelErro
         }
     })?;
     p.dcqcn = Some(setup);
+    Ok(())
+}
+
+/// `[host.cc]`: the algorithm of the reaction points and its knobs.
+fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelError> {
+    let d = &c.dctcp;
+    let dctcp_given: Vec<&str> = [
+        ("g", d.g.is_some()),
+        ("rate_ai", d.rate_ai.is_some()),
+        ("min_rate", d.min_rate.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    let t = &c.timely;
+    let timely_given: Vec<&str> = [
+        ("ewma", t.ewma.is_some()),
+        ("beta", t.beta.is_some()),
+        ("t_low", t.t_low.is_some()),
+        ("t_high", t.t_high.is_some()),
+        ("min_rtt", t.min_rtt.is_some()),
+        ("rate_ai", t.rate_ai.is_some()),
+        ("rate_hai", t.rate_hai.is_some()),
+        ("hai_after", t.hai_after.is_some()),
+        ("min_rate", t.min_rate.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
+    if let Some(name) = c.algorithm.as_deref() {
+        p.algorithm = match name {
+            "dcqcn" => Algorithm::Dcqcn,
+            "dctcp" => Algorithm::Dctcp(DctcpParams::hpcc_reference()),
+            "timely" => Algorithm::Timely(TimelyParams::hpcc_reference()),
+            other => {
+                let list = "dcqcn (the default), dctcp, timely";
+                let hint = match closest(other, Algorithm::NAMES) {
+                    Some(c) => format!("did you mean `{c}`? The algorithms: {list}"),
+                    None => format!("the algorithms: {list}"),
+                };
+                return Err(ModelError::new(
+                    at.key("algorithm"),
+                    format!("unknown congestion control `{other}`"),
+                )
+                .hint(hint));
+            }
+        };
+    }
+    // Knobs of an algorithm that does not run are a mistake, not a no-op.
+    let name = p.algorithm.name();
+    for (table, given) in [("dctcp", &dctcp_given), ("timely", &timely_given)] {
+        if let (Some(k), false) = (given.first(), table == name) {
+            return Err(ModelError::new(
+                at.key(table).key(k),
+                format!("sets `{k}` but the algorithm is `{name}`"),
+            )
+            .hint(format!(
+                "add `algorithm = \"{table}\"` to [host.cc], or remove the key"
+            )));
+        }
+    }
+    match &mut p.algorithm {
+        Algorithm::Timely(prm) => {
+            macro_rules! set {
+                ($($f:ident),*) => {$(if let Some(v) = t.$f { prm.$f = v; })*};
+            }
+            set!(ewma, beta, hai_after);
+            for (v, f) in [
+                (t.t_low, &mut prm.t_low),
+                (t.t_high, &mut prm.t_high),
+                (t.min_rtt, &mut prm.min_rtt),
+            ] {
+                if let Some(d) = v {
+                    *f = d.0;
+                }
+            }
+            for (v, f) in [
+                (t.rate_ai, &mut prm.rate_ai),
+                (t.rate_hai, &mut prm.rate_hai),
+                (t.min_rate, &mut prm.min_rate),
+            ] {
+                if let Some(r) = v {
+                    *f = r.0;
+                }
+            }
+        }
+        Algorithm::Dctcp(prm) => {
+            if let Some(g) = d.g {
+                prm.g = g;
+            }
+            if let Some(r) = d.rate_ai {
+                prm.rate_ai = r.0;
+            }
+            if let Some(r) = d.min_rate {
+                prm.min_rate = r.0;
+            }
+        }
+        Algorithm::Dcqcn => {}
+    }
+    let sub = p.algorithm.name();
+    p.algorithm.validate().map_err(|e: ParamError| {
+        let m = ModelError::new(at.key(sub).key(&e.key), e.problem);
+        match e.hint {
+            Some(h) => m.hint(h),
+            None => m,
+        }
+    })?;
+    if p.algorithm.needs_ack_echo() && !p.dcqcn.as_ref().is_some_and(|d| d.cnp_on_ack) {
+        let why = match &p.dcqcn {
+            None => "congestion control is off on this host ([host.dcqcn] enable = false)",
+            Some(_) => "its receivers send CNPs, not the echo on the ACK it reads",
+        };
+        return Err(ModelError::new(
+            at.key("algorithm"),
+            format!("`{sub}` reads the ECN echo on ACKs, but {why}"),
+        )
+        .hint("set [host.dcqcn] cnp_on_ack = true (the hpcc profile's default)"));
+    }
     Ok(())
 }

@@ -121,25 +121,32 @@ fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
         add("resp_cqe_error", c.resp_cqe_error);
         add("resp_cqe_flush_error", c.resp_cqe_flush_error);
         // The reaction point's counters where the NIC runs DCQCN: CNPs
-        // that reached a QP with a reaction point, and those that reached
-        // one whose priority has none.
+        // that reached a QP with a reaction point (for an ACK-clocked one,
+        // ACKs that echoed a mark), and those that reached one whose
+        // priority has none.
         if q.dcqcn() {
-            add(
-                "rp_cnp_handled",
-                q.reaction_point().map_or(0, |rp| rp.cnps()),
-            );
+            let handled = match (q.reaction_point(), q.ack_clocked()) {
+                (Some(rp), _) => rp.cnps(),
+                (None, Some(a)) => a.echoes(),
+                (None, None) => 0,
+            };
+            add("rp_cnp_handled", handled);
             add("rp_cnp_ignored", q.cnps_ignored());
         }
     }
     // The notification point's CNPs, per NIC port, summed per device. The
     // NIC sends them outside any QP's counters, but the port's PMA
-    // counters count them as the receiving QP counts them.
+    // counters count them as the receiving QP counts them. A NIC that
+    // notifies by BECN on its ACKs (`cnp_on_ack`) counts each flagged ACK
+    // as a CNP sent, and sends no frame for it.
     let cnp_words = IbRepr::cnp(0).buffer_len() as u64 / 4;
-    for (device, np) in w.notification_points() {
+    for (device, np, frames) in w.notification_points() {
         let set = out.entry(device).or_default();
         let sent = np.cnps_sent();
         *set.entry("np_cnp_sent".into()).or_default() += sent;
-        *set.entry("port_xmit_packets".into()).or_default() += sent;
-        *set.entry("port_xmit_data".into()).or_default() += sent * cnp_words;
+        if frames {
+            *set.entry("port_xmit_packets".into()).or_default() += sent;
+            *set.entry("port_xmit_data".into()).or_default() += sent * cnp_words;
+        }
     }
 }

@@ -209,10 +209,13 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
     let total = shown.len();
     // Without a reaction point the limit is the line rate or the
     // workload's `rate_limit`: the title says which kind of plot it is.
+    let acks = shown.iter().find_map(|(q, _)| q.ack_clocked());
     let what = if shown.iter().any(|(q, _)| q.reaction_point().is_some()) {
-        "Rate allowed per QP (DCQCN)"
+        "Rate allowed per QP (DCQCN)".to_string()
+    } else if let Some(a) = acks {
+        format!("Rate allowed per QP ({})", a.title())
     } else {
-        "Rate allowed per QP (no DCQCN: line rate or rate_limit)"
+        "Rate allowed per QP (no DCQCN: line rate or rate_limit)".to_string()
     };
     let series = qp_lines(shown);
     let title = if total > MAX_QP_LINES {

@@ -21,6 +21,12 @@
 //! * [`rp`]: the reaction point ([`ReactionPoint`]), one per QP.
 //! * [`np`]: the notification point ([`NotificationPoint`]), one per NIC
 //!   port.
+//! * [`ack`]: the choice of algorithm ([`Algorithm`]) and the reaction
+//!   points clocked by ACKs rather than timers ([`AckClocked`]): [`dctcp`],
+//!   which reads the notification as BECN on the ACK of each marked packet
+//!   (the notification point's `cnp_on_ack`), as the HPCC reference's
+//!   receiver flags its ACKs whatever algorithm the sender runs, and
+//!   [`timely`], which reads the RTT of the data packet an ACK answers.
 //!
 //! None of them owns a clock or schedules anything: each is told the time
 //! (`Ps`) and says what should happen and when. The world schedules one
@@ -31,15 +37,21 @@
 //! names the knob (the scenario layer prefixes its TOML table) and the range
 //! it accepts.
 
+pub mod ack;
 pub mod dcqcn;
+pub mod dctcp;
 pub mod np;
 pub mod red;
 pub mod rp;
+pub mod timely;
 
+pub use ack::{AckClocked, AckInfo, Algorithm};
 pub use dcqcn::{CnpScope, DcqcnParams, ReferenceDcqcn, RpModel};
+pub use dctcp::{Dctcp, DctcpParams};
 pub use np::{CnpKey, MarkedPacket, NotificationPoint};
 pub use red::{MarkPoint, RedParams};
 pub use rp::{ReactionPoint, retime};
+pub use timely::{Timely, TimelyParams};
 
 /// A parameter outside what the model accepts.
 ///

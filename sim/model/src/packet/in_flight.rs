@@ -206,8 +206,12 @@ pub struct Packet {
     /// A CM MAD's index in the world's log of sent MADs (whose bytes a tap
     /// writes), `u32::MAX` for every other packet.
     pub mad: u32,
-    /// When it was created by the sending NIC.
-    pub born: Ps,
+    /// The time stamp it carries: on a request or CNP, when the sending
+    /// NIC made it; on an ACK or NAK, the stamp of the packet it answers,
+    /// echoed as the HPCC reference copies its data packet's `ts` into its
+    /// ACK (TIMELY's RTT sample). Simulation metadata: no header field of
+    /// the frame holds it.
+    pub ts: Ps,
     pub ib: IbRepr,
 }
 

@@ -37,7 +37,7 @@ impl Packet {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born,
+            ts: born,
         }
     }
 
@@ -111,7 +111,7 @@ impl Packet {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: Ps::ZERO,
+            ts: Ps::ZERO,
         }
     }
 }

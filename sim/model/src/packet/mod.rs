@@ -70,6 +70,6 @@ fn pkt(len: u32) -> Packet {
         src_qp: 0,
         ingress: u32::MAX,
         mad: u32::MAX,
-        born: Ps::ZERO,
+        ts: Ps::ZERO,
     }
 }

@@ -134,7 +134,7 @@ mod tests {
             src_qp: 0,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: Ps::ZERO,
+            ts: Ps::ZERO,
         }
     }
 

@@ -29,6 +29,7 @@ use core::net::Ipv4Addr;
 
 use super::World;
 use super::bond::Bond;
+use super::nic_cc::Notify;
 use super::nic_rx::RxBuffer;
 use super::port::{DropReason, PrioQueues};
 use super::profile::NicProfile;
@@ -38,6 +39,7 @@ use crate::engine::{Event, Scheduler};
 use crate::net::IpNet;
 use crate::packet::{L3, Packet, PacketId};
 use crate::time::Ps;
+use roce_codec::Operation;
 use roce_codec::wire::mad::GSI_QPN;
 use rustc_hash::FxHashMap as FastMap;
 
@@ -364,14 +366,23 @@ impl World {
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);
         };
-        let cnp = self.congestion_rx(host, nic, q, id);
+        let notify = self.congestion_rx(host, nic, q, id);
+        let echo = matches!(notify, Some(Notify::EchoOnAck));
         let pkt = self.pool.get(id);
-        self.qps[q as usize]
-            .qp
-            .on_receive(&pkt.ib, pkt.ecn_ce(), now);
+        let op = pkt.ib.bth.opcode;
+        let ack = (op.operation() == Some(Operation::Acknowledge)).then_some(pkt.ib.bth.becn);
+        let slot = &mut self.qps[q as usize];
+        if op.0 <= 0x0C {
+            // A request: the ACK it makes echoes its stamp.
+            slot.cc.echo = pkt.ts;
+        }
+        slot.qp.on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
+        if let Some(becn) = ack {
+            self.ack_clocked_rx(q, becn, pkt.ts);
+        }
         self.pool.free(id);
         self.after_qp_change(q);
-        if let Some(c) = cnp {
+        if let Some(Notify::Cnp(c)) = notify {
             self.send_cnp(c);
         }
     }

@@ -7,9 +7,9 @@
 //!  CE-marked packet for QP r ──▶ NotificationPoint ──▶ CNP (0x81, DestQP = r's peer)
 //!                                 (per port, paced)        │ queued on the port at
 //!                                                          │ cnp_802p_prio / cnp_dscp
-//!                                                          ▼ (or behind the ACK)
-//!  CNP for QP s ──▶ ReactionPoint of s ──rate changed──▶ RcQp::change_rate (re-times
-//!                   on_cnp / on_sent / on_deadline          the waiting packet) ─▶ wake
+//!                                                          ▼ (cnp_on_ack: BECN on r's ACK)
+//!  CNP or BECN ACK ──▶ ReactionPoint of s ──rate changed──▶ RcQp::change_rate (re-times
+//!  for QP s            on_cnp / on_sent / on_deadline          the waiting packet) ─▶ wake
 //!                          │
 //!                          └─ next_deadline ──▶ one RpDeadline event per QP
 //! ```
@@ -28,12 +28,12 @@
 //! counted as `rp_cnp_ignored`. A CNP goes out of the port the marked
 //! packet came in on, queued on that port like the kernel's frames.
 
-use roce_codec::{IbRepr, Opcode, Operation};
+use roce_codec::{IbRepr, Opcode, Operation, Psn};
 
 use super::World;
 use super::profile::Trust;
 use super::profile::{AckRoute, ByteWindow, ECT0, EcnMode};
-use crate::cc::{MarkedPacket, ReactionPoint};
+use crate::cc::{AckClocked, AckInfo, MarkedPacket, ReactionPoint};
 use crate::engine::Event;
 use crate::packet::{L3, Packet, PacketId, frame_sizes};
 use crate::time::{Ps, Rate};
@@ -59,15 +59,60 @@ pub struct QpCc {
     /// Its window of bytes in flight, where its profile keeps one; `u32`:
     /// the QP's payload per packet.
     pub window: Option<(ByteWindow, u32)>,
+    /// The reaction point of an algorithm clocked by ACKs (DCTCP), where
+    /// its profile runs one in place of DCQCN's.
+    pub acks: Option<AckClocked>,
+    /// The requester's PSNs as byte counts, for `acks`.
+    pub seq: SeqCount,
+    /// The time stamp of the last request the responder took, which its
+    /// next ACK or NAK echoes (`Packet::ts`).
+    pub echo: Ps,
 }
 
 impl QpCc {
     /// The rate the QP's limiter allows now on a port of rate `line`:
-    /// DCQCN's current rate under the workload's `rate_limit`.
+    /// its congestion control's current rate under the workload's
+    /// `rate_limit`.
     pub fn allowed_rate(&self, line: Rate) -> Rate {
-        let r = self.rp.as_ref().map_or(line, ReactionPoint::rate);
+        let r = self.cc_rate().unwrap_or(line);
         self.cap.map_or(r, |c| c.min(r)).min(line)
     }
+
+    /// The rate its reaction point (DCQCN's or an ACK-clocked one) sets.
+    pub fn cc_rate(&self) -> Option<Rate> {
+        match (&self.rp, &self.acks) {
+            (Some(rp), _) => Some(rp.rate()),
+            (None, Some(a)) => Some(a.rate()),
+            (None, None) => None,
+        }
+    }
+}
+
+/// A requester's progress in payload bytes, as the reference counts its
+/// sequence numbers (`snd_una`, `snd_nxt`): packets × the QP's segment,
+/// counted from its first PSN without wrapping (exact while every packet
+/// but a message's last is full).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SeqCount {
+    /// The oldest unacknowledged PSN when last read.
+    pub una: Psn,
+    /// Packets acknowledged until then.
+    pub acked: u64,
+    /// Payload bytes per packet.
+    pub segment: u32,
+}
+
+/// How a receiving NIC notifies the sender of a CE-marked packet.
+#[derive(Debug, Clone, Copy)]
+pub enum Notify {
+    /// A CNP of its own: see [`World::send_cnp`].
+    Cnp(CnpOut),
+    /// BTH BECN on the ACK or NAK the marked packet makes
+    /// ([`crate::transport::RcQp::on_receive_echoing`]): the HPCC
+    /// reference's CNP flag on its ACK (`RdmaHw::ReceiveUdp`, `SetCnp`),
+    /// put on the wire as InfiniBand's own backward congestion notification
+    /// bit, so that a capture stays plain RoCEv2.
+    EchoOnAck,
 }
 
 /// A CNP to send: see [`World::send_cnp`].
@@ -82,21 +127,27 @@ pub struct CnpOut {
     prio: u8,
     dscp: u8,
     ecn: u8,
-    sport: u16,
 }
 
 impl World {
-    /// A RoCE packet `id` for QP `q` arrived at NIC `nic` of `host`: a CNP
-    /// goes to the reaction point; a CE mark to the notification point,
-    /// which may want a CNP sent (after the QP has handled the packet, so
-    /// that a CNP sent with the ACK follows it).
-    pub fn congestion_rx(&mut self, host: u32, nic: u32, q: u32, id: PacketId) -> Option<CnpOut> {
+    /// A RoCE packet `id` for QP `q` arrived at NIC `nic` of `host`: a CNP,
+    /// or an ACK echoing congestion (BTH BECN), goes to DCQCN's reaction
+    /// point; a CE mark to the notification point, which may want the
+    /// sender notified: by a CNP sent after the QP has handled the packet,
+    /// or by BECN on the ACK the packet makes ([`Notify`]).
+    pub fn congestion_rx(&mut self, host: u32, nic: u32, q: u32, id: PacketId) -> Option<Notify> {
         let now = self.now();
         let pkt = self.pool.get(id);
-        if pkt.ib.bth.opcode == Opcode::CNP {
+        let op = pkt.ib.bth.opcode;
+        let is_ack = op.operation() == Some(Operation::Acknowledge);
+        if op == Opcode::CNP || (is_ack && pkt.ib.bth.becn) {
             let cc = &mut self.qps[q as usize].cc;
             match &mut cc.rp {
                 Some(rp) => cc.dirty |= rp.on_cnp(now),
+                // An ACK-clocked reaction point reads the echo with the
+                // ACK, once the transport has processed it
+                // (`ack_clocked_rx`).
+                None if is_ack && cc.acks.is_some() => {}
                 None => cc.cnps_ignored += 1,
             }
             return None;
@@ -109,7 +160,7 @@ impl World {
         let setup = h.profile.np(s.prio)?;
         // The reference's notification is a flag on the ACK of a marked
         // data packet: a marked ACK, never acknowledged, notifies nothing.
-        if setup.cnp_on_ack && pkt.ib.bth.opcode.operation() == Some(Operation::Acknowledge) {
+        if setup.cnp_on_ack && is_ack {
             return None;
         }
         let marked = MarkedPacket {
@@ -127,49 +178,31 @@ impl World {
         if !n.np.as_mut()?.on_ce(now, &marked) {
             return None;
         }
-        let L3::V2 {
-            dscp: qp_dscp,
-            ecn: qp_ecn,
-            ..
-        } = s.l3
-        else {
+        if on_ack {
+            return Some(Notify::EchoOnAck);
+        }
+        let L3::V2 { .. } = s.l3 else {
             return None;
         };
-        let out = if on_ack {
-            // Behind the ACK, marked and queued as the ACK is.
-            let (prio, dscp) = ack_marking(s.prio, qp_dscp, s.cc.ack.and_then(|r| r.prio));
-            CnpOut {
-                qp: q,
-                port: n.port,
-                queue: s.cc.ack.map_or(prio, |r| r.queue),
-                prio,
-                dscp,
-                ecn: qp_ecn,
-                sport: s.sport,
-            }
-        } else {
-            let prio = match h.trust {
-                Trust::Pcp => prio802,
-                Trust::Dscp => dscp >> 3,
-            };
-            // A ConnectX CNP carries ECT(0) and UDP source port 0 (the
-            // ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts).
-            let ecn = if h.profile.ecn == EcnMode::Cc {
-                ECT0
-            } else {
-                0
-            };
-            CnpOut {
-                qp: q,
-                port: n.port,
-                queue: prio,
-                prio,
-                dscp,
-                ecn,
-                sport: 0,
-            }
+        let prio = match h.trust {
+            Trust::Pcp => prio802,
+            Trust::Dscp => dscp >> 3,
         };
-        Some(out)
+        // A ConnectX CNP carries ECT(0) and UDP source port 0 (the
+        // ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts).
+        let ecn = if h.profile.ecn == EcnMode::Cc {
+            ECT0
+        } else {
+            0
+        };
+        Some(Notify::Cnp(CnpOut {
+            qp: q,
+            port: n.port,
+            queue: prio,
+            prio,
+            dscp,
+            ecn,
+        }))
     }
 
     /// Queues a CNP on the port the marked packet came in on: BTH opcode
@@ -179,32 +212,18 @@ impl World {
         let now = self.now();
         let s = &self.qps[c.qp as usize];
         let ib = IbRepr::cnp(s.qp.dest_qpn());
-        let L3::V2 {
-            src,
-            dst,
-            ttl,
-            sport,
-            ecmp,
-            ..
-        } = s.l3
-        else {
+        let L3::V2 { src, dst, ttl, .. } = s.l3 else {
             return;
         };
-        // A CNP with the QP's port (the reference's, on the ACK) hashes as
-        // the QP's ACKs do.
-        let ecmp = if c.sport == sport {
-            ecmp
-        } else {
-            crate::packet::hash_ports(c.sport)
-        };
+        // UDP source port 0, as a ConnectX CNP (see `congestion_rx`).
         let l3 = L3::V2 {
             src,
             dst,
             dscp: c.dscp,
             ecn: c.ecn,
             ttl,
-            sport: c.sport,
-            ecmp,
+            sport: 0,
+            ecmp: crate::packet::hash_ports(0),
         };
         let vlan = s.vlan.map(|mut v| {
             v.pcp = c.prio;
@@ -226,7 +245,7 @@ impl World {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: now,
+            ts: now,
         };
         self.queue_on_port(c.port, c.queue, pkt);
     }
@@ -287,12 +306,47 @@ impl World {
         false
     }
 
+    /// An ACK or NAK for requester `q` was processed by its transport:
+    /// its ACK-clocked reaction point, if it runs one, reads it. `echo`:
+    /// the ACK carried BECN; `stamp`: the time stamp it echoes.
+    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool, stamp: Ps) {
+        let now = self.now();
+        let s = &mut self.qps[q as usize];
+        let Some(a) = &mut s.cc.acks else {
+            return;
+        };
+        let (una, next) = (s.qp.oldest_unacked_psn(), s.qp.next_send_psn());
+        let seq = &mut s.cc.seq;
+        let advanced = una.distance(seq.una);
+        if advanced > 0 {
+            seq.acked += advanced as u64;
+            seq.una = una;
+        }
+        let in_flight = next.distance(una).max(0) as u64;
+        let segment = u64::from(seq.segment);
+        let ack = AckInfo {
+            acked: seq.acked * segment,
+            sent: (seq.acked + in_flight) * segment,
+            ecn_echo: echo,
+            rtt: Some(now.saturating_sub(stamp)),
+        };
+        s.cc.dirty |= a.on_ack(&ack);
+    }
+
     /// Applies a changed rate and keeps one deadline event pending while
     /// the QP has work (see the module documentation).
     pub fn rp_update(&mut self, q: u32) {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         let Some(rp) = &mut s.cc.rp else {
+            // An ACK-clocked reaction point has no deadline: its rate
+            // changes only when an ACK arrives.
+            if let Some(rate) = s.cc.acks.as_ref().map(AckClocked::rate) {
+                if std::mem::take(&mut s.cc.dirty) {
+                    let line = self.ports[s.port as usize].rate();
+                    apply_rate(s, rate, line);
+                }
+            }
             return;
         };
         let busy = s.qp.tx_ready_at(now).is_some() || s.qp.next_timer().is_some();
@@ -303,17 +357,11 @@ impl World {
         if std::mem::take(&mut s.cc.dirty) {
             let line = self.ports[s.port as usize].rate();
             let rate = rp.rate();
-            let rate = s.cc.cap.map_or(rate, |c| c.min(rate));
-            let limit = (rate < line).then_some(rate);
-            if limit != s.qp.rate_limit() {
-                s.qp.change_rate(limit, s.cc.retime);
-            }
-            if let Some((w, segment)) = s.cc.window.filter(|(w, _)| w.follows_rate) {
-                // GetWin: the window at DCQCN's rate, not the workload's cap.
-                let cap = w.packets(segment, rp.rate().min(line), line);
-                s.qp.set_inflight_cap(Some(cap));
-            }
+            apply_rate(s, rate, line);
         }
+        let Some(rp) = &s.cc.rp else {
+            return;
+        };
         let next = rp.next_deadline();
         if let (true, Some(d)) = (busy, next) {
             if s.cc.rp_at.is_none_or(|t| t > d) {
@@ -321,6 +369,22 @@ impl World {
                 self.sched.at(d, Event::RpDeadline { qp: q });
             }
         }
+    }
+}
+
+/// Paces QP slot `s` at its reaction point's `rate` (under the workload's
+/// cap) on a port of rate `line`, and sizes a window that follows the rate.
+fn apply_rate(s: &mut super::qp::QpSlot, rate: Rate, line: Rate) {
+    let capped = s.cc.cap.map_or(rate, |c| c.min(rate));
+    let limit = (capped < line).then_some(capped);
+    if limit != s.qp.rate_limit() {
+        s.qp.change_rate(limit, s.cc.retime);
+    }
+    if let Some((w, segment)) = s.cc.window.filter(|(w, _)| w.follows_rate) {
+        // GetWin: the window at the reaction point's rate, not the
+        // workload's cap.
+        let cap = w.packets(segment, rate.min(line), line);
+        s.qp.set_inflight_cap(Some(cap));
     }
 }
 

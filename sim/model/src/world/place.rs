@@ -12,10 +12,10 @@ use roce_codec::frame::{EthRepr, VlanTag};
 
 use super::World;
 use super::host::IfaceKind;
-use super::nic_cc::QpCc;
+use super::nic_cc::{QpCc, SeqCount};
 use super::profile::{RoceMode, Trust};
 use super::qp::{QpSlot, Role};
-use crate::cc::ReactionPoint;
+use crate::cc::{Algorithm, ReactionPoint};
 use crate::packet::{L3, Packet};
 use crate::time::Ps;
 use crate::transport::{QpConfig, RcQp};
@@ -131,7 +131,7 @@ pub fn add_qp(
                 src_qp: gidx,
                 ingress: u32::MAX,
                 mad: u32::MAX,
-                born: Ps::ZERO,
+                ts: Ps::ZERO,
             }
             .flow_keys();
             let bond = &mut w.bonds[b as usize].bond;
@@ -177,13 +177,26 @@ pub fn add_qp(
     if let Some((bw, segment)) = window {
         qp.set_inflight_cap(Some(bw.packets(segment, line, line)));
     }
+    // Where the profile runs a reaction point: DCQCN's, or the ACK-clocked
+    // one of its algorithm.
     let rp = profile.rp(prio);
+    let acks = rp.and_then(|_| profile.algorithm.ack_clocked(line, qcfg.segment()));
+    let dcqcn = rp.filter(|_| profile.algorithm == Algorithm::Dcqcn);
     let cc = QpCc {
-        rp: rp.map(|d| ReactionPoint::new(&d.params, line)),
-        retime: rp.is_some_and(|d| d.retimes()),
+        rp: dcqcn.map(|d| ReactionPoint::new(&d.params, line)),
+        retime: match &acks {
+            Some(a) => a.retimes(),
+            None => dcqcn.is_some_and(|d| d.retimes()),
+        },
         cap,
         ack: profile.ack_route(),
         window,
+        acks,
+        seq: SeqCount {
+            una: side.psn[0],
+            acked: 0,
+            segment: qcfg.segment(),
+        },
         ..QpCc::default()
     };
     w.qps.push(QpSlot {

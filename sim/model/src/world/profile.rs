@@ -20,7 +20,7 @@
 //! | priority from (`trust`) | DSCP | PCP (SL & 7) | DSCP |
 //! | bytes billed per data packet beyond its payload, per ACK, NAK or CNP (`header_bytes`, `ack_bytes`) | the real frame | the real frame | 48, 60 (the reference's sizes; see [`Billing`]) |
 //! | UDP ports switches hash a flow's frames by (`ecmp_ports`) | `udp`: its own | `udp` | `flow`: the reference's (source 10000 + the pair's earlier flows, destination the flow's `dport`) |
-//! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), CNP with the ACK |
+//! | DCQCN (`[host.dcqcn]`) | off | RP and NP on all priorities, [`DcqcnParams::connectx`] | on, the reference's values ([`hpcc_dcqcn`]), the CNP as BECN on the ACK (`cnp_on_ack`) |
 //!
 //! Sources: rxe's constants in Linux drivers/infiniband/sw/rxe/rxe_param.h
 //! (`RXE_MAX_PKT_PER_ACK`, `RXE_MAX_UNACKED_PSNS`), its TOS copy in
@@ -45,7 +45,7 @@
 //! from code or a vendor document); its CNPs carry ECT(0) as the
 //! ConnectX-4 Lx CNP captured in scapy's test/contrib/roce.uts shows.
 
-use crate::cc::DcqcnParams;
+use crate::cc::{Algorithm, DcqcnParams};
 use crate::packet::{Billing, L3, Packet};
 use crate::time::{Ps, Rate};
 use crate::transport::QpConfig;
@@ -165,8 +165,9 @@ pub struct DcqcnSetup {
     /// Bit `p`: the notification point answers CE marks on priority `p`
     /// (`…/ecn/roce_np/enable/<p>`).
     pub np_prios: u8,
-    /// The CNP leaves right behind the ACK of the marked packet, at the
-    /// ACK's priority and DSCP (the reference flags its ACK instead).
+    /// No CNP of its own: the ACK (or NAK) of the marked packet carries
+    /// the notification, as BTH BECN (the reference's CNP flag on its
+    /// ACK, `qbbHeader::FLAG_CNP`).
     pub cnp_on_ack: bool,
 }
 
@@ -204,8 +205,13 @@ pub struct NicProfile {
     pub byte_window: Option<ByteWindow>,
     pub ecn: EcnMode,
     pub trust: Trust,
-    /// `None`: DCQCN is off.
+    /// `None`: DCQCN is off, and with it every reaction and notification
+    /// point.
     pub dcqcn: Option<DcqcnSetup>,
+    /// The algorithm the reaction points run (`rp_prios` of `dcqcn` say
+    /// where): DCQCN, or one clocked by ACKs, which reads the notification
+    /// point's BECN on the ACKs (`cnp_on_ack`).
+    pub algorithm: Algorithm,
     /// The sizes its frames take on the wire and in buffers.
     pub billing: Billing,
     /// The UDP ports switches hash its flows' frames by.
@@ -227,6 +233,7 @@ impl NicProfile {
                 ecn: EcnMode::Tc,
                 trust: Trust::Dscp,
                 dcqcn: None,
+                algorithm: Algorithm::Dcqcn,
                 billing: Billing::REAL,
                 ecmp_ports: EcmpPorts::Udp,
             },
@@ -247,6 +254,7 @@ impl NicProfile {
                     np_prios: 0xFF,
                     cnp_on_ack: false,
                 }),
+                algorithm: Algorithm::Dcqcn,
                 billing: Billing::REAL,
                 ecmp_ports: EcmpPorts::Udp,
             },
@@ -274,6 +282,7 @@ impl NicProfile {
                     np_prios: 0xFF,
                     cnp_on_ack: true,
                 }),
+                algorithm: Algorithm::Dcqcn,
                 // Its data packet is the payload, a 6-byte SeqTsHeader,
                 // UDP 8, IPv4 20 and a 14-byte PppHeader standing for
                 // Ethernet (`RdmaHw::GetNxtPacket`; `PppHeader::
@@ -281,7 +290,7 @@ impl NicProfile {
                 // (`RdmaHw::ReceiveUdp`); the port times `GetSize()` bytes
                 // with no gap (`QbbNetDevice::TransmitStart`) and the MMU
                 // counts the same (`SwitchNode::SendToDev`). Its CNP is a
-                // flag on the ACK; ours, a frame of its own, costs an ACK.
+                // flag on the ACK, here BECN (`cnp_on_ack`): no frame.
                 billing: Billing::HPCC,
                 // Its flows' ports: third.cc numbers each host pair's
                 // from 10000, `SwitchNode::GetOutDev` hashes them.

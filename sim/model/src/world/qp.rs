@@ -261,7 +261,13 @@ impl World {
             src_qp: q,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: now,
+            // An ACK or NAK echoes the stamp of the last packet the
+            // responder took (`ts`'s documentation).
+            ts: if ib.bth.opcode.0 == 0x11 {
+                s.cc.echo
+            } else {
+                now
+            },
         };
         self.pool.alloc(pkt)
     }

@@ -573,7 +573,7 @@ mod tests {
             src_qp: 0,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: crate::time::Ps::ZERO,
+            ts: crate::time::Ps::ZERO,
         }
     }
 

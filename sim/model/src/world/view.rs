@@ -13,7 +13,7 @@ use super::qp::{QpSlot, QpStatus, Role};
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
 use super::tap::Tap;
-use crate::cc::{NotificationPoint, ReactionPoint};
+use crate::cc::{AckClocked, NotificationPoint, ReactionPoint};
 use crate::time::{Ps, Rate};
 use crate::transport::{QpWorkloadStats, RcQp};
 
@@ -224,11 +224,16 @@ impl<'a> QpView<'a> {
     pub fn reaction_point(&self) -> Option<&'a ReactionPoint> {
         self.slot.cc.rp.as_ref()
     }
+    /// The reaction point of an algorithm clocked by ACKs (DCTCP), if its
+    /// NIC runs one on the QP's priority in place of DCQCN's.
+    pub fn ack_clocked(&self) -> Option<&'a AckClocked> {
+        self.slot.cc.acks.as_ref()
+    }
     /// CNPs that reached it while no reaction point ran on its priority.
     pub fn cnps_ignored(&self) -> u64 {
         self.slot.cc.cnps_ignored
     }
-    /// The rate its limiter allows now: DCQCN's, under the workload's
+    /// The rate its limiter allows now: its congestion control's, under the workload's
     /// `rate_limit`, at most the port's line rate.
     pub fn allowed_rate(&self) -> Rate {
         let line = self.world.ports[self.slot.port as usize].rate();
@@ -562,12 +567,18 @@ impl World {
 
     /// Every host NIC's DCQCN notification point, with the name of the
     /// RDMA device port it belongs to (`host.nic`, or `host.bond` for a
-    /// bond's slaves).
-    pub fn notification_points(&self) -> impl Iterator<Item = (String, &NotificationPoint)> {
+    /// bond's slaves), and whether its notifications are CNP frames
+    /// (false: BECN on ACKs, `cnp_on_ack`, which costs no frame).
+    pub fn notification_points(&self) -> impl Iterator<Item = (String, &NotificationPoint, bool)> {
         self.hosts.iter().flat_map(|h| {
+            let frames = h.profile.dcqcn.as_ref().is_some_and(|d| !d.cnp_on_ack);
             h.nics.iter().filter_map(move |n| {
                 let np = n.np.as_ref()?;
-                Some((format!("{}.{}", h.name, h.iface(n.iface()).name), np))
+                Some((
+                    format!("{}.{}", h.name, h.iface(n.iface()).name),
+                    np,
+                    frames,
+                ))
             })
         })
     }

@@ -11,6 +11,8 @@
 //!  buffer, MTU                            BUFFER_SIZE, PACKET_PAYLOAD_SIZE
 //!  [topology.host]  profile = "hpcc", segment_bytes   PACKET_PAYLOAD_SIZE; its header sizes
 //!  [topology.host.dcqcn]                  CC_MODE 1, RP_TIMER, RATE_AI, ... (DcqcnParams::hpcc_reference)
+//!  [topology.host.cc] algorithm = "dctcp" CC_MODE 8, EWMA_GAIN, DCTCP_RATE_AI, MIN_RATE
+//!  [topology.host.cc] algorithm = "timely" CC_MODE 7, RATE_AI, RATE_HAI, MIN_RATE
 //!  [topology.switch.mmu] preset           BUFFER_SIZE, the reference's switch-mmu.cc
 //!  [topology.switch.ets] preset           its egress queue: broadcom-egress-queue.cc's round robin
 //!  [topology.switch.ecn]                  KMIN_MAP, KMAX_MAP, PMAX_MAP per link speed, on dequeue, all packets
@@ -330,7 +332,9 @@ pub struct Imported {
 }
 
 /// The config's settings that the imported scenario would not reproduce,
-/// in the config's order. DCQCN (`CC_MODE 1`) with its window (`HAS_WIN`,
+/// in the config's order. DCQCN (`CC_MODE 1`), TIMELY (`CC_MODE 7`:
+/// `RATE_AI`, `RATE_HAI`, `MIN_RATE`) or DCTCP (`CC_MODE 8`: `EWMA_GAIN`,
+/// `DCTCP_RATE_AI`, `MIN_RATE`) with its window (`HAS_WIN`,
 /// `GLOBAL_T`, `VAR_WIN`), a link failure (`LINK_DOWN`, with every
 /// route recomputed), ACK priority, ECN (`ENABLE_QCN`), losses
 /// (`ERROR_RATE_PER_LINK` and the topology's error rates) and an ACK per
@@ -348,11 +352,12 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
             instead: instead.into(),
         });
     };
-    if cfg.cc_mode != super::config::CcMode::Dcqcn {
+    use super::config::CcMode;
+    if !matches!(cfg.cc_mode, CcMode::Dcqcn | CcMode::Dctcp | CcMode::Timely) {
         add(
             "CC_MODE",
             cfg.cc_mode.describe().into(),
-            "rocesim's reaction point is DCQCN's (CC_MODE 1); this congestion control is not modelled",
+            "rocesim models the reference's DCQCN (CC_MODE 1), TIMELY (7) and DCTCP (8); this congestion control is not modelled",
             "no congestion control runs",
         );
     }

@@ -8,6 +8,7 @@ use toml_edit::{Array, InlineTable, Value};
 
 use super::writer::{ScenarioFile, int, quoted_key};
 use super::{HpccConfig, ImportError, NIC_PROFILE, SWITCH_PRESET};
+use crate::config::CcMode;
 use rocesim_model::cc::RedParams;
 use rocesim_model::packet::Billing;
 use rocesim_model::topology::Topology;
@@ -168,15 +169,25 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
         int(cfg.packet_payload_size),
         "        # PACKET_PAYLOAD_SIZE",
     );
-    // CC_MODE 1 carries no INT header (IntHeader::NONE), so a data packet
-    // is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14, an ACK
-    // 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`); the modes that add one are
-    // refused above.
-    w.set(
-        "header_bytes",
-        int(Billing::HPCC.header_bytes),
-        "          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
-    );
+    // CC_MODE 1 and 8 carry no INT header (IntHeader::NONE), so a data
+    // packet is payload + SeqTsHeader 6 + UDP 8 + IPv4 20 + PppHeader 14,
+    // an ACK 60 (`RdmaHw::GetNxtPacket`, `ReceiveUdp`). CC_MODE 7 adds its
+    // 8-byte time stamp (IntHeader::TS) to both, the ACK's still inside
+    // its 60 bytes (14 + 20 + qbbHeader 12 + 8 = 54, padded); the modes
+    // that add more are refused above.
+    if cfg.cc_mode == CcMode::Timely {
+        w.set(
+            "header_bytes",
+            int(Billing::HPCC.header_bytes + 8),
+            "          # its data packet: payload + SeqTs 6 and its time stamp 8, UDP 8, IPv4 20, PPP 14",
+        );
+    } else {
+        w.set(
+            "header_bytes",
+            int(Billing::HPCC.header_bytes),
+            "          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
+        );
+    }
     w.set(
         "ack_bytes",
         int(Billing::HPCC.ack_bytes),
@@ -207,7 +218,7 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
             w.set(
                 "window_follows_rate",
                 true,
-                "  # VAR_WIN 1: window x DCQCN rate / line rate",
+                "  # VAR_WIN 1: window x the congestion control's rate / line rate",
             );
         }
     }
@@ -221,6 +232,11 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
         );
     }
     w.blank();
+    match cfg.cc_mode {
+        CcMode::Dctcp => return dctcp_tables(w, cfg),
+        CcMode::Timely => return timely_tables(w, cfg),
+        _ => {}
+    }
     w.table(&["topology", "host", "dcqcn"], false, "  ", "");
     match cfg.dcqcn() {
         Err(e) => {
@@ -287,6 +303,118 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
                 w.set_aligned(k, v, 29, &why);
             }
         }
+    }
+}
+
+/// `[topology.host.cc]` for `CC_MODE 8`: DCTCP with the config's gain,
+/// increase and floor. The profile's notification point stays as it is:
+/// BECN on the ACK of every marked packet, the reference's CNP flag.
+fn dctcp_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
+    w.table(&["topology", "host", "cc"], false, "  ", "");
+    w.set(
+        "algorithm",
+        "dctcp",
+        "          # CC_MODE 8: on every ACK, alpha from the echoed marks, a cut per window",
+    );
+    w.blank();
+    w.table(&["topology", "host", "cc", "dctcp"], false, "  ", "");
+    w.set_aligned(
+        "g",
+        Value::from(cfg.ewma_gain),
+        29,
+        &format!("EWMA_GAIN {}", cfg.ewma_gain),
+    );
+    w.set_aligned(
+        "rate_ai",
+        Value::from(rate_key(cfg.dctcp_rate_ai)),
+        29,
+        &format!("DCTCP_RATE_AI {}", fmt_rate(cfg.dctcp_rate_ai)),
+    );
+    w.set_aligned(
+        "min_rate",
+        Value::from(rate_key(cfg.min_rate)),
+        29,
+        &format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+    );
+}
+
+/// `[topology.host.cc]` for `CC_MODE 7`: TIMELY with the config's steps
+/// and floor; its thresholds are the reference's fixed `RdmaHw` defaults,
+/// which the preset has (written out for the reader).
+fn timely_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
+    w.table(&["topology", "host", "cc"], false, "  ", "");
+    w.set(
+        "algorithm",
+        "timely",
+        "         # CC_MODE 7: a rate update per window of data, from the RTT its ACK echoes",
+    );
+    w.blank();
+    w.table(&["topology", "host", "cc", "timely"], false, "  ", "");
+    let rates = [
+        ("rate_ai", cfg.rate_ai, "RATE_AI"),
+        ("rate_hai", cfg.rate_hai, "RATE_HAI"),
+    ];
+    for (key, rate, name) in rates {
+        if let Some(r) = rate {
+            w.set_aligned(
+                key,
+                Value::from(rate_key(r)),
+                29,
+                &format!("{name} {}", fmt_rate(r)),
+            );
+        }
+    }
+    w.set_aligned(
+        "min_rate",
+        Value::from(rate_key(cfg.min_rate)),
+        29,
+        &format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+    );
+    let fixed = "fixed in the reference (RdmaHw attribute default)";
+    w.set_aligned(
+        "ewma",
+        Value::from(0.875),
+        29,
+        &format!("TimelyAlpha, {fixed}"),
+    );
+    w.set_aligned(
+        "beta",
+        Value::from(0.8),
+        29,
+        &format!("TimelyBeta, {fixed}"),
+    );
+    w.set_aligned(
+        "t_low",
+        Value::from("50us"),
+        29,
+        &format!("TimelyTLow, {fixed}"),
+    );
+    w.set_aligned(
+        "t_high",
+        Value::from("500us"),
+        29,
+        &format!("TimelyTHigh, {fixed}"),
+    );
+    w.set_aligned(
+        "min_rtt",
+        Value::from("20us"),
+        29,
+        &format!("TimelyMinRtt, {fixed}"),
+    );
+    w.set_aligned(
+        "hai_after",
+        int(5u32),
+        29,
+        "UpdateRateTimely's 5 additive steps before hyper-active ones",
+    );
+}
+
+/// A rate as a scenario writes it: whole Mb/s as `"615Mbps"`, else bit/s.
+fn rate_key(r: rocesim_model::time::Rate) -> String {
+    if r.bps() % 1_000_000 == 0 {
+        format!("{}Mbps", r.bps() / 1_000_000)
+    } else {
+        format!("{}bps", r.bps())
     }
 }
 

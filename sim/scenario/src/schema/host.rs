@@ -1,6 +1,6 @@
 //! `[[host]]` and what it holds: `[[host.nic]]`, `[[host.bond]]`,
-//! `[host.transport]`, `[host.dcqcn]` (`[host.pfc]` and `[host.ets]` are
-//! with the other flow-control keys, in `qos`).
+//! `[host.transport]`, `[host.dcqcn]`, `[host.cc]` (`[host.pfc]` and `[host.ets]`
+//! are with the other flow-control keys, in `qos`).
 
 use std::fmt;
 
@@ -46,6 +46,10 @@ pub struct HostCfg {
     /// Overrides of the profile's DCQCN settings.
     #[serde(default)]
     pub dcqcn: DcqcnCfg,
+    /// The congestion control algorithm of its reaction points and its
+    /// knobs (DCQCN's stay in `[host.dcqcn]`).
+    #[serde(default)]
+    pub cc: CcCfg,
     /// `net.ipv4.conf.*.arp_ignore` (0, 1 or 2 are modelled).
     #[serde(default)]
     pub arp_ignore: u8,
@@ -245,7 +249,8 @@ pub struct DcqcnCfg {
     pub rp_priorities: Option<Vec<u8>>,
     /// Priorities the notification point answers (`ecn/roce_np/enable/<p>`).
     pub np_priorities: Option<Vec<u8>>,
-    /// Send each CNP right behind the ACK of the marked packet.
+    /// No CNP frames: the ACK of each marked packet carries the
+    /// notification as BTH BECN (the HPCC reference's CNP flag on its ACK).
     pub cnp_on_ack: Option<bool>,
     pub rpg_time_reset: Option<u32>,
     pub rpg_byte_reset: Option<u32>,
@@ -267,6 +272,61 @@ pub struct DcqcnCfg {
     pub cnp_dscp: Option<u8>,
     pub cnp_802p_prio: Option<u8>,
     pub cnp_scope: Option<CnpScopeCfg>,
+}
+
+/// `[host.cc]`: which algorithm the reaction points run, where
+/// `[host.dcqcn]` puts them (`rp_priorities`), and each algorithm's knobs
+/// in a table of its own. Every key defaults to the host's profile.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcCfg {
+    /// `"dcqcn"` (every profile's default), `"dctcp"` or `"timely"`;
+    /// checked when the world is built, with a did-you-mean.
+    pub algorithm: Option<String>,
+    #[serde(default)]
+    pub dctcp: DctcpCfg,
+    #[serde(default)]
+    pub timely: TimelyCfg,
+}
+
+/// `[host.cc.timely]`: TIMELY as the HPCC reference runs it
+/// ([`TimelyParams`](rocesim_model::cc::TimelyParams)); defaults are the
+/// reference's `--cc timely` at 100 Gb/s.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimelyCfg {
+    /// The weight of the newest RTT difference, [0, 1] (`TimelyAlpha`).
+    pub ewma: Option<f64>,
+    /// The multiplicative decrease factor, [0, 1] (`TimelyBeta`).
+    pub beta: Option<f64>,
+    /// Below this RTT, always increase.
+    pub t_low: Option<Dur>,
+    /// Above this RTT, always decrease.
+    pub t_high: Option<Dur>,
+    /// Normalises the RTT gradient.
+    pub min_rtt: Option<Dur>,
+    /// The additive step (`RATE_AI`).
+    pub rate_ai: Option<RateQ>,
+    /// The hyper-active step (`RATE_HAI`).
+    pub rate_hai: Option<RateQ>,
+    /// Consecutive increases before hyper-active ones.
+    pub hai_after: Option<u32>,
+    /// The rate a decrease never goes below (`MIN_RATE`).
+    pub min_rate: Option<RateQ>,
+}
+
+/// `[host.cc.dctcp]`: DCTCP on a rate, as the HPCC reference runs it
+/// ([`DctcpParams`](rocesim_model::cc::DctcpParams)); defaults are the
+/// reference's `--cc dctcp` at 100 Gb/s.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpCfg {
+    /// Alpha's gain per window of ACKs, [0, 1] (`EWMA_GAIN`).
+    pub g: Option<f64>,
+    /// Added once per window of ACKs without an echo (`DCTCP_RATE_AI`).
+    pub rate_ai: Option<RateQ>,
+    /// The rate a cut never goes below (`MIN_RATE`).
+    pub min_rate: Option<RateQ>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

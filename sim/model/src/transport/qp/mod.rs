@@ -114,6 +114,9 @@ pub struct RcQp {
     inbound: VecDeque<InboundMessage>,
     last_ce: Option<Ps>,
     last_cnp: Option<Ps>,
+    /// The packet being received asks its ACK or NAK to echo congestion
+    /// ([`RcQp::on_receive_echoing`]).
+    echo_becn: bool,
 }
 
 impl RcQp {
@@ -176,6 +179,7 @@ impl RcQp {
             inbound: VecDeque::new(),
             last_ce: None,
             last_cnp: None,
+            echo_becn: false,
         })
     }
 
@@ -295,6 +299,22 @@ impl RcQp {
     /// A packet whose BTH DestQP is this QP arrived. `ecn_ce`: the IP ECN
     /// field was CE.
     pub fn on_receive(&mut self, pkt: &IbRepr, ecn_ce: bool, now: Ps) {
+        self.on_receive_echoing(pkt, ecn_ce, false, now);
+    }
+
+    /// As [`RcQp::on_receive`]; with `becn`, the ACK or NAK this packet
+    /// makes the responder queue carries BTH BECN: the congestion echo of
+    /// a NIC that notifies the sender on its ACK rather than with a CNP
+    /// of its own (the HPCC reference's CNP flag, `qbbHeader::SetCnp`).
+    /// A packet that makes no ACK (one dropped out of order) echoes nothing,
+    /// as the reference's flag is lost with the ACK it does not send.
+    pub fn on_receive_echoing(&mut self, pkt: &IbRepr, ecn_ce: bool, becn: bool, now: Ps) {
+        self.echo_becn = becn;
+        self.receive(pkt, ecn_ce, now);
+        self.echo_becn = false;
+    }
+
+    fn receive(&mut self, pkt: &IbRepr, ecn_ce: bool, now: Ps) {
         self.counters.on_rx(pkt);
         if ecn_ce {
             self.counters.ce_marks_rx += 1;
@@ -474,6 +494,12 @@ impl RcQp {
     /// The requester's oldest unacknowledged PSN.
     pub fn oldest_unacked_psn(&self) -> Psn {
         self.una
+    }
+
+    /// The PSN of the requester's next packet to send: past the highest
+    /// sent, or back at a rewind's first (the reference's `snd_nxt`).
+    pub fn next_send_psn(&self) -> Psn {
+        self.tx_psn
     }
 
     /// The responder's message sequence number (messages completed).

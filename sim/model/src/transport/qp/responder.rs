@@ -17,11 +17,13 @@ use roce_codec::{AethRepr, IbRepr, NakCode, Opcode, Psn, Syndrome};
 /// One item of the responder's output FIFO.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Response {
-    /// ACKNOWLEDGE with any syndrome (ACK, RNR NAK, NAK).
+    /// ACKNOWLEDGE with any syndrome (ACK, RNR NAK, NAK); `becn`: it
+    /// echoes congestion (BTH BECN) of the packet it answers.
     Ack {
         psn: Psn,
         syndrome: Syndrome,
         msn: u32,
+        becn: bool,
     },
     /// An RDMA READ response stream: packets `next..stop` of a READ whose
     /// responses are numbered from `first` (`n` packets, `len` bytes).
@@ -46,16 +48,29 @@ pub(super) enum InMessage {
 
 impl RcQp {
     fn queue_ack(&mut self, psn: Psn, syndrome: Syndrome) {
-        let item = Response::Ack {
+        let mut item = Response::Ack {
             psn,
             syndrome,
             msn: self.msn,
+            becn: self.echo_becn,
         };
         if syndrome.is_ack() && self.cfg.coalesce_acks {
             if let Some(back) = self.responses.back_mut() {
-                if matches!(back, Response::Ack { syndrome: s, .. } if s.is_ack()) {
-                    *back = item;
-                    return;
+                if let Response::Ack {
+                    syndrome: s,
+                    becn: older,
+                    ..
+                } = *back
+                {
+                    if s.is_ack() {
+                        // The newer ACK says all the older one said,
+                        // its congestion echo too.
+                        if let Response::Ack { becn, .. } = &mut item {
+                            *becn |= older;
+                        }
+                        *back = item;
+                        return;
+                    }
                 }
             }
         }
@@ -65,9 +80,16 @@ impl RcQp {
     pub(super) fn build_response(&mut self) -> IbRepr {
         let front = self.responses.front_mut().expect("caller checked");
         match *front {
-            Response::Ack { psn, syndrome, msn } => {
+            Response::Ack {
+                psn,
+                syndrome,
+                msn,
+                becn,
+            } => {
                 self.responses.pop_front();
-                IbRepr::ack(self.dest_qpn, psn, syndrome, msn)
+                let mut ack = IbRepr::ack(self.dest_qpn, psn, syndrome, msn);
+                ack.bth.becn = becn;
+                ack
             }
             Response::Read {
                 first,

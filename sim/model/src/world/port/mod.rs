@@ -606,7 +606,7 @@ mod tests {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
-            born: Ps::ZERO,
+            ts: Ps::ZERO,
         };
         (0..n).map(|_| pool.alloc(pkt)).collect()
     }
