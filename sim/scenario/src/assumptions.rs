@@ -17,7 +17,7 @@ use crate::build::qos::connectx_buffers;
 use crate::profile::host_profile;
 use crate::schema::Scenario;
 use crate::schema::qos::{HeadroomCfg, MmuPreset, TsaCfg};
-use rocesim_model::cc::RpModel;
+use rocesim_model::cc::{Algorithm, RpModel};
 use rocesim_model::time::Rate;
 use rocesim_model::units::fmt_rate;
 use rocesim_model::world::pfc::{standard_interface_bits, standard_interface_listed};
@@ -49,7 +49,9 @@ fn dcqcn(sc: &Scenario, out: &mut Vec<String>) {
         };
         let Some(d) = &p.dcqcn else { continue };
         let k = &d.params;
-        if d.rp_prios != 0 && k.model == RpModel::ConnectX {
+        // The reaction point's knobs matter only where DCQCN reacts.
+        let dcqcn_reacts = d.rp_prios != 0 && p.algorithm == Algorithm::Dcqcn;
+        if dcqcn_reacts && k.model == RpModel::ConnectX {
             if k.rate_to_set_on_first_cnp == 0 {
                 push(
                     out,
