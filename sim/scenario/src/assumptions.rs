@@ -136,6 +136,18 @@ fn nic_buffers(sc: &Scenario, out: &mut Vec<String>) {
              uses until buffers are set by hand, is not public (lossless-facts §4)"
                 .into(),
         );
+        push(
+            out,
+            "host.pfc: the host drains a port's receive buffers in arrival order at rx_rate; \
+             how a ConnectX arbitrates between its buffers is not documented"
+                .into(),
+        );
+        push(
+            out,
+            "rx_buffer_passed_thres_phy counts each buffer rising past 85 % of its own size \
+             (mlx5's counters.rst says 85 % of the port receive buffer)"
+                .into(),
+        );
         if cfg.buffer_size.is_none() {
             push(
                 out,
