@@ -300,6 +300,7 @@ fn check_shows_the_ets_configuration() {
         .lines()
         .skip_while(|l| !l.starts_with("ETS on"))
         .skip(3)
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("assumptions"))
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(

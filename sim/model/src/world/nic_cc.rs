@@ -37,6 +37,7 @@ use crate::cc::{AckClocked, AckInfo, MarkedPacket, ReactionPoint};
 use crate::engine::Event;
 use crate::packet::{L3, Packet, PacketId, frame_sizes};
 use crate::time::{Ps, Rate};
+use crate::transport::RcQp;
 
 /// A QP's congestion-control state in the world.
 #[derive(Debug, Clone, Default)]
@@ -344,7 +345,7 @@ impl World {
             if let Some(rate) = s.cc.acks.as_ref().map(AckClocked::rate) {
                 if std::mem::take(&mut s.cc.dirty) {
                     let line = self.ports[s.port as usize].rate();
-                    apply_rate(s, rate, line);
+                    apply_rate(&mut s.qp, &s.cc, rate, line);
                 }
             }
             return;
@@ -357,7 +358,7 @@ impl World {
         if std::mem::take(&mut s.cc.dirty) {
             let line = self.ports[s.port as usize].rate();
             let rate = rp.rate();
-            apply_rate(s, rate, line);
+            apply_rate(&mut s.qp, &s.cc, rate, line);
         }
         let Some(rp) = &s.cc.rp else {
             return;
@@ -372,19 +373,21 @@ impl World {
     }
 }
 
-/// Paces QP slot `s` at its reaction point's `rate` (under the workload's
-/// cap) on a port of rate `line`, and sizes a window that follows the rate.
-fn apply_rate(s: &mut super::qp::QpSlot, rate: Rate, line: Rate) {
-    let capped = s.cc.cap.map_or(rate, |c| c.min(rate));
+/// Paces `qp` at its reaction point's `rate` (under the workload's cap
+/// in `cc`) on a port of rate `line`, and sizes a window that follows the
+/// rate. (The QP and its state, not its slot: `world::qp` imports this
+/// module.)
+fn apply_rate(qp: &mut RcQp, cc: &QpCc, rate: Rate, line: Rate) {
+    let capped = cc.cap.map_or(rate, |c| c.min(rate));
     let limit = (capped < line).then_some(capped);
-    if limit != s.qp.rate_limit() {
-        s.qp.change_rate(limit, s.cc.retime);
+    if limit != qp.rate_limit() {
+        qp.change_rate(limit, cc.retime);
     }
-    if let Some((w, segment)) = s.cc.window.filter(|(w, _)| w.follows_rate) {
+    if let Some((w, segment)) = cc.window.filter(|(w, _)| w.follows_rate) {
         // GetWin: the window at the reaction point's rate, not the
         // workload's cap.
         let cap = w.packets(segment, rate.min(line), line);
-        s.qp.set_inflight_cap(Some(cap));
+        qp.set_inflight_cap(Some(cap));
     }
 }
 

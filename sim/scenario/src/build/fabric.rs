@@ -81,7 +81,7 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
     super::qos::add_mmu(w, sc)?;
     super::qos::add_host_pfc(w, sc)?;
     super::qos::add_pause_obeying(w, sc)?;
-    super::qos::add_ets(w, sc)?;
+    super::ets::add_ets(w, sc)?;
     for si in 0..w.switches.len() {
         prelearn(w, si);
     }

@@ -57,6 +57,7 @@
 //! (IP) it owns, so a wrong answer in step 3 or a wrong entry from step 4
 //! silently blackholes one direction: "ping works, RDMA fails".
 
+mod ets;
 mod fabric;
 mod hosts;
 mod names;
