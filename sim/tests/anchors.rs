@@ -9,34 +9,7 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
-
-fn anchors() -> Option<PathBuf> {
-    roce_testkit::ci::shared("anchors/hpcc-ns3")
-}
-
-/// An FCT file's rows (`sip dip sport dport size start_ns fct_ns
-/// standalone_fct_ns`), in its order (completion order).
-fn rows(path: &Path) -> Vec<Vec<u64>> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| {
-            l.split_whitespace()
-                .enumerate()
-                .map(|(i, f)| match i {
-                    0 | 1 => u64::from_str_radix(f, 16).unwrap(),
-                    _ => f.parse().unwrap(),
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// FCT over the ideal, at least 1 (as the reference's scripts clamp it).
-fn slowdown(r: &[u64]) -> f64 {
-    (r[6] as f64 / r[7] as f64).max(1.0)
-}
+use std::path::Path;
 
 fn sum_counter(s: &serde_json::Value, suffix: &str) -> u64 {
     s["counters"]
@@ -50,30 +23,10 @@ fn sum_counter(s: &serde_json::Value, suffix: &str) -> u64 {
 }
 
 fn check(name: &str, fct: &str) {
-    let Some(dir) = anchors() else { return };
-    let want = rows(&dir.join(fct));
+    let Some(dir) = ns3_anchors() else { return };
     let (out, s) = run_scenario(name, &format!("anchor_{name}"), &[]);
-    let got = rows(&out.join("fct.txt"));
-    assert_eq!(got.len(), want.len(), "{name}: every flow finishes");
-    // The same flows: addresses as the reference writes them, sizes, start.
-    let key = |r: &Vec<u64>| (r[0], r[1], r[4], r[5]);
-    let mut a: Vec<_> = got.iter().map(key).collect();
-    let mut b: Vec<_> = want.iter().map(key).collect();
-    a.sort();
-    b.sort();
-    assert_eq!(a, b, "{name}: the reference's flows");
-    let mut worst = 0.0f64;
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        let (sg, sw) = (slowdown(g), slowdown(w));
-        let d = sg / sw - 1.0;
-        worst = worst.max(d.abs());
-        assert!(
-            d.abs() <= 0.10,
-            "{name}: flow {} to finish: slowdown {sg:.3} against the reference's {sw:.3} ({:+.1} %)",
-            i + 1,
-            d * 100.0
-        );
-    }
+    let errs = slowdowns_match(name, &out.join("fct.txt"), &dir.join(fct));
+    let worst = errs[errs.len() - 1];
     eprintln!("{name}: largest slowdown difference {:.1} %", worst * 100.0);
     // The reference logged no PFC frame in either run; DCQCN keeps the
     // queue below the PFC threshold here too.
@@ -106,7 +59,7 @@ fn hpcc_16to1_slowdowns_match_the_reference() {
 /// `rocesim import-hpcc` writes for the reference's config today (file
 /// paths compared by where they lead).
 fn imported_as_shipped(name: &str, cfg: &str) {
-    let Some(dir) = anchors() else { return };
+    let Some(dir) = ns3_anchors() else { return };
     let out = tmp(&format!("import_{name}")).join(format!("{name}.toml"));
     let o = bin()
         .arg("import-hpcc")

@@ -8,34 +8,6 @@
 mod common;
 
 use common::*;
-use std::path::{Path, PathBuf};
-
-fn anchors() -> Option<PathBuf> {
-    roce_testkit::ci::shared("anchors/hpcc-ns3")
-}
-
-/// An FCT file's rows (`sip dip sport dport size start_ns fct_ns
-/// standalone_fct_ns`), in its order (completion order).
-fn rows(path: &Path) -> Vec<Vec<u64>> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .map(|l| {
-            l.split_whitespace()
-                .enumerate()
-                .map(|(i, f)| match i {
-                    0 | 1 => u64::from_str_radix(f, 16).unwrap(),
-                    _ => f.parse().unwrap(),
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// FCT over the ideal, at least 1 (as the reference's scripts clamp it).
-fn slowdown(r: &[u64]) -> f64 {
-    (r[6] as f64 / r[7] as f64).max(1.0)
-}
 
 fn sum_counter(s: &serde_json::Value, name: &str) -> u64 {
     s["counters"]
@@ -50,7 +22,7 @@ fn sum_counter(s: &serde_json::Value, name: &str) -> u64 {
 /// beside it, as the reference ran it), runs it and compares with
 /// `cc/fct_topology_flow_{star}_{cc}.txt`. Returns the summary.
 fn check(star: &str, cc: &str) -> Option<serde_json::Value> {
-    let dir = anchors()?;
+    let dir = ns3_anchors()?;
     let name = format!("{cc}_{star}");
     let work = tmp(&format!("cc_anchor_{name}"));
     std::fs::create_dir_all(work.join("mix")).unwrap();
@@ -70,28 +42,8 @@ fn check(star: &str, cc: &str) -> Option<serde_json::Value> {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = work.join("run");
     let s = run_ok(&toml, &out, &[]);
-    let want = rows(&dir.join(format!("cc/fct_topology_flow_{star}_{cc}.txt")));
-    let got = rows(&out.join("fct.txt"));
-    assert_eq!(got.len(), want.len(), "{name}: every flow finishes");
-    let key = |r: &Vec<u64>| (r[0], r[1], r[4], r[5]);
-    let mut a: Vec<_> = got.iter().map(key).collect();
-    let mut b: Vec<_> = want.iter().map(key).collect();
-    a.sort();
-    b.sort();
-    assert_eq!(a, b, "{name}: the reference's flows");
-    let mut errs = Vec::new();
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        let (sg, sw) = (slowdown(g), slowdown(w));
-        let d = sg / sw - 1.0;
-        errs.push(d.abs());
-        assert!(
-            d.abs() <= 0.10,
-            "{name}: flow {} to finish: slowdown {sg:.3} against the reference's {sw:.3} ({:+.1} %)",
-            i + 1,
-            d * 100.0
-        );
-    }
-    errs.sort_by(f64::total_cmp);
+    let want = dir.join(format!("cc/fct_topology_flow_{star}_{cc}.txt"));
+    let errs = slowdowns_match(&name, &out.join("fct.txt"), &want);
     eprintln!(
         "{name}: slowdown against the reference's: largest difference {:.1} %, median {:.1} %",
         errs[errs.len() - 1] * 100.0,

@@ -189,3 +189,61 @@ pub fn link(a: &str, b: &str, rate: &str) -> String {
 pub fn link_with(a: &str, b: &str, rate: &str, keys: &str) -> String {
     format!("[[link]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"{rate}\"\n{keys}")
 }
+
+/// The ns-3 reference's inputs and results (`../shared/anchors/hpcc-ns3`),
+/// when this checkout sits beside them.
+pub fn ns3_anchors() -> Option<PathBuf> {
+    roce_testkit::ci::shared("anchors/hpcc-ns3")
+}
+
+/// An FCT file's rows (`sip dip sport dport size start_ns fct_ns
+/// standalone_fct_ns`), in its order (completion order).
+pub fn fct_rows(path: &Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .enumerate()
+                .map(|(i, f)| match i {
+                    0 | 1 => u64::from_str_radix(f, 16).unwrap(),
+                    _ => f.parse().unwrap(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// FCT over the ideal, at least 1 (as the reference's scripts clamp it).
+pub fn fct_slowdown(r: &[u64]) -> f64 {
+    (r[6] as f64 / r[7] as f64).max(1.0)
+}
+
+/// Run `name`'s `fct.txt` (`got`) against the reference's (`want`): the
+/// same flows (addresses as the reference writes them, sizes, starts),
+/// and each flow's slowdown, in completion order, within 10 % of the
+/// reference's. Returns the differences, smallest first.
+pub fn slowdowns_match(name: &str, got: &Path, want: &Path) -> Vec<f64> {
+    let (got, want) = (fct_rows(got), fct_rows(want));
+    assert_eq!(got.len(), want.len(), "{name}: every flow finishes");
+    let key = |r: &Vec<u64>| (r[0], r[1], r[4], r[5]);
+    let mut a: Vec<_> = got.iter().map(key).collect();
+    let mut b: Vec<_> = want.iter().map(key).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "{name}: the reference's flows");
+    let mut errs = Vec::new();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (sg, sw) = (fct_slowdown(g), fct_slowdown(w));
+        let d = sg / sw - 1.0;
+        errs.push(d.abs());
+        assert!(
+            d.abs() <= 0.10,
+            "{name}: flow {} to finish: slowdown {sg:.3} against the reference's {sw:.3} ({:+.1} %)",
+            i + 1,
+            d * 100.0
+        );
+    }
+    errs.sort_by(f64::total_cmp);
+    errs
+}

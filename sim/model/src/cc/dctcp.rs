@@ -65,13 +65,7 @@ impl DctcpParams {
                     .hint("alpha's gain per window of ACKs; RFC 8257 suggests 1/16 = 0.0625"),
             );
         }
-        if self.min_rate.bps() == 0 {
-            return Err(ParamError::new(
-                "min_rate",
-                "0 would let a QP stop for good",
-            ));
-        }
-        Ok(())
+        super::check_min_rate(self.min_rate)
     }
 }
 

@@ -65,6 +65,18 @@ pub struct ParamError {
     pub hint: Option<String>,
 }
 
+/// The rate floor of an ACK-clocked reaction point (`min_rate`): a QP cut
+/// to 0 would never send again, so would never be told to speed up.
+pub(crate) fn check_min_rate(min_rate: crate::time::Rate) -> Result<(), ParamError> {
+    match min_rate.bps() {
+        0 => Err(ParamError::new(
+            "min_rate",
+            "0 would let a QP stop for good",
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl ParamError {
     pub fn new(key: impl Into<String>, problem: impl Into<String>) -> ParamError {
         ParamError {

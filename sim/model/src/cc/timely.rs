@@ -93,13 +93,7 @@ impl TimelyParams {
                 format!("{} is above t_high ({})", self.t_low, self.t_high),
             ));
         }
-        if self.min_rate.bps() == 0 {
-            return Err(ParamError::new(
-                "min_rate",
-                "0 would let a QP stop for good",
-            ));
-        }
-        Ok(())
+        super::check_min_rate(self.min_rate)
     }
 }
 
