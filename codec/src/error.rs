@@ -30,6 +30,8 @@ pub enum Layer {
     Ieth,
     /// The 16 reserved bytes that follow the BTH in a CNP.
     Cnp,
+    /// In-band telemetry between UDP and BTH ([`crate::wire::int`]).
+    Int,
     /// Payload, pad bytes and the ICRC of an InfiniBand packet.
     IbPayload,
     Icrc,
@@ -65,6 +67,7 @@ impl Layer {
             Layer::ImmDt => "ImmDt",
             Layer::Ieth => "IETH",
             Layer::Cnp => "CNP",
+            Layer::Int => "INT",
             Layer::IbPayload => "IB payload",
             Layer::Icrc => "ICRC",
             Layer::MacControl => "MAC control",

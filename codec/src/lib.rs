@@ -84,6 +84,7 @@ pub use wire::ib::{ExtHeaders, IbPacket, IbRepr, pad_for};
 pub use wire::icmpv4::Icmpv4Repr;
 pub use wire::ieth::IethRepr;
 pub use wire::immdt::ImmDtRepr;
+pub use wire::int::{IntHopRepr, IntRepr};
 pub use wire::mac_control::MacControlRepr;
 pub use wire::mad::MadRepr;
 pub use wire::opcode::{HeaderSet, Opcode, OpcodeInfo, Operation, Transport};

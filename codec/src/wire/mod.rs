@@ -23,6 +23,7 @@ pub mod ib;
 pub mod icmpv4;
 pub mod ieth;
 pub mod immdt;
+pub mod int;
 pub mod mac_control;
 pub mod mad;
 pub mod opcode;
