@@ -10,8 +10,9 @@ use crate::schema::{
     TransportCfg, WindowBytesCfg,
 };
 use rocesim_model::cc::{
-    Algorithm, CnpScope, DcqcnParams, DctcpParams, ParamError, RpModel, TimelyParams,
+    Algorithm, CnpScope, DcqcnParams, DctcpParams, HpccParams, ParamError, RpModel, TimelyParams,
 };
+use rocesim_model::packet::Billing;
 use rocesim_model::transport::QpConfig;
 use rocesim_model::world::profile::{
     AckPriority, ByteWindow, DcqcnSetup, EcnMode, NicProfile, ProfileBase,
@@ -300,13 +301,29 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))
     .collect();
+    let h = &c.hpcc;
+    let hpcc_given: Vec<&str> = [
+        ("u_target", h.u_target.is_some()),
+        ("rate_ai", h.rate_ai.is_some()),
+        ("min_rate", h.min_rate.is_some()),
+        ("mi_thresh", h.mi_thresh.is_some()),
+        ("fast_react", h.fast_react.is_some()),
+        ("multi_rate", h.multi_rate.is_some()),
+        ("sample_feedback", h.sample_feedback.is_some()),
+        ("int_multi", h.int_multi.is_some()),
+        ("base_rtt", h.base_rtt.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(k, set)| set.then_some(k))
+    .collect();
     if let Some(name) = c.algorithm.as_deref() {
         p.algorithm = match name {
             "dcqcn" => Algorithm::Dcqcn,
             "dctcp" => Algorithm::Dctcp(DctcpParams::hpcc_reference()),
             "timely" => Algorithm::Timely(TimelyParams::hpcc_reference()),
+            "hpcc" => Algorithm::Hpcc(HpccParams::hpcc_reference()),
             other => {
-                let list = "dcqcn (the default), dctcp, timely";
+                let list = "dcqcn (the default), dctcp, timely, hpcc";
                 let hint = match closest(other, Algorithm::NAMES) {
                     Some(c) => format!("did you mean `{c}`? The algorithms: {list}"),
                     None => format!("the algorithms: {list}"),
@@ -321,7 +338,11 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
     }
     // Knobs of an algorithm that does not run are a mistake, not a no-op.
     let name = p.algorithm.name();
-    for (table, given) in [("dctcp", &dctcp_given), ("timely", &timely_given)] {
+    for (table, given) in [
+        ("dctcp", &dctcp_given),
+        ("timely", &timely_given),
+        ("hpcc", &hpcc_given),
+    ] {
         if let (Some(k), false) = (given.first(), table == name) {
             return Err(ModelError::new(
                 at.key(table).key(k),
@@ -366,6 +387,36 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
             }
             if let Some(r) = d.min_rate {
                 prm.min_rate = r.0;
+            }
+        }
+        Algorithm::Hpcc(prm) => {
+            macro_rules! set {
+                ($($f:ident),*) => {$(if let Some(v) = h.$f { prm.$f = v; })*};
+            }
+            set!(
+                u_target,
+                mi_thresh,
+                fast_react,
+                multi_rate,
+                sample_feedback,
+                int_multi
+            );
+            if let Some(r) = h.rate_ai {
+                prm.rate_ai = r.0;
+            }
+            if let Some(r) = h.min_rate {
+                prm.min_rate = r.0;
+            }
+            if let Some(d) = h.base_rtt {
+                prm.base_rtt = Some(d.0);
+            }
+            // The reference's telemetry has a fixed size on every packet:
+            // 42 bytes (5 hops of 8 and a count) on data and ACKs alike
+            // (`IntHeader::GetStaticSize`), so a profile billed at its
+            // sizes bills them too: 48 + 42 per data packet, and an ACK of
+            // 14 + 20 + 12 + 42 = 88 bytes (no padding to 60 left).
+            if p.billing == Billing::HPCC {
+                p.billing = Billing::HPCC_INT;
             }
         }
         Algorithm::Dcqcn => {}

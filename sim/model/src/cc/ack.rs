@@ -1,5 +1,6 @@
-//! Reaction points clocked by ACKs: DCTCP and TIMELY, the reference's
-//! algorithms beside DCQCN, chosen per NIC profile by [`Algorithm`].
+//! Reaction points clocked by ACKs: DCTCP, TIMELY and HPCC, the
+//! reference's algorithms beside DCQCN, chosen per NIC profile by
+//! [`Algorithm`].
 //!
 //! DCQCN's reaction point ([`super::ReactionPoint`]) runs on timers started
 //! by CNPs. The HPCC reference's other congestion controls have no timer:
@@ -10,7 +11,10 @@
 //! [`AckInfo`].
 
 use super::ParamError;
+use roce_codec::IntRepr;
+
 use super::dctcp::{Dctcp, DctcpParams};
+use super::hpcc::{Hpcc, HpccParams};
 use super::timely::{Timely, TimelyParams};
 use crate::time::{Ps, Rate};
 
@@ -24,18 +28,27 @@ pub enum Algorithm {
     Dctcp(DctcpParams),
     /// TIMELY ([`super::timely`]).
     Timely(TimelyParams),
+    /// HPCC ([`super::hpcc`]), reading the switches' telemetry.
+    Hpcc(HpccParams),
 }
 
 impl Algorithm {
     /// Every algorithm, as scenarios name them.
-    pub const NAMES: [&'static str; 3] = ["dcqcn", "dctcp", "timely"];
+    pub const NAMES: [&'static str; 4] = ["dcqcn", "dctcp", "timely", "hpcc"];
 
     pub fn name(&self) -> &'static str {
         match self {
             Algorithm::Dcqcn => "dcqcn",
             Algorithm::Dctcp(_) => "dctcp",
             Algorithm::Timely(_) => "timely",
+            Algorithm::Hpcc(_) => "hpcc",
         }
+    }
+
+    /// Whether its data packets carry telemetry for the switches to fill
+    /// in ([`roce_codec::wire::int`]).
+    pub fn needs_telemetry(&self) -> bool {
+        matches!(self, Algorithm::Hpcc(_))
     }
 
     /// Whether it reads the congestion echo on ACKs (so the receiver must
@@ -50,16 +63,19 @@ impl Algorithm {
             Algorithm::Dcqcn => Ok(()),
             Algorithm::Dctcp(p) => p.validate(),
             Algorithm::Timely(p) => p.validate(),
+            Algorithm::Hpcc(p) => p.validate(),
         }
     }
 
     /// The ACK-clocked reaction point of a QP on a port of rate `line`
-    /// with `mtu` payload bytes per packet; `None` for DCQCN.
-    pub fn ack_clocked(&self, line: Rate, mtu: u32) -> Option<AckClocked> {
+    /// with `mtu` payload bytes per packet and a window of `win` bytes (0:
+    /// none); `None` for DCQCN.
+    pub fn ack_clocked(&self, line: Rate, mtu: u32, win: u64) -> Option<AckClocked> {
         match self {
             Algorithm::Dcqcn => None,
             Algorithm::Dctcp(p) => Some(AckClocked::Dctcp(Dctcp::new(p, line, mtu))),
             Algorithm::Timely(p) => Some(AckClocked::Timely(Timely::new(p, line))),
+            Algorithm::Hpcc(p) => Some(AckClocked::Hpcc(Box::new(Hpcc::new(p, line, win)))),
         }
     }
 }
@@ -85,6 +101,8 @@ pub struct AckInfo {
 pub enum AckClocked {
     Dctcp(Dctcp),
     Timely(Timely),
+    /// Boxed: its records of the path make it several times the others.
+    Hpcc(Box<Hpcc>),
 }
 
 impl AckClocked {
@@ -93,6 +111,7 @@ impl AckClocked {
         match self {
             AckClocked::Dctcp(_) => "DCTCP",
             AckClocked::Timely(_) => "TIMELY",
+            AckClocked::Hpcc(_) => "HPCC",
         }
     }
 
@@ -101,14 +120,34 @@ impl AckClocked {
         match self {
             AckClocked::Dctcp(d) => d.rate(),
             AckClocked::Timely(t) => t.rate(),
+            AckClocked::Hpcc(h) => h.rate(),
         }
     }
 
-    /// An ACK arrived; returns whether the rate changed.
-    pub fn on_ack(&mut self, ack: &AckInfo) -> bool {
+    /// An ACK arrived, with the telemetry it echoes if any; returns
+    /// whether the rate changed.
+    pub fn on_ack(&mut self, ack: &AckInfo, int: Option<&IntRepr>) -> bool {
         match self {
             AckClocked::Dctcp(d) => d.on_ack(*ack),
             AckClocked::Timely(t) => t.on_ack(ack),
+            AckClocked::Hpcc(h) => h.on_ack(ack, int),
+        }
+    }
+
+    /// The telemetry a data packet starts with, for an algorithm that
+    /// reads it.
+    pub fn telemetry_source(&self, orig_dport: u16) -> Option<IntRepr> {
+        match self {
+            AckClocked::Hpcc(h) => Some(h.source(orig_dport)),
+            AckClocked::Dctcp(_) | AckClocked::Timely(_) => None,
+        }
+    }
+
+    /// The window its queue term divides by, once the flow's own is known
+    /// (`GLOBAL_T 0`).
+    pub fn set_window(&mut self, win: u64) {
+        if let AckClocked::Hpcc(h) = self {
+            h.set_window(win);
         }
     }
 
@@ -116,16 +155,17 @@ impl AckClocked {
     pub fn echoes(&self) -> u64 {
         match self {
             AckClocked::Dctcp(d) => d.echoes(),
-            AckClocked::Timely(_) => 0,
+            AckClocked::Timely(_) | AckClocked::Hpcc(_) => 0,
         }
     }
 
     /// Whether a rate change re-times the packet waiting for its slot
     /// (the reference's `ChangeRate`): its DCTCP and TIMELY set the rate
-    /// alone.
+    /// alone, its HPCC calls `ChangeRate`.
     pub fn retimes(&self) -> bool {
         match self {
             AckClocked::Dctcp(_) | AckClocked::Timely(_) => false,
+            AckClocked::Hpcc(_) => true,
         }
     }
 }

@@ -40,6 +40,7 @@
 pub mod ack;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod hpcc;
 pub mod np;
 pub mod red;
 pub mod rp;
@@ -48,6 +49,7 @@ pub mod timely;
 pub use ack::{AckClocked, AckInfo, Algorithm};
 pub use dcqcn::{CnpScope, DcqcnParams, ReferenceDcqcn, RpModel};
 pub use dctcp::{Dctcp, DctcpParams};
+pub use hpcc::{Hpcc, HpccParams};
 pub use np::{CnpKey, MarkedPacket, NotificationPoint};
 pub use red::{MarkPoint, RedParams};
 pub use rp::{ReactionPoint, retime};

@@ -104,4 +104,7 @@ pub struct FlowRef {
     /// `GLOBAL_T 0`): the base RTT with one payload-sized packet per hop,
     /// in whole ns, times the slowest link's rate.
     pub path_bdp: u64,
+    /// That base RTT (0 where the flow has no path): HPCC's default base
+    /// RTT is the largest of them.
+    pub path_rtt: Ps,
 }

@@ -40,6 +40,13 @@ impl Billing {
         ack_bytes: 60,
     };
 
+    /// [`Billing::HPCC`] with the reference's HPCC telemetry: 42 bytes
+    /// more on every data packet and on every ACK (then 88 bytes).
+    pub const HPCC_INT: Billing = Billing {
+        header_bytes: 48 + 42,
+        ack_bytes: 14 + 20 + 12 + 42,
+    };
+
     /// The billed size of `ib`'s frame, `None`: its real frame.
     #[inline]
     pub fn billed(&self, ib: &IbRepr) -> Option<u32> {

@@ -206,6 +206,12 @@ pub struct Packet {
     /// A CM MAD's index in the world's log of sent MADs (whose bytes a tap
     /// writes), `u32::MAX` for every other packet.
     pub mad: u32,
+    /// Its in-band telemetry's slot in the pool ([`PacketPool::int`]),
+    /// [`NO_INT`] for a frame without (every frame but HPCC's data
+    /// packets and their ACKs).
+    ///
+    /// [`PacketPool::int`]: super::PacketPool::int
+    pub int: u32,
     /// The time stamp it carries: on a request or CNP, when the sending
     /// NIC made it; on an ACK or NAK, the stamp of the packet it answers,
     /// echoed as the HPCC reference copies its data packet's `ts` into its
@@ -214,6 +220,9 @@ pub struct Packet {
     pub ts: Ps,
     pub ib: IbRepr,
 }
+
+/// [`Packet::int`] of a frame without telemetry.
+pub const NO_INT: u32 = u32::MAX;
 
 pub(super) const ETH_LEN: u32 = 14;
 const VLAN_LEN: u32 = 4;

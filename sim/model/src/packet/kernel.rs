@@ -37,6 +37,7 @@ impl Packet {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
+            int: crate::packet::NO_INT,
             ts: born,
         }
     }
@@ -111,6 +112,7 @@ impl Packet {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
+            int: crate::packet::NO_INT,
             ts: Ps::ZERO,
         }
     }

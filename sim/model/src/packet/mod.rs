@@ -31,7 +31,7 @@ mod pool;
 pub use billing::{Billing, frame_sizes};
 pub use bytes::gid;
 pub use hash_keys::hash_ports;
-pub use in_flight::{ARP_BODY_LEN, ETHERTYPE_ARP, L3, Packet, SegData, TcpSeg, Udp4};
+pub use in_flight::{ARP_BODY_LEN, ETHERTYPE_ARP, L3, NO_INT, Packet, SegData, TcpSeg, Udp4};
 pub use pool::{PacketId, PacketPool};
 
 /// A RoCEv2 RDMA WRITE ONLY of `len` bytes, for the tests of the files here.
@@ -70,6 +70,7 @@ fn pkt(len: u32) -> Packet {
         src_qp: 0,
         ingress: u32::MAX,
         mad: u32::MAX,
+        int: crate::packet::NO_INT,
         ts: Ps::ZERO,
     }
 }

@@ -1,7 +1,9 @@
 //! The packet pool: [`Packet`]s in a slab with a free list, and the
 //! [`PacketId`]s events carry instead of packets.
 
-use super::in_flight::Packet;
+use roce_codec::IntRepr;
+
+use super::in_flight::{NO_INT, Packet};
 
 /// Index of a packet in the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -14,13 +16,17 @@ impl PacketId {
     }
 }
 
-/// A slab of packets with a free list.
+/// A slab of packets with a free list, and a second one for the in-band
+/// telemetry of the packets that carry it ([`Packet::int`]): a hundred and
+/// more bytes that most packets never need stay out of every slot.
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
     free: Vec<u32>,
     live: usize,
     peak: usize,
+    ints: Vec<IntRepr>,
+    ints_free: Vec<u32>,
 }
 
 impl PacketPool {
@@ -37,6 +43,7 @@ impl PacketPool {
     /// its slot.
     #[inline]
     pub fn alloc_copy(&mut self, p: &Packet) -> PacketId {
+        debug_assert_eq!(p.int, NO_INT, "telemetry goes with set_int");
         self.live += 1;
         self.peak = self.peak.max(self.live);
         if let Some(i) = self.free.pop() {
@@ -58,11 +65,55 @@ impl PacketPool {
         &mut self.slots[id.0 as usize]
     }
 
+    /// Frees the packet and its telemetry.
     #[inline]
     pub fn free(&mut self, id: PacketId) {
         debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
         self.live -= 1;
         self.free.push(id.0);
+        let slot = &mut self.slots[id.0 as usize];
+        if slot.int != NO_INT {
+            self.ints_free.push(slot.int);
+            slot.int = NO_INT;
+        }
+    }
+
+    /// Gives packet `id` the telemetry `int` (replacing any it had).
+    pub fn set_int(&mut self, id: PacketId, int: IntRepr) {
+        let i = self.slots[id.0 as usize].int;
+        if i != NO_INT {
+            self.ints[i as usize] = int;
+            return;
+        }
+        let i = match self.ints_free.pop() {
+            Some(i) => {
+                self.ints[i as usize] = int;
+                i
+            }
+            None => {
+                self.ints.push(int);
+                (self.ints.len() - 1) as u32
+            }
+        };
+        self.slots[id.0 as usize].int = i;
+    }
+
+    /// The telemetry packet `id` carries.
+    #[inline]
+    pub fn int(&self, id: PacketId) -> Option<&IntRepr> {
+        self.int_of(self.get(id))
+    }
+
+    /// The telemetry of `pkt`, a packet of this pool.
+    #[inline]
+    pub fn int_of(&self, pkt: &Packet) -> Option<&IntRepr> {
+        (pkt.int != NO_INT).then(|| &self.ints[pkt.int as usize])
+    }
+
+    #[inline]
+    pub fn int_mut(&mut self, id: PacketId) -> Option<&mut IntRepr> {
+        let i = self.get(id).int;
+        (i != NO_INT).then(|| &mut self.ints[i as usize])
     }
 
     /// Packets currently allocated.
@@ -92,5 +143,23 @@ mod tests {
         assert_eq!(pool.live(), 2);
         assert_eq!(pool.peak(), 2);
         assert_eq!(pool.get(c).ib.payload_len, 3);
+    }
+
+    /// Telemetry lives in its own slab: freed with its packet, its slot
+    /// reused by the next packet that carries some.
+    #[test]
+    fn telemetry_goes_with_its_packet() {
+        let mut pool = PacketPool::new();
+        let (a, b) = (pool.alloc(pkt(1)), pool.alloc(pkt(2)));
+        pool.set_int(a, IntRepr::source(4791, 5, 1));
+        assert_eq!(pool.int(a).map(|i| i.remaining), Some(5));
+        assert!(pool.int(b).is_none());
+        pool.int_mut(a).unwrap().remaining = 4;
+        pool.free(a);
+        let c = pool.alloc(pkt(3));
+        assert!(pool.int(c).is_none(), "a reused slot has no telemetry");
+        pool.set_int(b, IntRepr::source(4791, 2, 1));
+        assert_eq!(pool.get(b).int, 0, "the freed telemetry slot is reused");
+        assert_eq!(pool.int(b).map(|i| i.remaining), Some(2));
     }
 }

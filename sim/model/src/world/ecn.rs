@@ -134,6 +134,7 @@ mod tests {
             src_qp: 0,
             ingress: u32::MAX,
             mad: u32::MAX,
+            int: crate::packet::NO_INT,
             ts: Ps::ZERO,
         }
     }

@@ -69,6 +69,9 @@ pub fn start_flow(w: &mut World, i: u32) {
         bw.bytes = bdp;
         let cap = bw.packets(*segment, line, line);
         slot.qp.set_inflight_cap(Some(cap));
+        if let Some(a) = &mut slot.cc.acks {
+            a.set_window(bdp);
+        }
     }
     // The reference's ports, where the ends' profiles hash by them: the
     // requests (client) with its flow's (sport, dport), the ACKs and CNPs

@@ -372,13 +372,21 @@ impl World {
         let op = pkt.ib.bth.opcode;
         let ack = (op.operation() == Some(Operation::Acknowledge)).then_some(pkt.ib.bth.becn);
         let slot = &mut self.qps[q as usize];
+        let int = self.pool.int_of(pkt);
         if op.0 <= 0x0C {
-            // A request: the ACK it makes echoes its stamp.
+            // A request: the ACK it makes echoes its stamp and telemetry.
             slot.cc.echo = pkt.ts;
+            if let Some(i) = int {
+                match &mut slot.cc.echo_int {
+                    Some(b) => **b = *i,
+                    None => slot.cc.echo_int = Some(Box::new(*i)),
+                }
+            }
         }
         slot.qp.on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
         if let Some(becn) = ack {
-            self.ack_clocked_rx(q, becn, pkt.ts);
+            let (ts, int) = (pkt.ts, int.copied());
+            self.ack_clocked_rx(q, becn, ts, int.as_ref());
         }
         self.pool.free(id);
         self.after_qp_change(q);

@@ -195,7 +195,8 @@ impl World {
                 }
                 let at = now + tx_time + delay + extra;
                 if self.ports[port as usize].peer_elsewhere() {
-                    self.departures.send(at, peer, self.pool.get(id));
+                    let pkt = self.pool.get(id);
+                    self.departures.send(at, peer, pkt, self.pool.int_of(pkt));
                     self.pool.free(id);
                 } else {
                     self.sched.arrive(at, peer, id);

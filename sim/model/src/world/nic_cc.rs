@@ -28,7 +28,7 @@
 //! counted as `rp_cnp_ignored`. A CNP goes out of the port the marked
 //! packet came in on, queued on that port like the kernel's frames.
 
-use roce_codec::{IbRepr, Opcode, Operation, Psn};
+use roce_codec::{IbRepr, IntRepr, Opcode, Operation, Psn};
 
 use super::World;
 use super::profile::Trust;
@@ -68,6 +68,9 @@ pub struct QpCc {
     /// The time stamp of the last request the responder took, which its
     /// next ACK or NAK echoes (`Packet::ts`).
     pub echo: Ps,
+    /// The telemetry of the last request the responder took, which its
+    /// next ACK or NAK echoes (HPCC's; boxed: most QPs never see any).
+    pub echo_int: Option<Box<IntRepr>>,
 }
 
 impl QpCc {
@@ -246,6 +249,7 @@ impl World {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
+            int: crate::packet::NO_INT,
             ts: now,
         };
         self.queue_on_port(c.port, c.queue, pkt);
@@ -309,8 +313,9 @@ impl World {
 
     /// An ACK or NAK for requester `q` was processed by its transport:
     /// its ACK-clocked reaction point, if it runs one, reads it. `echo`:
-    /// the ACK carried BECN; `stamp`: the time stamp it echoes.
-    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool, stamp: Ps) {
+    /// the ACK carried BECN; `stamp`: the time stamp it echoes; `int`: the
+    /// telemetry it echoes.
+    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool, stamp: Ps, int: Option<&IntRepr>) {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         let Some(a) = &mut s.cc.acks else {
@@ -331,7 +336,7 @@ impl World {
             ecn_echo: echo,
             rtt: Some(now.saturating_sub(stamp)),
         };
-        s.cc.dirty |= a.on_ack(&ack);
+        s.cc.dirty |= a.on_ack(&ack, int);
     }
 
     /// Applies a changed rate and keeps one deadline event pending while

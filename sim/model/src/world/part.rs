@@ -43,30 +43,43 @@ use super::World;
 use super::port::Owner;
 use super::tap::Tap;
 use crate::engine::Event;
-use crate::packet::Packet;
+use crate::packet::{NO_INT, Packet};
 use crate::time::Ps;
+use roce_codec::IntRepr;
 
 /// Frames on their way to ports simulated elsewhere, in the order sent:
 /// each frame's (arrival, port) and the frame, apart (together, each took
 /// six cache lines to cross where a frame fills five), and the earliest
 /// arrival among them, which the meeting after the window needs (reading
 /// every frame's time for it cost the 2:1 star's coordinator 3-10 ms).
+///
+/// A frame's telemetry travels beside it in `ints` (its `int` then
+/// indexes `ints`, not a pool).
 #[derive(Debug, Default)]
 pub struct Mail {
     pub to: Vec<(Ps, u32)>,
     pub frames: Vec<Packet>,
+    pub ints: Vec<IntRepr>,
     pub first: Option<Ps>,
 }
 
 impl Mail {
     /// Sends frame `pkt`, arriving at `port` at `at`.
     #[inline]
-    pub fn send(&mut self, at: Ps, port: u32, pkt: &Packet) {
+    pub fn send(&mut self, at: Ps, port: u32, pkt: &Packet, int: Option<&IntRepr>) {
         self.to.push((at, port));
         // Copied once, straight into the buffer: pushed by value, it went
         // through a copy on the stack first. That, and the same on the way
         // in, cost the 2:1 star's part 0 51 M instructions.
         self.frames.extend_from_slice(std::slice::from_ref(pkt));
+        let last = self.frames.last_mut().expect("just pushed");
+        last.int = match int {
+            Some(i) => {
+                self.ints.push(*i);
+                (self.ints.len() - 1) as u32
+            }
+            None => NO_INT,
+        };
         self.first = earliest(self.first, Some(at));
     }
 
@@ -82,7 +95,12 @@ impl Mail {
             std::mem::swap(self, to);
         } else {
             to.to.append(&mut self.to);
+            let base = to.ints.len() as u32;
+            for f in self.frames.iter_mut().filter(|f| f.int != NO_INT) {
+                f.int += base;
+            }
             to.frames.append(&mut self.frames);
+            to.ints.append(&mut self.ints);
             to.first = earliest(to.first, self.first);
         }
         self.first = None;
@@ -219,12 +237,17 @@ impl World {
     /// Frames sent here from elsewhere go into their ports' lanes; `mail`
     /// is left empty, its buffers kept.
     pub fn deliver(&mut self, mail: &mut Mail) {
-        for (&(at, port), pkt) in mail.to.iter().zip(&mail.frames) {
+        for (&(at, port), pkt) in mail.to.iter().zip(&mut mail.frames) {
+            let int = std::mem::replace(&mut pkt.int, NO_INT);
             let id = self.pool.alloc_copy(pkt);
+            if int != NO_INT {
+                self.pool.set_int(id, mail.ints[int as usize]);
+            }
             self.sched.arrive(at, port, id);
         }
         mail.to.clear();
         mail.frames.clear();
+        mail.ints.clear();
         mail.first = None;
     }
 

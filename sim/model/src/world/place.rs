@@ -131,6 +131,7 @@ pub fn add_qp(
                 src_qp: gidx,
                 ingress: u32::MAX,
                 mad: u32::MAX,
+                int: crate::packet::NO_INT,
                 ts: Ps::ZERO,
             }
             .flow_keys();
@@ -164,7 +165,13 @@ pub fn add_qp(
             unreachable!("QPs send RoCE")
         }
     };
-    qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + 4 + 20;
+    // An algorithm that reads telemetry sends it from the first byte: its
+    // header (the hops come later, from the switches).
+    let int_len = match (l3, profile.algorithm.needs_telemetry()) {
+        (L3::V2 { .. }, true) => roce_codec::IntRepr::HEADER_LEN as u32,
+        _ => 0,
+    };
+    qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + int_len + 4 + 20;
     qcfg.billed_header_bytes = u32::from(profile.billing.header_bytes);
     qcfg.tx_time_step_ps = w.tx_step;
     let mut qp = RcQp::new(side.qpn[0], side.qpn[1], side.psn[0], side.psn[1], qcfg);
@@ -180,7 +187,8 @@ pub fn add_qp(
     // Where the profile runs a reaction point: DCQCN's, or the ACK-clocked
     // one of its algorithm.
     let rp = profile.rp(prio);
-    let acks = rp.and_then(|_| profile.algorithm.ack_clocked(line, qcfg.segment()));
+    let win = profile.byte_window.map_or(0, |w| w.bytes);
+    let acks = rp.and_then(|_| profile.algorithm.ack_clocked(line, qcfg.segment(), win));
     let dcqcn = rp.filter(|_| profile.algorithm == Algorithm::Dcqcn);
     let cc = QpCc {
         rp: dcqcn.map(|d| ReactionPoint::new(&d.params, line)),

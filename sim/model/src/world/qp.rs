@@ -16,6 +16,7 @@
 
 use roce_codec::IbRepr;
 use roce_codec::frame::{EthRepr, VlanTag};
+use roce_codec::hash::ROCE_V2_UDP_DPORT;
 use serde::Serialize;
 
 use super::World;
@@ -231,8 +232,25 @@ impl World {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         s.first_tx.get_or_insert(now);
+        let is_ack = ib.bth.opcode.0 == 0x11;
+        // Telemetry: a request of an algorithm that reads it starts an
+        // empty stack; an ACK echoes the last request's (`cc.echo_int`).
+        let int = match (&s.l3, is_ack) {
+            (L3::V2 { .. }, false) => {
+                s.cc.acks
+                    .as_ref()
+                    .and_then(|a| a.telemetry_source(ROCE_V2_UDP_DPORT))
+            }
+            (L3::V2 { .. }, true) => {
+                s.cc.echo_int
+                    .as_deref()
+                    .map(|i| i.echo_of(ROCE_V2_UDP_DPORT))
+            }
+            _ => None,
+        };
+        let int_len = int.as_ref().map_or(0, |i| i.buffer_len() as u32);
         let (frame_len, billed_len, wire_extra) = frame_sizes(
-            Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib),
+            Packet::compute_frame_len(s.vlan.is_some(), &s.l3, &ib) + int_len,
             s.billing.billed(&ib),
         );
         s.tx_bytes += u64::from(frame_len);
@@ -240,7 +258,7 @@ impl World {
         s.tx_payload += u64::from(ib.payload_len);
         // The byte counter of DCQCN's increase counts the data the limiter
         // paces (requests, READ responses), not ACKs, at their billed size.
-        if let (Some(rp), false) = (&mut s.cc.rp, ib.bth.opcode.0 == 0x11) {
+        if let (Some(rp), false) = (&mut s.cc.rp, is_ack) {
             s.cc.dirty |= rp.on_sent(now, u64::from(billed_len));
         }
         // A client QP's first packet is a request (the first data packet
@@ -261,15 +279,16 @@ impl World {
             src_qp: q,
             ingress: u32::MAX,
             mad: u32::MAX,
+            int: crate::packet::NO_INT,
             // An ACK or NAK echoes the stamp of the last packet the
             // responder took (`ts`'s documentation).
-            ts: if ib.bth.opcode.0 == 0x11 {
-                s.cc.echo
-            } else {
-                now
-            },
+            ts: if is_ack { s.cc.echo } else { now },
         };
-        self.pool.alloc(pkt)
+        let id = self.pool.alloc(pkt);
+        if let Some(int) = int {
+            self.pool.set_int(id, int);
+        }
+        id
     }
 
     /// Where QP `q`'s work stands. A server is done when its client is

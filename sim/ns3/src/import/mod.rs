@@ -353,12 +353,31 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
         });
     };
     use super::config::CcMode;
-    if !matches!(cfg.cc_mode, CcMode::Dcqcn | CcMode::Dctcp | CcMode::Timely) {
+    if !matches!(
+        cfg.cc_mode,
+        CcMode::Dcqcn | CcMode::Dctcp | CcMode::Timely | CcMode::Hpcc
+    ) {
         add(
             "CC_MODE",
             cfg.cc_mode.describe().into(),
-            "rocesim models the reference's DCQCN (CC_MODE 1), TIMELY (7) and DCTCP (8); this congestion control is not modelled",
+            "rocesim models the reference's DCQCN (CC_MODE 1), HPCC (3), TIMELY (7) and DCTCP (8); this congestion control is not modelled",
             "no congestion control runs",
+        );
+    }
+    if cfg.cc_mode == CcMode::Hpcc && cfg.global_t != 1 {
+        add(
+            "GLOBAL_T",
+            cfg.global_t.to_string(),
+            "HPCC's base RTT is each flow's own path's (pairRtt)",
+            "the largest base RTT of the flows' paths",
+        );
+    }
+    if cfg.cc_mode == CcMode::Hpcc && cfg.int_multi > 255 {
+        add(
+            "INT_MULTI",
+            cfg.int_multi.to_string(),
+            "the telemetry's unit multiplier is one byte here",
+            "INT_MULTI 255",
         );
     }
     if !cfg.rate_bound {

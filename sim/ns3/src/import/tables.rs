@@ -181,6 +181,19 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
             int(Billing::HPCC.header_bytes + 8),
             "          # its data packet: payload + SeqTs 6 and its time stamp 8, UDP 8, IPv4 20, PPP 14",
         );
+    } else if cfg.cc_mode == CcMode::Hpcc {
+        // CC_MODE 3 (IntHeader::NORMAL): 5 hops of 8 bytes and a count on
+        // every packet, data and ACK alike, whatever the path's length.
+        w.set(
+            "header_bytes",
+            int(Billing::HPCC_INT.header_bytes),
+            "          # its data packet: payload + SeqTs 6 and its INT header 42, UDP 8, IPv4 20, PPP 14",
+        );
+        w.set(
+            "ack_bytes",
+            int(Billing::HPCC_INT.ack_bytes),
+            "             # its ACK: PPP 14, IPv4 20, qbbHeader 12 and the INT header 42 it echoes",
+        );
     } else {
         w.set(
             "header_bytes",
@@ -188,11 +201,13 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
             "          # its data packet: payload + SeqTs 6, UDP 8, IPv4 20, PPP 14",
         );
     }
-    w.set(
-        "ack_bytes",
-        int(Billing::HPCC.ack_bytes),
-        "             # its ACK, padded to 60 bytes",
-    );
+    if cfg.cc_mode != CcMode::Hpcc {
+        w.set(
+            "ack_bytes",
+            int(Billing::HPCC.ack_bytes),
+            "             # its ACK, padded to 60 bytes",
+        );
+    }
     w.set(
         "ecmp_ports",
         "flow",
@@ -235,6 +250,7 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
     match cfg.cc_mode {
         CcMode::Dctcp => return dctcp_tables(w, cfg),
         CcMode::Timely => return timely_tables(w, cfg),
+        CcMode::Hpcc => return hpcc_tables(w, cfg, topo),
         _ => {}
     }
     w.table(&["topology", "host", "dcqcn"], false, "  ", "");
@@ -406,6 +422,66 @@ fn timely_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
         int(5u32),
         29,
         "UpdateRateTimely's 5 additive steps before hyper-active ones",
+    );
+}
+
+/// `[topology.host.cc]` for `CC_MODE 3`: HPCC with every knob the config
+/// sets, and the base RTT third.cc gives every QP with `GLOBAL_T 1`
+/// (`maxRtt`).
+fn hpcc_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::HpccTopology) {
+    w.table(&["topology", "host", "cc"], false, "  ", "");
+    w.set(
+        "algorithm",
+        "hpcc",
+        "           # CC_MODE 3: rate from the utilisation the switches' telemetry reports",
+    );
+    w.blank();
+    w.table(&["topology", "host", "cc", "hpcc"], false, "  ", "");
+    w.set_aligned(
+        "u_target",
+        Value::from(cfg.u_target),
+        29,
+        &format!("U_TARGET {}", cfg.u_target),
+    );
+    if let Some(r) = cfg.rate_ai {
+        w.set_aligned(
+            "rate_ai",
+            Value::from(rate_key(r)),
+            29,
+            &format!("RATE_AI {}", fmt_rate(r)),
+        );
+    }
+    w.set_aligned(
+        "min_rate",
+        Value::from(rate_key(cfg.min_rate)),
+        29,
+        &format!("MIN_RATE {}", fmt_rate(cfg.min_rate)),
+    );
+    w.set_aligned(
+        "mi_thresh",
+        int(cfg.mi_thresh),
+        29,
+        &format!("MI_THRESH {}", cfg.mi_thresh),
+    );
+    for (key, v, name) in [
+        ("fast_react", cfg.fast_react, "FAST_REACT"),
+        ("multi_rate", cfg.multi_rate, "MULTI_RATE"),
+        ("sample_feedback", cfg.sample_feedback, "SAMPLE_FEEDBACK"),
+    ] {
+        w.set_aligned(key, Value::from(v), 29, &format!("{name} {}", u8::from(v)));
+    }
+    w.set_aligned(
+        "int_multi",
+        int(cfg.int_multi.min(255)),
+        29,
+        &format!("INT_MULTI {}", cfg.int_multi),
+    );
+    let (_, rtt) = topo.max_bdp(cfg.packet_payload_size);
+    w.set_aligned(
+        "base_rtt",
+        Value::from(format!("{rtt}ns")),
+        29,
+        "GLOBAL_T 1: maxRtt, every QP's base RTT",
     );
 }
 

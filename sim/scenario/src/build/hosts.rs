@@ -9,8 +9,9 @@ use super::names::{host_key, iface_key};
 use super::roce_mtu;
 use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{HostCfg, Scenario};
-use rocesim_model::cc::NotificationPoint;
+use rocesim_model::cc::{Algorithm, NotificationPoint};
 use rocesim_model::rng::component_rng;
+use rocesim_model::time::Ps;
 use rocesim_model::world::World;
 use rocesim_model::world::bond::Bond;
 use rocesim_model::world::host::{Host, HostBond, Iface, IfaceKind, Nic};
@@ -20,11 +21,42 @@ use rustc_hash::FxHashMap as FastMap;
 pub(super) fn add_hosts(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
     for (hi, hc) in sc.hosts.iter().enumerate() {
         check_host(hc, hi)?;
-        let profile = crate::profile::host_profile(hc, hi)?;
+        let mut profile = crate::profile::host_profile(hc, hi)?;
+        hpcc_base_rtt(&mut profile, sc, hi)?;
         let host = build_host(w, sc.seed, hc, hi, profile);
         w.hosts.push(host);
     }
     check_unique_ips(w, sc)
+}
+
+/// HPCC's base RTT where `[host.cc.hpcc]` gives none: the largest base
+/// RTT of the flows' paths, as the reference's `GLOBAL_T 1` takes the
+/// largest of its host pairs'. Without flows there is nothing to take it
+/// from.
+fn hpcc_base_rtt(p: &mut NicProfile, sc: &Scenario, hi: usize) -> Result<(), ModelError> {
+    let Algorithm::Hpcc(prm) = &mut p.algorithm else {
+        return Ok(());
+    };
+    if prm.base_rtt.is_some() {
+        return Ok(());
+    }
+    match sc
+        .flows
+        .iter()
+        .map(|f| f.path_rtt)
+        .max()
+        .filter(|t| *t > Ps::ZERO)
+    {
+        Some(t) => {
+            prm.base_rtt = Some(t);
+            Ok(())
+        }
+        None => Err(ModelError::new(
+            host_key(hi).key("cc").key("hpcc").key("base_rtt"),
+            "HPCC needs a base RTT, and with no [[traffic]] flows there is no path to take it from",
+        )
+        .hint("give the base RTT of the fabric's longest path, e.g. base_rtt = \"8.3us\"")),
+    }
 }
 
 /// Everything about one host that its own table decides.

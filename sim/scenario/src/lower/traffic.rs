@@ -26,7 +26,8 @@ use crate::schema::{
     Bytes, Dur, MessageCfg, Scenario, Tool, TopologyKind, VerbCfg, WorkloadCfg, resolve_path,
 };
 use rocesim_model::flow::{self as traffic, FlowSpec, TrafficClass, Verb};
-use rocesim_model::time::Rate;
+use rocesim_model::packet::Billing;
+use rocesim_model::time::{Ps, Rate};
 use rocesim_model::topology::{
     Addressing, Framing, HostId, Link, LinkId, Node, NodeId, NodeKind, PerHop, Port, Routes,
     SearchOrder, Topology, ecmp_routes_searching,
@@ -75,7 +76,13 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                         s => s.min(pmtu),
                     },
                     vlan,
-                    billing: profile.billing,
+                    // The reference's ideal leaves its HPCC telemetry out
+                    // ("the minimum bytes required (with header but no
+                    // INT)", third.cc `qp_finish`): so does ours.
+                    billing: match profile.billing {
+                        Billing::HPCC_INT => Billing::HPCC,
+                        b => b,
+                    },
                 };
                 framings[f.src.0 as usize] = Some(framing);
                 framing
@@ -93,12 +100,13 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                 )
             })?;
         let payload = u64::from(framing.pmtu);
-        let path_bdp = routes
-            .base_rtt(&topo, f.src, f.dst, &PerHop::Reference { payload })
+        let path_rtt = routes.base_rtt(&topo, f.src, f.dst, &PerHop::Reference { payload });
+        let path_bdp = path_rtt
             .zip(routes.bottleneck_rate(&topo, f.src, f.dst))
             .map_or(0, |(rtt, bw)| {
                 (u128::from(rtt.as_ns()) * u128::from(bw.bps()) / 1_000_000_000 / 8) as u64
             });
+        let path_rtt = path_rtt.unwrap_or(Ps::ZERO);
         let workload = sc.workloads.len() as u32;
         let mut wc = workload_of(sc, &f);
         let (sip, dip) = (nics.ip(f.src), nics.ip(f.dst));
@@ -111,6 +119,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
             workload,
             ideal,
             path_bdp,
+            path_rtt,
         });
     }
     Ok(())

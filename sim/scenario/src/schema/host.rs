@@ -280,13 +280,42 @@ pub struct DcqcnCfg {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcCfg {
-    /// `"dcqcn"` (every profile's default), `"dctcp"` or `"timely"`;
-    /// checked when the world is built, with a did-you-mean.
+    /// `"dcqcn"` (every profile's default), `"dctcp"`, `"timely"` or
+    /// `"hpcc"`; checked when the world is built, with a did-you-mean.
     pub algorithm: Option<String>,
     #[serde(default)]
     pub dctcp: DctcpCfg,
     #[serde(default)]
     pub timely: TimelyCfg,
+    #[serde(default)]
+    pub hpcc: HpccCfg,
+}
+
+/// `[host.cc.hpcc]`: HPCC as the HPCC reference runs it
+/// ([`HpccParams`](rocesim_model::cc::HpccParams)); defaults are the
+/// reference's `--cc hp --utgt 95` at 100 Gb/s.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HpccCfg {
+    /// The target utilisation, (0, 1] (`U_TARGET`).
+    pub u_target: Option<f64>,
+    /// The additive step (`RATE_AI`).
+    pub rate_ai: Option<RateQ>,
+    /// The rate a cut never goes below (`MIN_RATE`).
+    pub min_rate: Option<RateQ>,
+    /// Additive steps before a multiplicative one (`MI_THRESH`).
+    pub mi_thresh: Option<u32>,
+    /// React to every ACK between updates (`FAST_REACT`).
+    pub fast_react: Option<bool>,
+    /// A rate per hop (`MULTI_RATE`).
+    pub multi_rate: Option<bool>,
+    /// Fast reactions skip hops with an empty queue (`SAMPLE_FEEDBACK`).
+    pub sample_feedback: Option<bool>,
+    /// The multiplier of the telemetry's units (`INT_MULTI`).
+    pub int_multi: Option<u8>,
+    /// The base RTT (`m_baseRtt`); default: the largest of the flows'
+    /// paths.
+    pub base_rtt: Option<Dur>,
 }
 
 /// `[host.cc.timely]`: TIMELY as the HPCC reference runs it

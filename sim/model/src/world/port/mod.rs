@@ -221,6 +221,10 @@ pub struct Port {
     lossless_drops: [u64; PRIOS],
     /// Transmission selection other than strict priority (`selects`).
     select: Option<Box<TxSelect>>,
+    /// Bytes (as buffers count them) a switch port's egress queues have
+    /// sent: the counter its telemetry reports (the HPCC reference's
+    /// `m_txBytes`, which counts queued frames, not PAUSE frames).
+    dequeued_bytes: u64,
     name: String,
 }
 
@@ -241,6 +245,7 @@ impl Port {
             carrier: true,
             queues: PrioQueues::default(),
             queued_bytes: [0; PRIOS],
+            dequeued_bytes: 0,
             paused: 0,
             pause: Box::default(),
             counters: PortCounters::default(),
@@ -565,6 +570,16 @@ impl Port {
         self.marking = mask;
     }
 
+    /// Bytes its egress queues have sent ([`Port::count_dequeued`]).
+    pub fn dequeued_bytes(&self) -> u64 {
+        self.dequeued_bytes
+    }
+
+    /// A frame of `len` bytes left its egress queues.
+    pub fn count_dequeued(&mut self, len: u16) {
+        self.dequeued_bytes += u64::from(len);
+    }
+
     /// Bytes waiting in all queues.
     pub fn queued_bytes(&self) -> u64 {
         self.queued_bytes.iter().sum()
@@ -606,6 +621,7 @@ mod tests {
             src_qp: u32::MAX,
             ingress: u32::MAX,
             mad: u32::MAX,
+            int: crate::packet::NO_INT,
             ts: Ps::ZERO,
         };
         (0..n).map(|_| pool.alloc(pkt)).collect()
