@@ -88,6 +88,22 @@ pub struct SweepRow {
     pub fct_slowdown_p50: Option<f64>,
     #[serde(default)]
     pub fct_slowdown_p99: Option<f64>,
+    /// The HPCC paper's two panels: p99 slowdown of the flows under
+    /// 100 KB, p50 of those from 1 MB on.
+    #[serde(default)]
+    pub fct_small_p99: Option<f64>,
+    #[serde(default)]
+    pub fct_large_p50: Option<f64>,
+    /// The most bytes any switch held at once.
+    #[serde(default)]
+    pub peak_switch_buffer_bytes: u64,
+    /// PAUSE/PFC frames sent by every port.
+    #[serde(default)]
+    pub pfc_pauses_sent: u64,
+    /// The busiest switch egress port's bytes over its rate and the run
+    /// (frame bytes, no preamble or gap), in [0, 1].
+    #[serde(default)]
+    pub max_link_utilisation: f64,
 }
 
 /// Every point of the grid in grid order (first axis slowest, seeds

@@ -87,11 +87,46 @@ pub fn sweep(
                     min_port_tx_bytes: client_tx.iter().copied().min().unwrap_or(0),
                     fct_slowdown_p50: s.fct.as_ref().map(|f| f.slowdown.p50),
                     fct_slowdown_p99: s.fct.as_ref().map(|f| f.slowdown.p99),
+                    fct_small_p99: s.fct.as_ref().map(|f| f.small.p99),
+                    fct_large_p50: s.fct.as_ref().map(|f| f.large.p50),
+                    peak_switch_buffer_bytes: s
+                        .switches
+                        .iter()
+                        .map(|x| x.peak_buffer_bytes)
+                        .max()
+                        .unwrap_or(0),
+                    pfc_pauses_sent: pauses_sent(w),
+                    max_link_utilisation: max_link_utilisation(w, s.sim_time_ns),
                 })
             })
             .collect()
     });
     rows.into_iter().collect()
+}
+
+/// PAUSE and PFC frames every port sent (`tx_pause_ctrl_phy`).
+fn pauses_sent(w: &rocesim_model::world::World) -> u64 {
+    let now = w.now();
+    let mut n = 0;
+    for p in w.ports() {
+        p.pause_counters(now, |k, v| {
+            if k == "tx_pause_ctrl_phy" {
+                n += v;
+            }
+        });
+    }
+    n
+}
+
+/// The busiest switch egress port's share of its link over the run.
+fn max_link_utilisation(w: &rocesim_model::world::World, sim_time_ns: u64) -> f64 {
+    let t = sim_time_ns as f64 * 1e-9;
+    let u = w
+        .ports()
+        .filter(|p| !p.is_host_port() && p.rate().bps() > 0 && t > 0.0)
+        .map(|p| p.counters().tx_bytes as f64 * 8.0 / (p.rate().bps() as f64 * t))
+        .fold(0.0, f64::max);
+    (u * 1000.0).round() / 1000.0
 }
 
 /// Refuses an output path that exists and is not a sweep directory (a
@@ -131,8 +166,9 @@ fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
     // Sweeps of scenarios with flows have two more columns.
     let fct = rows.iter().any(|r| r.fct_slowdown_p50.is_some());
     if fct {
-        csv.push_str(",fct_slowdown_p50,fct_slowdown_p99");
+        csv.push_str(",fct_slowdown_p50,fct_slowdown_p99,fct_small_p99,fct_large_p50");
     }
+    csv.push_str(",peak_switch_buffer_bytes,pfc_pauses_sent,max_link_utilisation");
     csv.push('\n');
     for r in rows {
         for (_, v) in &r.params {
@@ -155,11 +191,17 @@ fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
         if fct {
             let f = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
             csv.push_str(&format!(
-                ",{},{}",
+                ",{},{},{},{}",
                 f(r.fct_slowdown_p50),
-                f(r.fct_slowdown_p99)
+                f(r.fct_slowdown_p99),
+                f(r.fct_small_p99),
+                f(r.fct_large_p50)
             ));
         }
+        csv.push_str(&format!(
+            ",{},{},{}",
+            r.peak_switch_buffer_bytes, r.pfc_pauses_sent, r.max_link_utilisation
+        ));
         csv.push('\n');
     }
     csv
@@ -196,6 +238,16 @@ fn sweep_json(rows: &[SweepRow]) -> String {
                 m.insert("fct_slowdown_p50".into(), p50.into());
                 m.insert("fct_slowdown_p99".into(), p99.into());
             }
+            if let (Some(small), Some(large)) = (r.fct_small_p99, r.fct_large_p50) {
+                m.insert("fct_small_p99".into(), small.into());
+                m.insert("fct_large_p50".into(), large.into());
+            }
+            m.insert(
+                "peak_switch_buffer_bytes".into(),
+                r.peak_switch_buffer_bytes.into(),
+            );
+            m.insert("pfc_pauses_sent".into(), r.pfc_pauses_sent.into());
+            m.insert("max_link_utilisation".into(), r.max_link_utilisation.into());
             serde_json::Value::Object(m)
         })
         .collect();

@@ -120,7 +120,7 @@ struct HopState {
 pub struct Hpcc {
     p: HpccParams,
     line: u64,
-    /// `m_win` in bytes (0: none, then the queue term is unbounded).
+    /// `W` in bytes: `m_win`, or the line's bandwidth-delay product.
     win: u64,
     base_rtt_ns: u64,
     /// The sending rate (`m_rate`).
@@ -136,18 +136,19 @@ pub struct Hpcc {
 }
 
 impl Hpcc {
-    /// A QP on a port of rate `line` with a window of `win` bytes, at line
-    /// rate until its first update. `params` must have passed
+    /// A QP on a port of rate `line` with a window of `win` bytes (0: none),
+    /// at line rate until its first update. `params` must have passed
     /// [`HpccParams::validate`].
     pub fn new(params: &HpccParams, line: Rate, win: u64) -> Hpcc {
         debug_assert!(params.validate().is_ok(), "{:?}", params.validate());
         let line = line.bps();
+        // The scenario layer always gives one (`base_rtt`'s doc).
+        let base_rtt_ns = params.base_rtt.map_or(1, |t| t.as_ns().max(1));
         Hpcc {
             p: *params,
             line,
-            win,
-            // The scenario layer always gives one (`base_rtt`'s doc).
-            base_rtt_ns: params.base_rtt.map_or(1, |t| t.as_ns().max(1)),
+            win: Self::window_or_bdp(win, line, base_rtt_ns),
+            base_rtt_ns,
             rate: line,
             rc: line,
             stage: 0,
@@ -166,7 +167,19 @@ impl Hpcc {
     /// The window `W` the queue term divides by: the flow's own, when the
     /// world learns it as the flow starts (`GLOBAL_T 0`).
     pub fn set_window(&mut self, win: u64) {
-        self.win = win;
+        self.win = Self::window_or_bdp(win, self.line, self.base_rtt_ns);
+    }
+
+    /// `W`: the QP's window, or without one the line's bandwidth-delay
+    /// product, the window HPCC is defined with (W = B × T, the paper's
+    /// §3.2). The reference divides by its `m_win` even when `HAS_WIN 0`
+    /// makes it 0, which cuts every flow to `MIN_RATE` at the first queued
+    /// byte; its `run.py` never runs HPCC without a window.
+    fn window_or_bdp(win: u64, line: u64, base_rtt_ns: u64) -> u64 {
+        match win {
+            0 => (u128::from(line) * u128::from(base_rtt_ns) / 8_000_000_000).max(1) as u64,
+            w => w,
+        }
     }
 
     /// The sending rate.
@@ -437,6 +450,18 @@ mod tests {
         h.on_ack(&ack(2, 2), Some(&two(100, 1_280, 256)));
         let hop0 = (G100 as f64 / (1.024 / 0.95)) as u64 + 40_000_000;
         assert_eq!(h.rate(), Rate(hop0));
+    }
+
+    /// Without a window the queue term divides by the line's BDP: 100 G
+    /// × 10 µs = 125,000 bytes; a queue of 12,480 bytes (156 units) in
+    /// both samples adds 0.09984.
+    #[test]
+    fn no_window_is_the_bdp() {
+        let mut h = Hpcc::new(&params(), Rate(G100), 0);
+        h.on_ack(&ack(1, 1), Some(&stack(0, 0, 12_480)));
+        h.on_ack(&ack(2, 2), Some(&stack(100, 0, 12_480)));
+        let u = (9_900.0 + 0.09984 * 100.0) / 10_000.0;
+        assert!((h.utilisation() - u).abs() < 1e-12, "{}", h.utilisation());
     }
 
     #[test]
