@@ -814,6 +814,36 @@ fn nic_profile_and_dcqcn_keys() {
     let err = fails("cc_g", &t, &[]);
     at(line_of(&t, "g = 1.5"), &err);
     says(&err, &["key `host[0].cc.dctcp.g`", "1.5 is outside [0, 1]"]);
+    // HPCC: a knob while another algorithm runs, one out of range, and no
+    // base RTT where no [[traffic]] flow has a path to take it from.
+    let err = table("cc_hp_off", "hpcc", "cc.hpcc", "u_target = 0.9");
+    says(
+        &err,
+        &[
+            "key `host[0].cc.hpcc.u_target`",
+            "sets `u_target` but the algorithm is `dcqcn`",
+        ],
+    );
+    let hpcc = |knobs: &str| {
+        lag_text().replacen(rxe, "profile = \"hpcc\" #", 1).replacen(
+            "  [[host.nic]]",
+            &format!("  [host.cc]\n  algorithm = \"hpcc\"\n  [host.cc.hpcc]\n{knobs}\n  [[host.nic]]"),
+            1,
+        )
+    };
+    let t = hpcc("  base_rtt = \"8us\"\n  u_target = 1.5");
+    let err = fails("cc_hp_u", &t, &[]);
+    at(line_of(&t, "u_target = 1.5"), &err);
+    says(&err, &["key `host[0].cc.hpcc.u_target`", "1.5 is outside (0, 1]"]);
+    let err = fails("cc_hp_rtt", &hpcc("  u_target = 0.9"), &[]);
+    says(
+        &err,
+        &[
+            "key `host[0].cc.hpcc.base_rtt`",
+            "HPCC needs a base RTT",
+            "base_rtt = \"8.3us\"",
+        ],
+    );
     let err = table("cc_cnp", "connectx", "cc", "algorithm = \"dctcp\"");
     says(
         &err,
