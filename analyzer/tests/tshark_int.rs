@@ -166,3 +166,59 @@ fn tshark_sees_udp_to_4792_with_the_shim_first() {
         assert_eq!(&payload[bth..bth + 2], if i == 1 { "11" } else { "0a" });
     }
 }
+
+/// `roce-pcap dissect` on the same frames: the records in path order, in
+/// the units the hop was built from (all multiples of 128 and 80 bytes).
+#[test]
+fn dissect_prints_the_records() {
+    let (_d, p, _) = write_capture();
+    let run = |format: &str| {
+        roce_testkit::cli::succeed(
+            std::process::Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+                .arg("dissect")
+                .arg(&p)
+                .args(["--format", format]),
+        )
+        .stdout
+    };
+    let json = roce_testkit::cli::json_lines(&run("jsonl"));
+    assert_eq!(json.len(), 6);
+    let data = &json[0];
+    assert_eq!(data["kind"], "rocev2");
+    assert_eq!(data["dport"], 4792);
+    assert_eq!(data["int_orig_dport"], 4791);
+    assert_eq!(data["int_echo"], false);
+    assert_eq!(data["int_remaining"], 3);
+    assert_eq!(
+        data["int_rate_bps"],
+        serde_json::json!([100_000_000_000u64, 25_000_000_000u64])
+    );
+    assert_eq!(data["int_time_ns"], serde_json::json!([5000, 6000]));
+    assert_eq!(
+        data["int_tx_bytes"],
+        serde_json::json!([1_280_000, 128_000])
+    );
+    assert_eq!(data["int_qlen_bytes"], serde_json::json!([16_000, 800]));
+    assert_eq!(data["opcode_name"], "RC_RDMA_WRITE_ONLY");
+    assert_eq!(data["icrc_valid"], true);
+    assert_eq!(json[1]["int_echo"], true);
+    assert_eq!(json[1]["int_qlen_bytes"], data["int_qlen_bytes"]);
+    assert_eq!(json[2]["int_rate_bps"], serde_json::json!([]));
+    assert!(json[3].get("int_echo").is_none(), "no telemetry, no keys");
+    let text = String::from_utf8(run("text")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains(
+            ":4792 ECT(0) INT hops 2 rem 3 [100G t 5000 tx 1280000 q 16000] \
+             [25G t 6000 tx 128000 q 800] RC_RDMA_WRITE_ONLY"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(" INT echo hops 2 rem 0 [100G"),
+        "{}",
+        lines[1]
+    );
+    assert!(!lines[3].contains("INT"), "{}", lines[3]);
+}
