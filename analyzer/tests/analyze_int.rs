@@ -117,7 +117,6 @@ fn analyze_reports_queue_and_utilisation_per_hop() {
     assert!(close(&h2["utilisation_max"], 0.4096), "{h2}");
 
     let table = analyze(&p, "table");
-    if std::env::var_os("SHOW").is_some() { println!("{table}"); }
     assert!(
         table.contains(
             "      INT       4 requests with records, echoed on 4 ACKs\n\
