@@ -20,6 +20,7 @@ use crate::wire::ib::{ExtHeaders, IbRepr, pad_for};
 use crate::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr};
 use crate::wire::ieth::IethRepr;
 use crate::wire::immdt::ImmDtRepr;
+use crate::wire::int::{INT_UDP_PORT, IntHopRepr, IntRepr, MAX_HOPS};
 use crate::wire::mac_control::{MacControlRepr, OPCODE_PAUSE, OPCODE_PFC};
 use crate::wire::opcode::{HeaderSet, Opcode};
 use crate::wire::rdeth::RdethRepr;
@@ -295,6 +296,38 @@ pub fn mac_control() -> impl Strategy<Value = MacControlRepr> {
     ]
 }
 
+/// One switch's telemetry record, any field value.
+pub fn int_hop() -> impl Strategy<Value = IntHopRepr> {
+    (0u8..8, 0u32..1 << 24, 0u32..1 << 20, 0u32..1 << 17).prop_map(
+        |(rate_code, time, tx_bytes, qlen)| IntHopRepr {
+            rate_code,
+            time,
+            tx_bytes,
+            qlen,
+        },
+    )
+}
+
+/// A telemetry stack as switches leave it (0 to [`MAX_HOPS`] records,
+/// maybe one push too many, so the E bit) or as a receiver echoes it.
+pub fn int_repr() -> impl Strategy<Value = IntRepr> {
+    (
+        vec(int_hop(), 0..=MAX_HOPS),
+        any::<u16>(),
+        any::<u8>(),
+        0u8..4,
+        any::<bool>(),
+    )
+        .prop_map(|(hops, orig_dport, multi, spare, echo)| {
+            let mut r =
+                IntRepr::source(orig_dport, (hops.len() as u8).saturating_add(spare), multi);
+            for h in &hops {
+                r.push(*h);
+            }
+            if echo { r.echo_of(orig_dport) } else { r }
+        })
+}
+
 fn roce_port() -> u16 {
     crate::hash::ROCE_V2_UDP_DPORT
 }
@@ -319,12 +352,25 @@ pub fn frame() -> impl Strategy<Value = (FrameRepr, Vec<u8>)> {
         udp(Just(roce_port()).boxed()),
         ib_repr(300).prop_flat_map(with_payload),
     )
-        .prop_map(|(ip, udp, (ib, p))| (NetRepr::RoceV2 { ip, udp, ib }, p));
+        .prop_map(|(ip, udp, (ib, p))| {
+            let int = None;
+            (NetRepr::RoceV2 { ip, udp, int, ib }, p)
+        });
+    let v2_int = (
+        roce_ip(),
+        udp(Just(INT_UDP_PORT).boxed()),
+        int_repr(),
+        ib_repr(300).prop_flat_map(with_payload),
+    )
+        .prop_map(|(ip, udp, int, (ib, p))| {
+            let int = Some(int);
+            (NetRepr::RoceV2 { ip, udp, int, ib }, p)
+        });
     let v1 = (grh(), ib_repr(300).prop_flat_map(with_payload))
         .prop_map(|(grh, (ib, p))| (NetRepr::RoceV1 { grh, ib }, p));
     let macc = mac_control().prop_map(|m| (NetRepr::MacControl(m), Vec::new()));
     let not_roce = any::<u16>()
-        .prop_filter("not RoCE", |p| *p != roce_port())
+        .prop_filter("not RoCE", |p| *p != roce_port() && *p != INT_UDP_PORT)
         .boxed();
     let ip_udp = (
         prop_oneof![
@@ -391,6 +437,7 @@ pub fn frame() -> impl Strategy<Value = (FrameRepr, Vec<u8>)> {
         vlans(),
         prop_oneof![
             4 => v2,
+            2 => v2_int,
             1 => v1,
             1 => macc,
             1 => ip_udp,

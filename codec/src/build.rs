@@ -32,6 +32,7 @@ use crate::wire::ib::{ExtHeaders, IbRepr, pad_for};
 use crate::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use crate::wire::ieth::IethRepr;
 use crate::wire::immdt::ImmDtRepr;
+use crate::wire::int::{INT_UDP_PORT, IntRepr};
 use crate::wire::mac_control::{MacControlRepr, PAUSE_DST_MAC};
 use crate::wire::mad::MadRepr;
 use crate::wire::opcode::{HeaderSet, Opcode};
@@ -362,9 +363,27 @@ impl FrameRepr {
                     dst_port: ROCE_V2_UDP_DPORT,
                     checksum: 0,
                 },
+                int: None,
                 ib,
             },
         }
+    }
+
+    /// The frame carrying telemetry `int`, as an INT source sends it: the
+    /// UDP destination port moves into the shim (`int.orig_dport`) and the
+    /// UDP header goes to [`INT_UDP_PORT`]. On a frame that carries
+    /// telemetry already, `int` replaces it and the shim keeps the original
+    /// port. Frames other than RoCEv2 come back as they were.
+    pub fn with_int(mut self, mut int: IntRepr) -> FrameRepr {
+        if let NetRepr::RoceV2 {
+            udp, int: carried, ..
+        } = &mut self.net
+        {
+            int.orig_dport = carried.map_or(udp.dst_port, |c| c.orig_dport);
+            *carried = Some(int);
+            udp.dst_port = INT_UDP_PORT;
+        }
+        self
     }
 
     /// An 802.1Qbb PFC frame from `src_mac` to the reserved PAUSE address.

@@ -29,6 +29,7 @@ fn write(opcode: u8, psn: u32, payload_len: u32, reth: Option<RethRepr>) -> Fram
                 dst_port: 4791,
                 checksum: 0,
             },
+            int: None,
             ib: IbRepr {
                 bth: BthRepr {
                     opcode: Opcode(opcode),
@@ -298,8 +299,165 @@ fn ipv4_checksum_offload_round_trips() {
     assert_eq!(r.to_vec(pl), bytes);
 }
 
+/// Two switches' records, as a 100G and a 400G port would write them.
+fn two_hops() -> IntRepr {
+    let mut int = IntRepr::source(4791, 5, 1);
+    int.push(IntHopRepr::new(100_000_000_000, 1_000, 64_000, 8_000, 1).unwrap());
+    int.push(IntHopRepr::new(400_000_000_000, 2_000, 128_000, 0, 1).unwrap());
+    int
+}
+
+/// The bytes of the ICRC (the frame's last four).
+fn icrc(bytes: &[u8]) -> &[u8] {
+    &bytes[bytes.len() - 4..]
+}
+
+// An RDMA WRITE First of 64 B with two hop records: UDP to 4792, lengths
+// that count the 16 + 2 x 8 = 32 bytes of telemetry, the shim of
+// wire::int's layout at the start of the UDP payload, the BTH after it,
+// and the ICRC of the same frame without telemetry.
+#[test]
+fn telemetry_sits_between_udp_and_bth() {
+    let plain = write(0x06, 3, 64, Some(RethRepr::default()));
+    let f = plain.with_int(two_hops());
+    let ib_len = 12 + 16 + 64 + 4;
+    assert_eq!(f.buffer_len(64), 14 + 20 + 8 + 32 + ib_len);
+    // Pre-filled with 0xa5 so that a byte emit forgets shows up.
+    let mut bytes = vec![0xa5; f.buffer_len(64)];
+    f.emit(&mut bytes, &[7; 64]);
+    let mut zeroed = vec![0; f.buffer_len(64)];
+    f.emit(&mut zeroed, &[7; 64]);
+    assert_eq!(bytes, zeroed);
+    assert_eq!(&bytes[36..38], &4792u16.to_be_bytes(), "UDP dport");
+    assert_eq!(
+        u16::from_be_bytes([bytes[16], bytes[17]]) as usize,
+        20 + 8 + 32 + ib_len
+    );
+    assert_eq!(
+        u16::from_be_bytes([bytes[38], bytes[39]]) as usize,
+        8 + 32 + ib_len
+    );
+    // Shim: INT-MD, NPT 1, 7 words, original port 4791 (0x12B7).
+    assert_eq!(&bytes[42..46], &[0x14, 7, 0x12, 0xB7]);
+    assert_eq!(&bytes[52..54], &[0x48, 0x50], "domain-specific ID");
+    // The newest (400G, rate code 4) record first.
+    assert_eq!(bytes[58] >> 5, 4);
+    assert_eq!(bytes[66] >> 5, 2);
+    assert_eq!(bytes[74], 0x06, "BTH opcode after the telemetry");
+    let without = plain.to_vec(&[7; 64]);
+    assert_eq!(icrc(&bytes), icrc(&without), "the ICRC the sink checks");
+    assert_ne!(icrc(&bytes), &[0xa5; 4]);
+
+    let p = Frame::parse(&bytes, &opts()).unwrap();
+    assert_eq!(p.kind(), FrameKind::RoceV2);
+    assert_eq!(p.int(), Some(&two_hops()));
+    assert_eq!(p.udp().unwrap().dst_port, 4792);
+    let ib = p.ib().unwrap();
+    assert_eq!((ib.bth.psn, ib.icrc_valid), (Psn::new(3), Some(true)));
+    let (repr, payload) = p.to_repr().unwrap();
+    assert_eq!(repr, f);
+    assert_eq!(repr.to_vec(payload), bytes);
+    // A frame without telemetry parses as before.
+    assert_eq!(Frame::parse(&without, &opts()).unwrap().int(), None);
+}
+
+// What a switch writes (records, RemainingHopCnt, the E bit) is outside
+// the ICRC; the shim's original port is inside it: the sink restores it.
+#[test]
+fn the_icrc_covers_the_restored_packet_only() {
+    let f = write(0x0A, 1, 8, Some(RethRepr::default()));
+    // One hop of room: the second switch sets E instead of pushing.
+    let mut fewer = IntRepr::source(4791, 1, 1);
+    fewer.push(two_hops().hops()[0]);
+    fewer.push(two_hops().hops()[1]);
+    assert!(fewer.exceeded && fewer.hops().len() == 1);
+    let a = f.with_int(two_hops()).to_vec(&[0; 8]);
+    let b = f.with_int(fewer).to_vec(&[0; 8]);
+    assert_eq!(icrc(&a), icrc(&b));
+    let mut hop_changed = a.clone();
+    hop_changed[60] ^= 0xFF;
+    let p = Frame::parse(&hop_changed, &opts()).unwrap();
+    assert_eq!(p.ib().unwrap().icrc_valid, Some(true));
+    assert_ne!(p.int(), Some(&two_hops()));
+    let mut port_changed = a.clone();
+    port_changed[45] ^= 1;
+    let p = Frame::parse(&port_changed, &opts()).unwrap();
+    assert_eq!(p.ib().unwrap().icrc_valid, Some(false));
+    assert!(p.warnings.contains(Warnings::ICRC_MISMATCH));
+}
+
+#[test]
+fn telemetry_truncation_and_errors_name_layer_int() {
+    let bytes = write(0x0A, 1, 8, Some(RethRepr::default()))
+        .with_int(two_hops())
+        .to_vec(&[0; 8]);
+    // A snaplen inside the MD header: 42 + 16 needed, 10 there.
+    let p = Frame::parse_lax(&bytes[..52], bytes.len(), &opts()).unwrap();
+    assert_eq!(
+        p.stop,
+        Some(Error::Truncated {
+            layer: Layer::Int,
+            offset: 42,
+            required: 16,
+            present: 10
+        })
+    );
+    assert_eq!(p.kind(), FrameKind::Truncated);
+    assert!(matches!(
+        p.net,
+        Net::RoceV2 {
+            int: None,
+            ib: None,
+            ..
+        }
+    ));
+    // Inside the hop records: the shim says 32 bytes.
+    let p = Frame::parse_lax(&bytes[..70], bytes.len(), &opts()).unwrap();
+    assert_eq!(
+        p.stop.unwrap().to_string(),
+        "INT at offset 42: 32 bytes required, 28 present"
+    );
+    // Inside the BTH after complete telemetry: the stop is the BTH's, and
+    // the telemetry is there.
+    let p = Frame::parse_lax(&bytes[..80], bytes.len(), &opts()).unwrap();
+    let stop = p.stop.unwrap();
+    assert_eq!((stop.layer(), p.kind()), (Layer::Bth, FrameKind::Truncated));
+    assert_eq!(p.int(), Some(&two_hops()));
+    // Not INT-MD (shim type 2, INT-MX): malformed at the shim.
+    let mut mx = bytes.clone();
+    mx[42] = 0x24;
+    let e = Frame::parse(&mx, &opts()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "INT at offset 42: field `shim type` is 2, 1 (INT-MD)"
+    );
+    assert_eq!(
+        Frame::parse_lax(&mx, mx.len(), &opts()).unwrap().kind(),
+        FrameKind::Malformed
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Any RoCEv2 frame given any telemetry keeps its ICRC, its IB packet
+    /// and its kind, and comes back with the telemetry.
+    #[test]
+    fn telemetry_keeps_the_packet((repr, payload) in arbitrary::frame(), int in arbitrary::int_repr()) {
+        let NetRepr::RoceV2 { int: None, .. } = repr.net else {
+            return Ok(());
+        };
+        let plain = repr.to_vec(&payload);
+        let with = repr.with_int(int).to_vec(&payload);
+        prop_assert_eq!(with.len(), plain.len() + int.buffer_len());
+        prop_assert_eq!(icrc(&with), icrc(&plain));
+        let f = Frame::parse(&with, &opts()).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(f.int().map(|i| i.orig_dport), Some(4791));
+        prop_assert_eq!(f.int().unwrap().hops(), int.hops());
+        prop_assert_eq!(f.ib().unwrap().icrc_valid, Some(true));
+        let p = Frame::parse(&plain, &opts()).unwrap();
+        prop_assert_eq!(f.ib().unwrap().repr(), p.ib().unwrap().repr());
+    }
 
     #[test]
     fn parse_of_emit_is_identity((repr, payload) in arbitrary::frame()) {

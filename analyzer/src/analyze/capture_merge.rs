@@ -27,6 +27,7 @@ use super::pfc::PfcFile;
 use super::roce_event::{Decoded, RoceEvent, decode};
 use super::series::Bins;
 use super::setup::SetupEvent;
+use super::telemetry::{IntHopEvent, hop_events};
 use roce_capture::pipeline::{self, Item, Ordered};
 use roce_capture::read::{CaptureError, CaptureReader, FrameBatch};
 
@@ -69,6 +70,9 @@ fn absorb(row: &mut FileReport, batch: &FileReport) {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum MergedEvent {
     Roce(RoceEvent),
+    /// A switch's record on the RoCE frame of the event before (in-band
+    /// telemetry): one per record.
+    IntHop(IntHopEvent),
     /// A connection set-up frame (CM MAD, perftest TCP).
     Setup(SetupEvent),
     MacControl {
@@ -89,6 +93,7 @@ impl MergedEvent {
     fn key(&self) -> (u64, u16, u64) {
         match self {
             MergedEvent::Roce(e) => (e.ts_ns, e.file, e.frame),
+            MergedEvent::IntHop(e) => (e.ts_ns, e.file, e.frame),
             MergedEvent::Setup(e) => (e.ts_ns, e.file, e.frame),
             MergedEvent::MacControl {
                 file, frame, ts_ns, ..
@@ -140,7 +145,10 @@ fn decode_batch(b: &FrameBatch, file: u16, parse: &ParseOptions) -> DecodedBatch
         let ev = match decode(&frame, file, frame_no, raw.ts_ns) {
             Decoded::Roce(ev) => {
                 count_roce(&mut c, &ev);
-                MergedEvent::Roce(ev)
+                events.push(MergedEvent::Roce(ev));
+                events
+                    .extend(hop_events(&frame, file, frame_no, raw.ts_ns).map(MergedEvent::IntHop));
+                continue;
             }
             Decoded::CmMad(ev, setup) => {
                 count_roce(&mut c, &ev);

@@ -25,6 +25,7 @@ use super::flow::{FileUse, Flow, FlowKey, FlowOptions};
 use super::model::{FrameRef, ResponseOnlyReport};
 use super::roce_event::RoceEvent;
 use super::series::Bins;
+use super::telemetry::IntHopEvent;
 
 /// Responses, NAKs and CNPs whose request flow was never seen.
 #[derive(Debug, Clone)]
@@ -91,6 +92,28 @@ impl FlowTable {
             }
             Some(op) if op.is_response() => self.response(ev),
             _ => self.request(ev),
+        }
+    }
+
+    /// A switch's record on the frame whose event came just before: a
+    /// request's goes to its flow, an echo to the flow its ACK was paired
+    /// with (none if it was not).
+    pub fn int_hop(&mut self, ev: &IntHopEvent) {
+        let key = FlowKey {
+            src: ev.src,
+            dst: ev.dst,
+            qpn: ev.dqpn,
+        };
+        let index = if ev.echo {
+            &self.by_response
+        } else {
+            &self.by_request
+        };
+        if let Some(&i) = index.get(&key) {
+            self.flows[i]
+                .telemetry
+                .get_or_insert_with(Box::default)
+                .record(ev);
         }
     }
 

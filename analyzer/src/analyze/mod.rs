@@ -30,6 +30,7 @@
 //! | `model.rs` | [`Report`], the data model: the JSON interface, what exporters and plots read |
 //! | `findings.rs` | rules over the finished report, one sentence each |
 //! | `setup.rs` | connection set-up (CM REQ/REP/RTU, perftest's TCP keys), joined to the flows it connected |
+//! | `telemetry.rs` | in-band telemetry (HPCC's INT): per flow and hop, the queue and the link utilisation the records show |
 //!
 //! The `analyze` subcommand itself (flags, exporters, plots and HTML put
 //! together) is [`crate::cli::analyze`], above all of them.
@@ -60,6 +61,7 @@ mod report_builder;
 mod roce_event;
 pub mod series;
 mod setup;
+mod telemetry;
 /// The model's old path (`analyze::report`), kept while tests and scripts
 /// written against it move to [`model`].
 #[doc(hidden)]
@@ -229,6 +231,7 @@ fn analyze<P: AsRef<Path>>(
             }
             match ev {
                 capture_merge::MergedEvent::Roce(e) => table.event(e),
+                capture_merge::MergedEvent::IntHop(e) => table.int_hop(e),
                 capture_merge::MergedEvent::Setup(e) => setups.event(e),
                 capture_merge::MergedEvent::MacControl {
                     file,

@@ -97,6 +97,37 @@ pub struct SetupReport {
     pub qps: Vec<usize>,
 }
 
+/// What the switches on a flow's path wrote on its requests (in-band
+/// telemetry, `analyze::telemetry` says how the figures are made).
+#[derive(Debug, Clone, Serialize)]
+pub struct QpTelemetry {
+    /// Requests that carried records, and responses that echoed them.
+    pub requests: u64,
+    pub echoes: u64,
+    /// One entry per hop index, in path order (the first switch first).
+    pub hops: Vec<HopTelemetry>,
+}
+
+/// One hop of a flow's path, from the records on its requests.
+#[derive(Debug, Clone, Serialize)]
+pub struct HopTelemetry {
+    /// 1-based path position.
+    pub hop: usize,
+    /// The port's line rate, from the records' rate code.
+    pub rate_gbps: f64,
+    pub records: u64,
+    /// The port's queue as each request left it.
+    pub qlen_max_bytes: u64,
+    pub qlen_mean_bytes: f64,
+    /// Consecutive records that make an interval.
+    pub intervals: u64,
+    /// Bytes sent over the intervals / their time / the line rate (mean
+    /// weighted by time); the largest value of one interval. `null`
+    /// without an interval.
+    pub utilisation_mean: Option<f64>,
+    pub utilisation_max: Option<f64>,
+}
+
 /// How a flow's QPs were connected.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct QpSetup {
@@ -303,6 +334,10 @@ pub struct QpReport {
     /// capture holds it (the key is left out otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub setup: Option<QpSetup>,
+    /// In-band telemetry (HPCC's INT) on the flow's frames, when they
+    /// carried any (the key is left out otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<QpTelemetry>,
     /// What the wire showed besides the figures, which `infer` builds a
     /// scenario from; kept out of the JSON.
     #[serde(skip)]

@@ -166,6 +166,7 @@ fn qp_report(id: usize, f: &Flow, names: &[String]) -> QpReport {
         ecn_ce_requests: f.ecn_ce_requests,
         cnps_to_requester: f.cnps_to_requester,
         setup: None,
+        telemetry: f.telemetry.as_ref().map(|t| t.report()),
         wire: QpWire {
             tclass: f.request_tclass,
             rocev1: f.request_fields.rocev1,

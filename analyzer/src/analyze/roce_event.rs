@@ -74,7 +74,7 @@ pub(crate) fn decode(f: &Frame<'_>, file: u16, frame: u64, ts_ns: u64) -> Decode
     let kind = f.kind();
     let vlan_tci = f.vlans.outer().map(|t| t.tci());
     let (src, dst, sport, tclass, ib, rocev1) = match &f.net {
-        Net::RoceV2 { ip, udp, ib } => (
+        Net::RoceV2 { ip, udp, ib, .. } => (
             ip.src(),
             ip.dst(),
             udp.src_port,

@@ -28,6 +28,8 @@ const KEYS_HELP: &str = "\
 JSON keys (--format jsonl; a key is left out when it does not apply):
   frame ts_ns len caplen kind error warning
   vlan_id vlan_pcp l3 src dst dscp ecn sport dport
+  int_orig_dport int_echo int_exceeded int_remaining int_multi int_rate_bps
+  int_time_ns int_tx_bytes int_qlen_bytes   (in-band telemetry, UDP port 4792)
   opcode opcode_name se migreq padcnt tver pkey fecn becn dqpn ackreq psn
   reth_va reth_rkey reth_dmalen aeth_syndrome aeth_msn immdt ieth_rkey
   deth_qkey deth_srcqp atomic_va atomic_rkey atomic_swap_add atomic_compare

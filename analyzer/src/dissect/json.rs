@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use roce_capture::read::{LinkType, RawFrame};
 use roce_codec::wire::mac_control::MacControlRepr;
-use roce_codec::{Frame, IbPacket, Net};
+use roce_codec::{Frame, IbPacket, IntRepr, Net};
 
 use super::headless_kind;
 use super::writer::JsonObject;
@@ -72,6 +72,9 @@ pub fn json_line(
         o.num("sport", udp.src_port.into());
         o.num("dport", udp.dst_port.into());
     }
+    if let Some(int) = f.int() {
+        int_fields(&mut o, int);
+    }
     if let Some(ib) = f.ib() {
         ib_fields(&mut o, ib);
     }
@@ -91,6 +94,24 @@ pub fn json_line(
         }
     }
     o.close();
+}
+
+/// In-band telemetry; the records as parallel arrays in path order (the
+/// first switch first), in bit/s, ns and bytes.
+fn int_fields(o: &mut JsonObject<'_>, int: &IntRepr) {
+    o.num("int_orig_dport", int.orig_dport.into());
+    o.bool("int_echo", int.echo);
+    o.bool("int_exceeded", int.exceeded);
+    o.num("int_remaining", int.remaining.into());
+    o.num("int_multi", int.multi.into());
+    let hops = int.hops();
+    o.nums("int_rate_bps", hops.iter().map(|h| h.rate_bps()));
+    o.nums("int_time_ns", hops.iter().map(|h| h.time.into()));
+    o.nums("int_tx_bytes", hops.iter().map(|h| h.sent_bytes(int.multi)));
+    o.nums(
+        "int_qlen_bytes",
+        hops.iter().map(|h| h.qlen_bytes(int.multi)),
+    );
 }
 
 fn ib_fields(o: &mut JsonObject<'_>, ib: &IbPacket<'_>) {

@@ -32,6 +32,7 @@
 //! | `cm_rej_reason`, `cm_rej_reason_name` | a REJ |
 //! | `cm_service_timeout` | an MRA |
 //! | `cm_remote_qpn` | a DREQ |
+//! | `int_orig_dport`, `int_echo`, `int_exceeded`, `int_remaining`, `int_multi`; `int_rate_bps`, `int_time_ns`, `int_tx_bytes`, `int_qlen_bytes` | in-band telemetry (UDP port 4792): the shim's port and the flags; one array element per switch's record, in path order (time modulo 2^24 ns, bytes sent modulo 2^20 units of 128 x multi) |
 //! | `opcode` ... `psn` | a BTH was decoded |
 //! | `reth_*`, `aeth_*`, `immdt`, `ieth_rkey`, `deth_*`, `atomic_*`, `atomicack_orig`, `rdeth_eecnxt`, `xrceth_xrcsrq` | the opcode carries that header |
 //! | `grh_paylen`, `grh_nxthdr`, `grh_hoplmt` | RoCE v1 |

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use roce_capture::read::RawFrame;
 use roce_codec::wire::mac_control::MacControlRepr;
-use roce_codec::{Frame, IbPacket, Net, UdpRepr};
+use roce_codec::{Frame, IbPacket, IntRepr, Net, UdpRepr};
 
 use super::headless_kind;
 use super::writer::Bracket;
@@ -40,9 +40,12 @@ pub fn text_line(
         let _ = write!(out, "vlan {} pcp {} ", tag.vid, tag.pcp);
     }
     match &f.net {
-        Net::RoceV2 { ip, udp, .. } => {
+        Net::RoceV2 { ip, udp, int, .. } => {
             udp_endpoints(out, ip.src(), ip.dst(), udp);
             ecn_text(out, ip.ecn());
+            if let Some(int) = int {
+                int_text(out, int);
+            }
         }
         Net::RoceV1 { grh, .. } => {
             let _ = write!(
@@ -117,6 +120,33 @@ fn ecn_text(out: &mut String, ecn: u8) {
         3 => " CE",
         _ => "",
     });
+}
+
+/// In-band telemetry: ` INT [echo] [E] hops N rem R`, then each switch's
+/// record in path order as `[rate t ns tx bytes q bytes]` (the clock and
+/// the byte counter as the wire holds them: modulo 2^24 ns and 2^20 units).
+fn int_text(out: &mut String, int: &IntRepr) {
+    out.push_str(" INT");
+    if int.echo {
+        out.push_str(" echo");
+    }
+    if int.exceeded {
+        out.push_str(" E");
+    }
+    let _ = write!(out, " hops {} rem {}", int.hops().len(), int.remaining);
+    if int.multi != 1 {
+        let _ = write!(out, " multi {}", int.multi);
+    }
+    for h in int.hops() {
+        let _ = write!(
+            out,
+            " [{}G t {} tx {} q {}]",
+            h.rate_bps() / 1_000_000_000,
+            h.time,
+            h.sent_bytes(int.multi),
+            h.qlen_bytes(int.multi)
+        );
+    }
 }
 
 fn ib_text(out: &mut String, ib: &IbPacket<'_>) {

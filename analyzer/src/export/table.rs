@@ -8,7 +8,7 @@ use roce_capture::human::{bytes, duration, plural, rate};
 
 use super::Exporter;
 use crate::analyze::Report;
-use crate::analyze::model::{FrameRef, QpReport, Summary, flow_label};
+use crate::analyze::model::{FrameRef, QpReport, QpTelemetry, Summary, flow_label};
 
 pub struct TableExporter;
 
@@ -256,6 +256,9 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
         p50_p99_max(&f.ack_rtt_ns),
         plural(f.ack_rtt_ns.samples, "sample")
     )?;
+    if let Some(t) = &f.telemetry {
+        telemetry_lines(t, out)?;
+    }
     writeln!(
         out,
         "      ecn       {} CE ({:.2}%), {}, CE→CNP p50/p99/max {}; ICRC errors {}{}",
@@ -270,6 +273,32 @@ fn flow_details(r: &Report, f: &QpReport, out: &mut dyn Write) -> io::Result<()>
             String::new()
         }
     )
+}
+
+/// In-band telemetry: how many requests carried records (and ACKs echoed
+/// them), then one line per hop of the path.
+fn telemetry_lines(t: &QpTelemetry, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "      INT       {} with records, echoed on {}",
+        plural(t.requests, "request"),
+        plural(t.echoes, "ACK"),
+    )?;
+    let pct = |u: Option<f64>| u.map_or("-".to_string(), |u| format!("{:.1}%", 100.0 * u));
+    for h in &t.hops {
+        writeln!(
+            out,
+            "                hop {} at {}: queue max {} mean {}, utilisation mean {} max {} ({})",
+            h.hop,
+            rate(h.rate_gbps),
+            bytes(h.qlen_max_bytes),
+            bytes(h.qlen_mean_bytes.round() as u64),
+            pct(h.utilisation_mean),
+            pct(h.utilisation_max),
+            plural(h.intervals, "interval"),
+        )?;
+    }
+    Ok(())
 }
 
 impl Exporter for TableExporter {

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //!  Ethernet ─┬─ 802.1Q (0..2 tags) ─┬─ IPv4 / IPv6 ── UDP ── dport ∈ RoCE ports ── IB packet   RoCEv2
+//!            │                      │               │      └ dport 4792 ── INT ── IB packet    RoCEv2 + telemetry
 //!            │                      │               ├─ TCP (perftest's port 18515, any)        host stack
 //!            │                      │               └─ ICMPv4 (port unreachable, any)          host stack
 //!            │                      ├─ 0x8915 ── GRH ── IB packet                            RoCE v1
@@ -25,9 +26,9 @@
 //! |---------------|---------------------------------------------------------------|
 //! | `ethernet.rs` | Ethernet II, 802.1Q/802.1ad tags, MAC control dispatch        |
 //! | `ip.rs`       | IPv4 (options, checksum), IPv6                                |
-//! | `udp.rs`      | UDP and the RoCEv2 port test                                  |
+//! | `udp.rs`      | UDP, the RoCEv2 port test, in-band telemetry (INT) before the BTH |
 //! | `l4.rs`       | TCP and ICMPv4 of the host stack                              |
-//! | `roce.rs`     | the IB packet after UDP or the GRH (RoCE v1), and its ICRC    |
+//! | `roce.rs`     | the IB packet after UDP, INT or the GRH (RoCE v1), its ICRC   |
 //! | `options.rs`  | [`ParseOptions`]: RoCEv2 ports, ICRC checking                 |
 //!
 //! Parsing is a chain of functions, one per layer, each taking the frame
@@ -36,7 +37,7 @@
 //! that when a later layer stops, the frame still shows every layer above:
 //!
 //! ```text
-//!  parse_lax ── parse_eth, parse_vlans ─┬─ parse_ipv4 ─┬─ parse_ip_payload ─┬─ parse_udp ── parse_ib
+//!  parse_lax ── parse_eth, parse_vlans ─┬─ parse_ipv4 ─┬─ parse_ip_payload ─┬─ parse_udp ── (INT) ── parse_ib
 //!                                       ├─ parse_ipv6 ─┘                    ├─ parse_tcp
 //!                                       │                                   └─ parse_icmpv4
 //!                                       ├─ parse_rocev1 ── parse_ib
@@ -71,6 +72,7 @@ use crate::icrc;
 use crate::wire::grh::GrhRepr;
 use crate::wire::ib::{IbPacket, IbRepr};
 use crate::wire::icmpv4::Icmpv4Repr;
+use crate::wire::int::{INT_UDP_PORT, IntRepr};
 use crate::wire::mac_control::{ETHERTYPE_MAC_CONTROL, MacControlRepr};
 use crate::wire::tcp::TcpRepr;
 use udp::UDP_LEN;
@@ -80,7 +82,13 @@ use udp::UDP_LEN;
 pub enum NetRepr {
     RoceV2 {
         ip: IpRepr,
+        /// The UDP header as sent: with telemetry its `dst_port` is
+        /// [`INT_UDP_PORT`] and the RoCEv2 port is `int.orig_dport`
+        /// ([`FrameRepr::with_int`] sets both).
         udp: UdpRepr,
+        /// In-band telemetry between the UDP header and the BTH
+        /// ([`crate::wire::int`]).
+        int: Option<IntRepr>,
         ib: IbRepr,
     },
     RoceV1 {
@@ -138,7 +146,9 @@ impl FrameRepr {
     pub fn buffer_len(&self, opaque_len: usize) -> usize {
         ethernet::l2_len(&self.vlans)
             + match &self.net {
-                NetRepr::RoceV2 { ip, ib, .. } => ip.header_len() + UDP_LEN + ib.buffer_len(),
+                NetRepr::RoceV2 { ip, int, ib, .. } => {
+                    ip.header_len() + UDP_LEN + int_len(int) + ib.buffer_len()
+                }
                 NetRepr::RoceV1 { ib, .. } => GrhRepr::LEN + ib.buffer_len(),
                 NetRepr::MacControl(m) => m.buffer_len(),
                 NetRepr::Ip { ip, udp } => {
@@ -156,7 +166,8 @@ impl FrameRepr {
     /// `payload_len` bytes are used, so a simulator can pass one shared
     /// buffer of zeros) or the opaque body of `Ip`/`Tcp`/`Icmpv4`/`Other`
     /// frames. Lengths, the IPv4, TCP and ICMP checksums and the ICRC are
-    /// computed here.
+    /// computed here; telemetry counts in the IP and UDP lengths, and the
+    /// ICRC is the one of the packet without it (`roce.rs`).
     ///
     /// # Panics
     /// If `buf` is shorter than [`FrameRepr::buffer_len`], or a RoCE
@@ -166,13 +177,22 @@ impl FrameRepr {
         let buf = &mut buf[..len];
         let mut off = ethernet::emit_l2(&self.eth, &self.vlans, self.ethertype(), buf);
         match &self.net {
-            NetRepr::RoceV2 { ip, udp, ib } => {
-                let ib_len = ib.buffer_len();
-                let udp_start = off + ip.emit(&mut buf[off..], UDP_LEN + ib_len);
-                let ib_start = udp_start + udp.emit(&mut buf[udp_start..], ib_len);
+            NetRepr::RoceV2 { ip, udp, int, ib } => {
+                debug_assert!(
+                    int.is_none() || udp.dst_port == INT_UDP_PORT,
+                    "telemetry travels to UDP port {INT_UDP_PORT}"
+                );
+                let l4_len = int_len(int) + ib.buffer_len();
+                let udp_start = off + ip.emit(&mut buf[off..], UDP_LEN + l4_len);
+                let int_start = udp_start + udp.emit(&mut buf[udp_start..], l4_len);
+                let ib_start = int_start + int.map_or(0, |i| i.emit(&mut buf[int_start..]));
                 roce::emit_ib(buf, ib_start, ib, payload, |head| {
-                    let (ip_hdr, udp_hdr) = (&head[off..udp_start], &head[udp_start..ib_start]);
-                    roce::rocev2_icrc(ip, ip_hdr, udp_hdr, &head[ib_start..])
+                    let (ip_hdr, udp_hdr) = (&head[off..udp_start], &head[udp_start..int_start]);
+                    let ib = &head[ib_start..];
+                    match int {
+                        None => roce::rocev2_icrc(ip, ip_hdr, udp_hdr, ib),
+                        Some(int) => roce::rocev2_icrc_at_sink(ip, ip_hdr, udp_hdr, int, ib),
+                    }
                 });
             }
             NetRepr::RoceV1 { grh, ib } => {
@@ -247,6 +267,8 @@ pub enum Net<'a> {
     RoceV2 {
         ip: IpRepr,
         udp: UdpRepr,
+        /// In-band telemetry before the BTH (UDP port [`INT_UDP_PORT`]).
+        int: Option<IntRepr>,
         ib: Option<IbPacket<'a>>,
     },
     RoceV1 {
@@ -417,6 +439,14 @@ impl<'a> Frame<'a> {
         }
     }
 
+    /// The in-band telemetry of a RoCEv2 frame that carries some.
+    pub fn int(&self) -> Option<&IntRepr> {
+        match &self.net {
+            Net::RoceV2 { int, .. } => int.as_ref(),
+            _ => None,
+        }
+    }
+
     pub fn udp(&self) -> Option<&UdpRepr> {
         match &self.net {
             Net::RoceV2 { udp, .. } => Some(udp),
@@ -435,12 +465,13 @@ impl<'a> Frame<'a> {
             return None;
         }
         let (net, payload) = match self.net {
-            Net::RoceV2 { ip, udp, ib } => {
+            Net::RoceV2 { ip, udp, int, ib } => {
                 let ib = ib?;
                 (
                     NetRepr::RoceV2 {
                         ip,
                         udp,
+                        int,
                         ib: ib.repr()?,
                     },
                     ib.payload,
@@ -521,6 +552,11 @@ impl<'a> Frame<'a> {
             payload,
         ))
     }
+}
+
+/// The bytes telemetry takes in a RoCEv2 frame.
+fn int_len(int: &Option<IntRepr>) -> usize {
+    int.as_ref().map_or(0, IntRepr::buffer_len)
 }
 
 /// Splits the captured bytes from `start` at the length a header declares

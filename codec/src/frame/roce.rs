@@ -2,10 +2,20 @@
 //!
 //! ```text
 //!  RoCEv2:  Ethernet | IPv4/IPv6 | UDP (dport 4791) | BTH | ext hdrs | payload | pad | ICRC
+//!  + INT:   Ethernet | IPv4/IPv6 | UDP (dport 4792) | INT | BTH | ...                | ICRC
 //!  RoCE v1: Ethernet (0x8915)    | GRH (40 bytes)   | BTH | ext hdrs | payload | pad | ICRC
 //!                                                   \________ crate::wire::ib ________/
 //!  ICRC = CRC-32 over  masked IP header or GRH  +  masked UDP header  +  BTH..pad
 //! ```
+//!
+//! A RoCEv2 packet with in-band telemetry ([`crate::wire::int`]) keeps the
+//! ICRC of the packet without it: the INT source (the sending NIC) computes
+//! the ICRC before any switch pushes a record, and the INT sink hands its
+//! transport the packet restored, telemetry removed, UDP destination port
+//! back from the shim, IP and UDP lengths shortened. The ICRC masks the
+//! IPv4 checksum (and TOS, TTL) but not the lengths nor the port, so the
+//! CRC runs over the headers patched that way; switches that push records
+//! change only bytes the restored packet does not have.
 //!
 //! The IB packet itself (BTH, extended headers, payload and pad) is
 //! [`crate::wire::ib`]'s; what belongs to the frame is where it starts, how
@@ -22,6 +32,7 @@ use crate::error::{Result, Warnings};
 use crate::icrc::{self, ICRC_LEN};
 use crate::wire::grh::{GrhRepr, NXTHDR_IBA};
 use crate::wire::ib::{self, IbPacket, IbRepr};
+use crate::wire::int::IntRepr;
 
 /// The ICRC of a RoCEv2 packet: `ip_hdr` and `udp_hdr` are the header bytes
 /// of `ip`, and `ib` the IB packet up to the ICRC.
@@ -30,6 +41,37 @@ pub(super) fn rocev2_icrc(ip: &IpRepr, ip_hdr: &[u8], udp_hdr: &[u8], ib: &[u8])
         IpRepr::V4(_) => icrc::rocev2_ipv4(ip_hdr, udp_hdr, ib),
         IpRepr::V6(_) => icrc::rocev2_ipv6(ip_hdr, udp_hdr, ib),
     }
+}
+
+/// The ICRC of a RoCEv2 packet that carries telemetry `int`: the one of the
+/// packet the INT sink restores. `ip_hdr` and `udp_hdr` are the headers as
+/// sent (lengths with the telemetry, UDP port 4792); the IP length fields
+/// and the UDP length lose the telemetry's bytes and the UDP port becomes
+/// `int.orig_dport`. The restored IPv4 checksum is not computed: the ICRC
+/// masks it.
+pub(super) fn rocev2_icrc_at_sink(
+    ip: &IpRepr,
+    ip_hdr: &[u8],
+    udp_hdr: &[u8],
+    int: &IntRepr,
+    ib: &[u8],
+) -> [u8; 4] {
+    let n = int.buffer_len() as u16;
+    let shorten = |b: &mut [u8], at: usize| {
+        let v = u16::from_be_bytes([b[at], b[at + 1]]).wrapping_sub(n);
+        b[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    };
+    let mut ip_sink = [0u8; 60];
+    let ip_sink = &mut ip_sink[..ip_hdr.len().min(60)];
+    ip_sink.copy_from_slice(&ip_hdr[..ip_sink.len()]);
+    match ip {
+        IpRepr::V4(_) => shorten(ip_sink, 2), // total length
+        IpRepr::V6(_) => shorten(ip_sink, 4), // payload length
+    }
+    let mut udp_sink: [u8; 8] = udp_hdr[..8].try_into().expect("UDP header is 8 bytes");
+    udp_sink[2..4].copy_from_slice(&int.orig_dport.to_be_bytes());
+    shorten(&mut udp_sink, 4);
+    rocev2_icrc(ip, ip_sink, &udp_sink, ib)
 }
 
 /// Writes `ib` at `buf[start..]`, then its ICRC, which `icrc_of` computes

@@ -5,9 +5,16 @@
 //!  +----------------+----------------+
 //!  |  source port   |  dest port     |   dest port in ParseOptions::roce_v2_ports
 //!  +----------------+----------------+   (4791 unless configured): the payload
-//!  |  length        |  checksum      |   is an IB packet; otherwise it is opaque
-//!  +----------------+----------------+
+//!  |  length        |  checksum      |   is an IB packet; dest port 4792
+//!  +----------------+----------------+   (INT_UDP_PORT): in-band telemetry, then
+//!                                        an IB packet; otherwise it is opaque
 //! ```
+//!
+//! Telemetry ([`crate::wire::int`]) sits between the UDP header and the
+//! BTH; its shim keeps the RoCEv2 port the UDP header gave up. A datagram to
+//! 4792 is RoCEv2 whatever [`ParseOptions::roce_v2_ports`] says; telemetry
+//! that does not decode stops the frame at layer INT, as a bad BTH does
+//! after 4791.
 //!
 //! The length is not a field of [`UdpRepr`]: emit derives it from what
 //! follows. Three lengths meet here and may disagree in a capture: the IP
@@ -20,9 +27,10 @@
 
 use etherparse::{UdpHeader, UdpHeaderSlice};
 
-use super::roce::{parse_ib, rocev2_icrc};
+use super::roce::{parse_ib, rocev2_icrc, rocev2_icrc_at_sink};
 use super::{Frame, IpRepr, Net, ParseOptions, split_declared};
 use crate::error::{Error, Layer, Result, Warnings};
+use crate::wire::int::{INT_UDP_PORT, IntRepr};
 
 pub(super) const UDP_LEN: usize = 8;
 
@@ -83,7 +91,8 @@ pub(super) fn parse_udp<'a>(
         checksum: h.checksum(),
     };
     let udp_len = usize::from(h.length());
-    if !opts.roce_v2_ports.contains(udp.dst_port) {
+    let with_int = udp.dst_port == INT_UDP_PORT;
+    if !with_int && !opts.roce_v2_ports.contains(udp.dst_port) {
         // Emit derives the UDP length from the IP length; a datagram whose
         // own length says otherwise is kept opaque but cannot re-emit.
         if udp_len != ip_payload {
@@ -99,7 +108,12 @@ pub(super) fn parse_udp<'a>(
         };
         return Ok(());
     }
-    f.net = Net::RoceV2 { ip, udp, ib: None };
+    f.net = Net::RoceV2 {
+        ip,
+        udp,
+        int: None,
+        ib: None,
+    };
     if udp_len < UDP_LEN || udp_len > ip_payload {
         return Err(Error::Invalid {
             layer: Layer::Udp,
@@ -122,11 +136,26 @@ pub(super) fn parse_udp<'a>(
     if udp_len < ip_payload && bytes.len() > off + udp_len {
         f.trailer = &bytes[off + udp_len..];
     }
-    let ib_start = off + UDP_LEN;
-    let udp_raw = &bytes[off..ib_start];
-    let (ib, result) = parse_ib(f, bytes, ib_start, udp_len - UDP_LEN, opts, |body| {
-        rocev2_icrc(&ip, ip_raw, udp_raw, body)
+    let int_start = off + UDP_LEN;
+    let udp_raw = &bytes[off..int_start];
+    let (int, ib_start) = if with_int {
+        let end = bytes.len().min(off + udp_len);
+        let (int, n) = IntRepr::parse(&bytes[int_start..end]).map_err(|e| e.at(int_start))?;
+        f.net = Net::RoceV2 {
+            ip,
+            udp,
+            int: Some(int),
+            ib: None,
+        };
+        (Some(int), int_start + n)
+    } else {
+        (None, int_start)
+    };
+    let declared = udp_len - (ib_start - off);
+    let (ib, result) = parse_ib(f, bytes, ib_start, declared, opts, |body| match &int {
+        None => rocev2_icrc(&ip, ip_raw, udp_raw, body),
+        Some(int) => rocev2_icrc_at_sink(&ip, ip_raw, udp_raw, int, body),
     });
-    f.net = Net::RoceV2 { ip, udp, ib };
+    f.net = Net::RoceV2 { ip, udp, int, ib };
     result
 }

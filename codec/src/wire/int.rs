@@ -139,6 +139,11 @@ impl IntHopRepr {
         u64::from(self.time.wrapping_sub(earlier.time) & ((1 << Self::TIME_BITS) - 1))
     }
 
+    /// The bytes-sent counter in bytes (still modulo 2^20 units).
+    pub fn sent_bytes(&self, multi: u8) -> u64 {
+        u64::from(self.tx_bytes) * Self::BYTE_UNIT * u64::from(multi.max(1))
+    }
+
     /// The queued bytes the record stands for.
     pub fn qlen_bytes(&self, multi: u8) -> u64 {
         u64::from(self.qlen) * Self::QLEN_UNIT * u64::from(multi.max(1))
@@ -342,6 +347,7 @@ mod tests {
         assert_eq!(h.tx_bytes, 1_000_000 / 512);
         assert_eq!(h.qlen, 50);
         assert_eq!(h.qlen_bytes(4), 16_000);
+        assert_eq!(h.sent_bytes(4), 1_000_000 / 512 * 512);
         assert_eq!(h.rate_bps(), 100_000_000_000);
         assert_eq!(IntHopRepr::new(1_000_000_000, 0, 0, 0, 1), None);
     }

@@ -44,6 +44,7 @@ use super::model::{FrameRef, LoggedMessage, MessageKind, MessageLog};
 use super::quantiles::Quantiles;
 use super::roce_event::RoceEvent;
 use super::series::{Bins, Points};
+use super::telemetry::FlowTelemetry;
 
 /// Entries kept for RTT, message and READ matching; beyond this (no ACKs
 /// seen for a long time) the oldest are dropped and counted.
@@ -169,6 +170,8 @@ pub(crate) struct Flow {
     pub last_request_frame: FrameRef,
     pub last_ack_through: Option<Psn>,
     pub series: Option<Box<RecordedSeries>>,
+    /// In-band telemetry, from the first frame that carried some.
+    pub telemetry: Option<Box<FlowTelemetry>>,
 }
 
 /// Knobs the flow table passes down.
@@ -265,6 +268,7 @@ impl Flow {
             last_request_frame: FrameRef::of(ev),
             last_ack_through: None,
             series: opts.series.then(Box::default),
+            telemetry: None,
         }
     }
 
@@ -294,6 +298,7 @@ impl Flow {
                 .message_log
                 .as_ref()
                 .map_or(0, |l| l.messages.capacity() * size_of::<LoggedMessage>())
+            + self.telemetry.as_ref().map_or(0, |t| t.state_bytes())
     }
 
     /// Episode still open at the end of the capture goes into the list.

@@ -40,6 +40,7 @@ impl Packet {
                     dst_port: ROCE_V2_UDP_DPORT,
                     checksum: 0,
                 },
+                int: None,
                 ib: self.ib,
             },
         };
@@ -104,6 +105,7 @@ impl Packet {
                         dst_port: ROCE_V2_UDP_DPORT,
                         checksum: 0,
                     },
+                    int: None,
                     ib: self.ib,
                 }
             }
