@@ -825,16 +825,23 @@ fn nic_profile_and_dcqcn_keys() {
         ],
     );
     let hpcc = |knobs: &str| {
-        lag_text().replacen(rxe, "profile = \"hpcc\" #", 1).replacen(
-            "  [[host.nic]]",
-            &format!("  [host.cc]\n  algorithm = \"hpcc\"\n  [host.cc.hpcc]\n{knobs}\n  [[host.nic]]"),
-            1,
-        )
+        lag_text()
+            .replacen(rxe, "profile = \"hpcc\" #", 1)
+            .replacen(
+                "  [[host.nic]]",
+                &format!(
+                    "  [host.cc]\n  algorithm = \"hpcc\"\n  [host.cc.hpcc]\n{knobs}\n  [[host.nic]]"
+                ),
+                1,
+            )
     };
     let t = hpcc("  base_rtt = \"8us\"\n  u_target = 1.5");
     let err = fails("cc_hp_u", &t, &[]);
     at(line_of(&t, "u_target = 1.5"), &err);
-    says(&err, &["key `host[0].cc.hpcc.u_target`", "1.5 is outside (0, 1]"]);
+    says(
+        &err,
+        &["key `host[0].cc.hpcc.u_target`", "1.5 is outside (0, 1]"],
+    );
     let err = fails("cc_hp_rtt", &hpcc("  u_target = 0.9"), &[]);
     says(
         &err,

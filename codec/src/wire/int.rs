@@ -76,6 +76,7 @@ const DS_FLAG_ECHO: u16 = 0x8000;
 /// One switch's record: what the egress port saw as the packet left it.
 /// Fields hold the wire values (units and wrapping as the module says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(C)]
 pub struct IntHopRepr {
     /// The link rate's 3-bit code ([`IntHopRepr::rate_bps`]).
     pub rate_code: u8,
@@ -172,7 +173,13 @@ impl IntHopRepr {
 /// The telemetry of one packet: the shim, the metadata header and the
 /// hops, in path order (`hops()[0]` is the first switch's; the wire holds
 /// them newest first).
+///
+/// Laid out for a simulator that keeps one per packet in flight and
+/// touches it at every switch: the counts first, then the hops, aligned to
+/// a cache line, so that a push onto a path of up to three switches reads
+/// and writes one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(C, align(64))]
 pub struct IntRepr {
     /// The UDP destination port the packet had (4791), kept in the shim.
     pub orig_dport: u16,

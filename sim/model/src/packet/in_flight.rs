@@ -206,9 +206,9 @@ pub struct Packet {
     /// A CM MAD's index in the world's log of sent MADs (whose bytes a tap
     /// writes), `u32::MAX` for every other packet.
     pub mad: u32,
-    /// Its in-band telemetry's slot in the pool ([`PacketPool::int`]),
-    /// [`NO_INT`] for a frame without (every frame but HPCC's data
-    /// packets and their ACKs).
+    /// Where its in-band telemetry is ([`PacketPool::int`]: in the pool,
+    /// its own index; in a part's mail, an index there), [`NO_INT`] for a
+    /// frame without (every frame but HPCC's data packets and their ACKs).
     ///
     /// [`PacketPool::int`]: super::PacketPool::int
     pub int: u32,

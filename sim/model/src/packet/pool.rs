@@ -16,9 +16,12 @@ impl PacketId {
     }
 }
 
-/// A slab of packets with a free list, and a second one for the in-band
-/// telemetry of the packets that carry it ([`Packet::int`]): a hundred and
-/// more bytes that most packets never need stay out of every slot.
+/// A slab of packets with a free list, and beside it, slot for slot, the
+/// in-band telemetry of the packets that carry it ([`Packet::int`]): a
+/// line of bytes most packets never need stays out of every packet's
+/// slot, and a packet's telemetry is found from its id alone, so it can be
+/// fetched without waiting for the packet ([`PacketPool::prefetch_int`]).
+/// The telemetry slab grows only once a packet carries some.
 #[derive(Debug, Default)]
 pub struct PacketPool {
     slots: Vec<Packet>,
@@ -26,7 +29,6 @@ pub struct PacketPool {
     live: usize,
     peak: usize,
     ints: Vec<IntRepr>,
-    ints_free: Vec<u32>,
 }
 
 impl PacketPool {
@@ -71,31 +73,18 @@ impl PacketPool {
         debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
         self.live -= 1;
         self.free.push(id.0);
-        let slot = &mut self.slots[id.0 as usize];
-        if slot.int != NO_INT {
-            self.ints_free.push(slot.int);
-            slot.int = NO_INT;
-        }
+        self.slots[id.0 as usize].int = NO_INT;
     }
 
     /// Gives packet `id` the telemetry `int` (replacing any it had).
     pub fn set_int(&mut self, id: PacketId, int: IntRepr) {
-        let i = self.slots[id.0 as usize].int;
-        if i != NO_INT {
-            self.ints[i as usize] = int;
-            return;
+        let i = id.0 as usize;
+        if self.ints.len() <= i {
+            self.ints
+                .resize(self.slots.len().max(i + 1), IntRepr::default());
         }
-        let i = match self.ints_free.pop() {
-            Some(i) => {
-                self.ints[i as usize] = int;
-                i
-            }
-            None => {
-                self.ints.push(int);
-                (self.ints.len() - 1) as u32
-            }
-        };
-        self.slots[id.0 as usize].int = i;
+        self.ints[i] = int;
+        self.slots[i].int = id.0;
     }
 
     /// The telemetry packet `id` carries.
@@ -114,6 +103,13 @@ impl PacketPool {
     pub fn int_mut(&mut self, id: PacketId) -> Option<&mut IntRepr> {
         let i = self.get(id).int;
         (i != NO_INT).then(|| &mut self.ints[i as usize])
+    }
+
+    /// Where packet `id`'s telemetry would be, if the pool holds any:
+    /// to ask the CPU for it while other work runs.
+    #[inline]
+    pub fn int_slot(&self, id: PacketId) -> Option<&IntRepr> {
+        self.ints.get(id.0 as usize)
     }
 
     /// Packets currently allocated.
@@ -145,8 +141,8 @@ mod tests {
         assert_eq!(pool.get(c).ib.payload_len, 3);
     }
 
-    /// Telemetry lives in its own slab: freed with its packet, its slot
-    /// reused by the next packet that carries some.
+    /// Telemetry lives in its own slab, at its packet's index: gone with
+    /// its packet, a reused slot carries none until given some.
     #[test]
     fn telemetry_goes_with_its_packet() {
         let mut pool = PacketPool::new();
@@ -159,7 +155,16 @@ mod tests {
         let c = pool.alloc(pkt(3));
         assert!(pool.int(c).is_none(), "a reused slot has no telemetry");
         pool.set_int(b, IntRepr::source(4791, 2, 1));
-        assert_eq!(pool.get(b).int, 0, "the freed telemetry slot is reused");
+        assert_eq!(
+            pool.get(b).int,
+            1,
+            "a packet's telemetry is at its own index"
+        );
         assert_eq!(pool.int(b).map(|i| i.remaining), Some(2));
+        assert_eq!(
+            pool.int_slot(a).map(|i| i.remaining),
+            Some(4),
+            "stale, flagged off"
+        );
     }
 }

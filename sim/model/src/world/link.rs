@@ -170,7 +170,8 @@ impl World {
         let (link, peer, extra, carrier) = (p.link(), p.peer(), p.extra_delay(), p.carrier());
         if let Some(t) = p.tap() {
             let body = self.setup_bytes(self.pool.get(id));
-            self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
+            let pkt = self.pool.get(id);
+            self.taps[t as usize].record(now, pkt, self.pool.int_of(pkt), body.as_deref());
         }
         let key = self.sched.reserve(now + tx_time, &Event::TxDone { port });
         self.ports[port as usize].set_tx_end(key);
@@ -252,7 +253,8 @@ impl World {
         let (tap, owner) = (p.tap(), p.owner());
         if let Some(t) = tap {
             let body = self.setup_bytes(self.pool.get(id));
-            self.taps[t as usize].record(now, self.pool.get(id), body.as_deref());
+            let pkt = self.pool.get(id);
+            self.taps[t as usize].record(now, pkt, self.pool.int_of(pkt), body.as_deref());
         }
         if let crate::packet::L3::MacControl(m) = self.pool.get(id).l3 {
             self.pool.free(id);

@@ -303,6 +303,12 @@ impl World {
                 // The line a switch reads: more lines in flight only
                 // slowed the fabric (its fill buffers are the limit).
                 prefetch(self.pool.get(pkt), 1);
+                // Its telemetry, where the run has any: a switch pushes
+                // onto it when it leaves, usually soon (HPCC keeps queues
+                // short); a host reads it.
+                if let Some(int) = self.pool.int_slot(pkt) {
+                    prefetch(int, 1);
+                }
             }
             Event::TxDone { port } => prefetch(&self.ports[port as usize], 2),
             Event::QpWake { qp } => prefetch(&self.qps[qp as usize], 2),
@@ -424,7 +430,7 @@ impl World {
 
 /// Prefetches the first `lines` cache lines of `*r`.
 #[inline(always)]
-fn prefetch<T>(r: &T, lines: usize) {
+pub(crate) fn prefetch<T>(r: &T, lines: usize) {
     #[cfg(target_arch = "x86_64")]
     for i in 0..lines {
         use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -511,6 +511,12 @@ impl World {
     pub fn pump_switch(&mut self, port: u32, sw: u32, local: u32) {
         let p = &mut self.ports[port as usize];
         if let Some((prio, q)) = p.pop_next() {
+            // Its telemetry, if the run has any, is read below: ask for it
+            // now, while marking and the buffer's release run (its miss was
+            // a third of a HPCC fabric's switch time).
+            if let Some(int) = self.pool.int_slot(q.id) {
+                super::prefetch(int, 1);
+            }
             if let Some(e) = self.switches[sw as usize].ecn.as_deref_mut() {
                 let pkt = self.pool.get_mut(q.id);
                 if e.at_dequeue() && e.mark(local, prio, p.queued_bytes_of(prio), pkt) {

@@ -7,6 +7,7 @@ use roce_capture::write::CaptureWriter;
 
 use crate::packet::Packet;
 use crate::time::Ps;
+use roce_codec::IntRepr;
 
 /// All-zero payload bytes: the simulator does not model data contents.
 static ZEROS: [u8; 4096] = [0; 4096];
@@ -52,11 +53,14 @@ impl Tap {
     }
 
     /// `data`: the opaque body of a TCP segment (a key message).
-    pub fn record(&mut self, at: Ps, pkt: &Packet, data: Option<&[u8]>) {
+    pub fn record(&mut self, at: Ps, pkt: &Packet, int: Option<&IntRepr>, data: Option<&[u8]>) {
         if self.error.is_some() {
             return;
         }
-        let repr = pkt.frame_repr();
+        let repr = match int {
+            Some(i) => pkt.frame_repr().with_int(*i),
+            None => pkt.frame_repr(),
+        };
         let body = pkt.l2_body();
         let quote = pkt.icmp_data(&mut self.quote, &ZEROS);
         let payload = match (&body, quote, data) {

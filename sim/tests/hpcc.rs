@@ -1,0 +1,132 @@
+//! HPCC end to end: two senders on one leaf into one receiver on the
+//! other, over a spine, every host's NIC running HPCC. Each data packet
+//! crosses three switches (leaf0, spine0, leaf1), each of which pushes its
+//! egress port's record; the receiver's ACK echoes them. `roce-pcap
+//! analyze` of the receiver's capture reads the three hops per flow; the
+//! utilisation it computes from the records of the first one, leaf0's
+//! uplink that the two flows share, is what the port's own byte counter
+//! says over the flows' lifetime, and HPCC keeps that port's queue to a
+//! burst at the start. The same holds when the fabric is split in two
+//! parts, whose mail carries the records.
+
+mod common;
+
+use common::*;
+use roce_pcap::analyze::{AnalyzeOptions, analyze_files};
+
+const INCAST: &str = r#"
+name = "hpcc_incast"
+seed = 1
+
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 1
+hosts_per_leaf = 2
+uplinks = 1
+host_link = { rate = "100Gbps", delay = "1us" }
+fabric_link = { rate = "100Gbps", delay = "1us" }
+
+[topology.host]
+profile = "connectx"
+
+  # HPCC reads the records an ACK echoes: an ACK per packet, as the
+  # reference's NIC sends them (a ConnectX asks for one per message).
+  [topology.host.transport]
+  ack_req_every = 1
+  ack_coalesce = false
+
+  [topology.host.cc]
+  algorithm = "hpcc"
+
+[[traffic]]
+pattern = "incast"
+receiver = "host3"
+hosts = ["host0", "host1"]
+size = "4MB"
+
+[[tap]]
+at = "host3.eth0"
+snaplen = 128
+
+[[tap]]
+at = "host0.eth0"
+snaplen = 128
+"#;
+
+/// `roce-pcap analyze` of one capture, as its `--format json` reports it.
+fn analyze(pcap: &std::path::Path) -> serde_json::Value {
+    let a = analyze_files(&[pcap], &AnalyzeOptions::default()).unwrap();
+    serde_json::to_value(&a.report).unwrap()
+}
+
+/// The flows with telemetry in a report, each with its hops.
+fn telemetry(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+    report["qps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|q| q.get("telemetry"))
+        .collect()
+}
+
+fn check(tag: &str, sets: &[&str]) {
+    let (dir, s) = run_text(tag, INCAST, sets);
+    let out = dir.join("run");
+    assert_eq!(s["fct"]["finished"], 2, "{tag}");
+    // The shared uplink's own count: its frames (data only: the ACKs come
+    // back by other ports) over the time from the flows' start (both at
+    // 0) to the last one's end, at 100 Gb/s.
+    let uplink = s["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"].as_str().unwrap().starts_with("leaf0.u"))
+        .unwrap();
+    let fct_max = std::fs::read_to_string(out.join("fct.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().nth(6).unwrap().parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    let counted = uplink["tx_bytes"].as_f64().unwrap() * 8.0 / (100e9 * fct_max * 1e-9);
+    let rx = analyze(&tap_file(&s, &out, "host3.eth0"));
+    let flows = telemetry(&rx);
+    assert_eq!(flows.len(), 2, "{tag}: both flows carry telemetry");
+    for t in &flows {
+        let hops = t["hops"].as_array().unwrap();
+        assert_eq!(hops.len(), 3, "{tag}: leaf0, spine0, leaf1: {t}");
+        // Every 4 MB flow's 1024-byte packets all carry records.
+        assert!(
+            t["requests"].as_u64().unwrap() >= 4_000_000 / 1024,
+            "{tag}: {t}"
+        );
+        let shared = &hops[0];
+        assert_eq!(shared["rate_gbps"], 100.0);
+        let u = shared["utilisation_mean"].as_f64().unwrap();
+        assert!(
+            (u - counted).abs() < 0.02 && u > 0.8,
+            "{tag}: the records say {u}, the port's counter {counted}"
+        );
+        // The two flows' first packets meet at line rate; HPCC then
+        // drains the queue (a mean of about ten frames at most).
+        assert!(
+            shared["qlen_max_bytes"].as_u64().unwrap() < 250_000,
+            "{tag}: {shared}"
+        );
+        assert!(
+            shared["qlen_mean_bytes"].as_f64().unwrap() < 20_000.0,
+            "{tag}: {shared}"
+        );
+    }
+    // The senders read the echoes: every ACK host0 received carries one.
+    let tx = analyze(&tap_file(&s, &out, "host0.eth0"));
+    let echoed = telemetry(&tx);
+    assert_eq!(echoed.len(), 1, "{tag}");
+    assert!(echoed[0]["echoes"].as_u64().unwrap() > 0, "{tag}");
+}
+
+#[test]
+fn telemetry_crosses_three_switches_and_measures_the_shared_link() {
+    check("hpcc_incast", &["sim.partitions=1"]);
+    check("hpcc_incast_split", &["sim.partitions=2"]);
+}
