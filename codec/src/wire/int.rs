@@ -48,9 +48,10 @@ pub const INT_UDP_PORT: u16 = 4792;
 /// The domain-specific ID of the HPCC hop record ("HP").
 pub const HPCC_DS_ID: u16 = 0x4850;
 
-/// The most hop records a stack holds here (the reference's `maxHop` is 5,
-/// enough for a three-tier fat-tree; 8 leaves room for more tiers).
-pub const MAX_HOPS: usize = 8;
+/// The most hop records a stack holds here: the reference's `maxHop` is 5,
+/// the switches of a three-tier fat-tree's longest path; 7 leave room for
+/// more tiers and make [`IntRepr`] two cache lines.
+pub const MAX_HOPS: usize = 7;
 
 mod field {
     pub const SHIM: usize = 0;
@@ -294,7 +295,7 @@ impl IntRepr {
         }
         let nhop = stack_words / usize::from(HOP_WORDS);
         if nhop > MAX_HOPS {
-            return Err(invalid(1, "shim length", words as u64, "at most 8 hops"));
+            return Err(invalid(1, "shim length", words as u64, "at most 7 hops"));
         }
         let len = Self::HEADER_LEN + nhop * IntHopRepr::LEN;
         need(buf, Layer::Int, len)?;

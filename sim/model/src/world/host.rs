@@ -385,8 +385,7 @@ impl World {
         }
         slot.qp.on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
         if let Some(becn) = ack {
-            let (ts, int) = (pkt.ts, int.copied());
-            self.ack_clocked_rx(q, becn, ts, int.as_ref());
+            self.ack_clocked_rx(q, becn, id);
         }
         self.pool.free(id);
         self.after_qp_change(q);

@@ -311,12 +311,14 @@ impl World {
         false
     }
 
-    /// An ACK or NAK for requester `q` was processed by its transport:
-    /// its ACK-clocked reaction point, if it runs one, reads it. `echo`:
-    /// the ACK carried BECN; `stamp`: the time stamp it echoes; `int`: the
-    /// telemetry it echoes.
-    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool, stamp: Ps, int: Option<&IntRepr>) {
+    /// An ACK or NAK (`ack`, still in the pool) for requester `q` was
+    /// processed by its transport: its ACK-clocked reaction point, if it
+    /// runs one, reads it. `echo`: the ACK carried BECN; its stamp and
+    /// telemetry are read where they are.
+    pub fn ack_clocked_rx(&mut self, q: u32, echo: bool, ack: PacketId) {
         let now = self.now();
+        let pkt = self.pool.get(ack);
+        let (stamp, int) = (pkt.ts, self.pool.int_of(pkt));
         let s = &mut self.qps[q as usize];
         let Some(a) = &mut s.cc.acks else {
             return;
