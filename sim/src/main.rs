@@ -300,6 +300,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let (buffers, more) = table::buffer_report(w);
             out!("{buffers}");
             warnings.extend(more);
+            warnings.extend(table::cc_warnings(w));
             out!("{}", table::ets_report(w));
             if !sim.assumptions().is_empty() {
                 // What the numbers of a run rest on besides the scenario.

@@ -130,3 +130,28 @@ fn telemetry_crosses_three_switches_and_measures_the_shared_link() {
     check("hpcc_incast", &["sim.partitions=1"]);
     check("hpcc_incast_split", &["sim.partitions=2"]);
 }
+
+/// `rocesim check` warns where HPCC would hear once per message: the
+/// scenario above without its ACK per packet (a ConnectX as it is); with
+/// it, no warning.
+#[test]
+fn check_warns_of_hpcc_without_an_ack_per_packet() {
+    let dir = tmp("hpcc_check");
+    let check = |text: &str| {
+        let file = dir.join("s.toml");
+        std::fs::write(&file, text).unwrap();
+        let o = bin().arg("check").arg(&file).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+    };
+    let sparse = INCAST
+        .replace("ack_req_every = 1", "")
+        .replace("ack_coalesce = false", "");
+    let out = check(&sparse);
+    assert!(
+        out.contains("4 hosts run HPCC but acknowledge less than every packet (`host0` first)")
+            && out.contains("ack_req_every = 1 and ack_coalesce = false"),
+        "{out}"
+    );
+    assert!(!check(INCAST).contains("run HPCC but"));
+}

@@ -51,6 +51,32 @@ pub fn check_line(
     s
 }
 
+/// `rocesim check`'s warnings about congestion control: hosts that run
+/// HPCC while their NICs acknowledge once per message or coalesce ACKs
+/// (a `connectx` or `rxe` profile as it is): HPCC updates from the records
+/// each ACK echoes, so such a NIC leaves it reacting once per message.
+pub fn cc_warnings(w: &World) -> Vec<String> {
+    let sparse: Vec<&str> = w
+        .hosts()
+        .filter(|h| {
+            let p = h.profile();
+            p.algorithm.needs_telemetry() && (p.ack_req_every != 1 || p.coalesce_acks)
+        })
+        .map(|h| h.name())
+        .collect();
+    match sparse.first() {
+        None => vec![],
+        Some(first) => vec![format!(
+            "{} run{} HPCC but acknowledge{} less than every packet (`{first}` first): HPCC reads the \
+             telemetry each ACK echoes and will react late; set [host.transport] ack_req_every = 1 and \
+             ack_coalesce = false, as the hpcc profile does",
+            plural(sparse.len() as u64, "host"),
+            if sparse.len() == 1 { "s" } else { "" },
+            if sparse.len() == 1 { "s" } else { "" },
+        )],
+    }
+}
+
 /// `rocesim check`'s PFC headroom table: per switch port that has lossless
 /// priorities and per NIC with a receive buffer (`[host.pfc]`), its
 /// headroom beside what they need (the shortest first in a fabric too

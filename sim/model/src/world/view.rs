@@ -88,6 +88,10 @@ impl<'a> HostView<'a> {
     pub fn name(&self) -> &'a str {
         &self.host.name
     }
+    /// What its NICs do that verbs do not say.
+    pub fn profile(&self) -> &'a super::profile::NicProfile {
+        &self.host.profile
+    }
     /// Its NICs, in the scenario's order.
     pub fn nics(&self) -> impl ExactSizeIterator<Item = NicView<'a>> + use<'a> {
         let (world, host) = (self.world, self.host);
