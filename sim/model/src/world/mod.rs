@@ -19,6 +19,7 @@
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
+//! | `telemetry.rs` | in-band telemetry | a switch's record pushed onto the frames that carry HPCC's telemetry as they leave its queue |
 //! | [`mmu`] | the switch MMU | reserves, headroom, dynamic thresholds, PFC edges: pure accounting the switch calls |
 //! | `pfc.rs` | pauses on the wire | PFC/PAUSE frames sent (refreshed) and honoured after the port's reaction delay (802.3's per speed), for the priorities it has PFC on; pause counters, the PFC watchdog; a port's headroom need |
 //! | `nic_rx.rs` | a host NIC's receive buffer | slow or hung receivers, the NIC's pauses and stall detection |
@@ -65,6 +66,7 @@ pub mod reroute;
 pub mod sample;
 pub mod switch;
 pub mod tap;
+pub mod telemetry;
 pub mod view;
 
 use crate::engine::{Event, Scheduler};

@@ -28,7 +28,6 @@ use std::collections::HashMap;
 
 use core::net::Ipv4Addr;
 
-use roce_codec::IntHopRepr;
 use roce_codec::hash::{EcmpHash, FiveTuple};
 
 use super::World;
@@ -528,32 +527,6 @@ impl World {
             self.sent_from(port, prio, q.id);
             self.transmit(port, q.id);
         }
-    }
-
-    /// A frame leaves a switch's egress queue of `port`: if it carries
-    /// telemetry, the port's record goes on it (`SwitchNotifyDequeue` in
-    /// the HPCC reference): the clock, the bytes the port sent before it,
-    /// the bytes still queued, the link rate. A frame billed at its real
-    /// size grows by the record; one billed as the reference bills it
-    /// (whose telemetry has a fixed size) does not. A port whose rate has
-    /// no code in the record adds none.
-    fn push_telemetry(&mut self, port: u32, id: PacketId) {
-        let now = self.now();
-        let p = &mut self.ports[port as usize];
-        let (sent, queued, rate) = (p.dequeued_bytes(), p.queued_bytes(), p.rate());
-        if let Some(int) = self.pool.int_mut(id) {
-            let before = int.hops().len();
-            if let Some(hop) = IntHopRepr::new(rate.bps(), now.as_ns(), sent, queued, int.multi) {
-                int.push(hop);
-            }
-            let grew = int.hops().len() > before;
-            let pkt = self.pool.get_mut(id);
-            if grew && pkt.wire_extra != 0 {
-                pkt.frame_len += IntHopRepr::LEN as u16;
-                pkt.billed_len += IntHopRepr::LEN as u16;
-            }
-        }
-        p.count_dequeued(self.pool.get(id).billed_len);
     }
 
     /// A frame left the egress queue of `port`: a switch frees its buffer,
