@@ -28,7 +28,11 @@ use std::collections::HashMap;
 
 use core::net::Ipv4Addr;
 
-use roce_codec::IntHopRepr;
+use rand_chacha::ChaCha8Rng;
+use roce_codec::{IntHopRepr, IntRepr};
+
+use crate::cc::{PintCodec, PintPort};
+use crate::time::Ps;
 use roce_codec::hash::{EcmpHash, FiveTuple};
 
 use super::World;
@@ -126,6 +130,8 @@ pub struct Switch {
     mmu: Mmu,
     /// RED/ECN marking on the egress queues, if configured.
     ecn: Option<Box<Ecn>>,
+    /// HPCC-PINT's per-port utilisation, when the fabric runs it.
+    pint: Option<Box<SwitchPint>>,
     /// Another part of a partitioned run simulates it (`world::part`).
     elsewhere: bool,
 }
@@ -158,6 +164,7 @@ impl Switch {
             trust,
             mmu: Mmu::new(&MmuConfig::shared_pool(buffer, 0)).expect("an empty pool is valid"),
             ecn: None,
+            pint: None,
             elsewhere: false,
         }
     }
@@ -234,6 +241,23 @@ impl Switch {
     /// Marks on its egress queues.
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = Some(Box::new(ecn));
+    }
+
+    /// Runs HPCC-PINT's egress computation ([`crate::cc::pint`]) on every
+    /// port: powers of `log_base`, T = `max_rtt`, rounding drawn from the
+    /// switch's own stream of `seed`.
+    pub fn set_pint(&mut self, log_base: f64, max_rtt: Ps, seed: u64) {
+        self.pint = Some(Box::new(SwitchPint {
+            codec: PintCodec::new(log_base),
+            max_rtt_ns: max_rtt.as_ns().max(1),
+            ports: vec![PintPort::default(); self.ports.len()],
+            rng: crate::rng::component_rng(seed, &format!("pint:{}", self.name)),
+        }));
+    }
+
+    /// The PINT state of local port `local`, if the switch runs PINT.
+    pub fn pint_port(&self, local: u32) -> Option<&PintPort> {
+        self.pint.as_ref().and_then(|p| p.ports.get(local as usize))
     }
 
     /// The pre-learned FDB (MAC → group) and neighbour table.
@@ -524,7 +548,7 @@ impl World {
                 }
             }
             self.release_buffer(port, prio, q.id, q.len);
-            self.push_telemetry(port, q.id);
+            self.push_telemetry(port, sw, local, q.id);
             self.sent_from(port, prio, q.id);
             self.transmit(port, q.id);
         }
@@ -536,12 +560,25 @@ impl World {
     /// the bytes still queued, the link rate. A frame billed at its real
     /// size grows by the record; one billed as the reference bills it
     /// (whose telemetry has a fixed size) does not. A port whose rate has
-    /// no code in the record adds none.
-    fn push_telemetry(&mut self, port: u32, id: PacketId) {
+    /// no code in the record adds none. On a PINT fabric the port's
+    /// utilisation moves with every frame, and a PINT packet takes its
+    /// power instead of a record.
+    fn push_telemetry(&mut self, port: u32, sw: u32, local: u32, id: PacketId) {
         let now = self.now();
         let p = &mut self.ports[port as usize];
         let (sent, queued, rate) = (p.dequeued_bytes(), p.queued_bytes(), p.rate());
-        if let Some(int) = self.pool.int_mut(id) {
+        if let Some(pint) = self.switches[sw as usize].pint.as_deref_mut() {
+            let size = u64::from(self.pool.get(id).billed_len);
+            pint.dequeue(
+                local,
+                now.as_ns(),
+                queued,
+                rate.bps(),
+                size,
+                self.pool.int_mut(id),
+            );
+        }
+        if let Some(int) = self.pool.int_mut(id).filter(|i| !i.pint) {
             let before = int.hops().len();
             if let Some(hop) = IntHopRepr::new(rate.bps(), now.as_ns(), sent, queued, int.multi) {
                 int.push(hop);
@@ -566,6 +603,59 @@ impl World {
                 let upstream = s.ports[ingress as usize];
                 self.send_pause(upstream, 1 << prio, false);
             }
+        }
+    }
+}
+
+/// A switch's HPCC-PINT state: each egress port's [`PintPort`] and the
+/// stream its rounding draws from (the reference's `rand()`).
+#[derive(Debug, Clone)]
+struct SwitchPint {
+    codec: PintCodec,
+    max_rtt_ns: u64,
+    ports: Vec<PintPort>,
+    rng: ChaCha8Rng,
+}
+
+impl SwitchPint {
+    /// A frame of `size` billed bytes leaves local port `local` at
+    /// `now_ns` with `qlen` bytes left queued (`SwitchNotifyDequeue`): a
+    /// PINT data packet updates the port's utilisation and takes its power
+    /// if larger than the one it carries (compared before a one-byte field
+    /// keeps its low bits, as the reference does); every frame is the
+    /// port's last.
+    fn dequeue(
+        &mut self,
+        local: u32,
+        now_ns: u64,
+        qlen: u64,
+        rate_bps: u64,
+        size: u64,
+        int: Option<&mut IntRepr>,
+    ) {
+        let i = local as usize;
+        if self.ports.len() <= i {
+            self.ports.resize(i + 1, PintPort::default());
+        }
+        let port = &mut self.ports[i];
+        if let Some(int) = int.filter(|i| i.pint && !i.echo) {
+            let u = port.update(now_ns, qlen, rate_bps, self.max_rtt_ns, &mut self.rng);
+            let power = self.codec.encode(u, &mut self.rng);
+            if power > int.power {
+                int.power = self.codec.stored(power);
+            }
+        }
+        port.dequeued(now_ns, size);
+    }
+}
+
+impl World {
+    /// Every switch runs HPCC-PINT's egress computation (see
+    /// [`Switch::set_pint`]).
+    pub fn enable_pint(&mut self, log_base: f64, max_rtt: Ps) {
+        let seed = self.seed;
+        for s in &mut self.switches {
+            s.set_pint(log_base, max_rtt, seed);
         }
     }
 }
