@@ -225,7 +225,7 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
         "e3_dcqcn_2to1_notrace.cfg",
         &[
             ("L2_BACK_TO_ZERO", "L2_BACK_TO_ZERO 1"),
-            ("CC_MODE", "CC_MODE 3"),
+            ("CC_MODE", "CC_MODE 10"),
         ],
     ) else {
         return;
@@ -236,7 +236,11 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
     let c = cfg.display();
     for want in [
         "2 settings rocesim does not reproduce".to_string(),
-        format!("{c}:{}: CC_MODE 3 (HPCC): ", line_of(&cfg, "CC_MODE")),
+        // HPCC-PINT (as HPCC) with the config's GLOBAL_T 0.
+        format!(
+            "{c}:{}: GLOBAL_T 0: HPCC's base RTT is each flow's own path's",
+            line_of(&cfg, "GLOBAL_T")
+        ),
         format!(
             "{c}:{}: L2_BACK_TO_ZERO 1: a NACK sends the QP back",
             line_of(&cfg, "L2_BACK_TO_ZERO")
