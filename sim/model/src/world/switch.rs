@@ -255,11 +255,6 @@ impl Switch {
         }));
     }
 
-    /// The PINT state of local port `local`, if the switch runs PINT.
-    pub fn pint_port(&self, local: u32) -> Option<&PintPort> {
-        self.pint.as_ref().and_then(|p| p.ports.get(local as usize))
-    }
-
     /// The pre-learned FDB (MAC → group) and neighbour table.
     pub fn set_tables(
         &mut self,
