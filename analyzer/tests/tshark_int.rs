@@ -222,3 +222,73 @@ fn dissect_prints_the_records() {
     );
     assert!(!lines[3].contains("INT"), "{}", lines[3]);
 }
+
+/// HPCC-PINT's form (`wire::int`'s second layout): a WRITE carrying power
+/// 652 and the ACK echoing it, dissected as ` INT pint power 652` and
+/// `int_pint_power`, the ICRC the one of the packet without telemetry;
+/// tshark sees a UDP datagram to 4792 whose payload is the 20-byte stack
+/// and the IB packet.
+#[test]
+fn dissect_prints_the_pint_power() {
+    let (_d, [p], mut s) = temp_captures("tshark-pint", ["pint.pcap"]);
+    let a = Endpoint::host(1, 0x11);
+    let b = Endpoint::host(2, 0x22);
+    let data = FrameRepr::rocev2(
+        b.mac,
+        a.mac,
+        IpRepr::V4(Ipv4Repr::udp(a.ip, b.ip, 26, 2)),
+        0xc011,
+        IbRepr::new(Opcode(0x0A), b.qpn, Psn::new(7), 1000),
+    );
+    let ack = FrameRepr::rocev2(
+        a.mac,
+        b.mac,
+        IpRepr::V4(Ipv4Repr::udp(b.ip, a.ip, 26, 2)),
+        0xc022,
+        IbRepr::ack(a.qpn, Psn::new(7), Syndrome::ACK_NO_CREDITS, 1),
+    );
+    let mut int = IntRepr::pint_source(4791);
+    int.raise_power(652);
+    let payload = [0x5a; 1000];
+    let frames = [data.with_int(int), ack.with_int(int.echo_of(4791))];
+    let mut lens = Vec::new();
+    for (i, f) in frames.iter().enumerate() {
+        let bytes = f.to_vec(&payload);
+        lens.push(bytes.len());
+        s.record(0, 1_000 * (i as u64 + 1), f, &bytes).unwrap();
+    }
+    s.finish().unwrap();
+    let run = |format: &str| {
+        roce_testkit::cli::succeed(
+            std::process::Command::new(env!("CARGO_BIN_EXE_roce-pcap"))
+                .arg("dissect")
+                .arg(&p)
+                .args(["--format", format]),
+        )
+        .stdout
+    };
+    let json = roce_testkit::cli::json_lines(&run("jsonl"));
+    assert_eq!(json.len(), 2);
+    assert_eq!(json[0]["dport"], 4792);
+    assert_eq!(json[0]["int_pint_power"], 652);
+    assert_eq!(json[0]["int_echo"], false);
+    assert_eq!(json[0]["icrc_valid"], true);
+    assert!(json[0].get("int_rate_bps").is_none(), "no records");
+    assert_eq!(json[1]["int_pint_power"], 652);
+    assert_eq!(json[1]["int_echo"], true);
+    let text = String::from_utf8(run("text")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains(":4792 ECT(0) INT pint power 652 RC_RDMA_WRITE_ONLY"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(" INT echo pint power 652 "),
+        "{}",
+        lines[1]
+    );
+    // Eth 14 + IPv4 20 + UDP 8 + the stack 20 + BTH 12 + RETH 16 + 1000 +
+    // ICRC 4.
+    assert_eq!(lens[0], 14 + 20 + 8 + 20 + 12 + 16 + 1000 + 4);
+}

@@ -851,6 +851,37 @@ fn nic_profile_and_dcqcn_keys() {
             "base_rtt = \"8.3us\"",
         ],
     );
+    // HPCC-PINT: its knobs in HPCC's table, refused under plain HPCC, and
+    // checked.
+    let t = hpcc("  base_rtt = \"8us\"\n  pint_prob = 0.5");
+    let err = fails("cc_pint_off", &t, &[]);
+    at(line_of(&t, "pint_prob = 0.5"), &err);
+    says(
+        &err,
+        &[
+            "key `host[0].cc.hpcc.pint_prob`",
+            "sets `pint_prob` but the algorithm is `hpcc`, not `hpcc_pint`",
+            "algorithm = \"hpcc_pint\"",
+        ],
+    );
+    let pint =
+        |knobs: &str| hpcc(knobs).replacen("algorithm = \"hpcc\"", "algorithm = \"hpcc_pint\"", 1);
+    let t = pint("  base_rtt = \"8us\"\n  pint_log_base = 1.0001");
+    let err = fails("cc_pint_base", &t, &[]);
+    at(line_of(&t, "pint_log_base = 1.0001"), &err);
+    says(
+        &err,
+        &[
+            "key `host[0].cc.hpcc.pint_log_base`",
+            "1.0001 needs 17-bit powers; the reference carries at most 16",
+        ],
+    );
+    let t = pint("  base_rtt = \"8us\"\n  pint_prob = 0.0");
+    let err = fails("cc_pint_prob", &t, &[]);
+    says(
+        &err,
+        &["key `host[0].cc.hpcc.pint_prob`", "0 is outside (0, 1]"],
+    );
     let err = table("cc_cnp", "connectx", "cc", "algorithm = \"dctcp\"");
     says(
         &err,

@@ -155,3 +155,65 @@ fn check_warns_of_hpcc_without_an_ack_per_packet() {
     );
     assert!(!check(INCAST).contains("run HPCC but"));
 }
+
+/// HPCC-PINT on the same incast (`algorithm = "hpcc_pint"`): every data
+/// packet reaching host3 carries one power and no records, and every ACK
+/// host0 receives echoes one. The shared uplink runs nearly full, so the
+/// power the path reports, the largest port's, decodes (1.01^p / 512) to a
+/// median utilisation near 1; the ideal of the power of a fully used port
+/// is ⌈512⌉ = 1.01^627. Each switch rounds from its own stream, so the run
+/// split in two parts completes its flows at the serial run's picoseconds.
+#[test]
+fn pint_carries_one_power_and_splits_alike() {
+    use roce_capture::read::{CaptureReader, Next};
+    use roce_codec::{Net, ParseOptions};
+    let toml = INCAST.replace("algorithm = \"hpcc\"", "algorithm = \"hpcc_pint\"");
+    let (d1, s1) = run_text("pint_incast", &toml, &["sim.partitions=1"]);
+    let (d2, _) = run_text("pint_incast_split", &toml, &["sim.partitions=2"]);
+    assert_eq!(s1["fct"]["finished"], 2);
+    let fct = |d: &std::path::Path| std::fs::read_to_string(d.join("run/fct.txt")).unwrap();
+    assert_eq!(fct(&d1), fct(&d2), "serial and split alike");
+    let ints = |port: &str| {
+        let pcap = tap_file(&s1, &d1.join("run"), port);
+        let mut r = CaptureReader::open(&pcap).unwrap();
+        let mut ints = Vec::new();
+        while let Next::Frame(raw) = r.next_frame().unwrap() {
+            let f = raw.decode(&ParseOptions::default()).unwrap();
+            if let Net::RoceV2 { int, .. } = f.net {
+                ints.push(int);
+            }
+        }
+        ints
+    };
+    // The taps see both directions: the data and the ACKs echoing it.
+    let rx = ints("host3.eth0");
+    assert!(
+        rx.iter()
+            .all(|i| i.is_some_and(|i| i.pint && i.hops().is_empty()))
+    );
+    let mut powers: Vec<u16> = rx
+        .iter()
+        .flatten()
+        .filter(|i| !i.echo)
+        .map(|i| i.power)
+        .collect();
+    assert!(powers.len() >= 2 * 4_000_000 / 1024, "{}", powers.len());
+    powers.sort_unstable();
+    let median = 1.01f64.powi(i32::from(powers[powers.len() / 2])) / 512.0;
+    eprintln!(
+        "PINT incast: median power {} = U {median:.3}",
+        powers[powers.len() / 2]
+    );
+    assert!(
+        (0.8..1.3).contains(&median),
+        "median power {} -> {median}",
+        powers[powers.len() / 2]
+    );
+    let echoes: Vec<_> = ints("host0.eth0")
+        .into_iter()
+        .flatten()
+        .filter(|i| i.echo)
+        .collect();
+    assert!(echoes.len() >= 4_000_000 / 1024, "{}", echoes.len());
+    assert!(echoes.iter().all(|i| i.pint));
+}

@@ -225,7 +225,7 @@ fn settings_not_reproduced_are_refused_naming_file_and_line() {
         "e3_dcqcn_2to1_notrace.cfg",
         &[
             ("L2_BACK_TO_ZERO", "L2_BACK_TO_ZERO 1"),
-            ("CC_MODE", "CC_MODE 3"),
+            ("CC_MODE", "CC_MODE 10"),
         ],
     ) else {
         return;

@@ -97,10 +97,15 @@ pub fn json_line(
 }
 
 /// In-band telemetry; the records as parallel arrays in path order (the
-/// first switch first), in bit/s, ns and bytes.
+/// first switch first), in bit/s, ns and bytes; HPCC-PINT's form has
+/// `int_pint_power` instead of records.
 fn int_fields(o: &mut JsonObject<'_>, int: &IntRepr) {
     o.num("int_orig_dport", int.orig_dport.into());
     o.bool("int_echo", int.echo);
+    if int.pint {
+        o.num("int_pint_power", int.power.into());
+        return;
+    }
     o.bool("int_exceeded", int.exceeded);
     o.num("int_remaining", int.remaining.into());
     o.num("int_multi", int.multi.into());

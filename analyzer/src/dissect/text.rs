@@ -125,10 +125,16 @@ fn ecn_text(out: &mut String, ecn: u8) {
 /// In-band telemetry: ` INT [echo] [E] hops N rem R`, then each switch's
 /// record in path order as `[rate t ns tx bytes q bytes]` (the clock and
 /// the byte counter as the wire holds them: modulo 2^24 ns and 2^20 units).
+/// HPCC-PINT's form: ` INT [echo] pint power P`, the path's largest
+/// utilisation power.
 fn int_text(out: &mut String, int: &IntRepr) {
     out.push_str(" INT");
     if int.echo {
         out.push_str(" echo");
+    }
+    if int.pint {
+        let _ = write!(out, " pint power {}", int.power);
+        return;
     }
     if int.exceeded {
         out.push_str(" E");

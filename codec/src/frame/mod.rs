@@ -78,6 +78,10 @@ use crate::wire::tcp::TcpRepr;
 use udp::UDP_LEN;
 
 /// What follows the Ethernet header (and tags) of a frame, as values.
+// RoCEv2's variant holds the telemetry inline (`IntRepr`, a cache-line
+// aligned 128 bytes for the simulator's pool): the enum stays `Copy` and
+// is built on the stack per frame, where a box would allocate per frame.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NetRepr {
     RoceV2 {
@@ -261,6 +265,8 @@ impl FrameKind {
 }
 
 /// The network layer of a decoded frame.
+// As `NetRepr`: the telemetry inline keeps the decoded frame `Copy`.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Net<'a> {
     /// `ib` is `None` when decoding stopped before the BTH was complete.

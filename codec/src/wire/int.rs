@@ -38,6 +38,22 @@
 //!   (the reference's switches push only onto data packets).
 //! * Rate codes 0-4 are the reference's (25, 50, 100, 200, 400 Gb/s);
 //!   5-7 (10, 40, 800 Gb/s) are rocesim's, where the reference has none.
+//!
+//! HPCC-PINT (the reference's `CC_MODE 10`; Ben Basat et al., "PINT:
+//! Probabilistic In-band Network Telemetry", SIGCOMM 2020) carries no hop
+//! records: each switch folds its port's utilisation into one number, the
+//! largest on the path, written as a power of the log base (`pint.cc`).
+//! Here it is its own INT-MD form, the second domain-specific instruction
+//! (bit 1), with the power in the one word that follows the header:
+//!
+//! ```text
+//!  shim       as above, Length = 4 (the MD header and the power's word)
+//!  MD header  HopML = 0 | RemainingHopCnt = 0 | DS instruction = 0x4000 (PINT power)
+//!  power      power:16 | R:16                       (the path's largest, big-endian)
+//! ```
+//!
+//! Switches overwrite the power with a larger one and never push, so the
+//! stack keeps its size; the echo on the ACK sets the DS flag as for HPCC.
 
 use crate::error::{Error, Layer, Result, need};
 
@@ -72,6 +88,7 @@ const SHIM_NPT_PORT: u8 = 1;
 const MD_VERSION: u8 = 2;
 const HOP_WORDS: u8 = 2;
 const DS_INSTR_HPCC: u16 = 0x8000;
+const DS_INSTR_PINT: u16 = 0x4000;
 const DS_FLAG_ECHO: u16 = 0x8000;
 
 /// One switch's record: what the egress port saw as the packet left it.
@@ -193,6 +210,11 @@ pub struct IntRepr {
     /// The units' multiplier (the reference's `INT_MULTI`).
     pub multi: u8,
     nhop: u8,
+    /// HPCC-PINT's form: one power, no hop records (the module's second
+    /// layout).
+    pub pint: bool,
+    /// The path's largest utilisation power so far (PINT only).
+    pub power: u16,
     hops: [IntHopRepr; MAX_HOPS],
 }
 
@@ -211,6 +233,18 @@ impl IntRepr {
         }
     }
 
+    /// An HPCC-PINT packet's telemetry as its sender starts it: power 0.
+    pub fn pint_source(orig_dport: u16) -> IntRepr {
+        IntRepr {
+            orig_dport,
+            pint: true,
+            ..IntRepr::default()
+        }
+    }
+
+    /// PINT's word after the header.
+    pub const PINT_LEN: usize = 4;
+
     /// The receiver's echo of `self` on its ACK to a packet with
     /// `orig_dport`.
     pub fn echo_of(&self, orig_dport: u16) -> IntRepr {
@@ -227,9 +261,9 @@ impl IntRepr {
     }
 
     /// A transit switch's push: the record goes on when a hop remains,
-    /// else the E bit is set. Echoes take nothing.
+    /// else the E bit is set. Echoes and PINT's form take nothing.
     pub fn push(&mut self, hop: IntHopRepr) {
-        if self.echo {
+        if self.echo || self.pint {
             return;
         }
         if self.remaining == 0 || usize::from(self.nhop) >= MAX_HOPS {
@@ -241,7 +275,18 @@ impl IntRepr {
         self.remaining -= 1;
     }
 
+    /// A PINT switch's write: the power goes on if larger than the
+    /// packet's. Echoes and HPCC's form take nothing.
+    pub fn raise_power(&mut self, power: u16) {
+        if self.pint && !self.echo && power > self.power {
+            self.power = power;
+        }
+    }
+
     pub fn buffer_len(&self) -> usize {
+        if self.pint {
+            return Self::HEADER_LEN + Self::PINT_LEN;
+        }
         Self::HEADER_LEN + IntHopRepr::LEN * usize::from(self.nhop)
     }
 
@@ -275,6 +320,10 @@ impl IntRepr {
             return Err(invalid(4, "MD version", ver.into(), "2 (INT v2.1)"));
         }
         let hopml = buf[field::MD_HOPML] & 0x1F;
+        let ds_instr = u16::from_be_bytes(buf[field::DS_INSTR].try_into().unwrap());
+        if ds_instr == DS_INSTR_PINT {
+            return Self::parse_pint(buf, words, vf);
+        }
         if hopml != HOP_WORDS {
             return Err(invalid(6, "HopML", hopml.into(), "2 (the 8-byte HPCC hop)"));
         }
@@ -307,6 +356,8 @@ impl IntRepr {
             echo: flags & DS_FLAG_ECHO != 0,
             multi: (flags & 0xFF) as u8,
             nhop: nhop as u8,
+            pint: false,
+            power: 0,
             hops: [IntHopRepr::default(); MAX_HOPS],
         };
         // Newest first on the wire; path order here.
@@ -317,21 +368,90 @@ impl IntRepr {
         Ok((r, len))
     }
 
+    /// The rest of a PINT form, after its shim and MD version.
+    fn parse_pint(buf: &[u8], words: usize, vf: u16) -> Result<(IntRepr, usize)> {
+        let invalid = |offset, field, value: u64, expected| Error::Invalid {
+            layer: Layer::Int,
+            offset,
+            field,
+            value,
+            expected,
+        };
+        let hopml = buf[field::MD_HOPML] & 0x1F;
+        if hopml != 0 {
+            return Err(invalid(
+                6,
+                "HopML",
+                hopml.into(),
+                "0 (PINT has no hop records)",
+            ));
+        }
+        let ds_id = u16::from_be_bytes(buf[field::DS_ID].try_into().unwrap());
+        if ds_id != HPCC_DS_ID {
+            return Err(invalid(
+                10,
+                "domain-specific ID",
+                ds_id.into(),
+                "0x4850 (HPCC)",
+            ));
+        }
+        if words != 4 {
+            return Err(invalid(
+                1,
+                "shim length",
+                words as u64,
+                "4 (PINT's power word)",
+            ));
+        }
+        let len = Self::HEADER_LEN + Self::PINT_LEN;
+        need(buf, Layer::Int, len)?;
+        let flags = u16::from_be_bytes(buf[field::DS_FLAGS].try_into().unwrap());
+        let at = field::HOPS;
+        Ok((
+            IntRepr {
+                orig_dport: u16::from_be_bytes(buf[field::SHIM_PORT].try_into().unwrap()),
+                remaining: buf[field::MD_REMAINING],
+                exceeded: vf & 0x0400 != 0,
+                echo: flags & DS_FLAG_ECHO != 0,
+                multi: (flags & 0xFF) as u8,
+                nhop: 0,
+                pint: true,
+                power: u16::from_be_bytes(buf[at..at + 2].try_into().unwrap()),
+                hops: [IntHopRepr::default(); MAX_HOPS],
+            },
+            len,
+        ))
+    }
+
     /// Writes the telemetry; returns its length.
     pub fn emit(&self, buf: &mut [u8]) -> usize {
         let n = usize::from(self.nhop);
         buf[field::SHIM] = (SHIM_TYPE_MD << 4) | (SHIM_NPT_PORT << 2);
         buf[field::SHIM_LEN] = (3 + n * usize::from(HOP_WORDS)) as u8;
+        if self.pint {
+            buf[field::SHIM_LEN] = 4;
+        }
         buf[field::SHIM_PORT].copy_from_slice(&self.orig_dport.to_be_bytes());
         let vf = (u16::from(MD_VERSION) << 12) | if self.exceeded { 0x0400 } else { 0 };
         buf[field::MD_VER_FLAGS].copy_from_slice(&vf.to_be_bytes());
-        buf[field::MD_HOPML] = HOP_WORDS;
+        buf[field::MD_HOPML] = if self.pint { 0 } else { HOP_WORDS };
         buf[field::MD_REMAINING] = self.remaining;
         buf[field::MD_INSTR].copy_from_slice(&0u16.to_be_bytes());
         buf[field::DS_ID].copy_from_slice(&HPCC_DS_ID.to_be_bytes());
-        buf[field::DS_INSTR].copy_from_slice(&DS_INSTR_HPCC.to_be_bytes());
+        let instr = if self.pint {
+            DS_INSTR_PINT
+        } else {
+            DS_INSTR_HPCC
+        };
+        buf[field::DS_INSTR].copy_from_slice(&instr.to_be_bytes());
         let flags = if self.echo { DS_FLAG_ECHO } else { 0 } | u16::from(self.multi);
         buf[field::DS_FLAGS].copy_from_slice(&flags.to_be_bytes());
+        if self.pint {
+            let at = field::HOPS;
+            buf[at..at + 2].copy_from_slice(&self.power.to_be_bytes());
+            buf[at + 2..at + 4].copy_from_slice(&[0, 0]);
+            return self.buffer_len();
+        }
         for (i, h) in self.hops().iter().enumerate() {
             h.emit(&mut buf[field::HOPS + (n - 1 - i) * IntHopRepr::LEN..]);
         }
@@ -458,6 +578,42 @@ mod tests {
         );
     }
 
+    /// PINT's form over 0xa5: shim length 4, HopML 0, DS instruction
+    /// 0x4000, the power big-endian and a zero half word; a switch's
+    /// smaller power leaves it, a larger one replaces it; an echo keeps it.
+    #[test]
+    fn pint_emit_then_parse() {
+        let mut r = IntRepr::pint_source(4791);
+        r.raise_power(0x0123);
+        r.raise_power(0x0100);
+        r.push(IntHopRepr::default());
+        assert_eq!((r.power, r.hops().len()), (0x0123, 0));
+        let mut buf = [0xa5; 24];
+        assert_eq!(r.emit(&mut buf), 20);
+        assert_eq!(&buf[..4], &[0x14, 4, 0x12, 0xB7]);
+        assert_eq!(
+            &buf[4..20],
+            &[
+                0x20, 0, 0, 0, 0, 0, 0x48, 0x50, 0x40, 0, 0, 0, 0x01, 0x23, 0, 0
+            ]
+        );
+        assert_eq!(&buf[20..], &[0xa5; 4]);
+        assert_eq!(IntRepr::parse(&buf).unwrap(), (r, 20));
+        let mut e = r.echo_of(4791);
+        e.raise_power(0xFFFF);
+        assert_eq!(e.power, 0x0123);
+        e.emit(&mut buf);
+        assert_eq!(buf[14], 0x80, "the echo flag");
+        assert_eq!(IntRepr::parse(&buf).unwrap(), (e, 20));
+        let mut bad = buf;
+        bad[1] = 5;
+        assert_eq!(
+            IntRepr::parse(&bad).unwrap_err().to_string(),
+            "INT at offset 1: field `shim length` is 5, 4 (PINT's power word)"
+        );
+        assert!(IntRepr::parse(&buf[..18]).is_err());
+    }
+
     fn hop() -> impl Strategy<Value = IntHopRepr> {
         (0u8..8, 0u32..1 << 24, 0u32..1 << 20, 0u32..1 << 17).prop_map(
             |(rate_code, time, tx_bytes, qlen)| IntHopRepr {
@@ -483,6 +639,17 @@ mod tests {
             let mut buf = vec![0xa5; r.buffer_len() + 3];
             let n = r.emit(&mut buf);
             prop_assert_eq!(n, IntRepr::HEADER_LEN + 8 * hops.len());
+            prop_assert_eq!(IntRepr::parse(&buf).unwrap(), (r, n));
+        }
+
+        #[test]
+        fn pint_round_trips(port: u16, power: u16, echo: bool) {
+            let mut r = IntRepr::pint_source(port);
+            r.raise_power(power);
+            let r = if echo { r.echo_of(port) } else { r };
+            let mut buf = vec![0xa5; r.buffer_len() + 3];
+            let n = r.emit(&mut buf);
+            prop_assert_eq!(n, 20);
             prop_assert_eq!(IntRepr::parse(&buf).unwrap(), (r, n));
         }
     }

@@ -312,6 +312,8 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
         ("sample_feedback", h.sample_feedback.is_some()),
         ("int_multi", h.int_multi.is_some()),
         ("base_rtt", h.base_rtt.is_some()),
+        ("pint_log_base", h.pint_log_base.is_some()),
+        ("pint_prob", h.pint_prob.is_some()),
     ]
     .into_iter()
     .filter_map(|(k, set)| set.then_some(k))
@@ -322,8 +324,9 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
             "dctcp" => Algorithm::Dctcp(DctcpParams::hpcc_reference()),
             "timely" => Algorithm::Timely(TimelyParams::hpcc_reference()),
             "hpcc" => Algorithm::Hpcc(HpccParams::hpcc_reference()),
+            "hpcc_pint" => Algorithm::Hpcc(HpccParams::pint_reference()),
             other => {
-                let list = "dcqcn (the default), dctcp, timely, hpcc";
+                let list = "dcqcn (the default), dctcp, timely, hpcc, hpcc_pint";
                 let hint = match closest(other, Algorithm::NAMES) {
                     Some(c) => format!("did you mean `{c}`? The algorithms: {list}"),
                     None => format!("the algorithms: {list}"),
@@ -337,7 +340,18 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
         };
     }
     // Knobs of an algorithm that does not run are a mistake, not a no-op.
+    // HPCC-PINT's knobs are HPCC's table, with two of its own.
     let name = p.algorithm.name();
+    if name == "hpcc" {
+        if let Some(k) = hpcc_given.iter().find(|k| k.starts_with("pint_")) {
+            return Err(ModelError::new(
+                at.key("hpcc").key(k),
+                format!("sets `{k}` but the algorithm is `hpcc`, not `hpcc_pint`"),
+            )
+            .hint("add `algorithm = \"hpcc_pint\"` to [host.cc], or remove the key"));
+        }
+    }
+    let name = if name == "hpcc_pint" { "hpcc" } else { name };
     for (table, given) in [
         ("dctcp", &dctcp_given),
         ("timely", &timely_given),
@@ -410,6 +424,20 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
             if let Some(d) = h.base_rtt {
                 prm.base_rtt = Some(d.0);
             }
+            if let Some(pint) = &mut prm.pint {
+                if let Some(b) = h.pint_log_base {
+                    pint.log_base = b;
+                }
+                if let Some(q) = h.pint_prob {
+                    pint.prob = q;
+                }
+                // PINT's header is the reference's 2-byte union
+                // (`IntHeader::GetStaticSize` in PINT mode) on data
+                // packets; an ACK of 14 + 20 + 12 + 2 is padded to 60.
+                if p.billing == Billing::HPCC {
+                    p.billing = Billing::HPCC_PINT;
+                }
+            }
             // The reference's telemetry has a fixed size on every packet:
             // 42 bytes (5 hops of 8 and a count) on data and ACKs alike
             // (`IntHeader::GetStaticSize`), so a profile billed at its
@@ -421,7 +449,11 @@ fn algorithm(p: &mut NicProfile, c: &CcCfg, at: &KeyPath) -> Result<(), ModelErr
         }
         Algorithm::Dcqcn => {}
     }
-    let sub = p.algorithm.name();
+    // HPCC-PINT's knobs live in [host.cc.hpcc].
+    let sub = match p.algorithm.name() {
+        "hpcc_pint" => "hpcc",
+        n => n,
+    };
     p.algorithm.validate().map_err(|e: ParamError| {
         let m = ModelError::new(at.key(sub).key(&e.key), e.problem);
         match e.hint {

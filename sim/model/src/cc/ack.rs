@@ -28,20 +28,34 @@ pub enum Algorithm {
     Dctcp(DctcpParams),
     /// TIMELY ([`super::timely`]).
     Timely(TimelyParams),
-    /// HPCC ([`super::hpcc`]), reading the switches' telemetry.
+    /// HPCC ([`super::hpcc`]), reading the switches' telemetry; with
+    /// [`HpccParams::pint`], HPCC-PINT ([`super::pint`]).
     Hpcc(HpccParams),
 }
 
 impl Algorithm {
     /// Every algorithm, as scenarios name them.
-    pub const NAMES: [&'static str; 4] = ["dcqcn", "dctcp", "timely", "hpcc"];
+    pub const NAMES: [&'static str; 5] = ["dcqcn", "dctcp", "timely", "hpcc", "hpcc_pint"];
 
     pub fn name(&self) -> &'static str {
         match self {
             Algorithm::Dcqcn => "dcqcn",
             Algorithm::Dctcp(_) => "dctcp",
             Algorithm::Timely(_) => "timely",
+            Algorithm::Hpcc(p) if p.pint.is_some() => "hpcc_pint",
             Algorithm::Hpcc(_) => "hpcc",
+        }
+    }
+
+    /// The telemetry's bytes a data packet starts with (the hops come
+    /// later, from the switches; PINT's power is there from the start).
+    pub fn telemetry_start_len(&self) -> u32 {
+        match self {
+            Algorithm::Hpcc(p) if p.pint.is_some() => {
+                (IntRepr::HEADER_LEN + IntRepr::PINT_LEN) as u32
+            }
+            Algorithm::Hpcc(_) => IntRepr::HEADER_LEN as u32,
+            _ => 0,
         }
     }
 
@@ -111,6 +125,7 @@ impl AckClocked {
         match self {
             AckClocked::Dctcp(_) => "DCTCP",
             AckClocked::Timely(_) => "TIMELY",
+            AckClocked::Hpcc(h) if h.pint().is_some() => "HPCC-PINT",
             AckClocked::Hpcc(_) => "HPCC",
         }
     }
@@ -139,6 +154,14 @@ impl AckClocked {
     pub fn telemetry_source(&self, orig_dport: u16) -> Option<IntRepr> {
         match self {
             AckClocked::Hpcc(h) => Some(h.source(orig_dport)),
+            AckClocked::Dctcp(_) | AckClocked::Timely(_) => None,
+        }
+    }
+
+    /// PINT's knobs, if it runs HPCC-PINT.
+    pub fn pint(&self) -> Option<&super::PintParams> {
+        match self {
+            AckClocked::Hpcc(h) => h.pint(),
             AckClocked::Dctcp(_) | AckClocked::Timely(_) => None,
         }
     }

@@ -35,9 +35,16 @@
 //! wrap are the reference's; `int_multi` is its `INT_MULTI`.
 //!
 //! The reference's `u` and every hop's start at 1 (`rdma-queue-pair.cc`).
+//!
+//! With [`HpccParams::pint`] the QP runs HPCC-PINT ([`super::pint`]): the
+//! switches compute `u` and the ACK echoes the path's largest as one
+//! power; the sender takes the same step with it (`UpdateRateHpPint`),
+//! reacting fast between updates whatever `FAST_REACT` says, as the
+//! reference does.
 
 use roce_codec::{IntHopRepr, IntRepr};
 
+use super::pint::{PintCodec, PintParams};
 use super::{AckInfo, ParamError};
 use crate::time::{Ps, Rate};
 
@@ -67,6 +74,9 @@ pub struct HpccParams {
     /// fills in its default, the largest base RTT of the flows' paths (the
     /// reference's `GLOBAL_T 1` takes the largest of every host pair's).
     pub base_rtt: Option<Ps>,
+    /// HPCC-PINT's knobs when the switches fold the telemetry into one
+    /// power (`CC_MODE 10`); `None`: HPCC's hop records.
+    pub pint: Option<PintParams>,
 }
 
 impl HpccParams {
@@ -86,6 +96,17 @@ impl HpccParams {
             sample_feedback: false,
             int_multi: 4,
             base_rtt: None,
+            pint: None,
+        }
+    }
+
+    /// The reference's `--cc hpccPint --utgt 95` for `--bw 100`: HPCC's
+    /// knobs as [`HpccParams::hpcc_reference`] (run.py writes the same)
+    /// and PINT's defaults ([`PintParams::hpcc_reference`]).
+    pub fn pint_reference() -> HpccParams {
+        HpccParams {
+            pint: Some(PintParams::hpcc_reference()),
+            ..HpccParams::hpcc_reference()
         }
     }
 
@@ -102,6 +123,9 @@ impl HpccParams {
         }
         if self.base_rtt == Some(Ps::ZERO) {
             return Err(ParamError::new("base_rtt", "0 leaves the EWMA undefined"));
+        }
+        if let Some(p) = &self.pint {
+            p.validate()?;
         }
         super::check_min_rate(self.min_rate)
     }
@@ -133,6 +157,8 @@ pub struct Hpcc {
     hops: [IntHopRepr; MAX_HOPS],
     hop_state: [HopState; MAX_HOPS],
     updates: u64,
+    /// HPCC-PINT's decoding of the echoed power.
+    pint: Option<PintCodec>,
 }
 
 impl Hpcc {
@@ -161,6 +187,7 @@ impl Hpcc {
                 stage: 0,
             }; MAX_HOPS],
             updates: 0,
+            pint: params.pint.map(|p| PintCodec::new(p.log_base)),
         }
     }
 
@@ -201,7 +228,15 @@ impl Hpcc {
     /// The telemetry the sender starts on each data packet: room for the
     /// hops it reads, in its units.
     pub fn source(&self, orig_dport: u16) -> IntRepr {
+        if self.pint.is_some() {
+            return IntRepr::pint_source(orig_dport);
+        }
         IntRepr::source(orig_dport, MAX_HOPS as u8, self.p.int_multi)
+    }
+
+    /// PINT's knobs, if the QP runs HPCC-PINT.
+    pub fn pint(&self) -> Option<&PintParams> {
+        self.p.pint.as_ref()
     }
 
     /// An ACK arrived with the echo of its data packet's records; returns
@@ -211,6 +246,13 @@ impl Hpcc {
         let Some(ih) = int else {
             return false;
         };
+        if let Some(codec) = self.pint {
+            if !ih.pint {
+                return false;
+            }
+            let fast = ack.acked <= self.last_update_seq;
+            return self.update_pint(ack.sent, codec.decode(ih.power), fast);
+        }
         if ack.acked > self.last_update_seq {
             self.update(ack.sent, ih, false)
         } else if self.p.fast_react {
@@ -296,6 +338,27 @@ impl Hpcc {
         changed
     }
 
+    /// HPCC-PINT's update (`UpdateRateHpPint`): the path's utilisation
+    /// `big_u` as the switches computed it, no EWMA here; the first ACK
+    /// only marks the round trip.
+    fn update_pint(&mut self, next_seq: u64, big_u: f64, fast: bool) -> bool {
+        if self.last_update_seq == 0 {
+            self.last_update_seq = next_seq;
+            return false;
+        }
+        self.u = big_u;
+        let (new_rate, new_stage) = self.step(self.rc, self.stage, big_u);
+        let changed = new_rate != self.rate;
+        self.rate = new_rate;
+        if !fast {
+            self.rc = new_rate;
+            self.stage = new_stage;
+            self.updates += 1;
+            self.last_update_seq = self.last_update_seq.max(next_seq);
+        }
+        changed
+    }
+
     /// One step from reference rate `rc` at `stage` with utilisation `u`:
     /// the new rate, bounded, and stage.
     fn step(&self, rc: u64, stage: u32, u: f64) -> (u64, u32) {
@@ -359,6 +422,42 @@ mod tests {
         assert_eq!(h.rate(), Rate(want));
         assert_eq!(h.reference_rate(), Rate(want));
         assert_eq!(h.updates(), 1);
+    }
+
+    /// HPCC-PINT: the first ACK marks the round trip; then U = 1.01^p /
+    /// 512 straight from the echoed power. p = 690: U = 1.01^690 / 512 =
+    /// 1.8727... (c = U / 0.95 ≥ 1): Rc / c + 40 Mb/s. A fast reaction
+    /// (acked ≤ the last update's sequence) moves the rate, not Rc, even
+    /// without FAST_REACT; an HPCC stack (no power) changes nothing.
+    #[test]
+    fn pint_update_by_hand() {
+        let p = HpccParams {
+            fast_react: false,
+            ..HpccParams::pint_reference()
+        };
+        let p = HpccParams {
+            base_rtt: Some(Ps::from_us(10)),
+            ..p
+        };
+        let mut h = Hpcc::new(&p, Rate(G100), 100_000);
+        let mut ih = h.source(4791);
+        assert!(ih.pint);
+        ih.raise_power(690);
+        assert!(!h.on_ack(&ack(1_000, 1_000), Some(&ih)));
+        assert!(h.on_ack(&ack(2_000, 5_000), Some(&ih)));
+        let u = 1.01f64.powi(690) / 512.0;
+        assert!((u - 1.8727).abs() < 1e-4, "{u}");
+        let want = (G100 as f64 / (u / 0.95)) as u64 + 40_000_000;
+        assert_eq!((h.rate(), h.reference_rate()), (Rate(want), Rate(want)));
+        // Fast: 1.01^600 / 512 = 0.7648... < 0.95, stage 0 ≥ MI_THRESH 0:
+        // multiplicative from Rc.
+        let mut low = h.source(4791);
+        low.raise_power(600);
+        assert!(h.on_ack(&ack(3_000, 6_000), Some(&low)));
+        let c = 1.01f64.powi(600) / 512.0 / 0.95;
+        assert_eq!(h.rate(), Rate((want as f64 / c) as u64 + 40_000_000));
+        assert_eq!(h.reference_rate(), Rate(want));
+        assert!(!h.on_ack(&ack(7_000, 8_000), Some(&stack(1, 0, 0))));
     }
 
     /// Between updates (acked ≤ the sequence of the last update) a fast

@@ -47,6 +47,15 @@ impl Billing {
         ack_bytes: 14 + 20 + 12 + 42,
     };
 
+    /// [`Billing::HPCC`] with HPCC-PINT's telemetry (the reference's
+    /// `CC_MODE 10`): its header is a 2-byte union (`IntHeader`'s `pint`,
+    /// whatever `pint_bytes` of it the power fills), so a data packet costs
+    /// 48 + 2, and an ACK of 14 + 20 + 12 + 2 is still padded to 60.
+    pub const HPCC_PINT: Billing = Billing {
+        header_bytes: 48 + 2,
+        ack_bytes: 60,
+    };
+
     /// The billed size of `ib`'s frame, `None`: its real frame.
     #[inline]
     pub fn billed(&self, ib: &IbRepr) -> Option<u32> {

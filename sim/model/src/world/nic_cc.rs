@@ -71,6 +71,9 @@ pub struct QpCc {
     /// The telemetry of the last request the responder took, which its
     /// next ACK or NAK echoes (HPCC's; boxed: most QPs never see any).
     pub echo_int: Option<Box<IntRepr>>,
+    /// HPCC-PINT's ACK sampling (`PINT_PROB` below 1): the QP's own
+    /// stream, where the reference draws `rand()`.
+    pub pint_sample: Option<Box<rand_chacha::ChaCha8Rng>>,
 }
 
 impl QpCc {
@@ -323,6 +326,12 @@ impl World {
         let Some(a) = &mut s.cc.acks else {
             return;
         };
+        // HPCC-PINT reacts to a sample of the ACKs (`HandleAckHpPint`:
+        // `rand() % 65536 < 65536 × PINT_PROB`); the sequence counts all.
+        let skip = match (a.pint(), s.cc.pint_sample.as_deref_mut()) {
+            (Some(p), Some(rng)) => crate::rng::below(rng, 65_536) >= p.sample_threshold(),
+            _ => false,
+        };
         let (una, next) = (s.qp.oldest_unacked_psn(), s.qp.next_send_psn());
         let seq = &mut s.cc.seq;
         let advanced = una.distance(seq.una);
@@ -338,7 +347,9 @@ impl World {
             ecn_echo: echo,
             rtt: Some(now.saturating_sub(stamp)),
         };
-        s.cc.dirty |= a.on_ack(&ack, int);
+        if !skip {
+            s.cc.dirty |= a.on_ack(&ack, int);
+        }
     }
 
     /// Applies a changed rate and keeps one deadline event pending while

@@ -15,7 +15,7 @@ use super::host::IfaceKind;
 use super::nic_cc::{QpCc, SeqCount};
 use super::profile::{RoceMode, Trust};
 use super::qp::{QpSlot, Role};
-use crate::cc::{Algorithm, ReactionPoint};
+use crate::cc::{AckClocked, Algorithm, ReactionPoint};
 use crate::packet::{L3, Packet};
 use crate::time::Ps;
 use crate::transport::{QpConfig, RcQp};
@@ -167,8 +167,8 @@ pub fn add_qp(
     };
     // An algorithm that reads telemetry sends it from the first byte: its
     // header (the hops come later, from the switches).
-    let int_len = match (l3, profile.algorithm.needs_telemetry()) {
-        (L3::V2 { .. }, true) => roce_codec::IntRepr::HEADER_LEN as u32,
+    let int_len = match l3 {
+        L3::V2 { .. } => profile.algorithm.telemetry_start_len(),
         _ => 0,
     };
     qcfg.wire_overhead = 14 + if vlan.is_some() { 4 } else { 0 } + l3_len + int_len + 4 + 20;
@@ -190,6 +190,15 @@ pub fn add_qp(
     let win = profile.byte_window.map_or(0, |w| w.bytes);
     let acks = rp.and_then(|_| profile.algorithm.ack_clocked(line, qcfg.segment(), win));
     let dcqcn = rp.filter(|_| profile.algorithm == Algorithm::Dcqcn);
+    // HPCC-PINT's ACK sampling draws from the QP's own stream.
+    let pint_sample = acks
+        .as_ref()
+        .and_then(AckClocked::pint)
+        .filter(|p| p.prob < 1.0)
+        .map(|_| {
+            let q = w.qps.len();
+            Box::new(crate::rng::component_rng(w.seed, &format!("pint:qp{q}")))
+        });
     let cc = QpCc {
         rp: dcqcn.map(|d| ReactionPoint::new(&d.params, line)),
         retime: match &acks {
@@ -205,6 +214,7 @@ pub fn add_qp(
             acked: 0,
             segment: qcfg.segment(),
         },
+        pint_sample,
         ..QpCc::default()
     };
     w.qps.push(QpSlot {

@@ -28,6 +28,8 @@ use std::collections::HashMap;
 
 use core::net::Ipv4Addr;
 
+use super::telemetry::SwitchPint;
+use crate::time::Ps;
 use roce_codec::hash::{EcmpHash, FiveTuple};
 
 use super::World;
@@ -125,6 +127,8 @@ pub struct Switch {
     mmu: Mmu,
     /// RED/ECN marking on the egress queues, if configured.
     ecn: Option<Box<Ecn>>,
+    /// HPCC-PINT's per-port utilisation, when the fabric runs it.
+    pint: Option<Box<SwitchPint>>,
     /// Another part of a partitioned run simulates it (`world::part`).
     elsewhere: bool,
 }
@@ -157,6 +161,7 @@ impl Switch {
             trust,
             mmu: Mmu::new(&MmuConfig::shared_pool(buffer, 0)).expect("an empty pool is valid"),
             ecn: None,
+            pint: None,
             elsewhere: false,
         }
     }
@@ -233,6 +238,24 @@ impl Switch {
     /// Marks on its egress queues.
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = Some(Box::new(ecn));
+    }
+
+    /// Runs HPCC-PINT's egress computation ([`crate::cc::pint`]) on every
+    /// port: powers of `log_base`, T = `max_rtt`, rounding drawn from the
+    /// switch's own stream of `seed`.
+    pub fn set_pint(&mut self, log_base: f64, max_rtt: Ps, seed: u64) {
+        let rng = crate::rng::component_rng(seed, &format!("pint:{}", self.name));
+        self.pint = Some(Box::new(SwitchPint::new(
+            log_base,
+            max_rtt,
+            self.ports.len(),
+            rng,
+        )));
+    }
+
+    /// HPCC-PINT's state, when the fabric runs it.
+    pub(super) fn pint_mut(&mut self) -> Option<&mut SwitchPint> {
+        self.pint.as_deref_mut()
     }
 
     /// The pre-learned FDB (MAC → group) and neighbour table.
@@ -523,7 +546,7 @@ impl World {
                 }
             }
             self.release_buffer(port, prio, q.id, q.len);
-            self.push_telemetry(port, q.id);
+            self.push_telemetry(port, sw, local, q.id);
             self.sent_from(port, prio, q.id);
             self.transmit(port, q.id);
         }

@@ -13,6 +13,8 @@
 //!  [topology.host.dcqcn]                  CC_MODE 1, RP_TIMER, RATE_AI, ... (DcqcnParams::hpcc_reference)
 //!  [topology.host.cc] algorithm = "dctcp" CC_MODE 8, EWMA_GAIN, DCTCP_RATE_AI, MIN_RATE
 //!  [topology.host.cc] algorithm = "timely" CC_MODE 7, RATE_AI, RATE_HAI, MIN_RATE
+//!  [topology.host.cc] algorithm = "hpcc"   CC_MODE 3, U_TARGET, RATE_AI, MI_THRESH, FAST_REACT, INT_MULTI, ...
+//!  [topology.host.cc] algorithm = "hpcc_pint" CC_MODE 10, HPCC's knobs and PINT_LOG_BASE, PINT_PROB
 //!  [topology.switch.mmu] preset           BUFFER_SIZE, the reference's switch-mmu.cc
 //!  [topology.switch.ets] preset           its egress queue: broadcom-egress-queue.cc's round robin
 //!  [topology.switch.ecn]                  KMIN_MAP, KMAX_MAP, PMAX_MAP per link speed, on dequeue, all packets
@@ -332,7 +334,8 @@ pub struct Imported {
 }
 
 /// The config's settings that the imported scenario would not reproduce,
-/// in the config's order. DCQCN (`CC_MODE 1`), TIMELY (`CC_MODE 7`:
+/// in the config's order. DCQCN (`CC_MODE 1`), HPCC (`CC_MODE 3`) and
+/// HPCC-PINT (`CC_MODE 10`: `PINT_LOG_BASE`, `PINT_PROB`), TIMELY (`CC_MODE 7`:
 /// `RATE_AI`, `RATE_HAI`, `MIN_RATE`) or DCTCP (`CC_MODE 8`: `EWMA_GAIN`,
 /// `DCTCP_RATE_AI`, `MIN_RATE`) with its window (`HAS_WIN`,
 /// `GLOBAL_T`, `VAR_WIN`), a link failure (`LINK_DOWN`, with every
@@ -352,19 +355,9 @@ pub fn unmodelled(cfg: &HpccConfig) -> Vec<Unmodelled> {
             instead: instead.into(),
         });
     };
+    // Every CC_MODE the config parser takes (1, 3, 7, 8, 10) is modelled.
     use super::config::CcMode;
-    if !matches!(
-        cfg.cc_mode,
-        CcMode::Dcqcn | CcMode::Dctcp | CcMode::Timely | CcMode::Hpcc
-    ) {
-        add(
-            "CC_MODE",
-            cfg.cc_mode.describe().into(),
-            "rocesim models the reference's DCQCN (CC_MODE 1), HPCC (3), TIMELY (7) and DCTCP (8); this congestion control is not modelled",
-            "no congestion control runs",
-        );
-    }
-    if cfg.cc_mode == CcMode::Hpcc && cfg.global_t != 1 {
+    if matches!(cfg.cc_mode, CcMode::Hpcc | CcMode::HpccPint) && cfg.global_t != 1 {
         add(
             "GLOBAL_T",
             cfg.global_t.to_string(),

@@ -194,6 +194,14 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
             int(Billing::HPCC_INT.ack_bytes),
             "             # its ACK: PPP 14, IPv4 20, qbbHeader 12 and the INT header 42 it echoes",
         );
+    } else if cfg.cc_mode == CcMode::HpccPint {
+        // CC_MODE 10 (IntHeader::PINT): the header is its 2-byte union on
+        // every packet; the ACK's 14 + 20 + 12 + 2 is padded to 60.
+        w.set(
+            "header_bytes",
+            int(Billing::HPCC_PINT.header_bytes),
+            "          # its data packet: payload + SeqTs 6 and its PINT header 2, UDP 8, IPv4 20, PPP 14",
+        );
     } else {
         w.set(
             "header_bytes",
@@ -250,7 +258,7 @@ pub(super) fn host_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::
     match cfg.cc_mode {
         CcMode::Dctcp => return dctcp_tables(w, cfg),
         CcMode::Timely => return timely_tables(w, cfg),
-        CcMode::Hpcc => return hpcc_tables(w, cfg, topo),
+        CcMode::Hpcc | CcMode::HpccPint => return hpcc_tables(w, cfg, topo),
         _ => {}
     }
     w.table(&["topology", "host", "dcqcn"], false, "  ", "");
@@ -427,14 +435,26 @@ fn timely_tables(w: &mut ScenarioFile, cfg: &HpccConfig) {
 
 /// `[topology.host.cc]` for `CC_MODE 3`: HPCC with every knob the config
 /// sets, and the base RTT third.cc gives every QP with `GLOBAL_T 1`
-/// (`maxRtt`).
+/// (`maxRtt`); for `CC_MODE 10`, HPCC-PINT with the knobs
+/// `UpdateRateHpPint` reads and the power's (it reacts to every sampled
+/// ACK, so `FAST_REACT`, `MULTI_RATE`, `SAMPLE_FEEDBACK` and `INT_MULTI`
+/// do not apply).
 fn hpcc_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::HpccTopology) {
+    let pint = cfg.cc_mode == CcMode::HpccPint;
     w.table(&["topology", "host", "cc"], false, "  ", "");
-    w.set(
-        "algorithm",
-        "hpcc",
-        "           # CC_MODE 3: rate from the utilisation the switches' telemetry reports",
-    );
+    if pint {
+        w.set(
+            "algorithm",
+            "hpcc_pint",
+            "      # CC_MODE 10: rate from the largest utilisation the switches encode",
+        );
+    } else {
+        w.set(
+            "algorithm",
+            "hpcc",
+            "           # CC_MODE 3: rate from the utilisation the switches' telemetry reports",
+        );
+    }
     w.blank();
     w.table(&["topology", "host", "cc", "hpcc"], false, "  ", "");
     w.set_aligned(
@@ -463,19 +483,34 @@ fn hpcc_tables(w: &mut ScenarioFile, cfg: &HpccConfig, topo: &crate::HpccTopolog
         29,
         &format!("MI_THRESH {}", cfg.mi_thresh),
     );
-    for (key, v, name) in [
-        ("fast_react", cfg.fast_react, "FAST_REACT"),
-        ("multi_rate", cfg.multi_rate, "MULTI_RATE"),
-        ("sample_feedback", cfg.sample_feedback, "SAMPLE_FEEDBACK"),
-    ] {
-        w.set_aligned(key, Value::from(v), 29, &format!("{name} {}", u8::from(v)));
+    if pint {
+        w.set_aligned(
+            "pint_log_base",
+            Value::from(cfg.pint_log_base),
+            29,
+            &format!("PINT_LOG_BASE {}", cfg.pint_log_base),
+        );
+        w.set_aligned(
+            "pint_prob",
+            Value::from(cfg.pint_prob),
+            29,
+            &format!("PINT_PROB {}", cfg.pint_prob),
+        );
+    } else {
+        for (key, v, name) in [
+            ("fast_react", cfg.fast_react, "FAST_REACT"),
+            ("multi_rate", cfg.multi_rate, "MULTI_RATE"),
+            ("sample_feedback", cfg.sample_feedback, "SAMPLE_FEEDBACK"),
+        ] {
+            w.set_aligned(key, Value::from(v), 29, &format!("{name} {}", u8::from(v)));
+        }
+        w.set_aligned(
+            "int_multi",
+            int(cfg.int_multi.min(255)),
+            29,
+            &format!("INT_MULTI {}", cfg.int_multi),
+        );
     }
-    w.set_aligned(
-        "int_multi",
-        int(cfg.int_multi.min(255)),
-        29,
-        &format!("INT_MULTI {}", cfg.int_multi),
-    );
     let (_, rtt) = topo.max_bdp(cfg.packet_payload_size);
     w.set_aligned(
         "base_rtt",

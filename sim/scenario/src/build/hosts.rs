@@ -59,6 +59,40 @@ fn hpcc_base_rtt(p: &mut NicProfile, sc: &Scenario, hi: usize) -> Result<(), Mod
     }
 }
 
+/// HPCC-PINT's switch side, where a host runs it: every switch computes
+/// its ports' utilisation with the log base of the hosts' power and T the
+/// largest of their base RTTs (the reference's switches take `MaxRtt`,
+/// the fabric's largest; its log base is one for the run, so hosts that
+/// disagree on it are refused).
+pub(crate) fn enable_pint(w: &mut World) -> Result<(), ModelError> {
+    let mut fabric: Option<(usize, f64, Ps)> = None;
+    for (hi, h) in w.hosts.iter().enumerate() {
+        let Algorithm::Hpcc(prm) = &h.profile.algorithm else {
+            continue;
+        };
+        let (Some(pint), Some(t)) = (prm.pint, prm.base_rtt) else {
+            continue;
+        };
+        match &mut fabric {
+            None => fabric = Some((hi, pint.log_base, t)),
+            Some((first, base, _)) if *base != pint.log_base => {
+                return Err(ModelError::new(
+                    host_key(hi).key("cc").key("hpcc").key("pint_log_base"),
+                    format!(
+                        "is {} but host {} runs HPCC-PINT with {}: the switches encode one log base",
+                        pint.log_base, w.hosts[*first].name, base
+                    ),
+                ));
+            }
+            Some((_, _, tmax)) => *tmax = (*tmax).max(t),
+        }
+    }
+    if let Some((_, base, t)) = fabric {
+        w.enable_pint(base, t);
+    }
+    Ok(())
+}
+
 /// Everything about one host that its own table decides.
 fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
     let at = host_key(hi);

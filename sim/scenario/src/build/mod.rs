@@ -103,6 +103,7 @@ pub fn build_world(sc: &Scenario, opts: &BuildOptions) -> Result<World, ModelErr
     names::check_names(sc)?;
     hosts::add_hosts(&mut w, sc)?;
     let ports = fabric::add_fabric(&mut w, sc)?;
+    hosts::enable_pint(&mut w)?;
     taps::check_taps(&w, sc, &ports)?;
     if let Some(topo) = &sc.fabric {
         let r = rocesim_model::world::reroute::Rerouter::new(&w, topo.clone()).map_err(|e| {

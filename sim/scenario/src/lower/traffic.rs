@@ -80,7 +80,7 @@ pub fn lower(sc: &mut Scenario, base: &Path) -> Result<(), ModelError> {
                     // ("the minimum bytes required (with header but no
                     // INT)", third.cc `qp_finish`): so does ours.
                     billing: match profile.billing {
-                        Billing::HPCC_INT => Billing::HPCC,
+                        Billing::HPCC_INT | Billing::HPCC_PINT => Billing::HPCC,
                         b => b,
                     },
                 };

@@ -280,8 +280,9 @@ pub struct DcqcnCfg {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcCfg {
-    /// `"dcqcn"` (every profile's default), `"dctcp"`, `"timely"` or
-    /// `"hpcc"`; checked when the world is built, with a did-you-mean.
+    /// `"dcqcn"` (every profile's default), `"dctcp"`, `"timely"`,
+    /// `"hpcc"` or `"hpcc_pint"` (whose knobs are `[host.cc.hpcc]`'s);
+    /// checked when the world is built, with a did-you-mean.
     pub algorithm: Option<String>,
     #[serde(default)]
     pub dctcp: DctcpCfg,
@@ -316,6 +317,12 @@ pub struct HpccCfg {
     /// The base RTT (`m_baseRtt`); default: the largest of the flows'
     /// paths.
     pub base_rtt: Option<Dur>,
+    /// HPCC-PINT only: the log base of the switches' utilisation power,
+    /// above 1 (`PINT_LOG_BASE`; default 1.01, run.py's).
+    pub pint_log_base: Option<f64>,
+    /// HPCC-PINT only: the fraction of ACKs the sender reacts to, (0, 1]
+    /// (`PINT_PROB`; default 1).
+    pub pint_prob: Option<f64>,
 }
 
 /// `[host.cc.timely]`: TIMELY as the HPCC reference runs it
