@@ -10,6 +10,7 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -22,21 +23,34 @@ use crate::schema::Scenario;
 use crate::tree::{SET_BASE, SET_STRIDE, own_value, path_at, span_of, unsafe_extend};
 
 /// A parsed scenario with what is needed to place later errors.
+///
+/// The spanned tree an error is placed in is not kept: a generated fabric
+/// of thousands of hosts makes it several times the size of the world it
+/// describes (160 MB for a k = 16 fat-tree), and it is needed only when
+/// something fails. It is made again from the text and the `--set`s, which
+/// give the same tree, the first time an error asks for it.
 pub struct Loaded {
     pub scenario: Scenario,
     /// The scenario's name: `name` from the file, else the file stem.
     pub name: String,
     pub path: PathBuf,
     text: String,
-    tree: Spanned<DeTable<'static>>,
+    tree: OnceLock<Option<Spanned<DeTable<'static>>>>,
     sets: Vec<String>,
 }
 
 impl Loaded {
     /// Places a model error in the file.
     pub fn locate(&self, e: &ModelError) -> Diagnostic {
-        let span = span_of(&self.tree, &e.path);
+        let span = self.tree().and_then(|t| span_of(t, &e.path));
         self.diag(span, e.path.to_string(), e.msg.clone(), e.hint.clone())
+    }
+
+    /// The spanned tree, made again ([`tree_of`]) when first asked for.
+    fn tree(&self) -> Option<&Spanned<DeTable<'static>>> {
+        self.tree
+            .get_or_init(|| tree_of(&self.path, &self.text, &self.sets).ok())
+            .as_ref()
     }
 
     fn diag(
@@ -82,9 +96,13 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Loaded, Diagnostic> {
     load_str(path, text, sets)
 }
 
-/// [`load`] from text already in memory (`path` is used in messages and
-/// for the default name).
-pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Diagnostic> {
+/// The spanned tree of a scenario's text: parsed, the `--set`s applied and
+/// a generated fabric expanded. The same text and sets give the same tree.
+fn tree_of(
+    path: &Path,
+    text: &str,
+    sets: &[String],
+) -> Result<Spanned<DeTable<'static>>, Diagnostic> {
     let file = path.display().to_string();
     let plain = |line, col, msg: String, hint: Option<String>| Diagnostic {
         file: file.clone(),
@@ -95,10 +113,10 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
         hint,
         from_set: None,
     };
-    let mut tree = match DeTable::parse(&text) {
+    let mut tree = match DeTable::parse(text) {
         Ok(t) => t,
         Err(e) => {
-            let (l, c) = e.span().map_or((0, 0), |s| line_col(&text, s.start));
+            let (l, c) = e.span().map_or((0, 0), |s| line_col(text, s.start));
             return Err(plain(
                 l,
                 c,
@@ -121,7 +139,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
         .collect();
     for i in order {
         if i == usize::MAX {
-            fabric::expand_located(&mut tree, path, &text)?;
+            fabric::expand_located(&mut tree, path, text)?;
             continue;
         }
         let s = &sets[i];
@@ -149,6 +167,13 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             from_set: Some(s.clone()),
         })?;
     }
+    Ok(tree)
+}
+
+/// [`load`] from text already in memory (`path` is used in messages and
+/// for the default name).
+pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Diagnostic> {
+    let tree = tree_of(path, &text, sets)?;
     // Indexed by the position in `sets` (the span of a --set value).
     let loaded_sets = sets.to_vec();
     let mut loaded = Loaded {
@@ -171,7 +196,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
         name: String::new(),
         path: path.to_path_buf(),
         text,
-        tree: tree.clone(),
+        tree: OnceLock::new(),
         sets: loaded_sets,
     };
     let de = toml::de::Deserializer::from(tree);
@@ -181,7 +206,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             let span = e.span();
             let key = span
                 .as_ref()
-                .and_then(|s| path_at(&loaded.tree, s.clone()))
+                .and_then(|s| loaded.tree().and_then(|t| path_at(t, s.clone())))
                 .map(|p| p.to_string())
                 .unwrap_or_default();
             let (msg, hint) = explain_serde(e.message());
