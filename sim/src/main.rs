@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -194,49 +195,78 @@ macro_rules! outln {
 }
 
 /// The progress bar: simulated time against `stop_at`, or, in a run with
-/// flows, the share of flows finished (with an ETA from it).
-struct Bar(Option<ProgressBar>, Option<(usize, usize)>);
+/// flows, the share of flows finished (with an ETA from it); and the
+/// events executed per wall second, which tells a large fabric's user
+/// what the run costs while it runs.
+struct Bar {
+    bar: Option<ProgressBar>,
+    flows: Option<(usize, usize)>,
+    started: Instant,
+    events: u64,
+}
+
+impl Bar {
+    /// " 3.41 M events/s", from the events executed since the start.
+    fn rate(&self) -> String {
+        let secs = self.started.elapsed().as_secs_f64();
+        if self.events == 0 || secs <= 0.0 {
+            return String::new();
+        }
+        format!(", {:.2} M events/s", self.events as f64 / secs / 1e6)
+    }
+}
 
 impl Progress for Bar {
     fn update(&mut self, now: Ps, end: Option<Ps>) {
-        let Some(b) = &self.0 else { return };
-        match (self.1, run::progress_fraction(now, end)) {
+        let Some(b) = &self.bar else { return };
+        let rate = self.rate();
+        match (self.flows, run::progress_fraction(now, end)) {
             (Some((done, total)), _) => {
                 b.set_length(total.max(1) as u64);
                 b.set_position(done as u64);
                 b.set_message(format!(
-                    "simulated {now}, {done}/{total} flows ({:.1}%)",
+                    "simulated {now}, {done}/{total} flows ({:.1}%){rate}",
                     100.0 * done as f64 / total.max(1) as f64
                 ));
             }
             (None, Some(f)) => {
                 b.set_length(1000);
                 b.set_position((f * 1000.0) as u64);
-                b.set_message(format!("simulated {now}"));
+                b.set_message(format!("simulated {now}{rate}"));
             }
             (None, None) => {
                 b.tick();
-                b.set_message(format!("simulated {now}"));
+                b.set_message(format!("simulated {now}{rate}"));
             }
         }
     }
     fn flows(&mut self, done: usize, total: usize) {
-        self.1 = Some((done, total));
+        self.flows = Some((done, total));
+    }
+    fn events(&mut self, executed: u64) {
+        self.events = executed;
     }
 }
 
 /// A progress bar on a terminal; none when stderr is not one or with
 /// `--quiet` (it never changes what a run writes).
 fn bar(quiet: bool) -> Bar {
+    let mut out = Bar {
+        bar: None,
+        flows: None,
+        started: Instant::now(),
+        events: 0,
+    };
     if quiet || !std::io::stderr().is_terminal() {
-        return Bar(None, None);
+        return out;
     }
     let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     b.set_style(
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} ETA {eta} {msg}")
             .unwrap(),
     );
-    Bar(Some(b), None)
+    out.bar = Some(b);
+    out
 }
 
 fn main() -> ExitCode {
@@ -273,7 +303,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 exits_after: true,
             };
             let (s, dir) = run::run(&scenario, &opts, &mut bar)?;
-            if let Some(b) = bar.0 {
+            if let Some(b) = bar.bar {
                 b.finish_and_clear();
             }
             print_summary(&s, format);
@@ -400,12 +430,12 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     };
     let b = bar(false);
     let done = AtomicU64::new(0);
-    if let Some(pb) = &b.0 {
+    if let Some(pb) = &b.bar {
         pb.set_length(total);
     }
     let tick = || {
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(pb) = &b.0 {
+        if let Some(pb) = &b.bar {
             pb.set_position(n);
             pb.set_message(format!("{n}/{total} runs"));
         }
@@ -421,7 +451,7 @@ fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     let id = run::SweepId::new(&loaded.name, &scenario, &fixed, &axes, &seeds)?;
     let start = std::time::Instant::now();
     let rows = run::sweep(&scenario, &fixed, &axes, &seeds, shard, jobs, &tick)?;
-    if let Some(pb) = &b.0 {
+    if let Some(pb) = &b.bar {
         pb.finish_and_clear();
     }
     run::write_sweep(&out, &axes, &rows, shard.map(|s| (&id, s)))?;

@@ -626,6 +626,7 @@ fn run(
                     let (db, _) = tw.world.count_finished_flows(&mut tw.tally);
                     progress.flows(da + db - tally.started(), total);
                 }
+                progress.events(w.events() + lock_twin().world.events());
                 progress.update(start, stop_at);
             }
             done_to = end;

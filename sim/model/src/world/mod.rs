@@ -97,6 +97,9 @@ pub trait Progress {
     /// Flows (`[[traffic]]`) finished so far, of all; called with
     /// `update` in runs that have flows.
     fn flows(&mut self, _done: usize, _total: usize) {}
+    /// Events executed so far (all parts of a split run); called with
+    /// `update`, for a rate (events per wall second).
+    fn events(&mut self, _executed: u64) {}
 }
 
 impl Progress for () {
@@ -233,6 +236,7 @@ impl World {
                     let (done, total) = self.count_finished_flows(&mut tally);
                     progress.flows(done, total);
                 }
+                progress.events(self.events());
                 progress.update(self.sched.now(), stop_at);
             }
         }
