@@ -76,10 +76,11 @@ fn same_rail_stays_on_its_leaf_at_line_rate() {
     assert_eq!(bytes(&s, "server0.eth3", "tx_bytes"), sent);
     assert_eq!(bytes(&s, "su0_leaf3.p2", "tx_bytes"), sent);
     // No byte on any spine, nor on any other leaf.
-    for (name, tx) in switch_ports(&s, "plane0_spine")
-        .into_iter()
-        .chain(["su0_leaf0", "su0_leaf1", "su0_leaf2"].iter().flat_map(|l| switch_ports(&s, l)))
-    {
+    for (name, tx) in switch_ports(&s, "plane0_spine").into_iter().chain(
+        ["su0_leaf0", "su0_leaf1", "su0_leaf2"]
+            .iter()
+            .flat_map(|l| switch_ports(&s, l)),
+    ) {
         assert_eq!(tx, 0, "{name}");
     }
     // NIC r is RDMA device mlx5_<r>: server0's traffic is mlx5_3's.
@@ -87,7 +88,11 @@ fn same_rail_stays_on_its_leaf_at_line_rate() {
         let f = dir.join(format!(
             "run/sysfs/server0/class/infiniband/{dev}/ports/1/counters/port_xmit_data"
         ));
-        std::fs::read_to_string(f).unwrap().trim().parse::<u64>().unwrap()
+        std::fs::read_to_string(f)
+            .unwrap()
+            .trim()
+            .parse::<u64>()
+            .unwrap()
     };
     assert!(xmit("mlx5_3") > 0);
     assert_eq!(xmit("mlx5_0") + xmit("mlx5_2"), 0);
@@ -97,7 +102,10 @@ fn same_rail_stays_on_its_leaf_at_line_rate() {
     // 4 348 ns, so 97.612 Gb/s (the run: 97.617).
     let g = c["goodput_gbps"].as_f64().unwrap();
     let want = expected_gbps(4.0 * 1000.0 + 334.24 + 2.0 * 6.88);
-    assert!((g - want).abs() < 0.01, "goodput {g} Gb/s, hand-computed {want}");
+    assert!(
+        (g - want).abs() < 0.01,
+        "goodput {g} Gb/s, hand-computed {want}"
+    );
 }
 
 #[test]
@@ -128,7 +136,10 @@ fn cross_rail_crosses_one_spine_at_line_rate() {
     // 4 x (1 us + 6.88 ns) back: 9 030 ns, 97.188 Gb/s (the run: 97.193).
     let g = c["goodput_gbps"].as_f64().unwrap();
     let want = expected_gbps(8.0 * 1000.0 + 3.0 * 334.24 + 4.0 * 6.88);
-    assert!((g - want).abs() < 0.01, "goodput {g} Gb/s, hand-computed {want}");
+    assert!(
+        (g - want).abs() < 0.01,
+        "goodput {g} Gb/s, hand-computed {want}"
+    );
 }
 
 #[test]
@@ -168,7 +179,13 @@ fn planes_do_not_reach_each_other() {
         &[],
     );
     assert_eq!(clients(&s)[0]["status_code"], 12);
-    assert_eq!(switch_ports(&s, "plane0_spine").iter().map(|p| p.1).sum::<u64>(), 0);
+    assert_eq!(
+        switch_ports(&s, "plane0_spine")
+            .iter()
+            .map(|p| p.1)
+            .sum::<u64>(),
+        0
+    );
     // Between rails 1 and 3 of plane 1, it works.
     let (_, s) = run_text(
         "rail_planes_same",

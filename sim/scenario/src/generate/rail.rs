@@ -255,11 +255,7 @@ mod tests {
                 let nic = t.port_name(l, server);
                 let r: u32 = nic.rsplit_once(".eth").unwrap().1.parse().unwrap();
                 let leaf = t.port_name(l, t.peer(l, server));
-                assert_eq!(
-                    leaf,
-                    format!("su{}_leaf{r}.p{}", s / 4, s % 4 + 1),
-                    "{nic}"
-                );
+                assert_eq!(leaf, format!("su{}_leaf{r}.p{}", s / 4, s % 4 + 1), "{nic}");
             }
         }
     }
@@ -274,7 +270,13 @@ mod tests {
             .links_of(leaf)
             .iter()
             .filter(|&&l| t.port_name(l, leaf).contains(".u"))
-            .map(|&l| format!("{} {}", t.port_name(l, leaf), t.port_name(l, t.peer(l, leaf))))
+            .map(|&l| {
+                format!(
+                    "{} {}",
+                    t.port_name(l, leaf),
+                    t.port_name(l, t.peer(l, leaf))
+                )
+            })
             .collect();
         assert_eq!(
             ups,

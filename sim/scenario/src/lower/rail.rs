@@ -94,10 +94,11 @@ pub(crate) fn shape(t: &TopologyCfg, host: LinkSpec, fabric: LinkSpec) -> Result
         (t.file.is_some(), "file", "kind = \"hpcc\"'s"),
     ];
     if let Some((_, key, hint)) = foreign.iter().find(|f| f.0) {
-        return Err(
-            ModelError::new(at.key(key), format!("`{key}` is not a key of kind = \"rail\""))
-                .hint(*hint),
-        );
+        return Err(ModelError::new(
+            at.key(key),
+            format!("`{key}` is not a key of kind = \"rail\""),
+        )
+        .hint(*hint));
     }
     if t.reroute == Some(true) {
         return Err(ModelError::new(
@@ -176,11 +177,17 @@ fn uplinks_and_spines(
 ) -> Result<(u32, u32), ModelError> {
     let at = KeyPath::root().key("topology");
     let positive = |key: &str, v: Option<u32>, hint: &str| match v {
-        Some(0) => Err(ModelError::new(at.key(key), "0 is out of range (at least 1)").hint(hint.to_string())),
+        Some(0) => Err(
+            ModelError::new(at.key(key), "0 is out of range (at least 1)").hint(hint.to_string()),
+        ),
         _ => Ok(v),
     };
     let spines = positive("spines", t.spines, "spines per plane, e.g. spines = 4")?;
-    let given_up = positive("uplinks", t.uplinks, "parallel links per leaf-spine pair, e.g. uplinks = 1")?;
+    let given_up = positive(
+        "uplinks",
+        t.uplinks,
+        "parallel links per leaf-spine pair, e.g. uplinks = 1",
+    )?;
     let over = positive(
         "oversubscription",
         t.oversubscription,
@@ -291,8 +298,7 @@ pub(crate) fn lowered_text(rail: &Rail, topo: &Topology, subnet: RailSubnet) -> 
             for g in 0..rail.groups() {
                 for r in (0..rail.nics_per_server).filter(|&r| rail.plane_of(r) == p) {
                     let j = rail.leaf_index_in_plane(g, r);
-                    let via: Vec<String> =
-                        (1..=u).map(|l| format!("\"p{}\"", j * u + l)).collect();
+                    let via: Vec<String> = (1..=u).map(|l| format!("\"p{}\"", j * u + l)).collect();
                     route(&mut s, format!("10.{r}.{g}.0/24"), &via);
                 }
             }
@@ -309,9 +315,8 @@ mod tests {
 
     /// The scenario with `[topology]` keys `keys` and 400G links.
     fn load(keys: &str) -> Result<crate::Scenario, String> {
-        let text = format!(
-            "[topology]\nkind = \"rail\"\n{keys}\nhost_link = {{ rate = \"400Gbps\" }}\n"
-        );
+        let text =
+            format!("[topology]\nkind = \"rail\"\n{keys}\nhost_link = {{ rate = \"400Gbps\" }}\n");
         load_str(Path::new("t.toml"), text, &[])
             .map(|l| l.scenario)
             .map_err(|e| e.to_string())
@@ -374,9 +379,13 @@ mod tests {
             let sc = load(keys).unwrap();
             assert_eq!(uplinks(&sc, "su0_leaf1"), up, "{keys}");
         }
-        let sc = load("servers = 8\nnics_per_server = 2\noversubscription = 2\nspines = 2").unwrap();
+        let sc =
+            load("servers = 8\nnics_per_server = 2\noversubscription = 2\nspines = 2").unwrap();
         assert_eq!(sc.switches.len(), 2 + 2);
-        assert_eq!(switch(&sc, "su0_leaf0").routes[0].via, ["u1", "u2", "u3", "u4"]);
+        assert_eq!(
+            switch(&sc, "su0_leaf0").routes[0].via,
+            ["u1", "u2", "u3", "u4"]
+        );
     }
 
     #[test]
@@ -444,23 +453,27 @@ mod tests {
                 "topology.oversubscription",
                 "600 Gb/s of uplinks, not a whole number of 400 Gb/s",
             ),
-            (
-                "servers = 4\nspines = 3",
-                "topology.spines",
-                "4 uplinks",
-            ),
+            ("servers = 4\nspines = 3", "topology.spines", "4 uplinks"),
             (
                 "servers = 4\nuplinks = 1\noversubscription = 1",
                 "topology.oversubscription",
                 "not both",
             ),
-            ("servers = 4\nuplinks = 2", "topology.uplinks", "needs `spines`"),
+            (
+                "servers = 4\nuplinks = 2",
+                "topology.uplinks",
+                "needs `spines`",
+            ),
             (
                 "servers = 4\nhosts_per_leaf = 2",
                 "topology.hosts_per_leaf",
                 "not a key of kind = \"rail\"",
             ),
-            ("servers = 4\nreroute = true", "topology.reroute", "not available"),
+            (
+                "servers = 4\nreroute = true",
+                "topology.reroute",
+                "not available",
+            ),
             (
                 "servers = 4\nsubnet = \"flat\"",
                 "topology.subnet",
