@@ -100,6 +100,12 @@ pub struct Iface {
     pub kind: IfaceKind,
     pub mac: [u8; 6],
     pub ip: Option<IpNet>,
+    /// The default route of the interface's own routing table (`ip route
+    /// add default via GW dev ethN table ethN`): what a lookup bound to
+    /// the device (RDMA address resolution) or from its address with
+    /// `policy_routing` takes off its subnet, before the host's `gateway`.
+    /// On its subnet (checked when the host is built).
+    pub gateway: Option<Ipv4Addr>,
     pub mtu: u32,
     pub vlan: Option<u16>,
     /// QPN → global QP index.
@@ -204,7 +210,9 @@ impl Host {
     /// GID's device (`addr4_resolve` with `flowi4_oif = bound_dev_if`), so
     /// it leaves that interface whatever the main table says, and its ARP
     /// (sent with no packet behind it) asks with the interface's own
-    /// address (`inet_select_addr`), whatever `arp_announce` says.
+    /// address (`inet_select_addr`), whatever `arp_announce` says. Off
+    /// the interface's subnet it goes to the interface's own `gateway`,
+    /// else to the host's when that is on the subnet.
     pub fn roce_route(&self, gid_iface: u32, dst_ip: Ipv4Addr) -> Result<Route, String> {
         let f = &self.ifaces[gid_iface as usize];
         let net =
@@ -212,7 +220,7 @@ impl Host {
         let next_hop = if net.contains(dst_ip) {
             dst_ip
         } else {
-            match self.gateway {
+            match f.gateway.or(self.gateway) {
                 Some(gw) if net.contains(gw) => gw,
                 _ => {
                     return Err(format!(
@@ -241,7 +249,7 @@ impl Host {
             if s_ip.contains(dst_ip) {
                 (src_iface as usize, dst_ip)
             } else {
-                let gw = self.gateway.ok_or_else(|| {
+                let gw = s_if.gateway.or(self.gateway).ok_or_else(|| {
                     format!(
                         "{dst_ip} is not on {}'s subnet {s_ip} and host `{}` has no `gateway`",
                         s_if.name, self.name

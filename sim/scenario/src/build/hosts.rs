@@ -159,6 +159,28 @@ fn check_host(hc: &HostCfg, hi: usize) -> Result<(), ModelError> {
                 format!("MTU {} leaves no room for a 256-byte RoCE MTU", nc.mtu),
             ));
         }
+        if let Some(gw) = nc.gateway.map(|g| g.0) {
+            match nc.ip {
+                Some(net) if net.contains(gw) && net.addr != gw => {}
+                Some(net) => {
+                    return Err(ModelError::new(
+                        nic_at.key("gateway"),
+                        format!(
+                            "gateway {gw} of NIC `{}` is not another address on its subnet {net}",
+                            nc.name
+                        ),
+                    )
+                    .hint("the interface's gateway is its router's address on the interface's own subnet"));
+                }
+                None => {
+                    return Err(ModelError::new(
+                        nic_at.key("gateway"),
+                        format!("NIC `{}` has a gateway but no `ip`", nc.name),
+                    )
+                    .hint("give the NIC its address, e.g. ip = \"10.3.0.1/24\", or move the gateway to the host"));
+                }
+            }
+        }
         if let Some(v) = nc.vlan {
             if v == 0 || v > 4094 {
                 return Err(ModelError::new(
@@ -328,6 +350,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize, profile: NicPro
             kind: IfaceKind::Bond(bond_id),
             mac: bc.mac.map_or(host.nics[slaves[0] as usize].mac, |m| m.0),
             ip: bc.ip,
+            gateway: None,
             mtu: slaves
                 .iter()
                 .map(|&n| hc.nics[n as usize].mtu)
@@ -348,6 +371,7 @@ fn build_host(w: &mut World, seed: u64, hc: &HostCfg, hi: usize, profile: NicPro
             kind: IfaceKind::Nic(ni as u32),
             mac: host.nics[ni].mac,
             ip: nc.ip,
+            gateway: nc.gateway.map(|g| g.0),
             mtu: nc.mtu,
             vlan: nc.vlan,
             qpns: FastMap::default(),

@@ -378,6 +378,39 @@ server = "t"
         }
     }
 
+    /// A NIC's own `gateway` is where its off-subnet RDMA traffic (and,
+    /// with policy routing, its socket traffic) goes; the host's gateway
+    /// stays the main table's.
+    #[test]
+    fn a_nics_gateway_routes_its_own_traffic() {
+        let text = two_hosts(
+            "gateway = \"10.0.0.254\"\n  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.1/24\"\n  \
+             [[host.nic]]\n  name = \"eth1\"\n  ip = \"10.0.1.1/24\"\n  gateway = \"10.0.1.254\"\n",
+        ) + "[[link]]\na = \"a.eth1\"\nb = \"sw.p2\"\nrate = \"25Gbps\"\n";
+        let far = Ipv4Addr::new(10, 5, 0, 1);
+        let hop = |sets: &[String], via: &dyn Fn(&rocesim_model::world::host::Host) -> _| {
+            let w = build(&text, sets).unwrap();
+            let r: rocesim_model::world::host::Route = via(&w.hosts[0]);
+            (r.egress, r.next_hop)
+        };
+        let (gw0, gw1) = (Ipv4Addr::new(10, 0, 0, 254), Ipv4Addr::new(10, 0, 1, 254));
+        // A QP on eth1 leaves eth1 for eth1's gateway.
+        assert_eq!(hop(&[], &|h| h.roce_route(1, far).unwrap()), (1, gw1));
+        // A socket from eth1's address: the main table (eth0, the host's
+        // gateway), or eth1's own table with policy routing.
+        assert_eq!(hop(&[], &|h| h.route(1, far).unwrap()), (0, gw0));
+        let policy = ["host.a.policy_routing=true".to_string()];
+        assert_eq!(hop(&policy, &|h| h.route(1, far).unwrap()), (1, gw1));
+        // A gateway off the NIC's subnet is refused at its key.
+        let off = ["host.a.nic.eth1.gateway=10.0.0.254".to_string()];
+        let e = build(&text, &off).err().unwrap();
+        assert!(
+            e.contains("key `host[0].nic[1].gateway`")
+                && e.contains("not another address on its subnet 10.0.1.1/24"),
+            "{e}"
+        );
+    }
+
     fn build_err(sets: &[&str]) -> String {
         let text = two_hosts("  [[host.nic]]\n  name = \"eth0\"\n  ip = \"10.0.0.1/24\"\n");
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();

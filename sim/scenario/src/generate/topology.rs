@@ -187,14 +187,14 @@ impl LeafSpine {
 }
 
 #[derive(Default)]
-struct Builder {
+pub(crate) struct Builder {
     nodes: Vec<Node>,
     links: Vec<Link>,
 }
 
 impl Builder {
     /// Adds `n` nodes named `<prefix>0..`; returns the first one's id.
-    fn tier(&mut self, n: u32, prefix: &str, kind: NodeKind, tier: u8) -> u32 {
+    pub(crate) fn tier(&mut self, n: u32, prefix: &str, kind: NodeKind, tier: u8) -> u32 {
         let first = self.nodes.len() as u32;
         self.nodes.extend((0..n).map(|i| Node {
             name: format!("{prefix}{i}"),
@@ -204,7 +204,13 @@ impl Builder {
         first
     }
 
-    fn link(&mut self, a: u32, a_port: Port, b: u32, b_port: Port, spec: LinkSpec) {
+    /// Adds one node named `name`; returns its id.
+    pub(crate) fn named(&mut self, name: String, kind: NodeKind, tier: u8) -> u32 {
+        self.nodes.push(Node { name, kind, tier });
+        self.nodes.len() as u32 - 1
+    }
+
+    pub(crate) fn link(&mut self, a: u32, a_port: Port, b: u32, b_port: Port, spec: LinkSpec) {
         self.links.push(Link {
             a: NodeId(a),
             a_port,
@@ -216,7 +222,7 @@ impl Builder {
         });
     }
 
-    fn finish(self) -> Result<Topology, TopologyError> {
+    pub(crate) fn finish(self) -> Result<Topology, TopologyError> {
         Topology::new(self.nodes, self.links, Addressing::Sequential)
     }
 }

@@ -4,5 +4,6 @@
 //! Both run as the file loads ([`crate::load()`]), so errors point at the
 //! keys the user wrote.
 
+pub(crate) mod rail;
 pub mod topology;
 pub mod traffic;

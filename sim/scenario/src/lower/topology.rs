@@ -1,7 +1,7 @@
 //! Generated fabrics: `[topology]` lowered into the explicit form.
 //!
 //! ```text
-//!  [topology] kind = "fat-tree" | "leaf-spine" | "hpcc"
+//!  [topology] kind = "fat-tree" | "leaf-spine" | "hpcc"   ("rail": crate::lower::rail)
 //!      │  generate::topology (FatTree, LeafSpine), HpccTopology::to_topology, ecmp_routes
 //!      ▼
 //!  [[host]]   one per generated host: [topology.host] keys + name, gateway,
@@ -80,6 +80,41 @@ pub(crate) fn set_needs_fabric(key: &str) -> bool {
         .any(|p| key.starts_with(p))
 }
 
+/// One tier's links: `v`, else `default`, else an error naming `key`.
+fn tier_spec(
+    t: &TopologyCfg,
+    v: Option<TierCfg>,
+    key: &str,
+    default: Option<TierCfg>,
+) -> Result<LinkSpec, ModelError> {
+    let at = KeyPath::root().key("topology");
+    if v.is_some_and(|c| c.delay.is_some() && c.length.is_some()) {
+        return Err(ModelError::new(
+            at.key(key).key("length"),
+            "a tier's links have a `delay` or a `length`, not both",
+        )
+        .hint("keep `length` (the propagation is 5 ns a metre) or `delay`, not both"));
+    }
+    v.or(default)
+        .map(|c| LinkSpec::new(c.rate.0, c.propagation()))
+        .ok_or_else(|| {
+            ModelError::new(
+                at.clone(),
+                format!("kind = \"{}\" needs `{key}`", kind_name(t.kind)),
+            )
+            .hint(format!(
+                "e.g. {key} = {{ rate = \"100Gbps\", delay = \"1us\" }}"
+            ))
+        })
+}
+
+/// The shape of a `kind = "rail"` fabric, every key checked.
+fn rail_shape(t: &TopologyCfg) -> Result<crate::generate::rail::Rail, ModelError> {
+    let host = tier_spec(t, t.host_link, "host_link", None)?;
+    let fabric = tier_spec(t, t.fabric_link, "fabric_link", t.host_link)?;
+    super::rail::shape(t, host, fabric)
+}
+
 /// Builds the graph `[topology]` describes.
 pub fn build_topology(t: &TopologyCfg, base: &Path) -> Result<Topology, ModelError> {
     let at = KeyPath::root().key("topology");
@@ -91,26 +126,26 @@ pub fn build_topology(t: &TopologyCfg, base: &Path) -> Result<Topology, ModelErr
             )
         })
     };
-    let tier = |v: Option<TierCfg>, key: &str, default: Option<TierCfg>| {
-        if v.is_some_and(|c| c.delay.is_some() && c.length.is_some()) {
+    let tier = |v, key, default| tier_spec(t, v, key, default);
+    if t.kind != TopologyKind::Rail {
+        let rail_keys = [
+            (t.servers.is_some(), "servers"),
+            (t.nics_per_server.is_some(), "nics_per_server"),
+            (t.servers_per_leaf.is_some(), "servers_per_leaf"),
+            (t.planes.is_some(), "planes"),
+            (t.subnet.is_some(), "subnet"),
+        ];
+        if let Some((_, key)) = rail_keys.iter().find(|k| k.0) {
             return Err(ModelError::new(
-                at.key(key).key("length"),
-                "a tier's links have a `delay` or a `length`, not both",
+                at.key(key),
+                format!(
+                    "`{key}` is a key of kind = \"rail\", not of kind = \"{}\"",
+                    kind_name(t.kind)
+                ),
             )
-            .hint("keep `length` (the propagation is 5 ns a metre) or `delay`, not both"));
+            .hint("kind = \"rail\" generates GPU servers with one NIC per rail"));
         }
-        v.or(default)
-            .map(|c| LinkSpec::new(c.rate.0, c.propagation()))
-            .ok_or_else(|| {
-                ModelError::new(
-                    at.clone(),
-                    format!("kind = \"{}\" needs `{key}`", kind_name(t.kind)),
-                )
-                .hint(format!(
-                    "e.g. {key} = {{ rate = \"100Gbps\", delay = \"1us\" }}"
-                ))
-            })
-    };
+    }
     let built = match t.kind {
         TopologyKind::FatTree => {
             let k = need(t.k, "k")?;
@@ -137,6 +172,7 @@ pub fn build_topology(t: &TopologyCfg, base: &Path) -> Result<Topology, ModelErr
             fabric_link: tier(t.fabric_link, "fabric_link", t.host_link)?,
         }
         .build(),
+        TopologyKind::Rail => rail_shape(t)?.build(),
         TopologyKind::Hpcc => {
             let file = t.file.as_deref().ok_or_else(|| {
                 ModelError::new(at.clone(), "kind = \"hpcc\" needs `file`")
@@ -165,6 +201,7 @@ fn kind_name(k: TopologyKind) -> &'static str {
     match k {
         TopologyKind::FatTree => "fat-tree",
         TopologyKind::LeafSpine => "leaf-spine",
+        TopologyKind::Rail => "rail",
         TopologyKind::Hpcc => "hpcc",
     }
 }
@@ -196,13 +233,28 @@ pub(crate) fn expand_located(
 
 /// Expands `[topology]` in `tree` (see the module docs); no-op without one.
 pub(crate) fn expand(tree: &mut Spanned<DeTable<'static>>, base: &Path) -> Result<(), ModelError> {
-    let pre = Pre::deserialize(toml::de::Deserializer::from(tree.clone()))
-        .map_err(|e| ModelError::new(KeyPath::root().key("topology"), e.message().to_string()))?;
+    let pre = Pre::deserialize(toml::de::Deserializer::from(tree.clone())).map_err(|e| {
+        // At the key the value belongs to (`topology.subnet`), if serde says.
+        let at = e
+            .span()
+            .and_then(|s| crate::tree::path_at(tree, s))
+            .unwrap_or_else(|| KeyPath::root().key("topology"));
+        ModelError::new(at, e.message().to_string())
+    })?;
     let Some(cfg) = pre.topology else {
         return Ok(());
     };
     let topo = build_topology(&cfg, base)?;
-    let text = lowered_text(&topo, &link_events(&topo, &cfg)?)?;
+    let events = link_events(&topo, &cfg)?;
+    let text = match cfg.kind {
+        TopologyKind::Rail => {
+            let rail = rail_shape(&cfg)?;
+            let mut s = super::rail::lowered_text(&rail, &topo, cfg.subnet.unwrap_or_default());
+            links_text(&topo, &events, &mut s);
+            s
+        }
+        _ => lowered_text(&topo, &events)?,
+    };
     let span = field(tree.get_ref(), "topology").map_or(0..0, |v| v.span());
     let template = |name: &str| {
         field(tree.get_ref(), "topology")
@@ -375,6 +427,12 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
             );
         }
     }
+    links_text(topo, events, &mut s);
+    Ok(s)
+}
+
+/// One `[[link]]` per link of `topo`, with its carrier changes.
+fn links_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>], s: &mut String) {
     for (i, l) in topo.links().iter().enumerate() {
         let id = LinkId(i as u32);
         let _ = writeln!(
@@ -404,7 +462,6 @@ fn lowered_text(topo: &Topology, events: &[Vec<&TopoLinkEventCfg>]) -> Result<St
             let _ = writeln!(s, "event = [{}]", ev.join(", "));
         }
     }
-    Ok(s)
 }
 
 fn field<'a>(t: &'a DeTable<'static>, key: &str) -> Option<&'a Spanned<DeValue<'static>>> {

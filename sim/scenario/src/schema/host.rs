@@ -372,6 +372,13 @@ pub struct NicCfg {
     pub mac: Option<Mac>,
     /// The interface address; a bond slave has none (the bond has it).
     pub ip: Option<IpNet>,
+    /// The interface's own default gateway, on its subnet: the default
+    /// route of its own table (`ip route add default via GW dev eth3
+    /// table eth3`), which RDMA address resolution (bound to the device)
+    /// and, with `policy_routing`, traffic from its address take before
+    /// the host's `gateway`. A multi-rail GPU server gives each rail NIC
+    /// its leaf's address (`[topology] kind = "rail"` does).
+    pub gateway: Option<Ip>,
     /// Port speed; defaults to the rate of the link it is cabled to.
     pub rate: Option<RateQ>,
     /// Ethernet MTU (IP bytes); RoCE's path MTU is the largest IB MTU that

@@ -13,8 +13,23 @@ use rocesim_model::world::mmu::cable_propagation;
 pub enum TopologyKind {
     FatTree,
     LeafSpine,
+    /// A rail-optimized GPU cluster (`crate::generate::rail`).
+    Rail,
     /// The reference's topology file (`file`).
     Hpcc,
+}
+
+/// `subnet` of a rail fabric: how its NICs are addressed
+/// (`crate::lower::rail`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum RailSubnet {
+    /// A /24 per leaf, routed at it: rail r of group g is 10.r.g.0/24.
+    #[default]
+    PerRail,
+    /// The same addresses in one /8: every NIC of every server on one
+    /// subnet (the multi-NIC misconfiguration).
+    Shared,
 }
 
 /// One tier's links.
@@ -62,6 +77,18 @@ pub struct TopologyCfg {
     /// Parallel links per leaf-spine pair (default 1).
     pub uplinks: Option<u32>,
     pub fabric_link: Option<TierCfg>,
+    /// `kind = "rail"`: GPU servers (one host each).
+    pub servers: Option<u32>,
+    /// `kind = "rail"`: NICs (rails) per server, default 8.
+    pub nics_per_server: Option<u32>,
+    /// `kind = "rail"`: servers per group (each group's leaves take that
+    /// many servers); default all of them.
+    pub servers_per_leaf: Option<u32>,
+    /// `kind = "rail"`: independent leaf-spine planes (rail r in plane r
+    /// mod planes), default 1.
+    pub planes: Option<u32>,
+    /// `kind = "rail"`: `"per-rail"` (default) or `"shared"`.
+    pub subnet: Option<RailSubnet>,
     /// `kind = "hpcc"`: the reference's topology file, relative to the
     /// scenario's directory.
     pub file: Option<String>,
