@@ -65,6 +65,7 @@ mod neighbours;
 pub use crate::profile::host_profile;
 pub(crate) mod qos;
 mod taps;
+mod collective;
 mod workloads;
 
 #[cfg(test)]

@@ -37,6 +37,9 @@ pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelErr
     for (wi, wc) in sc.workloads.iter().enumerate() {
         add_workload(w, sc, wi, wc, &mut qpns, &mut behind)?;
     }
+    for (ci, cc) in sc.collectives.iter().enumerate() {
+        super::collective::add_collective(w, sc, ci, cc, &mut qpns, &mut behind)?;
+    }
     if w.workloads.is_empty() {
         return Err(ModelError::new(root(), "the scenario has no [[workload]]").hint(
             "add e.g. [[workload]] tool = \"ib_write_bw\" client = \"hostA\" server = \"hostB\"",
@@ -48,13 +51,13 @@ pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelErr
 /// The QPN allocators, one per RDMA device (interface), and their random
 /// streams, one per host; shared by all workloads.
 #[derive(Default)]
-struct Qpns {
+pub(super) struct Qpns {
     allocators: HashMap<(u32, u32), QpnAllocator>,
     rngs: HashMap<u32, ChaCha8Rng>,
 }
 
 impl Qpns {
-    fn allocate(
+    pub(super) fn allocate(
         &mut self,
         w: &World,
         sc: &Scenario,

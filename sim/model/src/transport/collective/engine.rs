@@ -519,8 +519,11 @@ impl Collective {
             return;
         }
         while std::mem::take(&mut self.dirty) {
-            for l in 0..self.lanes.len() {
+            // A batch that ends here starts the next, with other lanes.
+            let mut l = 0;
+            while l < self.lanes.len() {
                 while self.try_lane(l, now) {}
+                l += 1;
             }
         }
     }
@@ -557,6 +560,9 @@ impl Collective {
     }
 
     fn try_lane(&mut self, l: usize, now: Ps) -> bool {
+        if l >= self.lanes.len() || self.finished {
+            return false;
+        }
         let run = self.lanes[l];
         let lane = &self.plan.lanes[l];
         let rank = lane.rank;

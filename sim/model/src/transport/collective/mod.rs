@@ -344,6 +344,9 @@ pub struct CollectiveSpec {
     pub gpu: GpuModel,
     /// When the first operation is launched.
     pub start: Ps,
+    /// The bus bandwidth the node-boundary links allow at most (line
+    /// rate × payload efficiency × NICs used; reported as `bound_GBps`).
+    pub bound: Rate,
 }
 
 /// The `bound_GBps` of a size: busbw a perfect ring would reach when every
