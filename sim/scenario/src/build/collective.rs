@@ -178,7 +178,10 @@ fn check_list(text: &str, only: &str, known: &[&str], at: &KeyPath, key: &str) -
     if !allowed {
         return Err(ModelError::new(
             at.clone(),
-            format!("{key} = \"{text}\" leaves no {only}: only {only} is modelled"),
+            format!(
+                "{key} = \"{text}\": {} not modelled; only {only} is",
+                if exclude { format!("excluding {only} leaves nothing") } else { format!("{} is", items.join(", ")) }
+            ),
         )
         .hint(format!("set {key} = \"{only}\"")));
     }

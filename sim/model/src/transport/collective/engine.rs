@@ -642,8 +642,13 @@ impl Collective {
         }
     }
 
+    /// Lanes of `rank` with steps to run (an empty one is done at once).
     fn lanes_of(&self, rank: u32) -> u32 {
-        self.plan.lanes.iter().filter(|l| l.rank == rank).count() as u32
+        self.plan
+            .lanes
+            .iter()
+            .filter(|l| l.rank == rank && !l.prims.is_empty())
+            .count() as u32
     }
 
     /// Rank `rank` finished an operation: the next one starts (stream
