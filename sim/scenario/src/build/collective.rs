@@ -268,6 +268,21 @@ pub(super) fn add_collective(
     if cc.root >= ranks {
         return Err(ModelError::new(at.key("root"), format!("root = {} but ranks are 0..{ranks}", cc.root)));
     }
+    if let Some((false, exact, names)) = &e.hca {
+        for n in names {
+            let seen = hosts.iter().any(|&h| {
+                w.hosts[h as usize].ifaces.iter().any(|f| if *exact { &f.name == n } else { f.name.starts_with(n.as_str()) })
+            });
+            if !seen {
+                let all = w.hosts[hosts[0] as usize].ifaces.iter().map(|f| f.name.as_str());
+                return Err(ModelError::new(
+                    at.key("env").key("NCCL_IB_HCA"),
+                    format!("NCCL_IB_HCA names `{n}`, which no server has"),
+                )
+                .did_you_mean(n, all));
+            }
+        }
+    }
     // NICs: every interface with an address, as NCCL_IB_HCA filters them.
     let mut nics: Vec<Vec<u32>> = Vec::new();
     for &h in &hosts {
@@ -293,21 +308,6 @@ pub(super) fn add_collective(
             .did_you_mean("", host.ifaces.iter().map(|f| f.name.as_str())));
         }
         nics.push(list);
-    }
-    if let Some((false, exact, names)) = &e.hca {
-        for n in names {
-            let seen = hosts.iter().any(|&h| {
-                w.hosts[h as usize].ifaces.iter().any(|f| if *exact { &f.name == n } else { f.name.starts_with(n.as_str()) })
-            });
-            if !seen {
-                let all = w.hosts[hosts[0] as usize].ifaces.iter().map(|f| f.name.as_str());
-                return Err(ModelError::new(
-                    at.key("env").key("NCCL_IB_HCA"),
-                    format!("NCCL_IB_HCA names `{n}`, which no server has"),
-                )
-                .did_you_mean(n, all));
-            }
-        }
     }
     let nnics = nics[0].len() as u32;
     if nics.iter().any(|l| l.len() as u32 != nnics) {
