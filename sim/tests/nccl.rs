@@ -8,7 +8,9 @@ use common::*;
 use serde_json::Value;
 
 fn rows(s: &Value) -> &Vec<Value> {
-    s["collectives"].as_array().expect("summary.json has collectives")
+    s["collectives"]
+        .as_array()
+        .expect("summary.json has collectives")
 }
 
 fn f(v: &Value, k: &str) -> f64 {
@@ -25,24 +27,42 @@ fn ring_all_reduce_reaches_the_bound_and_small_sizes_a_floor() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("# Avg bus bandwidth    : "), "{stdout}");
-    assert!(stdout.contains("#       size         count      type   redop    root"), "{stdout}");
+    assert!(
+        stdout.contains("#       size         count      type   redop    root"),
+        "{stdout}"
+    );
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let r = rows(&s);
     // -b 8 -e 32M -f 8: 8, 64, ..., 16 MiB.
-    let sizes: Vec<u64> = r.iter().map(|x| x["size_bytes"].as_u64().unwrap()).collect();
-    assert_eq!(sizes, vec![8, 64, 512, 4096, 32768, 262144, 2 << 20, 16 << 20]);
+    let sizes: Vec<u64> = r
+        .iter()
+        .map(|x| x["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        sizes,
+        vec![8, 64, 512, 4096, 32768, 262144, 2 << 20, 16 << 20]
+    );
     for x in r {
         assert_eq!(x["status"], "success");
         assert_eq!(x["op"], "all_reduce");
         assert_eq!(x["algorithm"], "ring");
         assert_eq!(x["ranks"], 4);
-        assert_eq!(x["count"].as_u64().unwrap() * 4, x["size_bytes"].as_u64().unwrap());
+        assert_eq!(
+            x["count"].as_u64().unwrap() * 4,
+            x["size_bytes"].as_u64().unwrap()
+        );
         // algbw = size / time (GB/s = 1e9 B/s); busbw = algbw × 2(n−1)/n.
         let (size, t) = (x["size_bytes"].as_f64().unwrap(), f(x, "time_us"));
         let alg = size / (t * 1e-6) / 1e9;
-        assert!((f(x, "algbw_GBps") - alg).abs() < 1e-9 * alg.max(1.0), "{x}");
-        assert!((f(x, "busbw_GBps") - 1.5 * alg).abs() < 1e-9 * alg.max(1.0), "{x}");
+        assert!(
+            (f(x, "algbw_GBps") - alg).abs() < 1e-9 * alg.max(1.0),
+            "{x}"
+        );
+        assert!(
+            (f(x, "busbw_GBps") - 1.5 * alg).abs() < 1e-9 * alg.max(1.0),
+            "{x}"
+        );
     }
     // Bound: 100 Gb/s × 4096 / (4096 + 82) bytes per packet.
     let bound = f(&r[0], "bound_GBps");
@@ -55,7 +75,7 @@ fn ring_all_reduce_reaches_the_bound_and_small_sizes_a_floor() {
     // hops: 0→1 and 2→3 cross 2 links, 1→2 and 3→0 cross 4; 3 rounds of
     // both in 2(n−1) = 6 transfers: 3 × (2 + 4) µs = 18 µs).
     let (t8, t512) = (f(&r[0], "time_us"), f(&r[2], "time_us"));
-    assert!(t8 >= 18.0 && t8 < 25.0, "{t8}");
+    assert!((18.0..25.0).contains(&t8), "{t8}");
     assert!((t512 - t8).abs() / t8 < 0.02, "{t8} {t512}");
     // The outputs beside summary.json.
     let csv = std::fs::read_to_string(out.join("collectives.csv")).unwrap();
@@ -69,7 +89,14 @@ fn ring_all_reduce_reaches_the_bound_and_small_sizes_a_floor() {
 /// ranks' times, and the root's kernel ends early).
 #[test]
 fn every_op_completes() {
-    for op in ["all_gather", "reduce_scatter", "alltoall", "sendrecv", "broadcast", "reduce"] {
+    for op in [
+        "all_gather",
+        "reduce_scatter",
+        "alltoall",
+        "sendrecv",
+        "broadcast",
+        "reduce",
+    ] {
         let out = tmp(&format!("nccl_{op}"));
         let o = run(
             &scenario("nccl_allreduce"),
@@ -81,7 +108,11 @@ fn every_op_completes() {
                 "collective.allreduce.root=2",
             ],
         );
-        assert!(o.status.success(), "{op}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{op}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let s: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
@@ -91,12 +122,23 @@ fn every_op_completes() {
             assert_eq!(x["status"], "success", "{op}: {x}");
             assert!(f(x, "busbw_GBps") > 0.5 * f(x, "bound_GBps"), "{op}: {x}");
             if !["broadcast", "reduce"].contains(&op) {
-                assert!(f(x, "busbw_GBps") <= 1.001 * f(x, "bound_GBps"), "{op}: {x}");
+                assert!(
+                    f(x, "busbw_GBps") <= 1.001 * f(x, "bound_GBps"),
+                    "{op}: {x}"
+                );
             }
         }
         let per_rank = ["all_gather", "reduce_scatter", "alltoall"].contains(&op);
         let count = r[0]["count"].as_u64().unwrap();
-        assert_eq!(count, if per_rank { (1 << 20) / 4 / 4 } else { (1 << 20) / 4 }, "{op}");
+        assert_eq!(
+            count,
+            if per_rank {
+                (1 << 20) / 4 / 4
+            } else {
+                (1 << 20) / 4
+            },
+            "{op}"
+        );
     }
 }
 
@@ -106,13 +148,23 @@ fn every_op_completes() {
 fn a_failed_completion_ends_the_collective_with_nccls_text() {
     let mut t = String::new();
     for i in 0..4 {
-        t += &host(&format!("s{i}"), "", &[("mlx5_0", &format!("10.0.0.{}/24", i + 1))], 4200);
+        t += &host(
+            &format!("s{i}"),
+            "",
+            &[("mlx5_0", &format!("10.0.0.{}/24", i + 1))],
+            4200,
+        );
         let keys = if i == 3 {
             "delay = \"1us\"\n  [[link.event]]\n  at = \"300us\"\n  state = \"down\"\n"
         } else {
             "delay = \"1us\"\n"
         };
-        t += &link_with(&format!("s{i}.mlx5_0"), &format!("sw1.p{}", i + 1), "100G", keys);
+        t += &link_with(
+            &format!("s{i}.mlx5_0"),
+            &format!("sw1.p{}", i + 1),
+            "100G",
+            keys,
+        );
     }
     t += &switch("sw1", "", &[]);
     t += r#"
@@ -134,7 +186,10 @@ warmup_iters = 0
     assert_eq!(r.len(), 1);
     assert_eq!(r[0]["status"], "error");
     let e = r[0]["error"].as_str().unwrap();
-    assert!(e.starts_with("NET/IB: Got completion from peer 10.0.0."), "{e}");
+    assert!(
+        e.starts_with("NET/IB: Got completion from peer 10.0.0."),
+        "{e}"
+    );
     assert!(e.contains("with status=IBV_WC_RETRY_EXC_ERR(12)"), "{e}");
     assert!(e.contains("hca mlx5_0"), "{e}");
     assert!(e.contains("localGid ::ffff:10.0.0."), "{e}");
@@ -157,13 +212,22 @@ fn bad_input_is_refused_at_its_key() {
     };
     let e = check(&["collective.allreduce.ranks=9"]);
     assert!(e.contains("key `collective[0].ranks`"), "{e}");
-    assert!(e.contains("ranks = 9 do not fit: 4 servers × 1 GPUs = 4"), "{e}");
+    assert!(
+        e.contains("ranks = 9 do not fit: 4 servers × 1 GPUs = 4"),
+        "{e}"
+    );
     let e = check(&["collective.allreduce.env.NCCL_IB_HCA=mlx5_7"]);
     assert!(e.contains("key `collective[0].env.NCCL_IB_HCA`"), "{e}");
-    assert!(e.contains("no RDMA interface") || e.contains("which no server has"), "{e}");
+    assert!(
+        e.contains("no RDMA interface") || e.contains("which no server has"),
+        "{e}"
+    );
     let e = check(&["collective.allreduce.minbytes=6"]);
     assert!(e.contains("key `collective[0].minbytes`"), "{e}");
-    assert!(e.contains("6 bytes is not a multiple of float's 4 bytes"), "{e}");
+    assert!(
+        e.contains("6 bytes is not a multiple of float's 4 bytes"),
+        "{e}"
+    );
     let e = check(&["collective.allreduce.op=allreduce"]);
     assert!(e.contains("unknown collective `allreduce`"), "{e}");
     assert!(e.contains("did you mean `all_reduce`?"), "{e}");
@@ -173,7 +237,10 @@ fn bad_input_is_refused_at_its_key() {
     assert!(e.contains("compile-time constant"), "{e}");
     let e = check(&["collective.allreduce.env.NCCL_IB_QPS_PER_CONECTION=2"]);
     assert!(e.contains("unknown or unmodelled NCCL variable"), "{e}");
-    assert!(e.contains("did you mean `NCCL_IB_QPS_PER_CONNECTION`?"), "{e}");
+    assert!(
+        e.contains("did you mean `NCCL_IB_QPS_PER_CONNECTION`?"),
+        "{e}"
+    );
     let e = check(&["collective.allreduce.servers=[\"host0\"]"]);
     assert!(e.contains("at least 2 servers"), "{e}");
     let e = check(&["sim.partitions=2"]);

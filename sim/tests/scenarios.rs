@@ -10,7 +10,7 @@ use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_has
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-const SHIPPED: [&str; 9] = [
+const SHIPPED: [&str; 10] = [
     "lag_hash",
     "retry_exceeded",
     "failover",
@@ -20,6 +20,7 @@ const SHIPPED: [&str; 9] = [
     "leaf_spine_capacity",
     "ets_shares",
     "cc_compare",
+    "nccl_allreduce",
 ];
 
 fn mac(s: &str) -> [u8; 6] {

@@ -63,7 +63,11 @@ pub fn rows(w: &World) -> Vec<CollectiveRow> {
                 algbw_gbps: r.algbw_gbps,
                 busbw_gbps: r.busbw_gbps,
                 bound_gbps: s.bound.bps() as f64 / 8.0 / 1e9,
-                status: if r.error.is_some() { "error" } else { "success" },
+                status: if r.error.is_some() {
+                    "error"
+                } else {
+                    "success"
+                },
                 error: r.error.clone(),
             });
         }
@@ -142,7 +146,11 @@ pub fn table(rows: &[CollectiveRow]) -> String {
         let avg = if n > 0 { sum / f64::from(n) } else { 0.0 };
         let _ = writeln!(out, "# Out of bounds values : N/A (no data is simulated)");
         let _ = writeln!(out, "# Avg bus bandwidth    : {avg:.4} ");
-        let _ = writeln!(out, "# Bound (line × payload efficiency) : {:.4} GB/s", f.bound_gbps);
+        let _ = writeln!(
+            out,
+            "# Bound (line × payload efficiency) : {:.4} GB/s",
+            f.bound_gbps
+        );
         out.push_str("#\n");
     }
     out

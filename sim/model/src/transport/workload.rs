@@ -122,7 +122,9 @@ pub enum WorkloadSpec {
     },
     /// An NCCL collective ([`Workload::collective`]): its QP pairs are its
     /// network connections' QPs, sending end as client.
-    Collective { tclass: u8 },
+    Collective {
+        tclass: u8,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

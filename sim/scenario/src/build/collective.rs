@@ -119,21 +119,38 @@ fn env(cc: &CollectiveCfg, at: &KeyPath) -> Result<Env, ModelError> {
             }
             "NCCL_IB_TIMEOUT" => e.timeout = int(0, 31)? as u8,
             "NCCL_IB_RETRY_CNT" => e.retry_cnt = int(0, 7)? as u8,
-            "NCCL_ALGO" => check_list(&text, "Ring", &["tree", "collnetdirect", "collnetchain", "nvls", "nvlstree", "pat"], &kat, k)?,
+            "NCCL_ALGO" => check_list(
+                &text,
+                "Ring",
+                &[
+                    "tree",
+                    "collnetdirect",
+                    "collnetchain",
+                    "nvls",
+                    "nvlstree",
+                    "pat",
+                ],
+                &kat,
+                k,
+            )?,
             "NCCL_PROTO" => check_list(&text, "Simple", &["ll", "ll128"], &kat, k)?,
             "NCCL_MIN_NCHANNELS" => e.min_channels = Some(int(1, 64)? as u32),
             "NCCL_MAX_NCHANNELS" => e.max_channels = Some(int(1, 64)? as u32),
             "NCCL_BUFFSIZE" => {
                 let b = int(1 << 12, 1 << 30)? as u64;
                 if b % 1024 != 0 {
-                    return Err(err(format!("NCCL_BUFFSIZE = {b}: expected a multiple of 1024 bytes")));
+                    return Err(err(format!(
+                        "NCCL_BUFFSIZE = {b}: expected a multiple of 1024 bytes"
+                    )));
                 }
                 e.knobs.buffsize = b;
             }
             "NCCL_NTHREADS" => {
                 let t = int(64, 512)? as u32;
                 if t % 64 != 0 {
-                    return Err(err(format!("NCCL_NTHREADS = {t}: expected a multiple of 64")));
+                    return Err(err(format!(
+                        "NCCL_NTHREADS = {t}: expected a multiple of 64"
+                    )));
                 }
                 e.knobs.nthreads = t;
             }
@@ -147,8 +164,11 @@ fn env(cc: &CollectiveCfg, at: &KeyPath) -> Result<Env, ModelError> {
             // Logging and the bootstrap's interface: no effect on the wire.
             "NCCL_DEBUG" | "NCCL_DEBUG_SUBSYS" | "NCCL_SOCKET_IFNAME" => {}
             _ => {
-                return Err(ModelError::new(kat, format!("unknown or unmodelled NCCL variable `{k}`"))
-                    .did_you_mean(k, ENV_KEYS));
+                return Err(ModelError::new(
+                    kat,
+                    format!("unknown or unmodelled NCCL variable `{k}`"),
+                )
+                .did_you_mean(k, ENV_KEYS));
             }
         }
     }
@@ -156,31 +176,55 @@ fn env(cc: &CollectiveCfg, at: &KeyPath) -> Result<Env, ModelError> {
 }
 
 /// `NCCL_ALGO` / `NCCL_PROTO`: the one modelled choice must remain.
-fn check_list(text: &str, only: &str, known: &[&str], at: &KeyPath, key: &str) -> Result<(), ModelError> {
+fn check_list(
+    text: &str,
+    only: &str,
+    known: &[&str],
+    at: &KeyPath,
+    key: &str,
+) -> Result<(), ModelError> {
     let t = text.trim().to_ascii_lowercase();
     let (exclude, list) = match t.strip_prefix('^') {
         Some(r) => (true, r),
         None => (false, t.as_str()),
     };
-    let items: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let items: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
     let lo = only.to_ascii_lowercase();
     for i in &items {
         if i.contains(':') || i.contains(';') {
-            return Err(ModelError::new(at.clone(), format!("{key} = \"{text}\": per-collective lists are not modelled"))
-                .hint(format!("give a plain list, e.g. {key} = \"{only}\"")));
+            return Err(ModelError::new(
+                at.clone(),
+                format!("{key} = \"{text}\": per-collective lists are not modelled"),
+            )
+            .hint(format!("give a plain list, e.g. {key} = \"{only}\"")));
         }
         if *i != lo && !known.contains(i) {
-            return Err(ModelError::new(at.clone(), format!("{key} = \"{text}\": unknown value `{i}`"))
-                .did_you_mean(i, known.iter().copied().chain([lo.as_str()])));
+            return Err(ModelError::new(
+                at.clone(),
+                format!("{key} = \"{text}\": unknown value `{i}`"),
+            )
+            .did_you_mean(i, known.iter().copied().chain([lo.as_str()])));
         }
     }
-    let allowed = if exclude { !items.contains(&lo.as_str()) } else { items.contains(&lo.as_str()) };
+    let allowed = if exclude {
+        !items.contains(&lo.as_str())
+    } else {
+        items.contains(&lo.as_str())
+    };
     if !allowed {
         return Err(ModelError::new(
             at.clone(),
             format!(
                 "{key} = \"{text}\": {} not modelled; only {only} is",
-                if exclude { format!("excluding {only} leaves nothing") } else { format!("{} is", items.join(", ")) }
+                if exclude {
+                    format!("excluding {only} leaves nothing")
+                } else {
+                    format!("{} is", items.join(", "))
+                }
             ),
         )
         .hint(format!("set {key} = \"{only}\"")));
@@ -193,7 +237,11 @@ fn check_multiple(v: u64, dt: DataType, at: KeyPath) -> Result<(), ModelError> {
     if v % dt.size() != 0 {
         return Err(ModelError::new(
             at,
-            format!("{v} bytes is not a multiple of {}'s {} bytes", dt.name(), dt.size()),
+            format!(
+                "{v} bytes is not a multiple of {}'s {} bytes",
+                dt.name(),
+                dt.size()
+            ),
         )
         .hint("nccl-tests would truncate the count; give a whole number of elements"));
     }
@@ -220,34 +268,53 @@ pub(super) fn add_collective(
     })?;
     let e = env(cc, &at)?;
     if cc.connect != Connect::None {
-        return Err(ModelError::new(at.key("connect"), "collectives connect with `none` only (no set-up frames)")
-            .hint("remove `connect`"));
+        return Err(ModelError::new(
+            at.key("connect"),
+            "collectives connect with `none` only (no set-up frames)",
+        )
+        .hint("remove `connect`"));
     }
     if sc.sim.arp == ArpMode::Frames {
-        return Err(ModelError::new(root().key("sim").key("arp"), "a [[collective]] needs arp = \"instant\""));
+        return Err(ModelError::new(
+            root().key("sim").key("arp"),
+            "a [[collective]] needs arp = \"instant\"",
+        ));
     }
     // Servers and ranks.
     let mut hosts = Vec::new();
     for (i, name) in cc.servers.iter().enumerate() {
-        let h = w.hosts.iter().position(|h| &h.name == name).ok_or_else(|| {
-            ModelError::new(at.key("servers").index(i), format!("no host `{name}`"))
-                .did_you_mean(name, sc.hosts.iter().map(|h| h.name.as_str()))
-        })? as u32;
+        let h = w
+            .hosts
+            .iter()
+            .position(|h| &h.name == name)
+            .ok_or_else(|| {
+                ModelError::new(at.key("servers").index(i), format!("no host `{name}`"))
+                    .did_you_mean(name, sc.hosts.iter().map(|h| h.name.as_str()))
+            })? as u32;
         if hosts.contains(&h) {
-            return Err(ModelError::new(at.key("servers").index(i), format!("`{name}` is listed twice")));
+            return Err(ModelError::new(
+                at.key("servers").index(i),
+                format!("`{name}` is listed twice"),
+            ));
         }
         hosts.push(h);
     }
     let g = cc.gpus_per_server;
     if g == 0 || g > 64 {
-        return Err(ModelError::new(at.key("gpus_per_server"), format!("gpus_per_server = {g}: expected 1..=64")));
+        return Err(ModelError::new(
+            at.key("gpus_per_server"),
+            format!("gpus_per_server = {g}: expected 1..=64"),
+        ));
     }
     let room = hosts.len() as u32 * g;
     let ranks = cc.ranks.unwrap_or(room);
     if ranks > room {
         return Err(ModelError::new(
             at.key("ranks"),
-            format!("ranks = {ranks} do not fit: {} servers × {g} GPUs = {room}", hosts.len()),
+            format!(
+                "ranks = {ranks} do not fit: {} servers × {g} GPUs = {room}",
+                hosts.len()
+            ),
         )
         .hint("list more servers or raise gpus_per_server"));
     }
@@ -262,19 +329,34 @@ pub(super) fn add_collective(
     if (used as usize) < hosts.len() {
         return Err(ModelError::new(
             at.key("ranks"),
-            format!("ranks = {ranks} use {used} of the {} servers listed", hosts.len()),
+            format!(
+                "ranks = {ranks} use {used} of the {} servers listed",
+                hosts.len()
+            ),
         ));
     }
     if cc.root >= ranks {
-        return Err(ModelError::new(at.key("root"), format!("root = {} but ranks are 0..{ranks}", cc.root)));
+        return Err(ModelError::new(
+            at.key("root"),
+            format!("root = {} but ranks are 0..{ranks}", cc.root),
+        ));
     }
     if let Some((false, exact, names)) = &e.hca {
         for n in names {
             let seen = hosts.iter().any(|&h| {
-                w.hosts[h as usize].ifaces.iter().any(|f| if *exact { &f.name == n } else { f.name.starts_with(n.as_str()) })
+                w.hosts[h as usize].ifaces.iter().any(|f| {
+                    if *exact {
+                        &f.name == n
+                    } else {
+                        f.name.starts_with(n.as_str())
+                    }
+                })
             });
             if !seen {
-                let all = w.hosts[hosts[0] as usize].ifaces.iter().map(|f| f.name.as_str());
+                let all = w.hosts[hosts[0] as usize]
+                    .ifaces
+                    .iter()
+                    .map(|f| f.name.as_str());
                 return Err(ModelError::new(
                     at.key("env").key("NCCL_IB_HCA"),
                     format!("NCCL_IB_HCA names `{n}`, which no server has"),
@@ -294,7 +376,13 @@ pub(super) fn add_collective(
                 match &e.hca {
                     None => true,
                     Some((exclude, exact, names)) => {
-                        let hit = names.iter().any(|p| if *exact { n == p } else { n.starts_with(p.as_str()) });
+                        let hit = names.iter().any(|p| {
+                            if *exact {
+                                n == p
+                            } else {
+                                n.starts_with(p.as_str())
+                            }
+                        });
                         hit != *exclude
                     }
                 }
@@ -303,7 +391,10 @@ pub(super) fn add_collective(
         if list.is_empty() {
             return Err(ModelError::new(
                 at.key("env").key("NCCL_IB_HCA"),
-                format!("server `{}` has no RDMA interface with an address left", host.name),
+                format!(
+                    "server `{}` has no RDMA interface with an address left",
+                    host.name
+                ),
             )
             .did_you_mean("", host.ifaces.iter().map(|f| f.name.as_str())));
         }
@@ -311,8 +402,11 @@ pub(super) fn add_collective(
     }
     let nnics = nics[0].len() as u32;
     if nics.iter().any(|l| l.len() as u32 != nnics) {
-        return Err(ModelError::new(at.key("servers"), "the servers have different numbers of NICs")
-            .hint("give every server the same NICs, or filter them with NCCL_IB_HCA"));
+        return Err(ModelError::new(
+            at.key("servers"),
+            "the servers have different numbers of NICs",
+        )
+        .hint("give every server the same NICs, or filter them with NCCL_IB_HCA"));
     }
     let per_gpu = match cc.gpu_nic.as_deref() {
         None => nnics == g,
@@ -320,17 +414,26 @@ pub(super) fn add_collective(
         Some("per_gpu") => {
             return Err(ModelError::new(
                 at.key("gpu_nic"),
-                format!("per_gpu needs one NIC per GPU, but the servers have {nnics} NICs for {g} GPUs"),
+                format!(
+                    "per_gpu needs one NIC per GPU, but the servers have {nnics} NICs for {g} GPUs"
+                ),
             )
             .hint("use gpu_nic = \"shared\""));
         }
         Some("shared") => false,
         Some(o) => {
-            return Err(ModelError::new(at.key("gpu_nic"), format!("unknown gpu_nic `{o}`"))
-                .did_you_mean(o, ["per_gpu", "shared"]));
+            return Err(
+                ModelError::new(at.key("gpu_nic"), format!("unknown gpu_nic `{o}`"))
+                    .did_you_mean(o, ["per_gpu", "shared"]),
+            );
         }
     };
-    let topo = Topo { ranks, gpus: g, nics: nnics, nic_per_gpu: per_gpu };
+    let topo = Topo {
+        ranks,
+        gpus: g,
+        nics: nnics,
+        nic_per_gpu: per_gpu,
+    };
     // Channels: two per NIC [U: a typical NCCL graph result, facts §3],
     // within NCCL_MIN/MAX_NCHANNELS.
     let mut knobs = e.knobs;
@@ -348,29 +451,44 @@ pub(super) fn add_collective(
     check_multiple(minb, dt, at.key("minbytes"))?;
     check_multiple(maxb, dt, at.key("maxbytes"))?;
     if minb > maxb {
-        return Err(ModelError::new(at.key("maxbytes"), format!("maxbytes {maxb} is below minbytes {minb}")));
+        return Err(ModelError::new(
+            at.key("maxbytes"),
+            format!("maxbytes {maxb} is below minbytes {minb}"),
+        ));
     }
     let step = match (cc.stepfactor, cc.stepbytes) {
         (Some(_), Some(_)) => {
-            return Err(ModelError::new(at.key("stepbytes"), "give stepfactor (-f) or stepbytes (-i), not both"));
+            return Err(ModelError::new(
+                at.key("stepbytes"),
+                "give stepfactor (-f) or stepbytes (-i), not both",
+            ));
         }
         (Some(f), None) if f < 2 => {
-            return Err(ModelError::new(at.key("stepfactor"), format!("stepfactor = {f}: expected at least 2")));
+            return Err(ModelError::new(
+                at.key("stepfactor"),
+                format!("stepfactor = {f}: expected at least 2"),
+            ));
         }
         (Some(f), None) => SizeStep::Factor(f),
         (None, b) => {
             let b = b.map_or(1 << 20, |b| b.0);
             check_multiple(b, dt, at.key("stepbytes"))?;
             if b == 0 {
-                return Err(ModelError::new(at.key("stepbytes"), "stepbytes = 0 never moves"));
+                return Err(ModelError::new(
+                    at.key("stepbytes"),
+                    "stepbytes = 0 never moves",
+                ));
             }
             SizeStep::Bytes(b)
         }
     };
     let sizes = test_sizes(minb, maxb, step);
     if sizes.len() > 64 {
-        return Err(ModelError::new(at.key("maxbytes"), format!("{} sizes: at most 64 per run", sizes.len()))
-            .hint("raise stepfactor or stepbytes"));
+        return Err(ModelError::new(
+            at.key("maxbytes"),
+            format!("{} sizes: at most 64 per run", sizes.len()),
+        )
+        .hint("raise stepfactor or stepbytes"));
     }
     let iters = cc.iters.unwrap_or(20);
     if iters == 0 {
@@ -399,7 +517,13 @@ pub(super) fn add_collective(
         for x in [&s, &r] {
             let host = &w.hosts[x.host as usize];
             if host.roce != RoceMode::V2 {
-                return Err(ModelError::new(at.key("servers"), format!("host `{}` runs RoCE v1; NCCL's collectives here run RoCE v2", host.name)));
+                return Err(ModelError::new(
+                    at.key("servers"),
+                    format!(
+                        "host `{}` runs RoCE v1; NCCL's collectives here run RoCE v2",
+                        host.name
+                    ),
+                ));
             }
             let f = &host.ifaces[x.iface as usize];
             pmtu = pmtu.min(roce_mtu(f.mtu).unwrap_or(256));
@@ -414,12 +538,20 @@ pub(super) fn add_collective(
         .map(|(s, r)| NetConnInfo {
             send_ip: s.ip,
             recv_ip: r.ip,
-            send_hca: w.hosts[s.host as usize].ifaces[s.iface as usize].name.clone(),
-            recv_hca: w.hosts[r.host as usize].ifaces[r.iface as usize].name.clone(),
+            send_hca: w.hosts[s.host as usize].ifaces[s.iface as usize]
+                .name
+                .clone(),
+            recv_hca: w.hosts[r.host as usize].ifaces[r.iface as usize]
+                .name
+                .clone(),
         })
         .collect();
     let eff = payload_efficiency(pmtu);
-    let nics_used = f64::from(if per_gpu { g.min(knobs.channels) } else { nnics.min(knobs.channels) });
+    let nics_used = f64::from(if per_gpu {
+        g.min(knobs.channels)
+    } else {
+        nnics.min(knobs.channels)
+    });
     let n = f64::from(ranks);
     let bound_bps = match op {
         CollOp::SendRecv => line as f64 * eff,
@@ -455,7 +587,13 @@ pub(super) fn add_collective(
         max_send_wr: 512,
         ..QpConfig::default()
     };
-    let knobs_qp = QpKnobs { tc: e.tc, sl: e.sl, flow_label: 0, rate_limit: None, lag_port: [None, None] };
+    let knobs_qp = QpKnobs {
+        tc: e.tc,
+        sl: e.sl,
+        flow_label: 0,
+        rate_limit: None,
+        lag_port: [None, None],
+    };
     let id = w.workloads.len() as u32;
     let mut contexts: HashMap<u32, u32> = HashMap::new();
     let (mut clients, mut servers) = (Vec::new(), Vec::new());
@@ -482,8 +620,26 @@ pub(super) fn add_collective(
             let sport = udp_sport(cq, sq, 0);
             let (c_mode, s_mode) = modes(w, s, r);
             let sides = [
-                Side { role: Role::Client, local: *s, remote_ip: r.ip, qpn: [cq, sq], psn: [c_psn, s_psn], dmac: c_dmac, sport, mode: c_mode },
-                Side { role: Role::Server, local: *r, remote_ip: s.ip, qpn: [sq, cq], psn: [s_psn, c_psn], dmac: s_dmac, sport, mode: s_mode },
+                Side {
+                    role: Role::Client,
+                    local: *s,
+                    remote_ip: r.ip,
+                    qpn: [cq, sq],
+                    psn: [c_psn, s_psn],
+                    dmac: c_dmac,
+                    sport,
+                    mode: c_mode,
+                },
+                Side {
+                    role: Role::Server,
+                    local: *r,
+                    remote_ip: s.ip,
+                    qpn: [sq, cq],
+                    psn: [s_psn, c_psn],
+                    dmac: s_dmac,
+                    sport,
+                    mode: s_mode,
+                },
             ];
             for side in sides {
                 let g = add_qp(w, &knobs_qp, cfg, &side, id, index, &mut contexts);
@@ -497,7 +653,11 @@ pub(super) fn add_collective(
         }
     }
     coll.set_qp_ids(clients.clone(), servers);
-    w.workloads.push(WorkloadSlot { name, workload: Workload::collective(coll, e.tc), clients: clients.clone() });
+    w.workloads.push(WorkloadSlot {
+        name,
+        workload: Workload::collective(coll, e.tc),
+        clients: clients.clone(),
+    });
     w.drive_at(clients[0], cc.start.0);
     Ok(())
 }

@@ -63,9 +63,9 @@ mod hosts;
 mod names;
 mod neighbours;
 pub use crate::profile::host_profile;
+mod collective;
 pub(crate) mod qos;
 mod taps;
-mod collective;
 mod workloads;
 
 #[cfg(test)]

@@ -454,7 +454,10 @@ impl Collective {
                     wake.push(net.qp0 + qq);
                 }
             }
-            if qp.post_send(WorkRequest::new(m, Verb::Write, CTS_BYTES)).is_err() {
+            if qp
+                .post_send(WorkRequest::new(m, Verb::Write, CTS_BYTES))
+                .is_err()
+            {
                 break;
             }
             net.cts_posted += 1;

@@ -433,12 +433,7 @@ mod tests {
             assert_eq!(l.prims.iter().filter(|p| p.reduce).count(), 6);
         }
         // Bytes each rank sends: 2(n−1)/n × 4 MiB = 6 MiB.
-        let per_rank: u64 = p
-            .lanes
-            .iter()
-            .filter(|l| l.rank == 0)
-            .flat_map(sends)
-            .sum();
+        let per_rank: u64 = p.lanes.iter().filter(|l| l.rank == 0).flat_map(sends).sum();
         assert_eq!(per_rank, 6 << 20);
     }
 
@@ -450,7 +445,15 @@ mod tests {
         let t = topo(4, 1);
         let k = knobs(1);
         let conns = connections(CollOp::AllReduce, &t, &k, 0);
-        let p = plan_op(CollOp::AllReduce, &t, &k, &conns, DataType::Float, 16 << 20, 0);
+        let p = plan_op(
+            CollOp::AllReduce,
+            &t,
+            &k,
+            &conns,
+            DataType::Float,
+            16 << 20,
+            0,
+        );
         assert_eq!(p.msgs, vec![96; 4]);
         assert!(p.lanes.iter().all(|l| sends(l) == vec![1 << 20; 96]));
     }
@@ -523,7 +526,12 @@ mod tests {
             .collect();
         assert_eq!(
             net,
-            vec![(0, 1, 2, (0, 0)), (0, 3, 0, (0, 0)), (1, 0, 3, (1, 1)), (1, 2, 1, (1, 1))]
+            vec![
+                (0, 1, 2, (0, 0)),
+                (0, 3, 0, (0, 0)),
+                (1, 0, 3, (1, 1)),
+                (1, 2, 1, (1, 1))
+            ]
         );
     }
 
@@ -536,13 +544,32 @@ mod tests {
         let conns = connections(CollOp::Broadcast, &t, &k, 2);
         let e: Vec<_> = conns.iter().map(|c| (c.from, c.to, c.window)).collect();
         assert_eq!(e, vec![(2, 3, 8), (3, 0, 8), (0, 1, 8)]);
-        let p = plan_op(CollOp::Broadcast, &t, &k, &conns, DataType::Int8, 1 << 20, 2);
+        let p = plan_op(
+            CollOp::Broadcast,
+            &t,
+            &k,
+            &conns,
+            DataType::Int8,
+            1 << 20,
+            2,
+        );
         assert_eq!(p.msgs, vec![2, 2, 2]);
         // sendrecv of 300 KiB: under 8 steps of 128 KiB, so 64 KiB messages.
         let conns = connections(CollOp::SendRecv, &t, &k, 0);
-        let p = plan_op(CollOp::SendRecv, &t, &k, &conns, DataType::Int8, 300 << 10, 0);
+        let p = plan_op(
+            CollOp::SendRecv,
+            &t,
+            &k,
+            &conns,
+            DataType::Int8,
+            300 << 10,
+            0,
+        );
         assert_eq!(p.msgs, vec![5; 4]);
-        assert_eq!(sends(&p.lanes[0]), vec![64 << 10, 64 << 10, 64 << 10, 64 << 10, 44 << 10]);
+        assert_eq!(
+            sends(&p.lanes[0]),
+            vec![64 << 10, 64 << 10, 64 << 10, 64 << 10, 44 << 10]
+        );
         // alltoall: n(n−1) connections.
         assert_eq!(connections(CollOp::AllToAll, &t, &k, 0).len(), 12);
     }
