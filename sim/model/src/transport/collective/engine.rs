@@ -281,13 +281,6 @@ impl Collective {
     pub fn topo(&self) -> &Topo {
         &self.topo
     }
-    /// The connection and QP-in-connection of collective QP `i`.
-    pub fn qp_conn(&self, i: usize) -> (u32, u32) {
-        self.qp_conn[i]
-    }
-    pub fn conn_spec(&self, c: u32) -> &ConnSpec {
-        &self.conns[c as usize].spec
-    }
     pub fn results(&self) -> &[CollectiveResult] {
         &self.results
     }
@@ -318,10 +311,6 @@ impl Collective {
         } else {
             self.servers[i - n]
         })
-    }
-
-    pub fn has_wakes(&self) -> bool {
-        !self.wakes.is_empty()
     }
 
     fn wake_client(&mut self, i: u32) {
@@ -370,7 +359,7 @@ impl Collective {
             } else {
                 st.failed += 1;
                 st.first_error.get_or_insert(comp.status);
-                self.fail(c, true, comp.status, now);
+                self.fail(c, true, comp.status);
             }
         }
         while let Some(m) = qp.poll_inbound() {
@@ -397,7 +386,7 @@ impl Collective {
         let (c, q) = self.qp_conn[i];
         while let Some(comp) = qp.poll_completion() {
             if comp.status != WcStatus::Success {
-                self.fail(c, false, comp.status, now);
+                self.fail(c, false, comp.status);
             }
         }
         while let Some(m) = qp.poll_inbound() {
@@ -767,7 +756,7 @@ impl Collective {
     /// sending end): NCCL's proxy stops progressing and nccl-tests aborts
     /// (facts §5). The message is NCCL 2.29+'s second warning line; the
     /// peer's bootstrap port and the NIC's `vendor_err` are not modelled.
-    fn fail(&mut self, c: u32, sender: bool, status: WcStatus, _now: Ps) {
+    fn fail(&mut self, c: u32, sender: bool, status: WcStatus) {
         if self.finished {
             return;
         }

@@ -67,6 +67,8 @@
 //!   batch's start) / iters [V §1, `-a 1`].
 
 mod engine;
+#[cfg(test)]
+mod engine_tests;
 pub mod plan;
 
 pub use engine::{Collective, CollectiveResult, NetConnInfo};
