@@ -10,7 +10,7 @@ use roce_codec::Psn;
 
 use super::names::root;
 use super::neighbours::{Behind, Learned, resolve_conn};
-use super::workloads::Qpns;
+use super::qpns::Qpns;
 use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{ArpMode, CollectiveCfg, Connect, RoceMode, Scenario};
 use rocesim_model::net::roce_mtu;

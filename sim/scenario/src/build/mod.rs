@@ -65,6 +65,7 @@ mod neighbours;
 pub use crate::profile::host_profile;
 mod collective;
 pub(crate) mod qos;
+mod qpns;
 mod taps;
 mod workloads;
 
