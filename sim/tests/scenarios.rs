@@ -21,6 +21,7 @@ const SHIPPED: [&str; 10] = [
     "ets_shares",
     "cc_compare",
     "rail_fabric",
+    "nccl_allreduce",
 ];
 
 fn mac(s: &str) -> [u8; 6] {

@@ -32,7 +32,32 @@ pub fn assumptions(sc: &Scenario) -> Vec<String> {
     nic_buffers(sc, &mut out);
     pfc(sc, &mut out);
     ets(sc, &mut out);
+    collectives(sc, &mut out);
     out
+}
+
+/// The NCCL model's own choices (`transport::collective`'s [U] entries),
+/// where a `[[collective]]` leaves the key unset.
+fn collectives(sc: &Scenario, out: &mut Vec<String>) {
+    for c in &sc.collectives {
+        let env = |k: &str| c.env.contains_key(k);
+        if !env("NCCL_MIN_NCHANNELS") && !env("NCCL_MAX_NCHANNELS") {
+            push(out, "collective: two ring channels per NIC, as NCCL's graph search often ends (nccl-facts §3 gives only the mechanism); set NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS".into());
+        }
+        let nvlink = c.gpus_per_server > 1;
+        if nvlink && c.nvlink_bw.is_none() {
+            push(out, "collective.nvlink_bw = 2960Gbps: an H100's NVLink minus ~20 % protocol overhead, from an NVIDIA maintainer's comment (nccl-facts §7)".into());
+        }
+        if nvlink && c.nvlink_latency.is_none() {
+            push(
+                out,
+                "collective.nvlink_latency = 1us: no source gives NVLink's step latency".into(),
+            );
+        }
+        if !env("NCCL_NTHREADS") {
+            push(out, "collective: NCCL_NTHREADS = 512 for the small-operation channel rule (nccl-facts §3 gives the rule, not the thread count)".into());
+        }
+    }
 }
 
 fn push(out: &mut Vec<String>, s: String) {

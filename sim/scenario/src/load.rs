@@ -186,6 +186,7 @@ pub fn load_str(path: &Path, text: String, sets: &[String]) -> Result<Loaded, Di
             switches: vec![],
             links: vec![],
             workloads: vec![],
+            collectives: vec![],
             taps: vec![],
             output: Default::default(),
             topology: None,

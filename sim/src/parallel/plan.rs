@@ -34,6 +34,10 @@ pub fn plan(w: &World) -> Result<Plan, String> {
     if w.reroute.is_some() {
         return refuse("re-routing on link changes (`[topology] reroute`)");
     }
+    // A collective's ranks share one state across the fabric.
+    if w.collectives().next().is_some() {
+        return refuse("NCCL collectives (`[[collective]]`)");
+    }
     for ev in w.sched.pending_events() {
         match ev {
             Event::Link { .. } => return refuse("link changes (`[[link.event]]`)"),

@@ -12,6 +12,7 @@
 //!                                                                               ├─ rate_plots.rs ports.png/svg, qps.png/svg, rates.png/svg
 //!                                                                               ├─ queues.rs     queues.csv, queues.png/svg (runs with flow control)
 //!                                                                               ├─ fct.rs        fct.txt, fct.csv, fct.png/svg (runs with flows)
+//!                                                                               ├─ collectives.rs collectives.csv, busbw.png/svg, nccl-tests' table ([[collective]])
 //!                                                                               └─ table.rs      what `rocesim` prints
 //!  sweep.rs: a grid of runs (grid.rs) ─▶ sweep.csv, sweep.json, sweep.png/svg
 //!  shard.rs: one slice of a grid per machine (shard.json) ─▶ merge ─▶ the same sweep.csv
@@ -26,7 +27,7 @@
 //!   outputs.rs      every file of a run directory, on two threads
 //!   table.rs        what rocesim prints       figures.rs  the summary as QpFigures
 //!   summary.rs      summary.json              shard.rs    slices of a grid, and their merge
-//!   csv.rs  prom.rs  sysfs.rs  rate_plots.rs  queues.rs  fct.rs  grid.rs  atomic_dir.rs
+//!   csv.rs  prom.rs  sysfs.rs  collectives.rs  rate_plots.rs  queues.rs  fct.rs  grid.rs  atomic_dir.rs
 //!   counters.rs  devices.rs  intervals.rs  shortlist.rs  plot.rs  error.rs
 //! ```
 //!
@@ -52,6 +53,7 @@
 //!   [`SweepId`], [`merge_sweep`].
 
 mod atomic_dir;
+pub mod collectives;
 pub mod counters;
 mod csv;
 pub mod devices;

@@ -53,6 +53,7 @@ pub fn write_outputs(
         Box::new(|| rate_plots::port_plot(w, dir)),
         Box::new(|| rate_plots::qp_plot(w, dir)),
         Box::new(|| fct::write(w, dir, s.fct.as_ref())),
+        Box::new(|| super::collectives::write(dir, &s.collectives)),
         Box::new(|| rate_plots::rate_plot(w, dir)),
         Box::new(|| {
             if queues::wanted(w) {

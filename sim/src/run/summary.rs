@@ -175,6 +175,10 @@ pub struct Summary {
     /// Flow completion times of a run with `[[traffic]]` (see [`super::fct`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<super::fct::FctSummary>,
+    /// nccl-tests rows of the run's `[[collective]]`s (see
+    /// [`super::collectives`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collectives: Vec<super::collectives::CollectiveRow>,
 }
 
 fn headroom_summary(w: &World, rows: &[PortHeadroom]) -> Option<Vec<HeadroomSummary>> {
@@ -346,6 +350,7 @@ impl Summary {
             taps,
             counters: counters::of(w),
             fct: super::fct::summary(w),
+            collectives: super::collectives::rows(w),
         }
     }
 

@@ -469,6 +469,10 @@ pub fn summary_table(s: &Summary) -> String {
         out.push('\n');
         out.push_str(&super::fct::table(f));
     }
+    if !s.collectives.is_empty() {
+        out.push('\n');
+        out.push_str(&super::collectives::table(&s.collectives));
+    }
     // A fabric of multi-homed hosts has a bond per host: those that failed
     // over first, then the least balanced (the largest slave's share).
     let all: Vec<usize> = (0..s.bonds.len()).collect();

@@ -41,10 +41,12 @@
 //! `qib_restart_rc`), completion statuses (rdma-core libibverbs/verbs.h
 //! `enum ibv_wc_status`), go-back-N and READ PSN reservation (rxe_resp.c
 //! `check_psn`, rxe_comp.c, rxe_req.c `update_wqe_psn`). [`Workload`]
-//! generates perftest-like traffic;
+//! generates perftest-like traffic, [`collective`] NCCL's collectives as
+//! nccl-tests runs them;
 //! [`QpnAllocator`] and [`udp_sport`] give QPs their numbers and their UDP
 //! source port (include/rdma/ib_verbs.h `rdma_get_udp_sport`).
 
+pub mod collective;
 mod counters;
 pub mod loopback;
 mod qp;

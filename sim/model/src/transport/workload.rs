@@ -13,6 +13,7 @@
 //! the time it returns, and [`Workload::drive_responder`] for the server
 //! QPs likewise.
 
+use super::collective::Collective;
 use super::{MAX_MSG_LEN, RcQp, Verb, WcStatus, WorkRequest};
 use crate::time::Ps;
 use thiserror::Error;
@@ -119,6 +120,11 @@ pub enum WorkloadSpec {
         flow_label: u32,
         messages: Vec<MessageSpec>,
     },
+    /// An NCCL collective ([`Workload::collective`]): its QP pairs are its
+    /// network connections' QPs, sending end as client.
+    Collective {
+        tclass: u8,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -131,6 +137,8 @@ pub enum WorkloadError {
     },
     #[error("message {index} names qp {qp}, but the workload has {qps} QPs (0..{qps})")]
     NoSuchQp { index: usize, qp: u32, qps: u32 },
+    #[error("a collective workload is made by Workload::collective")]
+    NotACollective,
 }
 
 /// What one QP of a workload achieved.
@@ -180,6 +188,7 @@ struct PerQp {
 pub struct Workload {
     spec: WorkloadSpec,
     per_qp: Vec<PerQp>,
+    coll: Option<Box<Collective>>,
 }
 
 fn range_check(
@@ -269,8 +278,38 @@ impl Workload {
                 }
                 per_qp
             }
+            WorkloadSpec::Collective { .. } => return Err(WorkloadError::NotACollective),
         };
-        Ok(Workload { spec, per_qp })
+        Ok(Workload {
+            spec,
+            per_qp,
+            coll: None,
+        })
+    }
+
+    /// A workload that runs an NCCL collective on its QP pairs.
+    pub fn collective(c: Collective, tclass: u8) -> Workload {
+        Workload {
+            spec: WorkloadSpec::Collective { tclass },
+            per_qp: Vec::new(),
+            coll: Some(Box::new(c)),
+        }
+    }
+
+    /// The collective, if this workload is one.
+    pub fn as_collective(&self) -> Option<&Collective> {
+        self.coll.as_deref()
+    }
+
+    pub fn as_collective_mut(&mut self) -> Option<&mut Collective> {
+        self.coll.as_deref_mut()
+    }
+
+    /// A QP (world index) the collective has work for now; see
+    /// [`Collective::take_wake`].
+    #[inline]
+    pub fn take_wake(&mut self) -> Option<u32> {
+        self.coll.as_mut().and_then(|c| c.take_wake())
     }
 
     pub fn spec(&self) -> &WorkloadSpec {
@@ -279,7 +318,10 @@ impl Workload {
 
     /// Number of QP pairs the workload runs on.
     pub fn qps(&self) -> u32 {
-        self.per_qp.len() as u32
+        match &self.coll {
+            Some(c) => c.qps(),
+            None => self.per_qp.len() as u32,
+        }
     }
 
     /// The GRH traffic class (TOS byte) every QP uses.
@@ -287,6 +329,7 @@ impl Workload {
         match &self.spec {
             WorkloadSpec::Perftest(p) => p.tclass,
             WorkloadSpec::Messages { tclass, .. } => *tclass,
+            WorkloadSpec::Collective { tclass } => *tclass,
         }
     }
 
@@ -295,6 +338,8 @@ impl Workload {
         match &self.spec {
             WorkloadSpec::Perftest(p) => p.flow_label,
             WorkloadSpec::Messages { flow_label, .. } => *flow_label,
+            // NCCL sets no flow label (facts §4.2).
+            WorkloadSpec::Collective { .. } => 0,
         }
     }
 
@@ -304,6 +349,9 @@ impl Workload {
     ///
     /// Like perftest, a QP stops posting at its first error completion.
     pub fn drive_requester(&mut self, i: usize, qp: &mut RcQp, now: Ps) -> Option<Ps> {
+        if let Some(c) = &mut self.coll {
+            return c.drive_client(i, qp, now);
+        }
         let q = &mut self.per_qp[i];
         while let Some(c) = qp.poll_completion() {
             q.outstanding = q.outstanding.saturating_sub(1);
@@ -372,6 +420,7 @@ impl Workload {
                     q.msgs.get(q.next_msg).map(|m| m.at).filter(|&at| at > now)
                 }
             }
+            WorkloadSpec::Collective { .. } => None,
         }
     }
 
@@ -379,10 +428,11 @@ impl Workload {
     /// `rx_depth` posted, and in total as many as messages will need them
     /// (perftest's `ib_send_bw` server pre-posts and reposts per receive).
     pub fn drive_responder(&mut self, i: usize, qp: &mut RcQp, now: Ps) {
-        let _ = now;
-        let rx_depth = match &self.spec {
-            WorkloadSpec::Perftest(p) => p.rx_depth,
-            WorkloadSpec::Messages { rx_depth, .. } => *rx_depth,
+        let rx_depth = match (&self.spec, &mut self.coll) {
+            (_, Some(c)) => return c.drive_server(i, qp, now),
+            (WorkloadSpec::Perftest(p), _) => p.rx_depth,
+            (WorkloadSpec::Messages { rx_depth, .. }, _) => *rx_depth,
+            (WorkloadSpec::Collective { .. }, None) => return,
         };
         let q = &mut self.per_qp[i];
         let room = u64::from(rx_depth.saturating_sub(qp.rq_len()));
@@ -398,15 +448,24 @@ impl Workload {
 
     /// Whether QP `i` has posted everything and seen every completion.
     pub fn qp_done(&self, i: usize) -> bool {
+        if let Some(c) = &self.coll {
+            return c.is_done();
+        }
         let q = &self.per_qp[i];
         q.posting_done && q.outstanding == 0
     }
 
     pub fn is_done(&self) -> bool {
+        if let Some(c) = &self.coll {
+            return c.is_done();
+        }
         (0..self.per_qp.len()).all(|i| self.qp_done(i))
     }
 
     pub fn stats(&self, i: usize) -> &QpWorkloadStats {
-        &self.per_qp[i].stats
+        match &self.coll {
+            Some(c) => c.stats(i),
+            None => &self.per_qp[i].stats,
+        }
     }
 }

@@ -178,8 +178,18 @@ impl World {
     }
 
     /// After anything happened to a QP: let the workload react, wake the
-    /// QP if it has something to send, and (re)arm its timer.
+    /// QP if it has something to send, and (re)arm its timer. A
+    /// collective's news for its other QPs (a CTS lets data go, data lets
+    /// the next step go) is handled at once, at the same time.
     pub fn after_qp_change(&mut self, q: u32) {
+        self.qp_changed(q);
+        let wl = self.qps[q as usize].workload as usize;
+        while let Some(next) = self.workloads[wl].workload.take_wake() {
+            self.qp_changed(next);
+        }
+    }
+
+    fn qp_changed(&mut self, q: u32) {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         let w = &mut self.workloads[s.workload as usize].workload;

@@ -475,6 +475,14 @@ impl World {
             slot: &self.qps[i as usize],
         }
     }
+    /// The NCCL collectives (`[[collective]]`) and their names, in order.
+    pub fn collectives(
+        &self,
+    ) -> impl Iterator<Item = (&str, &crate::transport::collective::Collective)> {
+        self.workloads
+            .iter()
+            .filter_map(|w| Some((w.name.as_str(), w.workload.as_collective()?)))
+    }
     /// Every QP, both ends of every connection, in creation order.
     pub fn qps(&self) -> impl ExactSizeIterator<Item = QpView<'_>> {
         (0..self.qps.len() as u32).map(|i| self.qp(i))

@@ -63,7 +63,9 @@ mod hosts;
 mod names;
 mod neighbours;
 pub use crate::profile::host_profile;
+mod collective;
 pub(crate) mod qos;
+mod qpns;
 mod taps;
 mod workloads;
 

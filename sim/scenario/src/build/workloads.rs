@@ -6,20 +6,19 @@ use std::collections::HashMap;
 
 use core::net::Ipv4Addr;
 
-use rand_chacha::ChaCha8Rng;
 use roce_codec::Psn;
 
 use super::names::{host_key, root};
 use super::neighbours::{Behind, Learned, resolve_conn};
 use crate::diagnostic::{KeyPath, ModelError};
-use crate::schema::{ArpMode, Connect, QpnAlloc, RoceMode, Scenario, Tool, VerbCfg, WorkloadCfg};
+use crate::schema::{ArpMode, Connect, RoceMode, Scenario, Tool, VerbCfg, WorkloadCfg};
 use rocesim_model::engine::Event;
 use rocesim_model::net::roce_mtu;
 use rocesim_model::rng::component_rng;
 use rocesim_model::time::Ps;
 use rocesim_model::transport::{
-    DEFAULT_QPN_BASE, MAX_MSG_LEN, MessageSpec, PerftestOp, PerftestSpec, QpConfig, QpnAllocator,
-    Verb, Workload, WorkloadError, WorkloadSpec, max_message_len, udp_sport,
+    MAX_MSG_LEN, MessageSpec, PerftestOp, PerftestSpec, QpConfig, Verb, Workload, WorkloadError,
+    WorkloadSpec, max_message_len, udp_sport,
 };
 use rocesim_model::world::World;
 use rocesim_model::world::arp::Conn;
@@ -32,10 +31,13 @@ use rocesim_model::world::place::{Endpoint, QpKnobs, Side, add_qp, modes};
 use rocesim_model::world::qp::{Role, WorkloadSlot};
 
 pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
-    let mut qpns = Qpns::default();
+    let mut qpns = super::qpns::Qpns::default();
     let mut behind = Behind::default();
     for (wi, wc) in sc.workloads.iter().enumerate() {
         add_workload(w, sc, wi, wc, &mut qpns, &mut behind)?;
+    }
+    for (ci, cc) in sc.collectives.iter().enumerate() {
+        super::collective::add_collective(w, sc, ci, cc, &mut qpns, &mut behind)?;
     }
     if w.workloads.is_empty() {
         return Err(ModelError::new(root(), "the scenario has no [[workload]]").hint(
@@ -45,54 +47,12 @@ pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelErr
     Ok(())
 }
 
-/// The QPN allocators, one per RDMA device (interface), and their random
-/// streams, one per host; shared by all workloads.
-#[derive(Default)]
-struct Qpns {
-    allocators: HashMap<(u32, u32), QpnAllocator>,
-    rngs: HashMap<u32, ChaCha8Rng>,
-}
-
-impl Qpns {
-    fn allocate(
-        &mut self,
-        w: &World,
-        sc: &Scenario,
-        ep: &Endpoint,
-        at: &KeyPath,
-    ) -> Result<u32, ModelError> {
-        let hc = &sc.hosts[ep.host as usize];
-        let key = (ep.host, ep.iface);
-        if let std::collections::hash_map::Entry::Vacant(e) = self.allocators.entry(key) {
-            let a = match hc.qpn_alloc {
-                QpnAlloc::Sequential => QpnAllocator::sequential(
-                    hc.qpn_base.unwrap_or(DEFAULT_QPN_BASE),
-                )
-                .map_err(|e| {
-                    let at = host_key(ep.host as usize).key("qpn_base");
-                    ModelError::new(at, e.to_string())
-                })?,
-                QpnAlloc::Random => QpnAllocator::random(),
-            };
-            e.insert(a);
-        }
-        let rng = self.rngs.entry(ep.host).or_insert_with(|| {
-            component_rng(w.seed, &format!("qpn:{}", w.hosts[ep.host as usize].name))
-        });
-        self.allocators
-            .get_mut(&key)
-            .unwrap()
-            .allocate(rng)
-            .map_err(|e| ModelError::new(at.key("qps"), e.to_string()))
-    }
-}
-
 fn add_workload(
     w: &mut World,
     sc: &Scenario,
     wi: usize,
     wc: &WorkloadCfg,
-    qpns: &mut Qpns,
+    qpns: &mut super::qpns::Qpns,
     behind: &mut Behind,
 ) -> Result<(), ModelError> {
     let at = root().key("workload").index(wi);

@@ -14,6 +14,7 @@
 //!  qos.rs       [switch.ecn], [switch.mmu], [host.pfc]          (schema::qos)
 //!  link.rs      [[link]], [[link.event]]
 //!  workload.rs  [[workload]], [[workload.message]]
+//!  collective.rs [[collective]], [collective.env]: nccl-tests runs
 //!  topology.rs  [topology]: a generated fabric                  (lowered by crate::lower::topology)
 //!  traffic.rs   [[traffic]]: generated or imported flows        (lowered by crate::lower::traffic)
 //! ```
@@ -24,6 +25,7 @@
 //! unit parsers: the modules that lower, check and build a scenario import
 //! it, never the reverse.
 
+mod collective;
 mod host;
 mod link;
 pub mod qos;
@@ -33,6 +35,7 @@ mod topology;
 mod traffic;
 mod workload;
 
+pub use collective::*;
 pub use host::*;
 pub use link::*;
 pub use scalars::*;
@@ -69,6 +72,9 @@ pub struct Scenario {
     pub links: Vec<LinkCfg>,
     #[serde(default, rename = "workload")]
     pub workloads: Vec<WorkloadCfg>,
+    /// nccl-tests runs ([`CollectiveCfg`]).
+    #[serde(default, rename = "collective")]
+    pub collectives: Vec<CollectiveCfg>,
     #[serde(default, rename = "tap")]
     pub taps: Vec<TapCfg>,
     /// What the run directory holds beyond its always-written files.
