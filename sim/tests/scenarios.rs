@@ -10,7 +10,7 @@ use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_has
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-const SHIPPED: [&str; 10] = [
+const SHIPPED: &[&str] = &[
     "lag_hash",
     "retry_exceeded",
     "failover",
