@@ -22,13 +22,86 @@ impl PacketId {
 /// slot, and a packet's telemetry is found from its id alone, so it can be
 /// fetched without waiting for the packet ([`PacketPool::prefetch_int`]).
 /// The telemetry slab grows only once a packet carries some.
+///
+/// Both slabs grow by fixed chunks ([`Chunked`]), never by moving: a
+/// slab that doubles holds the old and the new array while it copies,
+/// and then up to twice what it needs. The frames buffered in a
+/// 1,024-host fat-tree filled 524,288 slots of 320 bytes: the last
+/// doubling alone held 252 MB, two thirds of the run's peak.
 #[derive(Debug, Default)]
 pub struct PacketPool {
-    slots: Vec<Packet>,
+    slots: Chunked<Packet>,
     free: Vec<u32>,
     live: usize,
     peak: usize,
-    ints: Vec<IntRepr>,
+    ints: Chunked<IntRepr>,
+}
+
+/// `1 << CHUNK_BITS` slots per chunk: 4,096 packets, 1.3 MB.
+const CHUNK_BITS: u32 = 12;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+/// A growable array in chunks of [`CHUNK`] slots that never move: index
+/// `i` is slot `i % CHUNK` of chunk `i / CHUNK`.
+#[derive(Debug)]
+struct Chunked<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Copy> Chunked<T> {
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Appends `v`; returns its index.
+    #[inline]
+    fn push(&mut self, v: &T) -> usize {
+        if self.len == self.chunks.len() * CHUNK {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let last = self.chunks.last_mut().expect("a chunk with room");
+        last.extend_from_slice(std::slice::from_ref(v));
+        self.len += 1;
+        self.len - 1
+    }
+
+    /// Grows to `n` slots, the new ones `fill`.
+    fn resize(&mut self, n: usize, fill: T) {
+        while self.len < n {
+            self.push(&fill);
+        }
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Option<&T> {
+        self.chunks.get(i >> CHUNK_BITS)?.get(i & (CHUNK - 1))
+    }
+}
+
+impl<T> std::ops::Index<usize> for Chunked<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Chunked<T> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.chunks[i >> CHUNK_BITS][i & (CHUNK - 1)]
+    }
 }
 
 impl PacketPool {
@@ -52,8 +125,7 @@ impl PacketPool {
             self.slots[i as usize] = *p;
             PacketId(i)
         } else {
-            self.slots.extend_from_slice(std::slice::from_ref(p));
-            PacketId((self.slots.len() - 1) as u32)
+            PacketId(self.slots.push(p) as u32)
         }
     }
 
@@ -161,6 +233,15 @@ mod tests {
             "a packet's telemetry is at its own index"
         );
         assert_eq!(pool.int(b).map(|i| i.remaining), Some(2));
+        let many: Vec<_> = (0..2 * CHUNK as u32 + 5)
+            .map(|n| pool.alloc(pkt(n)))
+            .collect();
+        pool.set_int(many[CHUNK + 7], IntRepr::source(4791, 3, 1));
+        for (n, &id) in many.iter().enumerate() {
+            assert_eq!(pool.get(id).ib.payload_len, n as u32, "slots across chunks");
+        }
+        assert_eq!(pool.int(many[CHUNK + 7]).map(|i| i.remaining), Some(3));
+        assert!(pool.int(many[2 * CHUNK]).is_none());
         assert_eq!(
             pool.int_slot(a).map(|i| i.remaining),
             Some(4),
