@@ -1,15 +1,23 @@
-//! The discrete-event core: a priority queue of `(time, seq)` keys.
+//! The discrete-event core: a priority queue of `(time, origin, seq)` keys.
 //!
 //! ```text
-//!   schedule(t, ev) ──▶ heap of Entry{t, seq, ev} ──pop min (t, seq)──▶ World::handle(ev)
-//!                         seq = insertion counter                            │
-//!                                  ▲                                         │
-//!                                  └────────── new events ◀──────────────────┘
+//!   schedule(t, ev) ──▶ heap of Entry{t, origin, seq, ev} ──pop min──▶ World::handle(ev)
+//!     origin = the component whose event is running              │  (sets the origin:
+//!     seq    = that origin's own counter                         │   its component's)
+//!                                  ▲                             │
+//!                                  └──────── new events ◀────────┘
 //! ```
 //!
-//! Events of equal time run in the order they were scheduled (`seq` is a
-//! global insertion counter), so a run is a pure function of the scenario and
-//! the seed: nothing depends on hash order, addresses or threads. Events are
+//! Events of equal time run in the order of their *origin*, the component
+//! (a host, a switch, a flow's start; 0 for the run itself: the scenario's
+//! set-up and the samples) whose event scheduled them, and then in the
+//! order that component scheduled them (`seq` counts per origin). So a run
+//! is a pure function of the scenario and the seed: nothing depends on hash
+//! order, addresses or threads, and nothing on how the fabric is cut into
+//! parts either. A component's events come, by induction, in the same order
+//! whichever part runs it, and with them the keys of the events it
+//! schedules; a global insertion counter would instead order two parts'
+//! equal-time events by which part happened to run first. Events are
 //! small `Copy` values naming a component by index; packets travel as ids
 //! into a slab ([`crate::packet::PacketPool`]), so scheduling never allocates
 //! once the heap has grown to its working size.
@@ -106,8 +114,8 @@ pub enum Event {
     Watchdog { port: u32, prio: u8 },
 }
 
-/// `key` = time << 64 | seq: one 128-bit comparison orders by time, then
-/// by insertion.
+/// `key` = time << 64 | origin << 40 | seq: one 128-bit comparison orders
+/// by time, then origin, then the origin's own order.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     key: u128,
@@ -143,11 +151,18 @@ impl Ord for Entry {
 struct Lane {
     /// The key of the lane's entry in the heap, if it has one there.
     head: Option<u128>,
-    /// The latest arrival time the lane holds.
-    last_at: Ps,
+    /// The key of the latest arrival the lane holds.
+    last: u128,
     /// The arrivals behind the head: (key, frame).
     waiting: VecDeque<(u128, PacketId)>,
 }
+
+/// Bits of a key's per-origin counter: 10^12 events per origin.
+const SEQ_BITS: u32 = 40;
+/// Origins a key can name (hosts + switches + flows + 1).
+pub const MAX_ORIGINS: usize = 1 << (64 - SEQ_BITS);
+/// The origin of the run itself: the scenario's set-up and every sample.
+pub const RUN_ORIGIN: u32 = 0;
 
 /// Events further ahead than this (20 us) go to the far heap.
 const HORIZON: Ps = Ps(20_000_000);
@@ -163,7 +178,12 @@ pub struct Scheduler {
     lanes: Vec<Lane>,
     /// Events in lanes, not in the heap.
     waiting: usize,
+    /// The origin of the events scheduled now ([`Scheduler::set_origin`]).
+    origin: u32,
+    /// The current origin's next `seq`.
     seq: u64,
+    /// Every other origin's next `seq`, saved while it is not current.
+    seqs: Vec<u64>,
     now: Ps,
     /// The key of the event taken last: an event whose key is below it
     /// has run (or, reserved and never scheduled, would have).
@@ -198,14 +218,54 @@ impl Scheduler {
         self.heap.len() + self.far.len() + self.waiting
     }
 
+    /// Makes `origin` the component whose events are scheduled from now
+    /// on (the world sets it to the component of every event it runs).
+    #[inline]
+    pub fn set_origin(&mut self, origin: u32) {
+        if origin == self.origin {
+            return;
+        }
+        debug_assert!((origin as usize) < MAX_ORIGINS, "origin {origin}");
+        let (old, new) = (self.origin as usize, origin as usize);
+        if self.seqs.len() <= old.max(new) {
+            self.seqs.resize(old.max(new) + 1, 0);
+        }
+        self.seqs[old] = self.seq;
+        self.seq = self.seqs[new];
+        self.origin = origin;
+    }
+
+    /// The origin of the events scheduled now.
+    pub fn origin(&self) -> u32 {
+        self.origin
+    }
+
     /// The key of an event scheduled now for `at`: the clock if `at` is in
-    /// the past, and the next insertion number.
+    /// the past, the current origin and its next number. A `Sample` is the
+    /// run's own, whichever component's event asks for it.
+    #[inline]
     fn key(&mut self, at: Ps, ev: &Event) -> (Ps, u128) {
         debug_assert!(at >= self.now, "event {ev:?} scheduled in the past");
         let at = at.max(self.now);
-        let key = (u128::from(at.0) << 64) | u128::from(self.seq);
+        if matches!(ev, Event::Sample) && self.origin != RUN_ORIGIN {
+            let origin = self.origin;
+            self.set_origin(RUN_ORIGIN);
+            let k = self.key(at, ev);
+            self.set_origin(origin);
+            return k;
+        }
+        debug_assert!(self.seq < 1 << SEQ_BITS);
+        let key =
+            (u128::from(at.0) << 64) | (u128::from(self.origin) << SEQ_BITS) | u128::from(self.seq);
         self.seq += 1;
         (at, key)
+    }
+
+    /// The key a frame sent now to arrive at `at` takes, for a part that
+    /// hands the frame to another ([`Scheduler::arrive_key`] there): as an
+    /// arrival scheduled here would take it.
+    pub fn arrival_key(&mut self, at: Ps) -> u128 {
+        self.key(at, &Event::TxDone { port: 0 }).1
     }
 
     /// Schedules `ev` at `at`, which must not be in the past.
@@ -257,7 +317,16 @@ impl Scheduler {
     /// lane's first (or, which links do not do, overtakes an earlier one).
     pub fn arrive(&mut self, at: Ps, port: u32, pkt: PacketId) {
         let ev = Event::Arrive { port, pkt };
-        let (at, key) = self.key(at, &ev);
+        let (_, key) = self.key(at, &ev);
+        self.arrive_key(key, port, pkt);
+    }
+
+    /// [`Scheduler::arrive`] under a key made elsewhere
+    /// ([`Scheduler::arrival_key`]), which must not have run yet.
+    #[inline]
+    pub fn arrive_key(&mut self, key: u128, port: u32, pkt: PacketId) {
+        debug_assert!(key > self.current, "arrival behind the clock");
+        let ev = Event::Arrive { port, pkt };
         let i = port as usize;
         if i >= self.lanes.len() {
             self.lanes.resize_with(i + 1, Lane::default);
@@ -265,9 +334,9 @@ impl Scheduler {
         let lane = &mut self.lanes[i];
         if lane.head.is_none() {
             lane.head = Some(key);
-            lane.last_at = at;
-        } else if at >= lane.last_at {
-            lane.last_at = at;
+            lane.last = key;
+        } else if key > lane.last {
+            lane.last = key;
             lane.waiting.push_back((key, pkt));
             self.waiting += 1;
             return;
@@ -448,6 +517,33 @@ mod tests {
         assert_eq!(order, [(5, 0), (10, 1), (10, 2), (10, 3)]);
         assert_eq!(s.executed(), 4);
         assert_eq!(s.now(), Ps(10));
+    }
+
+    /// Equal-time events run by origin, then in their origin's order,
+    /// whatever order the origins took turns in: the order that two parts
+    /// of a run, each running some of the origins, agree on.
+    #[test]
+    fn equal_times_run_by_origin_then_in_its_order() {
+        let order = |plan: &[(u32, u32)]| {
+            let mut s = Scheduler::new();
+            for &(origin, qp) in plan {
+                s.set_origin(origin);
+                s.at(Ps(5), Event::QpWake { qp });
+            }
+            s.set_origin(1);
+            s.at(Ps(5), Event::Sample);
+            std::iter::from_fn(|| s.pop())
+                .map(|(_, e)| match e {
+                    Event::QpWake { qp } => qp,
+                    _ => 0,
+                })
+                .collect::<Vec<_>>()
+        };
+        let a = order(&[(2, 10), (1, 11), (2, 12), (1, 13), (0, 14)]);
+        let b = order(&[(1, 11), (1, 13), (0, 14), (2, 10), (2, 12)]);
+        // The sample is the run's (origin 0), after the run's own wake-up.
+        assert_eq!(a, [14, 0, 11, 13, 10, 12]);
+        assert_eq!(a, b);
     }
 
     /// Arrivals through lanes come out in exactly the order (time, then

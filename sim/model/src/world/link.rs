@@ -30,7 +30,10 @@ pub struct Link {
     /// (`ce_mark`): an impairment standing for a congested hop the
     /// scenario does not model, not a switch's RED.
     ce_mark: f64,
-    rng: ChaCha8Rng,
+    /// One random stream per direction (`rng[0]` for frames from
+    /// `ends[0]`): a direction's draws then do not depend on the other's
+    /// frames, which a split run may simulate in another part.
+    rng: [ChaCha8Rng; 2],
     up: bool,
     /// Frames put on the wire / delivered / lost, both directions, bytes.
     sent_bytes: u64,
@@ -50,6 +53,9 @@ pub enum Carry {
 
 impl Link {
     pub fn new(name: String, ends: [u32; 2], delay: Ps, loss: f64, rng: ChaCha8Rng) -> Link {
+        let mut back = rng.clone();
+        back.set_stream(1);
+        let rng = [rng, back];
         Link {
             name,
             ends,
@@ -72,8 +78,9 @@ impl Link {
     /// Whether a delivered frame that is ECT (`ect`) arrives CE-marked. The
     /// draw is made only for ECT frames on a marking link, so a link
     /// without `ce_mark` keeps its random stream as before.
-    fn marks_ce(&mut self, ect: bool) -> bool {
-        ect && self.ce_mark > 0.0 && crate::rng::unit_f64(&mut self.rng) < self.ce_mark
+    fn marks_ce(&mut self, from: u32, ect: bool) -> bool {
+        let rng = &mut self.rng[usize::from(from != self.ends[0])];
+        ect && self.ce_mark > 0.0 && crate::rng::unit_f64(rng) < self.ce_mark
     }
 
     pub fn delay(&self) -> Ps {
@@ -85,16 +92,17 @@ impl Link {
         self.ends
     }
 
-    /// A frame of `len` bytes leaves a port whose carrier is `carrier`.
-    /// The loss draw is made only for a frame that could arrive, so a dead
-    /// link does not advance the link's random stream.
+    /// A frame of `len` bytes leaves port `from` (an end), whose carrier
+    /// is `carrier`. The loss draw is made only for a frame that could
+    /// arrive, so a dead link does not advance the link's random stream.
     #[inline]
-    pub fn carry(&mut self, len: u32, carrier: bool) -> Carry {
+    pub fn carry(&mut self, from: u32, len: u32, carrier: bool) -> Carry {
         let len = u64::from(len);
         self.sent_bytes += len;
+        let rng = &mut self.rng[usize::from(from != self.ends[0])];
         let lost = if !carrier || !self.up {
             Some(DropReason::LinkDown)
-        } else if self.loss > 0.0 && crate::rng::unit_f64(&mut self.rng) < self.loss {
+        } else if self.loss > 0.0 && crate::rng::unit_f64(rng) < self.loss {
             Some(DropReason::Loss)
         } else {
             None
@@ -179,7 +187,7 @@ impl World {
             self.schedule_tx_done(port);
         }
         self.packet_hops += 1;
-        match self.links[link as usize].carry(frame_len, carrier) {
+        match self.links[link as usize].carry(port, frame_len, carrier) {
             Carry::Lost(why) => {
                 // No arrival will stand for the `TxDone` as activity.
                 self.schedule_tx_done(port);
@@ -189,15 +197,16 @@ impl World {
             Carry::Delivered { delay } => {
                 let pkt = self.pool.get_mut(id);
                 let ect = matches!(pkt.l3, L3::V2 { ecn: 1 | 2, .. });
-                if self.links[link as usize].marks_ce(ect) {
+                if self.links[link as usize].marks_ce(port, ect) {
                     if let L3::V2 { ecn, .. } = &mut pkt.l3 {
                         *ecn = 3;
                     }
                 }
                 let at = now + tx_time + delay + extra;
                 if self.ports[port as usize].peer_elsewhere() {
+                    let key = self.sched.arrival_key(at);
                     let pkt = self.pool.get(id);
-                    self.departures.send(at, peer, pkt, self.pool.int_of(pkt));
+                    self.departures.send(key, peer, pkt, self.pool.int_of(pkt));
                     self.pool.free(id);
                 } else {
                     self.sched.arrive(at, peer, id);
@@ -330,7 +339,7 @@ mod tests {
         );
         let mut lost = 0;
         for _ in 0..1000 {
-            match l.carry(1000, true) {
+            match l.carry(0, 1000, true) {
                 Carry::Delivered { delay } => assert_eq!(delay, Ps::from_ns(500)),
                 Carry::Lost(why) => {
                     assert_eq!(why, DropReason::Loss);
@@ -341,10 +350,10 @@ mod tests {
         // 25 % loss: 250 expected, sd ≈ 14.
         assert!((180..320).contains(&lost), "{lost}");
         assert!(l.set_up(false) && !l.set_up(false));
-        assert_eq!(l.carry(1000, true), Carry::Lost(DropReason::LinkDown));
+        assert_eq!(l.carry(0, 1000, true), Carry::Lost(DropReason::LinkDown));
         assert!(l.set_up(true));
         assert_eq!(
-            l.carry(1000, false),
+            l.carry(0, 1000, false),
             Carry::Lost(DropReason::LinkDown),
             "a port without carrier"
         );
@@ -359,9 +368,31 @@ mod tests {
         let mut a = Link::new("x".into(), [0, 1], Ps::ZERO, 0.5, rng.clone());
         let mut b = Link::new("x".into(), [0, 1], Ps::ZERO, 0.5, rng);
         b.set_up(false);
-        b.carry(100, true);
+        b.carry(0, 100, true);
         b.set_up(true);
-        let fates = |l: &mut Link| (0..64).map(|_| l.carry(100, true)).collect::<Vec<_>>();
+        let fates = |l: &mut Link| (0..64).map(|_| l.carry(0, 100, true)).collect::<Vec<_>>();
         assert_eq!(fates(&mut a), fates(&mut b));
+    }
+
+    /// A direction's losses do not depend on the other direction's frames
+    /// (which another part of a split run may send).
+    #[test]
+    fn each_direction_draws_its_own_stream() {
+        let rng = component_rng(7, "link:x");
+        let mut a = Link::new("x".into(), [3, 4], Ps::ZERO, 0.5, rng.clone());
+        let mut b = Link::new("x".into(), [3, 4], Ps::ZERO, 0.5, rng);
+        let fates = |l: &mut Link, from| {
+            (0..64)
+                .map(|_| l.carry(from, 100, true))
+                .collect::<Vec<_>>()
+        };
+        let back = fates(&mut b, 4);
+        assert_eq!(
+            fates(&mut a, 3),
+            fates(&mut b, 3),
+            "forward, with and without traffic back"
+        );
+        assert_eq!(fates(&mut a, 4), back);
+        assert_ne!(fates(&mut a, 3), fates(&mut a, 4), "two streams");
     }
 }

@@ -285,6 +285,7 @@ impl World {
         if prefetch {
             self.prefetch_next();
         }
+        self.sched.set_origin(self.origin_of(&ev));
         // These always count as activity, so the `TxDone`s of the frames
         // they start may be left out (`World::transmit`).
         self.sched.set_lazy_tx_done(matches!(
@@ -292,6 +293,51 @@ impl World {
             Event::TxDone { .. } | Event::Arrive { .. } | Event::QpWake { .. }
         ));
         self.handle(ev)
+    }
+
+    /// The component whose event `ev` is, as the scheduler's origin of
+    /// the events it schedules ([`crate::engine`]): 1 + a host's index,
+    /// then the switches, then one per flow (a flow's start runs in every
+    /// part of a split run, and its own counter keeps its events' order the
+    /// same in each); the run's (0) for what belongs to no one component.
+    #[inline(always)]
+    fn origin_of(&self, ev: &Event) -> u32 {
+        let hosts = self.hosts.len() as u32;
+        let host = |h: u32| 1 + h;
+        match *ev {
+            Event::TxDone { port }
+            | Event::Arrive { port, .. }
+            | Event::PfcRefresh { port, .. }
+            | Event::PauseExpire { port }
+            | Event::PauseEffect { port }
+            | Event::RxDrain { port }
+            | Event::NicStall { port }
+            | Event::Watchdog { port, .. }
+            | Event::KernelTx { port, .. } => match self.ports[port as usize].owner() {
+                Owner::Host { host: h, .. } => host(h),
+                Owner::Switch { sw, .. } => 1 + hosts + sw,
+            },
+            Event::QpWake { qp }
+            | Event::QpTimer { qp }
+            | Event::RpDeadline { qp }
+            | Event::Drive { qp } => host(self.qps[qp as usize].host),
+            Event::Miimon { bond } => host(self.bonds[bond as usize].host),
+            Event::ArpRetry { host: h, .. } => host(h),
+            Event::FlowStart { flow } => 1 + hosts + self.switches.len() as u32 + flow,
+            // Set-up steps of workloads and link changes: a split run
+            // refuses the scenarios that have them (`world::part`).
+            Event::Link { .. }
+            | Event::ArpStart { .. }
+            | Event::SocketStart { .. }
+            | Event::CmStart { .. }
+            | Event::CmTimeout { .. }
+            | Event::Sample => crate::engine::RUN_ORIGIN,
+        }
+    }
+
+    /// The origins this world's events can have ([`World::origin_of`]).
+    pub fn origins(&self) -> usize {
+        1 + self.hosts.len() + self.switches.len() + self.flows.len()
     }
 
     /// Asks the CPU to bring in what the next event will read while this

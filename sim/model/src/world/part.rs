@@ -30,14 +30,14 @@
 //! components move into one world ([`World::absorb`]), and the run's
 //! outputs are read from it as from a serial run.
 //!
-//! Determinism: equal-time events order as in a serial run within a part;
-//! a frame from elsewhere goes into the lanes when the next window starts,
-//! so it follows the local events of its time that were scheduled before.
-//!
-//! A link's random stream (`loss`, `ce_mark`) serves both directions in a
-//! serial run; across the cut, each part draws from its own copy for the
-//! direction it sends, so a lossy link between the parts loses other
-//! frames than the serial run does (as deterministically).
+//! Determinism: a split run's outputs are the serial run's, byte for
+//! byte, for any cut. Events of equal time order by their origin and the
+//! origin's own count ([`crate::engine`]), which do not depend on the part
+//! that runs them, and a frame from elsewhere keeps the key its sender
+//! gave its arrival ([`Mail::to`]), so it runs where it would have run in
+//! one world. A link draws its losses and CE marks from one random stream
+//! per direction, so the part that sends a direction draws what the serial
+//! run draws for it.
 
 use super::World;
 use super::port::Owner;
@@ -48,7 +48,7 @@ use crate::time::Ps;
 use roce_codec::IntRepr;
 
 /// Frames on their way to ports simulated elsewhere, in the order sent:
-/// each frame's (arrival, port) and the frame, apart (together, each took
+/// each frame's (arrival's key, port) and the frame, apart (together, each took
 /// six cache lines to cross where a frame fills five), and the earliest
 /// arrival among them, which the meeting after the window needs (reading
 /// every frame's time for it cost the 2:1 star's coordinator 3-10 ms).
@@ -57,17 +57,21 @@ use roce_codec::IntRepr;
 /// indexes `ints`, not a pool).
 #[derive(Debug, Default)]
 pub struct Mail {
-    pub to: Vec<(Ps, u32)>,
+    /// The key ([`crate::engine::Scheduler::arrival_key`]) the sender gave
+    /// each frame's arrival, kept across the parts: the receiving part
+    /// runs it exactly where a serial run would.
+    pub to: Vec<(u128, u32)>,
     pub frames: Vec<Packet>,
     pub ints: Vec<IntRepr>,
     pub first: Option<Ps>,
 }
 
 impl Mail {
-    /// Sends frame `pkt`, arriving at `port` at `at`.
+    /// Sends frame `pkt`, arriving at `port` under `key`.
     #[inline]
-    pub fn send(&mut self, at: Ps, port: u32, pkt: &Packet, int: Option<&IntRepr>) {
-        self.to.push((at, port));
+    pub fn send(&mut self, key: u128, port: u32, pkt: &Packet, int: Option<&IntRepr>) {
+        self.to.push((key, port));
+        let at = crate::engine::Scheduler::time_of(key);
         // Copied once, straight into the buffer: pushed by value, it went
         // through a copy on the stack first. That, and the same on the way
         // in, cost the 2:1 star's part 0 51 M instructions.
@@ -237,13 +241,13 @@ impl World {
     /// Frames sent here from elsewhere go into their ports' lanes; `mail`
     /// is left empty, its buffers kept.
     pub fn deliver(&mut self, mail: &mut Mail) {
-        for (&(at, port), pkt) in mail.to.iter().zip(&mut mail.frames) {
+        for (&(key, port), pkt) in mail.to.iter().zip(&mut mail.frames) {
             let int = std::mem::replace(&mut pkt.int, NO_INT);
             let id = self.pool.alloc_copy(pkt);
             if int != NO_INT {
                 self.pool.set_int(id, mail.ints[int as usize]);
             }
-            self.sched.arrive(at, port, id);
+            self.sched.arrive_key(key, port, id);
         }
         mail.to.clear();
         mail.frames.clear();
