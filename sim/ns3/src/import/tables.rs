@@ -19,8 +19,8 @@ use rocesim_model::units::fmt_rate;
 const PARTITIONS: &str = "\
 Both cores: the fabric cut in two, each half on a thread of its own, in
 lockstep windows of the smallest link delay between them. Equal-time
-events meeting across the cut may order differently from `partitions = 1`
-(BENCHMARKS.md).";
+events keep one order whatever the cut: the outputs are those of
+`partitions = 1`, byte for byte.";
 
 /// The comment above `sysfs = false` in the `[output]` of an imported
 /// experiment.
