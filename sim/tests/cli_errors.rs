@@ -913,8 +913,8 @@ fn nic_profile_and_dcqcn_keys() {
 }
 
 /// `sim.partitions`: a scenario that cannot be split (lag_hash with ARP
-/// on the wire) is refused at the key's line, naming why; a count other
-/// than 1 or 2 too.
+/// on the wire) is refused at the key's line, naming why; a cut into more
+/// parts than a tier has switches too, and a count above the most.
 #[test]
 fn partitions_that_cannot_be_had_are_refused_at_their_key() {
     let err = fails_at(
@@ -939,8 +939,24 @@ fn partitions_that_cannot_be_had_are_refused_at_their_key() {
         ),
         &[],
     );
-    says(&err, &["key `sim.partitions`", "3 partitions: 1 or 2"]);
+    says(
+        &err,
+        &[
+            "key `sim.partitions`",
+            "cannot split this scenario",
+            "part 2 of 3 empty",
+            "fewer parts",
+        ],
+    );
     at(2, &err);
+    let err = fails(
+        "partitions_many",
+        &format!(
+            "[sim]\npartitions = 65\n{ls}[[traffic]]\npattern = \"all-to-all\"\nsize = \"1KB\"\n"
+        ),
+        &[],
+    );
+    says(&err, &["key `sim.partitions`", "65 partitions: at most 64"]);
 }
 
 #[test]

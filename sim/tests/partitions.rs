@@ -1,4 +1,4 @@
-//! A run split into parts (`[sim] partitions`) writes the serial run's
+//! A run split into parts (`[sim] partitions`, two or more) writes the serial run's
 //! outputs, byte for byte: every file of the run directory (the pcaps,
 //! the CSVs, the plots, the counters) and summary.json but for its wall
 //! time. Events of equal time are ordered by their origin component and its
@@ -33,11 +33,12 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// Runs shipped scenario `name` serial and split in two (with `sets`);
-/// the two run directories hold the same files, byte for byte.
-fn alike(name: &str, sets: &[&str]) {
+/// Runs shipped scenario `name` serial and split into each of `parts`
+/// (with `sets`); every run directory holds the serial one's files, byte
+/// for byte.
+fn alike(name: &str, sets: &[&str], parts: &[&str]) {
     let mut dirs = Vec::new();
-    for parts in ["1", "2"] {
+    for parts in std::iter::once(&"1").chain(parts) {
         let out = tmp(&format!("partitions-{name}-{parts}"));
         let mut all = sets.to_vec();
         let p = format!("sim.partitions={parts}");
@@ -50,12 +51,15 @@ fn alike(name: &str, sets: &[&str]) {
         );
         dirs.push(out);
     }
-    let (serial, split) = (outputs(&dirs[0]), outputs(&dirs[1]));
+    let serial = outputs(&dirs[0]);
     let names = |o: &[(String, Vec<u8>)]| o.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
-    assert_eq!(names(&serial), names(&split), "{name}: the same files");
     assert!(serial.len() > 5, "{name}: {:?}", names(&serial));
-    for ((file, a), (_, b)) in serial.iter().zip(&split) {
-        assert!(a == b, "{name}: {file} differs between 1 and 2 parts");
+    for (dir, n) in dirs[1..].iter().zip(parts) {
+        let split = outputs(dir);
+        assert_eq!(names(&serial), names(&split), "{name}: the same files");
+        for ((file, a), (_, b)) in serial.iter().zip(&split) {
+            assert!(a == b, "{name}: {file} differs between 1 and {n} parts");
+        }
     }
 }
 
@@ -64,19 +68,19 @@ fn alike(name: &str, sets: &[&str]) {
 /// every window, PFC and ECN across it.
 #[test]
 fn split_fabrics_write_the_serial_runs_outputs() {
-    alike("leaf_spine_capacity", &["traffic.0.duration=200us"]);
-    alike(
-        "fat_tree_websearch_generated",
-        &["traffic.0.duration=200us"],
-    );
-    alike("ecmp", &[]);
+    let short = ["traffic.0.duration=200us"];
+    alike("leaf_spine_capacity", &short, &["2", "3", "4"]);
+    alike("fat_tree_websearch_generated", &short, &["2", "4"]);
+    alike("ecmp", &[], &["2"]);
 }
 
 /// Incasts, with DCQCN and HPCC's telemetry on the frames that cross the
-/// cut, and bonds whose slaves the taps record.
+/// cut (a star's senders spread over the parts after the first), and
+/// bonds whose slaves the taps record.
 #[test]
 fn split_incasts_and_bonds_write_the_serial_runs_outputs() {
-    alike("dcqcn_convergence", &[]);
-    alike("hpcc_2to1", &[]);
-    alike("lag_hash", &[]);
+    alike("dcqcn_convergence", &[], &["2", "4"]);
+    alike("hpcc_16to1", &[], &["2", "4"]);
+    alike("hpcc_2to1", &[], &["2", "3"]);
+    alike("lag_hash", &[], &["2"]);
 }

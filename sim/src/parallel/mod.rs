@@ -1,5 +1,7 @@
 //! The parallel run: a world cut into parts, each simulated on a thread of
-//! its own (`[sim] partitions = 2`), as a layer over the model. This layer
+//! its own (`[sim] partitions = N`), as a layer over the model. Two parts
+//! meet through the protocol drawn here; three or more through a simpler
+//! coordinator ([`many`]). This layer
 //! cuts the fabric ([`plan`]), builds one world per part and tells each
 //! which components are its own; the model runs a part's window of events
 //! and sends the frames for the other part's ports away
@@ -41,6 +43,7 @@
 //! checks it on the shipped fabrics.
 
 mod affinity;
+mod many;
 pub mod plan;
 
 use std::cell::UnsafeCell;
@@ -56,6 +59,9 @@ use rocesim_model::world::{FlowTally, Progress, World, limit};
 pub use plan::{Cut, Plan};
 use rocesim_scenario::{BuildOptions, KeyPath, ModelError, Scenario};
 
+/// The most parts a run may be cut into.
+const MAX_PARTS: u32 = 64;
+
 /// A world ready to run: serial, or cut into parts that run in parallel.
 pub struct Simulation {
     /// The run's name (the scenario's `name`, or its file's stem).
@@ -64,8 +70,8 @@ pub struct Simulation {
     stop_at: Option<Ps>,
     /// The world of a serial run, or part 0 of a partitioned one.
     world: World,
-    /// Part 1 of a partitioned run, and the cut.
-    twin: Option<(Box<World>, Plan)>,
+    /// Parts 1 and up of a partitioned run, and the cut.
+    twin: Option<(Vec<World>, Plan)>,
     /// The unsourced defaults the scenario runs on
     /// ([`rocesim_scenario::assumptions`]).
     assumptions: Vec<String>,
@@ -96,28 +102,40 @@ impl Simulation {
         let key = || KeyPath::root().key("sim").key("partitions");
         let mut world = rocesim_scenario::build_world(sc, opts)?;
         let twin = match sc.sim.partitions.unwrap_or(1) {
+            0 => {
+                return Err(
+                    ModelError::new(key(), "0 partitions: at least 1".to_string())
+                        .hint("1 runs the fabric on one thread, N cuts it into N parts"),
+                );
+            }
             1 => None,
-            2 => {
-                let plan = plan::plan(&world).map_err(|e| {
+            n @ 2..=MAX_PARTS => {
+                let plan = plan::plan(&world, n as u8).map_err(|e| {
                     ModelError::new(key(), format!("cannot split this scenario: {e}"))
-                        .hint("set `partitions = 1` (the default)")
+                        .hint("set `partitions = 1` (the default), or fewer parts")
                 })?;
-                // The twin's taps are those `world` opened, handed over.
-                let no_taps = BuildOptions { tap_dir: None };
-                let mut twin = rocesim_scenario::build_world(sc, &no_taps)?;
                 let (hosts, switches) = plan.mask(0);
+                let mut others = Vec::new();
+                for part in 1..n as u8 {
+                    // A part's taps are those `world` opened, handed over.
+                    let no_taps = BuildOptions { tap_dir: None };
+                    let mut other = rocesim_scenario::build_world(sc, &no_taps)?;
+                    let (hosts, switches) = plan.mask(part);
+                    other.confine(&hosts, &switches);
+                    others.push(other);
+                }
                 world.confine(&hosts, &switches);
-                let (hosts, switches) = plan.mask(1);
-                twin.confine(&hosts, &switches);
-                world.hand_over_taps(&mut twin);
-                Some((Box::new(twin), plan))
+                for other in &mut others {
+                    world.hand_over_taps(other);
+                }
+                Some((others, plan))
             }
             n => {
                 return Err(ModelError::new(
                     key(),
-                    format!("{n} partitions: 1 or 2 are supported"),
+                    format!("{n} partitions: at most {MAX_PARTS} are supported"),
                 )
-                .hint("2 runs the fabric's two halves on two threads"));
+                .hint("about one part per core: the parts meet after every window"));
             }
         };
         Ok(Simulation {
@@ -142,7 +160,9 @@ impl Simulation {
 
     /// The parts the run is split into.
     pub fn partitions(&self) -> u32 {
-        if self.twin.is_some() { 2 } else { 1 }
+        self.twin
+            .as_ref()
+            .map_or(1, |(others, _)| 1 + others.len() as u32)
     }
 
     /// The plan of a partitioned world's cut; `None` for a serial one.
@@ -160,8 +180,10 @@ impl Simulation {
     /// port.
     pub fn open_taps(&mut self, sc: &Scenario, dir: &Path) -> Result<(), ModelError> {
         rocesim_scenario::open_taps(&mut self.world, sc, dir)?;
-        if let Some((twin, _)) = self.twin.as_mut() {
-            self.world.hand_over_taps(twin);
+        if let Some((others, _)) = self.twin.as_mut() {
+            for other in others {
+                self.world.hand_over_taps(other);
+            }
         }
         Ok(())
     }
@@ -175,7 +197,7 @@ impl Simulation {
             twin,
             assumptions,
         } = self;
-        let Some((twin, plan)) = twin else {
+        let Some((mut others, plan)) = twin else {
             world.run(stop_at, progress);
             return Finished {
                 name,
@@ -184,7 +206,12 @@ impl Simulation {
                 leftover: Leftover::default(),
             };
         };
-        let (left, leftover) = run(&mut world, *twin, plan.lookahead, stop_at, progress);
+        let (left, leftover) = if others.len() == 1 {
+            let twin = others.pop().expect("one other part");
+            run(&mut world, twin, plan.lookahead, stop_at, progress)
+        } else {
+            many::run(&mut world, others, &plan, stop_at, progress)
+        };
         world.end_run(stop_at, left, progress);
         Finished {
             name,

@@ -1,11 +1,13 @@
 //! How a fabric is cut into the parts of a parallel run.
 //!
-//! Switches by tier (their distance from the hosts), each tier's first
-//! half by index to part 0, the rest to part 1, so that a fat-tree's pods
-//! (numbered in order) stay whole; a host goes with the switch it hangs
-//! from. A fabric with one switch next to the hosts (a star) puts the
-//! senders (the flows' and workloads' clients) in part 1 and the switch
-//! and the receivers in part 0: a request crosses once, its ACK once.
+//! Switches by tier (their distance from the hosts), each tier cut by
+//! index into `n` runs of (nearly) equal length, the first to part 0, so
+//! that a fat-tree's pods (numbered in order) stay whole as far as `n`
+//! allows; a host goes with the switch it hangs from. A fabric with one
+//! switch next to the hosts (a star) puts the senders (the flows' and
+//! workloads' clients), cut into `n - 1` runs by index, in parts 1 and
+//! up, and the switch and the receivers in part 0: a request crosses
+//! once, its ACK once.
 //!
 //! Parts only meet on links, and a frame sent on a link arrives at least
 //! the link's delay later: the smallest delay across the cut (the plan's
@@ -28,8 +30,9 @@ pub struct Plan {
     pub lookahead: Ps,
 }
 
-/// Cuts world `w` in two, or says why it cannot be.
-pub fn plan(w: &World) -> Result<Plan, String> {
+/// Cuts world `w` into `n` parts (2 or more), or says why it cannot be.
+pub fn plan(w: &World, n: u8) -> Result<Plan, String> {
+    debug_assert!(n >= 2);
     let refuse = |what: &str| Err(format!("{what} need one partition"));
     if w.reroute.is_some() {
         return refuse("re-routing on link changes (`[topology] reroute`)");
@@ -92,20 +95,28 @@ pub fn plan(w: &World) -> Result<Plan, String> {
         // crosses once each way (a request in, its ACK out), and the
         // senders' QP work weighs about what the switch's and the
         // receivers' hops do.
+        let mut senders = vec![false; w.hosts.len()];
         for p in &w.pending {
-            host_part[p.client_host() as usize] = 1;
+            senders[p.client_host() as usize] = true;
         }
         for q in &w.qps {
             if q.role == Role::Client {
-                host_part[q.host as usize] = 1;
+                senders[q.host as usize] = true;
+            }
+        }
+        let senders: Vec<usize> = (0..senders.len()).filter(|&h| senders[h]).collect();
+        for (part, run) in runs(senders.len(), n - 1).into_iter().enumerate() {
+            for &h in &senders[run] {
+                host_part[h] = 1 + part as u8;
             }
         }
     } else {
         for t in 1..=level {
             let of_tier: Vec<usize> = (0..tier.len()).filter(|&s| tier[s] == t).collect();
-            let half = of_tier.len().div_ceil(2);
-            for &s in &of_tier[half..] {
-                switch_part[s] = 1;
+            for (part, run) in runs(of_tier.len(), n).into_iter().enumerate() {
+                for &s in &of_tier[run] {
+                    switch_part[s] = part as u8;
+                }
             }
         }
         // A host goes with the switch of its first port.
@@ -129,12 +140,12 @@ pub fn plan(w: &World) -> Result<Plan, String> {
             Owner::Host { host, .. } => host_part[host as usize],
         })
         .collect();
-    if !port_part.contains(&0) || !port_part.contains(&1) {
-        return Err(
-            "the cut leaves a part empty: one switch and no host that sends (a star's senders \
-             are its second part)"
-                .into(),
-        );
+    if let Some(empty) = (0..n).find(|p| !port_part.contains(p)) {
+        return Err(format!(
+            "the cut leaves part {empty} of {n} empty: a tier of the fabric has fewer switches \
+             than parts, or a star fewer hosts that send than parts after the first (a star's \
+             senders are its other parts)"
+        ));
     }
     let lookahead = w
         .ports
@@ -160,12 +171,21 @@ pub fn plan(w: &World) -> Result<Plan, String> {
     })
 }
 
+/// `len` items cut into `n` runs in order, the first ones the longer by
+/// one where they cannot all be equal.
+fn runs(len: usize, n: u8) -> Vec<std::ops::Range<usize>> {
+    let n = usize::from(n);
+    (0..n)
+        .map(|i| (i * len).div_ceil(n)..((i + 1) * len).div_ceil(n))
+        .collect()
+}
+
 /// How a world is cut, as `rocesim check` tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
     /// Switches and hosts of each part.
-    pub switches: [usize; 2],
-    pub hosts: [usize; 2],
+    pub switches: Vec<usize>,
+    pub hosts: Vec<usize>,
     /// Links between the parts, and the smallest delay of a frame across.
     pub links: usize,
     pub lookahead: Ps,
@@ -184,12 +204,18 @@ impl Plan {
                 plan.port_part[a as usize] != plan.port_part[b as usize]
             })
             .count();
+        let parts = self.parts();
         Cut {
-            switches: [count(&plan.switch_part, 0), count(&plan.switch_part, 1)],
-            hosts: [count(&plan.host_part, 0), count(&plan.host_part, 1)],
+            switches: (0..parts).map(|p| count(&plan.switch_part, p)).collect(),
+            hosts: (0..parts).map(|p| count(&plan.host_part, p)).collect(),
             links,
             lookahead: plan.lookahead,
         }
+    }
+
+    /// The number of parts.
+    pub fn parts(&self) -> u8 {
+        self.port_part.iter().max().map_or(1, |m| m + 1)
     }
 
     /// Part `me`'s hosts and switches (`true`: in the part).

@@ -217,8 +217,10 @@ fn what_cannot_be_split_is_refused() {
     assert!(e.contains("ARP on the wire"), "{e}");
     let e = err("failover.toml", &["sim.partitions=2"]);
     assert!(e.contains("need one partition"), "{e}");
-    let e = err("leaf_spine_capacity.toml", &["sim.partitions=3"]);
-    assert!(e.contains("3 partitions: 1 or 2 are supported"), "{e}");
+    let e = err("leaf_spine_capacity.toml", &["sim.partitions=65"]);
+    assert!(e.contains("65 partitions: at most 64"), "{e}");
+    let e = err("lag_hash.toml", &["sim.partitions=3"]);
+    assert!(e.contains("part 2 of 3 empty"), "{e}");
     let e = err("leaf_spine_capacity.toml", &["sim.partitions=0"]);
     assert!(e.contains("0 partitions"), "{e}");
 }

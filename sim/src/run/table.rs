@@ -39,11 +39,12 @@ pub fn check_line(
                 plural(c.hosts[i] as u64, "host")
             )
         };
+        let parts: Vec<String> = (0..c.switches.len()).map(part).collect();
         let _ = writeln!(
             s,
-            "  partitions = 2: {} | {}, across {} (windows of {})",
-            part(0),
-            part(1),
+            "  partitions = {}: {}, across {} (windows of {})",
+            parts.len(),
+            parts.join(" | "),
             plural(c.links as u64, "link"),
             c.lookahead
         );

@@ -134,11 +134,11 @@ pub struct SimCfg {
     /// floating point and truncates them to its 1 ns clock, so that its
     /// 400G link sends a 1048-byte frame in 20 ns instead of 20.96.
     pub tx_time_step: Option<Dur>,
-    /// Split the fabric into this many parts (1 or 2), each simulated on
+    /// Split the fabric into this many parts (1 to 64), each simulated on
     /// a thread of its own in windows of the smallest link delay between
-    /// them (`rocesim::parallel`, [`rocesim_model::world::part`]). Equal-time events of different parts are
-    /// ordered by part, not by insertion, so the outputs are a function
-    /// of the scenario, the seed and this number.
+    /// them (`rocesim::parallel`, [`rocesim_model::world::part`]). Events
+    /// of equal time keep one order whatever the cut
+    /// ([`rocesim_model::engine`]), so the outputs do not depend on it.
     pub partitions: Option<u32>,
 }
 
