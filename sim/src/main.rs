@@ -332,6 +332,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             warnings.extend(more);
             warnings.extend(table::cc_warnings(w));
             out!("{}", table::ets_report(w));
+            out!("{}", run::Estimate::of(s).report());
             if !sim.assumptions().is_empty() {
                 // What the numbers of a run rest on besides the scenario.
                 outln!("assumptions (defaults without a source; set the key to choose):");

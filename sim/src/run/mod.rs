@@ -58,6 +58,7 @@ pub mod counters;
 mod csv;
 pub mod devices;
 mod error;
+pub mod estimate;
 pub mod fct;
 mod figures;
 mod grid;
@@ -79,6 +80,7 @@ mod tx_done_tests;
 
 pub use csv::{ports_csv, qps_csv};
 pub use error::RunError;
+pub use estimate::Estimate;
 pub use grid::{Axis, SweepRow, mean_min_max, parse_axis, parse_seeds, same_outcome};
 pub use lifecycle::{RunOptions, check, default_out, progress_fraction, run};
 pub use outputs::write_outputs;
