@@ -74,6 +74,11 @@ enum Cmd {
         /// No progress bar (there is none when stderr is not a terminal).
         #[arg(long, short)]
         quiet: bool,
+        /// Run even when the estimated peak memory (`rocesim check` prints
+        /// it) exceeds the memory available (MemAvailable of /proc/meminfo,
+        /// or the environment's ROCESIM_MEM_AVAILABLE, bytes).
+        #[arg(long)]
+        force: bool,
     },
     /// Validate a scenario without running it.
     Check {
@@ -293,6 +298,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             taps,
             format,
             quiet,
+            force,
         } => {
             let mut bar = bar(quiet);
             let opts = RunOptions {
@@ -301,6 +307,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 sets,
                 taps,
                 exits_after: true,
+                force,
             };
             let (s, dir) = run::run(&scenario, &opts, &mut bar)?;
             if let Some(b) = bar.bar {

@@ -109,3 +109,56 @@ fn estimate_within_1_5x_of_a_real_run() {
         e.events
     );
 }
+
+/// A run whose estimate exceeds the memory available is refused before
+/// it starts: exit status 2, a message naming the estimate, its largest
+/// term and `--force`, and no run directory; `--force` runs it.
+#[test]
+fn run_refused_when_estimate_exceeds_available_memory() {
+    let dir = std::env::temp_dir().join(format!("rocesim-refuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(&file, ONE_WORKLOAD).unwrap();
+    let loaded = load(&file, &[]).unwrap();
+    let peak = Estimate::of(&loaded.scenario).peak_bytes();
+    let out = dir.join("run");
+    let run = |available: u64, force: bool| {
+        let mut c = Command::new(BIN);
+        c.arg("run").arg(&file).arg("--out").arg(&out).arg("-q");
+        if force {
+            c.arg("--force");
+        }
+        c.env("ROCESIM_MEM_AVAILABLE", available.to_string())
+            .output()
+            .unwrap()
+    };
+    let refused = run(peak - 1, false);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("would need about"), "{err}");
+    assert!(err.contains("the largest part: "), "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert!(!out.exists());
+    assert!(std::fs::read_dir(&dir).unwrap().count() == 1, "nothing but s.toml");
+    // Just enough: it runs.
+    let ran = run(peak, false);
+    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(out.join("summary.json").exists());
+    std::fs::remove_dir_all(&out).unwrap();
+    let forced = run(1, true);
+    assert!(forced.status.success());
+    assert!(out.join("summary.json").exists());
+    // A value that is no number of bytes names the variable.
+    let bad = Command::new(BIN)
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .env("ROCESIM_MEM_AVAILABLE", "lots")
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("ROCESIM_MEM_AVAILABLE=lots"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -404,3 +404,90 @@ impl Hops {
         dist
     }
 }
+
+/// The environment variable that stands for `/proc/meminfo`'s
+/// MemAvailable (bytes): a test, or a user who knows better than the
+/// kernel's guess, sets it.
+pub const MEM_AVAILABLE_ENV: &str = "ROCESIM_MEM_AVAILABLE";
+
+/// The memory the machine can give a new process, bytes:
+/// `ROCESIM_MEM_AVAILABLE`, else MemAvailable of `/proc/meminfo`; `None`
+/// where neither is known (other operating systems): no refusal then.
+pub fn mem_available() -> Result<Option<u64>, String> {
+    if let Ok(v) = std::env::var(MEM_AVAILABLE_ENV) {
+        return v.trim().parse::<u64>().map(Some).map_err(|_| {
+            format!(
+                "{MEM_AVAILABLE_ENV}={v}: not a number of bytes (e.g. {MEM_AVAILABLE_ENV}=8000000000)"
+            )
+        });
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return Ok(None);
+    };
+    Ok(meminfo_available(&info))
+}
+
+/// MemAvailable of a `/proc/meminfo` text, bytes.
+fn meminfo_available(info: &str) -> Option<u64> {
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `rocesim run`'s guard: an error naming the estimate, its largest term
+/// and what to do, when the run's estimated peak exceeds `available`.
+pub fn refuse_if_too_large(e: &Estimate, available: Option<u64>) -> Result<(), String> {
+    let Some(available) = available else {
+        return Ok(());
+    };
+    let peak = e.peak_bytes();
+    if peak <= available {
+        return Ok(());
+    }
+    let big = e.largest();
+    Err(format!(
+        "this run would need about {} of memory at its peak (estimated; the largest part: {} {}, \
+         {} of them), more than the {} this machine has available (MemAvailable, or \
+         {MEM_AVAILABLE_ENV}); nothing was run or written\n  \
+         hint: `--force` runs it anyway; a smaller fabric (e.g. --set topology.k=...), a shorter \
+         traffic duration (--set traffic.0.duration=...) or fewer time-series samples (a longer \
+         --set sim.sample_interval=...) make it smaller; `rocesim check` prints every part",
+        human_bytes(peak),
+        human_bytes(big.bytes),
+        big.what,
+        big.count,
+        human_bytes(available),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_line() {
+        let info = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(meminfo_available(info), Some(20_000_000 * 1024));
+        assert_eq!(meminfo_available("MemTotal: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn refusal_names_the_estimate_and_largest_term() {
+        let e = Estimate {
+            terms: vec![
+                Term { what: "ports", count: 10, bytes: 3_000_000_000 },
+                Term { what: "hosts", count: 2, bytes: 1_000_000_000 },
+            ],
+            events: 1,
+            packet_hops: 1,
+            flows: 0,
+            span: Ps::ZERO,
+        };
+        assert_eq!(refuse_if_too_large(&e, None), Ok(()));
+        assert_eq!(refuse_if_too_large(&e, Some(4_000_000_000)), Ok(()));
+        let msg = refuse_if_too_large(&e, Some(3_999_999_999)).unwrap_err();
+        assert!(msg.contains("about 4.00 GB"), "{msg}");
+        assert!(msg.contains("3.00 GB ports, 10 of them"), "{msg}");
+        assert!(msg.contains("--force"), "{msg}");
+    }
+}

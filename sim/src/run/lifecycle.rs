@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use super::atomic_dir::{check_replaceable, write_dir_atomically};
 use super::error::RunError;
+use super::estimate;
 use super::outputs::write_outputs;
 use super::summary::Summary;
 use super::sysfs;
@@ -36,6 +37,9 @@ pub struct RunOptions {
     /// written. Its capture files are closed before the outputs are
     /// written, so nothing waits on its drop.
     pub exits_after: bool,
+    /// `--force`: run even when the estimated peak memory exceeds what
+    /// the machine has available ([`super::estimate`]).
+    pub force: bool,
 }
 
 /// Adds the `--tap PORT[:SNAPLEN]` capture points to a loaded scenario:
@@ -125,6 +129,13 @@ pub fn run(
     let mut loaded = scenario::load(path, &sets)?;
     let file_taps = loaded.scenario.taps.len();
     add_taps(&mut loaded, &opts.taps)?;
+    // Before the world is built (a fabric of thousands of hosts takes
+    // gigabytes to build): a run that cannot fit is refused here.
+    if !opts.force {
+        let available = estimate::mem_available().map_err(RunError::Usage)?;
+        estimate::refuse_if_too_large(&estimate::Estimate::of(&loaded.scenario), available)
+            .map_err(RunError::Usage)?;
+    }
     // Built (so checked) in full before the file system is touched; the
     // taps' files are created in the run directory after.
     let mut sim = build_checked(&loaded, file_taps, &opts.taps)?;
