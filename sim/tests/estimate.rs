@@ -140,10 +140,17 @@ fn run_refused_when_estimate_exceeds_available_memory() {
     assert!(err.contains("the largest part: "), "{err}");
     assert!(err.contains("--force"), "{err}");
     assert!(!out.exists());
-    assert!(std::fs::read_dir(&dir).unwrap().count() == 1, "nothing but s.toml");
+    assert!(
+        std::fs::read_dir(&dir).unwrap().count() == 1,
+        "nothing but s.toml"
+    );
     // Just enough: it runs.
     let ran = run(peak, false);
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
     assert!(out.join("summary.json").exists());
     std::fs::remove_dir_all(&out).unwrap();
     let forced = run(1, true);

@@ -475,8 +475,16 @@ mod tests {
     fn refusal_names_the_estimate_and_largest_term() {
         let e = Estimate {
             terms: vec![
-                Term { what: "ports", count: 10, bytes: 3_000_000_000 },
-                Term { what: "hosts", count: 2, bytes: 1_000_000_000 },
+                Term {
+                    what: "ports",
+                    count: 10,
+                    bytes: 3_000_000_000,
+                },
+                Term {
+                    what: "hosts",
+                    count: 2,
+                    bytes: 1_000_000_000,
+                },
             ],
             events: 1,
             packet_hops: 1,

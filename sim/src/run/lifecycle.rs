@@ -15,6 +15,7 @@ use super::atomic_dir::{check_replaceable, write_dir_atomically};
 use super::error::RunError;
 use super::estimate;
 use super::outputs::write_outputs;
+use super::series::Selection;
 use super::summary::Summary;
 use super::sysfs;
 use crate::parallel::Simulation;
@@ -144,14 +145,18 @@ pub fn run(
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
     check_replaceable(&out, "summary.json", "rocesim run")?;
+    // A large fabric's summary of series and trees, or all of them.
+    let mut sel = Selection::of(&loaded.scenario, sim.world()).map_err(RunError::Usage)?;
     let s = write_dir_atomically(&out, "run", |tmp| {
         sim.open_taps(&loaded.scenario, tmp)
             .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
         // The hosts' sysfs trees as they boot go to disk while it runs.
         // A partitioned run has both cores: the tree is written after it,
         // where it does not hold up one part (and so both) while it runs.
-        let sysfs = match (loaded.scenario.output.sysfs(), sim.partitions()) {
+        let trees = sel.all || sel.hosts.contains(&true);
+        let sysfs = match (loaded.scenario.output.sysfs() && trees, sim.partitions()) {
             (false, _) => sysfs::When::Never,
+            (true, _) if !sel.all => sysfs::When::AtEnd,
             (true, 1) => sysfs::When::Early(sysfs::Early::start(sim.world(), tmp)),
             (true, _) => sysfs::When::AtEnd,
         };
@@ -161,8 +166,17 @@ pub fn run(
         done.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
         done.world.finish().map_err(RunError::Output)?;
-        let s = write_outputs(&done.name, &done.world, &done.assumptions, tmp, wall, sysfs)
-            .map_err(RunError::Output)?;
+        sel.add_busiest(&done.world);
+        let s = write_outputs(
+            &done.name,
+            &done.world,
+            &done.assumptions,
+            tmp,
+            wall,
+            sysfs,
+            &sel,
+        )
+        .map_err(RunError::Output)?;
         Ok((s, done.world))
     })?;
     let (s, w) = s;

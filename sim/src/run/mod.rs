@@ -69,6 +69,7 @@ pub mod plot;
 pub mod prom;
 mod queues;
 mod rate_plots;
+pub mod series;
 mod shard;
 mod shortlist;
 pub mod summary;
