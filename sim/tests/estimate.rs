@@ -60,6 +60,8 @@ fn packet_hops_and_terms_by_hand() {
 
 /// Peak RSS (kB) and summary.json's events of a real run of `args`.
 #[cfg(target_os = "linux")]
+// The child is reaped by wait4, which also gives its peak RSS.
+#[allow(clippy::zombie_processes)]
 fn measured_run(args: &[&str], out: &Path) -> (u64, u64) {
     let child = Command::new(BIN)
         .arg("run")

@@ -24,6 +24,9 @@ fn csv(path: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A tier's tx, rx and queued bytes at one time, and its ports.
+type TierSum<'a> = (u64, u64, u64, BTreeSet<&'a str>);
+
 #[test]
 fn summary_series_against_all() {
     let dir = tmp("series_summary");
@@ -81,7 +84,7 @@ fn summary_series_against_all() {
         p if p.starts_with("core") => "core",
         p => panic!("{p}"),
     };
-    let mut sums: BTreeMap<(u64, &str), (u64, u64, u64, BTreeSet<&str>)> = BTreeMap::new();
+    let mut sums: BTreeMap<(u64, &str), TierSum> = BTreeMap::new();
     for r in &rows_all {
         let e = sums
             .entry((r[0].parse().unwrap(), tier_of(&r[1])))

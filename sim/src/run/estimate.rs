@@ -252,7 +252,7 @@ impl Estimate {
             },
         ];
         terms.retain(|t| t.count > 0);
-        terms.sort_by(|a, b| b.bytes.cmp(&a.bytes));
+        terms.sort_by_key(|t| std::cmp::Reverse(t.bytes));
         let events = (EVENTS_PER_HOP * packet_hops as f64) as u64 + EVENTS_PER_FLOW * flows + ticks;
         Estimate {
             terms,
