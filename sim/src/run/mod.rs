@@ -23,14 +23,19 @@
 //!
 //! ```text
 //!   sweep.rs        runs a grid: each point checked and run as lifecycle.rs does
-//!   lifecycle.rs    rocesim check / run: load, build, run, write into a directory
+//!   lifecycle.rs    rocesim check / run: load, (refuse,) build, run, write into a directory
 //!   outputs.rs      every file of a run directory, on two threads
+//!   estimate.rs     a run's peak memory and events, before it   series.rs  all series, or a large fabric's summary
 //!   table.rs        what rocesim prints       figures.rs  the summary as QpFigures
 //!   summary.rs      summary.json              shard.rs    slices of a grid, and their merge
 //!   csv.rs  prom.rs  sysfs.rs  collectives.rs  rate_plots.rs  queues.rs  fct.rs  grid.rs  atomic_dir.rs
 //!   counters.rs  devices.rs  intervals.rs  shortlist.rs  plot.rs  error.rs
 //! ```
 //!
+//! * [`estimate`]: a run's estimated peak memory and events (`rocesim
+//!   check` prints it, `rocesim run` refuses a run that would not fit);
+//!   [`series`]: which series, trees and counters a run writes (`[output]
+//!   series`: all, or a large fabric's summary).
 //! * `lifecycle.rs`: [`check`] and [`run`] ([`RunOptions`]); `outputs.rs`:
 //!   [`write_outputs`], the list of a run directory's files;
 //!   `atomic_dir.rs`: a run (or sweep) directory appears whole or not at
