@@ -156,6 +156,21 @@ fn unknown_output_port_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("output.ports[0]: no port `core9.p1`"), "{err}");
     assert!(!dir.join("run").exists());
+    // rocesim check says the same.
+    let o = bin()
+        .arg("check")
+        .arg(bench())
+        .args([
+            "--set",
+            "topology.k=4",
+            "--set",
+            "output.hosts=[\"host16\"]",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("output.hosts[0]: no host `host16`"), "{err}");
 }
 
 /// The default: every series up to 512 hosts (k = 12: 432), a summary

@@ -49,11 +49,8 @@ impl Selection {
     /// The selection `sc`'s `[output]` asks for in its run's world `w`
     /// (built, not yet run: the busiest ports are chosen at the end,
     /// [`Selection::add_busiest`]). An unknown port or host is an error
-    /// naming the key.
+    /// naming the key, in an all-series run too.
     pub fn of(sc: &Scenario, w: &World) -> Result<Selection, String> {
-        if sc.output.all_series(sc.hosts.len()) {
-            return Ok(Selection::all(w));
-        }
         let port_index: HashMap<&str, usize> =
             w.ports().enumerate().map(|(i, p)| (p.name(), i)).collect();
         let mut ports = vec![false; port_index.len()];
@@ -80,6 +77,11 @@ impl Selection {
                     )
                 })?;
             hosts[h] = true;
+        }
+        // The names are checked either way: a scenario that asks for a
+        // port it lacks is wrong whatever it writes.
+        if sc.output.all_series(sc.hosts.len()) {
+            return Ok(Selection::all(w));
         }
         let node_tier = node_tiers(sc);
         let tiers = w
