@@ -53,6 +53,8 @@
 //! ```text
 //!   run/
 //!     lifecycle.rs   rocesim check, rocesim run: load, build, run, write the run directory
+//!     estimate.rs      a run's peak memory and events, estimated before it (check prints, run refuses)
+//!     series.rs        all series, or a large fabric's summary ([output] series)
 //!     atomic_dir.rs    which appears whole or not at all (.<out>.tmp-<pid>, renamed into place)
 //!     outputs.rs     every file of a run directory, from the finished world, on two threads:
 //!       summary.rs     summary.json (Summary); counters.rs its counters under hardware names

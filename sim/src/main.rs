@@ -30,8 +30,9 @@ Examples:
       --set host.hostA.qpn_alloc=random --set host.hostB.qpn_alloc=random
 
 Exit status: 0 success, 2 bad input (a scenario or --set error names the file,
-line, column and key; a flag error names the flag), 1 the outputs could not be
-written."
+line, column and key; a flag error names the flag; a run whose estimated peak
+memory exceeds the memory available, unless --force), 1 the outputs could not
+be written."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -74,6 +75,11 @@ enum Cmd {
         /// No progress bar (there is none when stderr is not a terminal).
         #[arg(long, short)]
         quiet: bool,
+        /// Run even when the estimated peak memory (`rocesim check` prints
+        /// it) exceeds the memory available (MemAvailable of /proc/meminfo,
+        /// or the environment's ROCESIM_MEM_AVAILABLE, bytes).
+        #[arg(long)]
+        force: bool,
     },
     /// Validate a scenario without running it.
     Check {
@@ -293,6 +299,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             taps,
             format,
             quiet,
+            force,
         } => {
             let mut bar = bar(quiet);
             let opts = RunOptions {
@@ -301,6 +308,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 sets,
                 taps,
                 exits_after: true,
+                force,
             };
             let (s, dir) = run::run(&scenario, &opts, &mut bar)?;
             if let Some(b) = bar.bar {
@@ -332,6 +340,10 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             warnings.extend(more);
             warnings.extend(table::cc_warnings(w));
             out!("{}", table::ets_report(w));
+            // What the run will cost, set off from the tables above.
+            out!("\n{}", run::Estimate::of(s).report());
+            // The names `[output]` asks for, as `rocesim run` checks them.
+            run::series::Selection::of(s, w).map_err(RunError::Usage)?;
             if !sim.assumptions().is_empty() {
                 // What the numbers of a run rest on besides the scenario.
                 outln!("assumptions (defaults without a source; set the key to choose):");

@@ -88,6 +88,21 @@ fn the_book_quotes_todays_rocesim_output() {
         printed.extend(lines(&args));
     }
     printed.extend(lines(&["check", "scenarios/lag_hash.toml"]));
+    // The large-fabric section: the estimate, and the refusal it leads to.
+    let k16 = ["sim/benches/fat_tree_scale.toml", "--set", "topology.k=16"];
+    printed.extend(lines(&[&["check"][..], &k16].concat()));
+    let refused = bin()
+        .current_dir(repo())
+        .args([&["run"][..], &k16, &["--out", &out("refused")]].concat())
+        .env("ROCESIM_MEM_AVAILABLE", "300000000")
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    printed.extend(
+        String::from_utf8_lossy(&refused.stderr)
+            .lines()
+            .map(str::to_string),
+    );
 
     let (rocesim_md, cat) = quoted("rocesim.md");
     // The misspelt scenario the chapter shows, checked as `bad.toml`.

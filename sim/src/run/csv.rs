@@ -70,11 +70,15 @@ fn thousandths(v: f64) -> Option<u64> {
     clear.then(|| (m + 0.5).floor() as u64)
 }
 
-/// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`.
-pub fn ports_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
+/// `t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops`:
+/// the rows of every port, or of the ports `keep` marks (by index).
+pub fn ports_csv(w: &World, out: &mut dyn Write, keep: Option<&[bool]>) -> io::Result<()> {
     out.write_all(b"t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n")?;
     let mut row = Row(String::with_capacity(128));
     for (s, prev) in with_previous(w.port_samples(), w.ports().len(), |s| s.port as usize) {
+        if keep.is_some_and(|k| !k.get(s.port as usize).copied().unwrap_or(false)) {
+            continue;
+        }
         let (dt, dtx, drx) = prev.map_or((Ps::ZERO, 0, 0), |p| {
             (s.t - p.t, s.tx_bytes - p.tx_bytes, s.rx_bytes - p.rx_bytes)
         });
@@ -95,13 +99,25 @@ pub fn ports_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
 /// payload sent (retransmissions included) and completed, with their rates,
 /// and the rate the QP's limiter allowed at that instant (DCQCN's current
 /// rate; the line rate, or `rate_limit`, where DCQCN does not run).
-pub fn qps_csv(w: &World, out: &mut dyn Write) -> io::Result<()> {
+/// Every QP's rows, or those of the QPs of the hosts `hosts` marks (by
+/// index).
+pub fn qps_csv(w: &World, out: &mut dyn Write, hosts: Option<&[bool]>) -> io::Result<()> {
     out.write_all(
         b"t_ns,host,qpn,role,tx_payload_bytes,completed_bytes,tx_payload_gbps,goodput_gbps,retransmitted_packets,rate_gbps\n",
     )?;
     let mut row = Row(String::with_capacity(128));
+    let kept: Option<std::collections::HashSet<&str>> = hosts.map(|k| {
+        w.hosts()
+            .enumerate()
+            .filter(|(i, _)| k.get(*i).copied().unwrap_or(false))
+            .map(|(_, h)| h.name())
+            .collect()
+    });
     for (s, prev) in with_previous(w.qp_samples(), w.qp_count(), |s| s.qp as usize) {
         let q = w.qp(s.qp);
+        if kept.as_ref().is_some_and(|k| !k.contains(q.host())) {
+            continue;
+        }
         let (dt, dtx, ddone) = prev.map_or((Ps::ZERO, 0, 0), |p| {
             (
                 s.t - p.t,

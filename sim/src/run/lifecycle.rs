@@ -13,7 +13,9 @@ use std::time::Instant;
 
 use super::atomic_dir::{check_replaceable, write_dir_atomically};
 use super::error::RunError;
+use super::estimate;
 use super::outputs::write_outputs;
+use super::series::Selection;
 use super::summary::Summary;
 use super::sysfs;
 use crate::parallel::Simulation;
@@ -36,6 +38,9 @@ pub struct RunOptions {
     /// written. Its capture files are closed before the outputs are
     /// written, so nothing waits on its drop.
     pub exits_after: bool,
+    /// `--force`: run even when the estimated peak memory exceeds what
+    /// the machine has available ([`super::estimate`]).
+    pub force: bool,
 }
 
 /// Adds the `--tap PORT[:SNAPLEN]` capture points to a loaded scenario:
@@ -125,6 +130,13 @@ pub fn run(
     let mut loaded = scenario::load(path, &sets)?;
     let file_taps = loaded.scenario.taps.len();
     add_taps(&mut loaded, &opts.taps)?;
+    // Before the world is built (a fabric of thousands of hosts takes
+    // gigabytes to build): a run that cannot fit is refused here.
+    if !opts.force {
+        let available = estimate::mem_available().map_err(RunError::Usage)?;
+        estimate::refuse_if_too_large(&estimate::Estimate::of(&loaded.scenario), available)
+            .map_err(RunError::Usage)?;
+    }
     // Built (so checked) in full before the file system is touched; the
     // taps' files are created in the run directory after.
     let mut sim = build_checked(&loaded, file_taps, &opts.taps)?;
@@ -133,14 +145,18 @@ pub fn run(
         .clone()
         .unwrap_or_else(|| default_out(&loaded.name));
     check_replaceable(&out, "summary.json", "rocesim run")?;
+    // A large fabric's summary of series and trees, or all of them.
+    let mut sel = Selection::of(&loaded.scenario, sim.world()).map_err(RunError::Usage)?;
     let s = write_dir_atomically(&out, "run", |tmp| {
         sim.open_taps(&loaded.scenario, tmp)
             .map_err(|e| model_error(&loaded, file_taps, &opts.taps, e))?;
         // The hosts' sysfs trees as they boot go to disk while it runs.
         // A partitioned run has both cores: the tree is written after it,
         // where it does not hold up one part (and so both) while it runs.
-        let sysfs = match (loaded.scenario.output.sysfs(), sim.partitions()) {
+        let trees = sel.all || sel.hosts.contains(&true);
+        let sysfs = match (loaded.scenario.output.sysfs() && trees, sim.partitions()) {
             (false, _) => sysfs::When::Never,
+            (true, _) if !sel.all => sysfs::When::AtEnd,
             (true, 1) => sysfs::When::Early(sysfs::Early::start(sim.world(), tmp)),
             (true, _) => sysfs::When::AtEnd,
         };
@@ -150,8 +166,17 @@ pub fn run(
         done.check_invariants()
             .map_err(|e| RunError::Output(format!("internal invariant violated: {e}")))?;
         done.world.finish().map_err(RunError::Output)?;
-        let s = write_outputs(&done.name, &done.world, &done.assumptions, tmp, wall, sysfs)
-            .map_err(RunError::Output)?;
+        sel.add_busiest(&done.world);
+        let s = write_outputs(
+            &done.name,
+            &done.world,
+            &done.assumptions,
+            tmp,
+            wall,
+            sysfs,
+            &sel,
+        )
+        .map_err(RunError::Output)?;
         Ok((s, done.world))
     })?;
     let (s, w) = s;

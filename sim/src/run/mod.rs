@@ -23,14 +23,19 @@
 //!
 //! ```text
 //!   sweep.rs        runs a grid: each point checked and run as lifecycle.rs does
-//!   lifecycle.rs    rocesim check / run: load, build, run, write into a directory
+//!   lifecycle.rs    rocesim check / run: load, (refuse,) build, run, write into a directory
 //!   outputs.rs      every file of a run directory, on two threads
+//!   estimate.rs     a run's peak memory and events, before it   series.rs  all series, or a large fabric's summary
 //!   table.rs        what rocesim prints       figures.rs  the summary as QpFigures
 //!   summary.rs      summary.json              shard.rs    slices of a grid, and their merge
 //!   csv.rs  prom.rs  sysfs.rs  collectives.rs  rate_plots.rs  queues.rs  fct.rs  grid.rs  atomic_dir.rs
 //!   counters.rs  devices.rs  intervals.rs  shortlist.rs  plot.rs  error.rs
 //! ```
 //!
+//! * [`estimate`]: a run's estimated peak memory and events (`rocesim
+//!   check` prints it, `rocesim run` refuses a run that would not fit);
+//!   [`series`]: which series, trees and counters a run writes (`[output]
+//!   series`: all, or a large fabric's summary).
 //! * `lifecycle.rs`: [`check`] and [`run`] ([`RunOptions`]); `outputs.rs`:
 //!   [`write_outputs`], the list of a run directory's files;
 //!   `atomic_dir.rs`: a run (or sweep) directory appears whole or not at
@@ -58,6 +63,7 @@ pub mod counters;
 mod csv;
 pub mod devices;
 mod error;
+pub mod estimate;
 pub mod fct;
 mod figures;
 mod grid;
@@ -68,6 +74,7 @@ pub mod plot;
 pub mod prom;
 mod queues;
 mod rate_plots;
+pub mod series;
 mod shard;
 mod shortlist;
 pub mod summary;
@@ -79,6 +86,7 @@ mod tx_done_tests;
 
 pub use csv::{ports_csv, qps_csv};
 pub use error::RunError;
+pub use estimate::Estimate;
 pub use grid::{Axis, SweepRow, mean_min_max, parse_axis, parse_seeds, same_outcome};
 pub use lifecycle::{RunOptions, check, default_out, progress_fraction, run};
 pub use outputs::write_outputs;

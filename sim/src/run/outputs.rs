@@ -9,6 +9,7 @@ use super::fct;
 use super::prom;
 use super::queues;
 use super::rate_plots;
+use super::series::Selection;
 use super::summary::Summary;
 use super::sysfs;
 use crate::world::World;
@@ -17,7 +18,8 @@ use crate::world::World;
 /// plots of run `name`'s finished world into `dir`, on two threads;
 /// `assumptions` are the scenario's unsourced defaults.
 /// `sysfs` says whether the tree is written, and whether it was begun
-/// while the world ran.
+/// while the world ran; `sel` which series and trees (all, or a large
+/// fabric's summary, [`super::series`]).
 pub fn write_outputs(
     name: &str,
     w: &World,
@@ -25,6 +27,7 @@ pub fn write_outputs(
     dir: &Path,
     wall_s: f64,
     sysfs: sysfs::When,
+    sel: &Selection,
 ) -> Result<Summary, String> {
     let mut s = Summary::of(name, w, wall_s);
     s.assumptions = assumptions.to_vec();
@@ -62,10 +65,27 @@ pub fn write_outputs(
             }
             Ok(())
         }),
-        Box::new(|| write("counters.prom", prom::counters_prom(w, &s.counters))),
-        Box::new(|| stream("ports.csv", &|f| ports_csv(w, f))),
-        Box::new(|| sysfs::write(w, &s.counters, dir, sysfs)),
-        Box::new(|| stream("qps.csv", &|f| qps_csv(w, f))),
+        Box::new(|| {
+            write(
+                "counters.prom",
+                prom::counters_prom(w, &sel.counters(w, &s.counters)),
+            )
+        }),
+        Box::new(|| {
+            let keep = (!sel.all).then_some(&sel.ports[..]);
+            stream("ports.csv", &|f| ports_csv(w, f, keep))
+        }),
+        Box::new(|| {
+            if sel.all {
+                return Ok(());
+            }
+            stream("tiers.csv", &|f| sel.tiers_csv(w, f))
+        }),
+        Box::new(|| sysfs::write(w, &s.counters, dir, sysfs, &|h| sel.host(h))),
+        Box::new(|| {
+            let keep = (!sel.all).then_some(&sel.hosts[..]);
+            stream("qps.csv", &|f| qps_csv(w, f, keep))
+        }),
         Box::new(|| {
             stream("summary.json", &|f| {
                 serde_json::to_writer_pretty(&mut *f, &s)?;

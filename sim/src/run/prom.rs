@@ -150,7 +150,13 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
         kind: "gauge",
         series: Vec::new(),
     };
-    for m in &machines {
+    // The machines whose counters are here (all of them, but in a large
+    // fabric's summary, `super::series`).
+    let shown: std::collections::HashSet<&str> = counters
+        .keys()
+        .map(|k| k.split('.').next().unwrap_or(k))
+        .collect();
+    for m in machines.iter().filter(|m| shown.contains(m.name)) {
         for d in &m.rdma {
             let labels = Labels {
                 host: m.name,

@@ -137,8 +137,15 @@ pub fn write(
     counters: &BTreeMap<String, CounterSet>,
     dir: &Path,
     when: When,
+    shown: &(dyn Fn(usize) -> bool + Sync),
 ) -> Result<(), String> {
-    let t = || tree(w, counters, &w.hosts_taking_part());
+    let t = || {
+        let mut part = w.hosts_taking_part();
+        for (h, p) in part.iter_mut().enumerate() {
+            *p &= shown(h);
+        }
+        tree(w, counters, &part)
+    };
     match when {
         When::Never => Ok(()),
         When::AtEnd => write_tree(&t(), dir),

@@ -107,11 +107,45 @@ pub struct OutputCfg {
     /// true). A host's tree is some fifty files and directories, which on
     /// some file systems cost more than a small simulation.
     pub sysfs: Option<bool>,
+    /// `all`: every port's and QP's time series (`ports.csv`, `qps.csv`)
+    /// and every host's sysfs tree; `summary`: the series of each tier of
+    /// the fabric (`tiers.csv`), of the busiest ports and of the `ports`
+    /// and `hosts` below, the sysfs trees of those hosts. Default:
+    /// `summary` for a fabric of more than [`LARGE_FABRIC_HOSTS`] hosts,
+    /// whose run directory would be hundreds of MB, else `all`.
+    pub series: Option<SeriesMode>,
+    /// Ports (`host.nic`, `switch.port`) whose series a `summary` run
+    /// writes besides the busiest.
+    #[serde(default)]
+    pub ports: Vec<String>,
+    /// Hosts whose QPs' series and sysfs trees a `summary` run writes.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+}
+
+/// More hosts than this make a large fabric: its outputs default to
+/// `[output] series = "summary"`. The shipped scenarios (320 hosts at
+/// most) stay below it.
+pub const LARGE_FABRIC_HOSTS: usize = 512;
+
+/// `[output] series`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeriesMode {
+    All,
+    Summary,
 }
 
 impl OutputCfg {
     pub fn sysfs(&self) -> bool {
         self.sysfs.unwrap_or(true)
+    }
+    /// Whether a scenario of `hosts` hosts writes every series.
+    pub fn all_series(&self, hosts: usize) -> bool {
+        match self.series {
+            Some(m) => m == SeriesMode::All,
+            None => hosts <= LARGE_FABRIC_HOSTS,
+        }
     }
 }
 
