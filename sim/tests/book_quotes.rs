@@ -94,7 +94,7 @@ fn the_book_quotes_todays_rocesim_output() {
     let refused = bin()
         .current_dir(repo())
         .args([&["run"][..], &k16, &["--out", &out("refused")]].concat())
-        .env("ROCESIM_MEM_AVAILABLE", "300000000")
+        .env("ROCESIM_MEM_AVAILABLE", "200000000")
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));

@@ -57,13 +57,16 @@ const PER_HOST: u64 = 12_500;
 const PER_PORT: u64 = 10_600;
 const PER_ROUTE_HOP: u64 = 24;
 /// Each switch knows every host's MAC (its FDB starts as learned) and
-/// the address of each attached one.
-const PER_SWITCH_HOST: u64 = 605;
+/// the address of each attached one. (605 bytes before generated routes
+/// were summarised: one /24 per host and switch, spelled out in the
+/// lowered scenario; refitted 2026-12-04 on split runs of
+/// `fat_tree_scale` at k = 8, 16, 24, 32: 74, 307, 917, 2,006 MB.)
+const PER_SWITCH_HOST: u64 = 80;
 const PER_FLOW: u64 = 28_000;
 const PER_TAP: u64 = 160 << 10;
 /// Events per packet hop: the frame's end of transmission at the port,
 /// its arrival at the peer, and a share of the host's send scheduling.
-const EVENTS_PER_HOP: f64 = 1.8;
+const EVENTS_PER_HOP: f64 = 1.7;
 const EVENTS_PER_FLOW: u64 = 12;
 
 /// One term of the memory estimate.
