@@ -10,7 +10,7 @@ use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_has
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-const SHIPPED: [&str; 10] = [
+const SHIPPED: [&str; 14] = [
     "lag_hash",
     "retry_exceeded",
     "failover",
@@ -22,6 +22,9 @@ const SHIPPED: [&str; 10] = [
     "cc_compare",
     "rail_fabric",
     "nccl_allreduce",
+    "nccl_allreduce_small",
+    "nccl_alltoall",
+    "nccl_retry_exceeded",
 ];
 
 fn mac(s: &str) -> [u8; 6] {
