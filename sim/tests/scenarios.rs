@@ -10,7 +10,7 @@ use roce_codec::hash::{FlowKeys, XmitHashPolicy, bond_slave_index, bond_xmit_has
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-const SHIPPED: [&str; 14] = [
+const SHIPPED: [&str; 15] = [
     "lag_hash",
     "retry_exceeded",
     "failover",
@@ -25,6 +25,7 @@ const SHIPPED: [&str; 14] = [
     "nccl_allreduce_small",
     "nccl_alltoall",
     "nccl_retry_exceeded",
+    "nccl_ecmp",
 ];
 
 fn mac(s: &str) -> [u8; 6] {
