@@ -20,6 +20,7 @@ use std::collections::BinaryHeap;
 use core::net::Ipv4Addr;
 
 use super::plan::{self, ConnSpec, OpPlan, Topo};
+use super::ready::Ready;
 use super::{CollectiveSpec, test_size};
 use crate::time::Ps;
 use crate::transport::{QpWorkloadStats, RcQp, Verb, WcStatus, WorkRequest};
@@ -156,7 +157,8 @@ pub struct Collective {
     wakes: Vec<u32>,
     woken: Vec<bool>,
     reported: Option<Ps>,
-    dirty: bool,
+    /// Lanes that may step ([`Ready`]).
+    ready: Ready,
     stats: Vec<QpWorkloadStats>,
     results: Vec<CollectiveResult>,
     finished: bool,
@@ -254,7 +256,7 @@ impl Collective {
             wakes: Vec::new(),
             woken: vec![false; 2 * nqp],
             reported: None,
-            dirty: false,
+            ready: Ready::default(),
             stats: vec![QpWorkloadStats::default(); nqp],
             results: Vec::new(),
             finished: false,
@@ -355,7 +357,7 @@ impl Collective {
                 if let Some(n) = self.conns[c as usize].net.as_mut() {
                     n.done[q as usize] += 1;
                 }
-                self.dirty = true;
+                self.ready.senders_of(c);
             } else {
                 st.failed += 1;
                 st.first_error.get_or_insert(comp.status);
@@ -394,7 +396,7 @@ impl Collective {
                 if let Some(n) = self.conns[c as usize].net.as_mut() {
                     n.inbound[q as usize] += 1;
                 }
-                self.dirty = true;
+                self.ready.receivers_of(c);
             }
         }
         self.progress(now);
@@ -499,24 +501,30 @@ impl Collective {
                 break;
             }
             self.timers.pop();
-            self.dirty = true;
             match tm {
                 Timer::Start => self.start_batch(now),
-                Timer::Arrive { conn } => self.conns[conn as usize].arrived += 1,
+                Timer::Arrive { conn } => {
+                    self.conns[conn as usize].arrived += 1;
+                    self.ready.receivers_of(conn);
+                }
                 Timer::Prim { lane } => self.finish_prim(lane as usize, now),
             }
         }
+        // Every lane that may step, in lane order, round again while any
+        // moved ([`Ready`]); a batch that ends here starts the next, whose
+        // lanes are all candidates.
+        let mut from = 0;
+        while !self.finished {
+            let Some(l) = self.ready.next(from) else {
+                break;
+            };
+            while self.try_lane(l as usize, now) {}
+            self.ready.done(l);
+            from = l + 1;
+        }
         if self.finished {
             self.timers.clear();
-            return;
-        }
-        while std::mem::take(&mut self.dirty) {
-            // A batch that ends here starts the next, with other lanes.
-            let mut l = 0;
-            while l < self.lanes.len() {
-                while self.try_lane(l, now) {}
-                l += 1;
-            }
+            self.ready.clear();
         }
     }
 
@@ -596,9 +604,11 @@ impl Collective {
         let (rank, inc, outc) = (lane.rank, lane.in_conn, lane.out_conn);
         let p = lane.prims[self.lanes[l].cursor];
         let nlanes = lane.prims.len();
+        self.ready.lane(l as u32);
         if p.recv {
             let c = inc.unwrap();
             self.conns[c as usize].consumed += 1;
+            self.ready.senders_of(c);
             self.lanes[l].recv_k += 1;
             if let Some(n) = &self.conns[c as usize].net {
                 let qp0 = n.qp0;
@@ -624,7 +634,6 @@ impl Collective {
         let run = &mut self.lanes[l];
         run.busy = false;
         run.cursor += 1;
-        self.dirty = true;
         if run.cursor == nlanes {
             let r = &mut self.ranks[rank as usize];
             r.lanes_left -= 1;
@@ -636,10 +645,11 @@ impl Collective {
 
     /// Lanes of `rank` with steps to run (an empty one is done at once).
     fn lanes_of(&self, rank: u32) -> u32 {
-        self.plan
-            .lanes
+        let lanes = &self.plan.lanes;
+        self.ready
+            .of_rank(rank)
             .iter()
-            .filter(|l| l.rank == rank && !l.prims.is_empty())
+            .filter(|&&l| !lanes[l as usize].prims.is_empty())
             .count() as u32
     }
 
@@ -659,13 +669,12 @@ impl Collective {
                 }
                 return;
             }
-            for (l, lane) in self.plan.lanes.iter().enumerate() {
-                if lane.rank == rank {
-                    self.lanes[l] = LaneRun::default();
-                }
+            for &l in self.ready.of_rank(rank) {
+                self.lanes[l as usize] = LaneRun::default();
             }
             let n = self.lanes_of(rank);
             self.ranks[rank as usize].lanes_left = n;
+            self.ready.rank(rank);
             if n > 0 {
                 return;
             }
@@ -693,6 +702,8 @@ impl Collective {
             }
         }
         self.lanes = vec![LaneRun::default(); self.plan.lanes.len()];
+        self.ready
+            .start(&self.plan, self.conns.len(), self.topo.ranks as usize);
         self.ranks_left = self.topo.ranks;
         for r in 0..self.topo.ranks {
             let n = self.lanes_of(r);
@@ -714,7 +725,6 @@ impl Collective {
                 }
             }
         }
-        self.dirty = true;
     }
 
     fn finish_batch(&mut self, now: Ps) {
