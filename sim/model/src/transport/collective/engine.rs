@@ -19,8 +19,11 @@ use std::collections::BinaryHeap;
 
 use core::net::Ipv4Addr;
 
-use super::plan::{self, ConnSpec, OpPlan, Topo};
+use super::plan::{self, ConnSpec, Lane, OpPlan, Prim, Topo};
 use super::ready::Ready;
+
+#[path = "engine_fail.rs"]
+mod fail;
 use super::{CollectiveSpec, test_size};
 use crate::time::Ps;
 use crate::transport::{QpWorkloadStats, RcQp, Verb, WcStatus, WorkRequest};
@@ -113,9 +116,21 @@ enum Timer {
 #[derive(Debug, Clone, Copy, Default)]
 struct LaneRun {
     cursor: usize,
+    /// `prims[cursor]`, kept here: trying a blocked lane reads no plan.
+    step: Option<Prim>,
     recv_k: u64,
     send_k: u64,
     busy: bool,
+}
+
+impl LaneRun {
+    /// A lane at its first step.
+    fn at(lane: &Lane) -> LaneRun {
+        LaneRun {
+            step: lane.prims.first().copied(),
+            ..LaneRun::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -566,10 +581,12 @@ impl Collective {
         let run = self.lanes[l];
         let lane = &self.plan.lanes[l];
         let rank = lane.rank;
-        if run.busy || run.cursor >= lane.prims.len() || self.ranks[rank as usize].done {
+        let Some(p) = run.step else {
+            return false;
+        };
+        if run.busy || self.ranks[rank as usize].done {
             return false;
         }
-        let p = lane.prims[run.cursor];
         let (inc, outc) = (lane.in_conn, lane.out_conn);
         if p.recv {
             let c = inc.expect("a receiving step has an in-connection");
@@ -602,7 +619,7 @@ impl Collective {
     fn finish_prim(&mut self, l: usize, now: Ps) {
         let lane = &self.plan.lanes[l];
         let (rank, inc, outc) = (lane.rank, lane.in_conn, lane.out_conn);
-        let p = lane.prims[self.lanes[l].cursor];
+        let p = self.lanes[l].step.expect("a step at the cursor");
         let nlanes = lane.prims.len();
         self.ready.lane(l as u32);
         if p.recv {
@@ -634,6 +651,7 @@ impl Collective {
         let run = &mut self.lanes[l];
         run.busy = false;
         run.cursor += 1;
+        run.step = self.plan.lanes[l].prims.get(run.cursor).copied();
         if run.cursor == nlanes {
             let r = &mut self.ranks[rank as usize];
             r.lanes_left -= 1;
@@ -670,7 +688,7 @@ impl Collective {
                 return;
             }
             for &l in self.ready.of_rank(rank) {
-                self.lanes[l as usize] = LaneRun::default();
+                self.lanes[l as usize] = LaneRun::at(&self.plan.lanes[l as usize]);
             }
             let n = self.lanes_of(rank);
             self.ranks[rank as usize].lanes_left = n;
@@ -701,7 +719,7 @@ impl Collective {
                 self.wake_server(qp0);
             }
         }
-        self.lanes = vec![LaneRun::default(); self.plan.lanes.len()];
+        self.lanes = self.plan.lanes.iter().map(LaneRun::at).collect();
         self.ready
             .start(&self.plan, self.conns.len(), self.topo.ranks as usize);
         self.ranks_left = self.topo.ranks;
@@ -760,40 +778,5 @@ impl Collective {
         } else {
             self.finished = true;
         }
-    }
-
-    /// A work completion failed on a QP of connection `c` (`sender`: its
-    /// sending end): NCCL's proxy stops progressing and nccl-tests aborts
-    /// (facts §5). The message is NCCL 2.29+'s second warning line; the
-    /// peer's bootstrap port and the NIC's `vendor_err` are not modelled.
-    fn fail(&mut self, c: u32, sender: bool, status: WcStatus) {
-        if self.finished {
-            return;
-        }
-        let info = &self.conns[c as usize].net.as_ref().unwrap().info;
-        let (local, peer, hca) = if sender {
-            (info.send_ip, info.recv_ip, &info.send_hca)
-        } else {
-            (info.recv_ip, info.send_ip, &info.recv_hca)
-        };
-        let msg = format!(
-            "NET/IB: Got completion from peer {peer} with status={}({}) opcode=IBV_WC_RDMA_WRITE(1) \
-             localGid ::ffff:{local} remoteGids ::ffff:{peer} hca {hca}",
-            status.ibv_name(),
-            status.code()
-        );
-        let b = self.batches[self.batch];
-        let t = test_size(self.spec.op, b.cmd, self.spec.datatype, self.topo.ranks);
-        self.results.push(CollectiveResult {
-            cmd_bytes: b.cmd,
-            size_bytes: t.size_bytes,
-            count: t.count,
-            time_us: 0.0,
-            algbw_gbps: 0.0,
-            busbw_gbps: 0.0,
-            error: Some(msg),
-        });
-        self.finished = true;
-        self.timers.clear();
     }
 }
