@@ -4,7 +4,7 @@
 //! commands print, and the counters and figures its prose quotes must be
 //! the runs' (`summary.json`).
 //!
-//! The commands take about two minutes in a release build and far longer
+//! The commands take about a minute in a release build and far longer
 //! in a debug one: the test runs with `cargo test --release` and is
 //! skipped (ignored) in debug builds.
 
