@@ -22,8 +22,8 @@ fn f(v: &Value, k: &str) -> f64 {
 /// latency floor, and the printed numbers obey nccl-tests' arithmetic.
 #[test]
 fn ring_all_reduce_reaches_the_bound_and_small_sizes_a_floor() {
-    let out = tmp("nccl_allreduce");
-    let o = run(&scenario("nccl_allreduce"), &out, &[]);
+    let out = tmp("nccl_allreduce_small");
+    let o = run(&scenario("nccl_allreduce_small"), &out, &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("# Avg bus bandwidth    : "), "{stdout}");
@@ -99,7 +99,7 @@ fn every_op_completes() {
     ] {
         let out = tmp(&format!("nccl_{op}"));
         let o = run(
-            &scenario("nccl_allreduce"),
+            &scenario("nccl_allreduce_small"),
             &out,
             &[
                 &format!("collective.allreduce.op={op}"),
@@ -202,7 +202,7 @@ warmup_iters = 0
 fn bad_input_is_refused_at_its_key() {
     let check = |sets: &[&str]| -> String {
         let mut c = bin();
-        c.arg("check").arg(scenario("nccl_allreduce"));
+        c.arg("check").arg(scenario("nccl_allreduce_small"));
         for s in sets {
             c.arg("--set").arg(s);
         }

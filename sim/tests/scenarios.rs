@@ -22,6 +22,10 @@ const SHIPPED: &[&str] = &[
     "cc_compare",
     "rail_fabric",
     "nccl_allreduce",
+    "nccl_allreduce_small",
+    "nccl_alltoall",
+    "nccl_retry_exceeded",
+    "nccl_ecmp",
 ];
 
 fn mac(s: &str) -> [u8; 6] {

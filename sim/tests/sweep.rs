@@ -429,3 +429,54 @@ fn cc_compare_sweeps_the_algorithms() {
             .all(|r| r["max_link_utilisation"].as_f64().unwrap() > 0.0)
     );
 }
+
+/// A sweep of a scenario with a collective addresses its NCCL variables
+/// (`collective.<name>.env.KEY`) like any key and reports the first
+/// collective's busbw at its largest size: each row's is the one
+/// `rocesim run` prints for the same point and seed.
+#[test]
+fn a_collective_sweep_reports_each_runs_busbw() {
+    let d = tmp("sweep_nccl");
+    let key = "collective.allreduce.env.NCCL_IB_QPS_PER_CONNECTION";
+    let o = bin()
+        .arg("sweep")
+        .arg(scenario("nccl_ecmp"))
+        .args(["--set", &format!("{key}=1,4")])
+        .args(["--set", "collective.allreduce.maxbytes=4MiB"])
+        .args(["--set", "collective.allreduce.minbytes=4MiB"])
+        .args(["--seeds", "1..3", "--out"])
+        .arg(d.join("s"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert!(table.contains("busbw GB/s mean"), "{table}");
+    let csv = std::fs::read_to_string(d.join("s/sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (qps, seed, busbw) = (col(key), col("seed"), col("busbw_GBps"));
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let s = run_ok(
+            &scenario("nccl_ecmp"),
+            &d.join(format!("run_{}_{}", r[qps], r[seed])),
+            &[
+                &format!("{key}={}", r[qps]),
+                "collective.allreduce.maxbytes=4MiB",
+                "collective.allreduce.minbytes=4MiB",
+                &format!("seed={}", r[seed]),
+            ],
+        );
+        let want = s["collectives"][0]["busbw_GBps"].as_f64().unwrap();
+        let got: f64 = r[busbw].parse().unwrap();
+        assert_eq!(got, want, "{r:?}");
+        assert!(got > 0.0);
+    }
+    // The plot is of busbw.
+    let svg = std::fs::read_to_string(d.join("s/sweep.svg")).unwrap();
+    assert!(svg.contains("busbw at the largest size"), "svg");
+}

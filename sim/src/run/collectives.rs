@@ -75,6 +75,19 @@ pub fn rows(w: &World) -> Vec<CollectiveRow> {
     out
 }
 
+/// What a sweep reports of a run's collectives: the first collective's
+/// bus bandwidth at the largest size it reached (GB/s), 0 when that size
+/// failed (nccl-tests stops at the failure); `None` without a collective.
+pub fn sweep_busbw(rows: &[CollectiveRow]) -> Option<f64> {
+    let first = &rows.first()?.name;
+    let last = rows.iter().rev().find(|r| &r.name == first)?;
+    Some(if last.error.is_some() {
+        0.0
+    } else {
+        last.busbw_gbps
+    })
+}
+
 /// nccl-tests' time column: `%7.0f` from 10 ms, `%7.1f` from 100 µs,
 /// else `%7.2f` (util.cu).
 fn time_text(us: f64) -> String {

@@ -104,6 +104,10 @@ pub struct SweepRow {
     /// (frame bytes, no preamble or gap), in [0, 1].
     #[serde(default)]
     pub max_link_utilisation: f64,
+    /// The first `[[collective]]`'s busbw at its largest size, GB/s (0
+    /// when it failed), for a scenario with collectives.
+    #[serde(default)]
+    pub busbw_gbps: Option<f64>,
 }
 
 /// Every point of the grid in grid order (first axis slowest, seeds
@@ -154,6 +158,7 @@ pub fn same_outcome(runs: &[SweepRow]) -> bool {
             r.drops,
             r.max_port_tx_bytes,
             r.min_port_tx_bytes,
+            r.busbw_gbps.map(f64::to_bits),
         )
     };
     runs.windows(2).all(|w| key(&w[0]) == key(&w[1]))

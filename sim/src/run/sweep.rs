@@ -5,7 +5,7 @@
 //! ```text
 //!  axes × seeds ──check every point──▶ run each (rayon, `jobs` at a time) ──▶ rows in grid order
 //!                                                                             ├─ sweep.csv, sweep.json
-//!                                                                             └─ sweep.png/svg (goodput vs first axis)
+//!                                                                             └─ sweep.png/svg (goodput, or busbw, vs first axis)
 //! ```
 
 use std::path::Path;
@@ -97,6 +97,7 @@ pub fn sweep(
                         .unwrap_or(0),
                     pfc_pauses_sent: pauses_sent(w),
                     max_link_utilisation: max_link_utilisation(w, s.sim_time_ns),
+                    busbw_gbps: super::collectives::sweep_busbw(&s.collectives),
                 })
             })
             .collect()
@@ -169,6 +170,11 @@ fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
         csv.push_str(",fct_slowdown_p50,fct_slowdown_p99,fct_small_p99,fct_large_p50");
     }
     csv.push_str(",peak_switch_buffer_bytes,pfc_pauses_sent,max_link_utilisation");
+    // Sweeps of scenarios with collectives have one more.
+    let coll = rows.iter().any(|r| r.busbw_gbps.is_some());
+    if coll {
+        csv.push_str(",busbw_GBps");
+    }
     csv.push('\n');
     for r in rows {
         for (_, v) in &r.params {
@@ -202,6 +208,9 @@ fn sweep_csv(axes: &[Axis], rows: &[SweepRow]) -> String {
             ",{},{},{}",
             r.peak_switch_buffer_bytes, r.pfc_pauses_sent, r.max_link_utilisation
         ));
+        if coll {
+            csv.push_str(&format!(",{}", r.busbw_gbps.unwrap_or(0.0)));
+        }
         csv.push('\n');
     }
     csv
@@ -248,6 +257,9 @@ fn sweep_json(rows: &[SweepRow]) -> String {
             );
             m.insert("pfc_pauses_sent".into(), r.pfc_pauses_sent.into());
             m.insert("max_link_utilisation".into(), r.max_link_utilisation.into());
+            if let Some(b) = r.busbw_gbps {
+                m.insert("busbw_GBps".into(), b.into());
+            }
             serde_json::Value::Object(m)
         })
         .collect();
@@ -262,22 +274,34 @@ fn csv_field(v: &str) -> String {
     }
 }
 
-/// Aggregate goodput against the first axis (mean over seeds, with the
-/// minimum and maximum as separate thin lines), one series per combination
-/// of the other axes.
+/// Aggregate goodput (a collective's busbw, for a scenario with
+/// collectives) against the first axis (mean over seeds, with the minimum
+/// and maximum as separate thin lines), one series per combination of the
+/// other axes.
 fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String> {
+    let coll = rows.iter().any(|r| r.busbw_gbps.is_some());
+    let y = |r: &SweepRow| {
+        if coll {
+            r.busbw_gbps.unwrap_or(0.0)
+        } else {
+            r.aggregate_goodput_gbps
+        }
+    };
+    let (what, y_label) = if coll {
+        ("Bus bandwidth", "busbw at the largest size (GB/s)")
+    } else {
+        ("Aggregate goodput", "aggregate goodput (Gb/s)")
+    };
     let Some(x_axis) = axes.first() else {
         return line_plot(
             dir,
             "sweep",
-            "Aggregate goodput per seed",
+            &format!("{what} per seed"),
             "seed",
-            "aggregate goodput (Gb/s)",
+            y_label,
             &[Series::new(
-                "goodput",
-                rows.iter()
-                    .map(|r| (r.seed as f64, r.aggregate_goodput_gbps))
-                    .collect(),
+                if coll { "busbw" } else { "goodput" },
+                rows.iter().map(|r| (r.seed as f64, y(r))).collect(),
                 0,
             )],
         );
@@ -314,7 +338,7 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
             let ys: Vec<f64> = rows
                 .iter()
                 .filter(|r| r.params[0].1 == *x && key(r) == *k)
-                .map(|r| r.aggregate_goodput_gbps)
+                .map(y)
                 .collect();
             let Some((m, min, max)) = mean_min_max(&ys) else {
                 continue;
@@ -347,9 +371,9 @@ fn sweep_plot(dir: &Path, axes: &[Axis], rows: &[SweepRow]) -> Result<(), String
     line_plot(
         dir,
         "sweep",
-        "Aggregate goodput over seeds",
+        &format!("{what} over seeds"),
         &x_label,
-        "aggregate goodput (Gb/s)",
+        y_label,
         &series,
     )
 }

@@ -532,7 +532,8 @@ pub fn summary_table(s: &Summary) -> String {
 }
 
 /// A sweep's table: per grid point (the rows of its seeds), the mean,
-/// minimum and maximum goodput and the failed QPs.
+/// minimum and maximum goodput and the failed QPs; of a scenario with
+/// collectives, also the first one's busbw at its largest size.
 pub fn sweep_table(axes: &[Axis], rows: &[SweepRow], seeds: usize) -> String {
     let mut header: Vec<String> = axes
         .iter()
@@ -548,6 +549,10 @@ pub fn sweep_table(axes: &[Axis], rows: &[SweepRow], seeds: usize) -> String {
     let fct = rows.iter().any(|r| r.fct_slowdown_p99.is_some());
     if fct {
         header.extend(row(["slowdown p50", "p99 mean", "p99 max"]));
+    }
+    let coll = rows.iter().any(|r| r.busbw_gbps.is_some());
+    if coll {
+        header.extend(row(["busbw GB/s mean", "min", "max"]));
     }
     let mut t = vec![header];
     for chunk in rows.chunks(seeds) {
@@ -573,6 +578,13 @@ pub fn sweep_table(axes: &[Axis], rows: &[SweepRow], seeds: usize) -> String {
             r.push(format!("{m50:.2}"));
             r.push(format!("{m99:.2}"));
             r.push(format!("{x99:.2}"));
+        }
+        if coll {
+            let b: Vec<f64> = chunk.iter().map(|r| r.busbw_gbps.unwrap_or(0.0)).collect();
+            let (mean, min, max) = mean_min_max(&b).expect("every grid point has its seeds");
+            r.push(format!("{mean:.2}"));
+            r.push(format!("{min:.2}"));
+            r.push(format!("{max:.2}"));
         }
         t.push(r);
     }

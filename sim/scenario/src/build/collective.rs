@@ -21,6 +21,7 @@ use rocesim_model::transport::collective::{
 };
 use rocesim_model::transport::{QpConfig, Workload, udp_sport};
 use rocesim_model::world::World;
+use rocesim_model::world::host::IfaceKind;
 use rocesim_model::world::place::{Endpoint, QpKnobs, Side, add_qp, modes};
 use rocesim_model::world::qp::{Role, WorkloadSlot};
 
@@ -232,6 +233,23 @@ fn check_list(
     Ok(())
 }
 
+/// The RDMA device of interface `iface` of host `h`, as mlx5 names it and
+/// NCCL_IB_HCA matches it: `mlx5_<n>` for the host's n-th NIC,
+/// `mlx5_bond_<n>` for its n-th bond (`rocesim::run::devices`).
+fn rdma_device(w: &World, h: u32, iface: u32) -> String {
+    let host = &w.hosts[h as usize];
+    match host.ifaces[iface as usize].kind {
+        IfaceKind::Nic(n) => format!("mlx5_{n}"),
+        IfaceKind::Bond(_) => {
+            let nth = host.ifaces[..iface as usize]
+                .iter()
+                .filter(|f| matches!(f.kind, IfaceKind::Bond(_)))
+                .count();
+            format!("mlx5_bond_{nth}")
+        }
+    }
+}
+
 /// A size flag: a multiple of the datatype.
 fn check_multiple(v: u64, dt: DataType, at: KeyPath) -> Result<(), ModelError> {
     if v % dt.size() != 0 {
@@ -341,27 +359,31 @@ pub(super) fn add_collective(
             format!("root = {} but ranks are 0..{ranks}", cc.root),
         ));
     }
+    let hca_match = |n: &str, p: &str, exact: bool| if exact { n == p } else { n.starts_with(p) };
     if let Some((false, exact, names)) = &e.hca {
         for n in names {
             let seen = hosts.iter().any(|&h| {
-                w.hosts[h as usize].ifaces.iter().any(|f| {
-                    if *exact {
-                        &f.name == n
-                    } else {
-                        f.name.starts_with(n.as_str())
-                    }
-                })
+                (0..w.hosts[h as usize].ifaces.len() as u32)
+                    .any(|i| hca_match(&rdma_device(w, h, i), n, *exact))
             });
             if !seen {
-                let all = w.hosts[hosts[0] as usize]
-                    .ifaces
-                    .iter()
-                    .map(|f| f.name.as_str());
-                return Err(ModelError::new(
+                let h0 = hosts[0];
+                let host = &w.hosts[h0 as usize];
+                let devs: Vec<String> = (0..host.ifaces.len() as u32)
+                    .map(|i| rdma_device(w, h0, i))
+                    .collect();
+                let err = ModelError::new(
                     at.key("env").key("NCCL_IB_HCA"),
                     format!("NCCL_IB_HCA names `{n}`, which no server has"),
-                )
-                .did_you_mean(n, all));
+                );
+                // A netdev name: NCCL matches RDMA device names.
+                if let Some(i) = host.ifaces.iter().position(|f| f.name == *n) {
+                    return Err(err.hint(format!(
+                        "NCCL_IB_HCA lists RDMA devices, not netdevs: `{n}` is the netdev of `{}` (ibdev2netdev)",
+                        devs[i]
+                    )));
+                }
+                return Err(err.did_you_mean(n, devs.iter().map(String::as_str)));
             }
         }
     }
@@ -372,18 +394,11 @@ pub(super) fn add_collective(
         let list: Vec<u32> = (0..host.ifaces.len() as u32)
             .filter(|&i| host.ifaces[i as usize].ip.is_some())
             .filter(|&i| {
-                let n = &host.ifaces[i as usize].name;
+                let n = rdma_device(w, h, i);
                 match &e.hca {
                     None => true,
                     Some((exclude, exact, names)) => {
-                        let hit = names.iter().any(|p| {
-                            if *exact {
-                                n == p
-                            } else {
-                                n.starts_with(p.as_str())
-                            }
-                        });
-                        hit != *exclude
+                        names.iter().any(|p| hca_match(&n, p, *exact)) != *exclude
                     }
                 }
             })
@@ -527,7 +542,7 @@ pub(super) fn add_collective(
             }
             let f = &host.ifaces[x.iface as usize];
             pmtu = pmtu.min(roce_mtu(f.mtu).unwrap_or(256));
-            if let rocesim_model::world::host::IfaceKind::Nic(n) = f.kind {
+            if let IfaceKind::Nic(n) = f.kind {
                 line = line.min(w.ports[host.nics[n as usize].port as usize].rate().bps());
             }
         }
@@ -538,12 +553,8 @@ pub(super) fn add_collective(
         .map(|(s, r)| NetConnInfo {
             send_ip: s.ip,
             recv_ip: r.ip,
-            send_hca: w.hosts[s.host as usize].ifaces[s.iface as usize]
-                .name
-                .clone(),
-            recv_hca: w.hosts[r.host as usize].ifaces[r.iface as usize]
-                .name
-                .clone(),
+            send_hca: rdma_device(w, s.host, s.iface),
+            recv_hca: rdma_device(w, r.host, r.iface),
         })
         .collect();
     let eff = payload_efficiency(pmtu);

@@ -19,7 +19,11 @@ use std::collections::BinaryHeap;
 
 use core::net::Ipv4Addr;
 
-use super::plan::{self, ConnSpec, OpPlan, Topo};
+use super::plan::{self, ConnSpec, Lane, OpPlan, Prim, Topo};
+use super::ready::Ready;
+
+#[path = "engine_fail.rs"]
+mod fail;
 use super::{CollectiveSpec, test_size};
 use crate::time::Ps;
 use crate::transport::{QpWorkloadStats, RcQp, Verb, WcStatus, WorkRequest};
@@ -112,9 +116,21 @@ enum Timer {
 #[derive(Debug, Clone, Copy, Default)]
 struct LaneRun {
     cursor: usize,
+    /// `prims[cursor]`, kept here: trying a blocked lane reads no plan.
+    step: Option<Prim>,
     recv_k: u64,
     send_k: u64,
     busy: bool,
+}
+
+impl LaneRun {
+    /// A lane at its first step.
+    fn at(lane: &Lane) -> LaneRun {
+        LaneRun {
+            step: lane.prims.first().copied(),
+            ..LaneRun::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -156,7 +172,8 @@ pub struct Collective {
     wakes: Vec<u32>,
     woken: Vec<bool>,
     reported: Option<Ps>,
-    dirty: bool,
+    /// Lanes that may step ([`Ready`]).
+    ready: Ready,
     stats: Vec<QpWorkloadStats>,
     results: Vec<CollectiveResult>,
     finished: bool,
@@ -254,7 +271,7 @@ impl Collective {
             wakes: Vec::new(),
             woken: vec![false; 2 * nqp],
             reported: None,
-            dirty: false,
+            ready: Ready::default(),
             stats: vec![QpWorkloadStats::default(); nqp],
             results: Vec::new(),
             finished: false,
@@ -355,7 +372,7 @@ impl Collective {
                 if let Some(n) = self.conns[c as usize].net.as_mut() {
                     n.done[q as usize] += 1;
                 }
-                self.dirty = true;
+                self.ready.senders_of(c);
             } else {
                 st.failed += 1;
                 st.first_error.get_or_insert(comp.status);
@@ -394,7 +411,7 @@ impl Collective {
                 if let Some(n) = self.conns[c as usize].net.as_mut() {
                     n.inbound[q as usize] += 1;
                 }
-                self.dirty = true;
+                self.ready.receivers_of(c);
             }
         }
         self.progress(now);
@@ -499,24 +516,30 @@ impl Collective {
                 break;
             }
             self.timers.pop();
-            self.dirty = true;
             match tm {
                 Timer::Start => self.start_batch(now),
-                Timer::Arrive { conn } => self.conns[conn as usize].arrived += 1,
+                Timer::Arrive { conn } => {
+                    self.conns[conn as usize].arrived += 1;
+                    self.ready.receivers_of(conn);
+                }
                 Timer::Prim { lane } => self.finish_prim(lane as usize, now),
             }
         }
+        // Every lane that may step, in lane order, round again while any
+        // moved ([`Ready`]); a batch that ends here starts the next, whose
+        // lanes are all candidates.
+        let mut from = 0;
+        while !self.finished {
+            let Some(l) = self.ready.next(from) else {
+                break;
+            };
+            while self.try_lane(l as usize, now) {}
+            self.ready.done(l);
+            from = l + 1;
+        }
         if self.finished {
             self.timers.clear();
-            return;
-        }
-        while std::mem::take(&mut self.dirty) {
-            // A batch that ends here starts the next, with other lanes.
-            let mut l = 0;
-            while l < self.lanes.len() {
-                while self.try_lane(l, now) {}
-                l += 1;
-            }
+            self.ready.clear();
         }
     }
 
@@ -558,10 +581,12 @@ impl Collective {
         let run = self.lanes[l];
         let lane = &self.plan.lanes[l];
         let rank = lane.rank;
-        if run.busy || run.cursor >= lane.prims.len() || self.ranks[rank as usize].done {
+        let Some(p) = run.step else {
+            return false;
+        };
+        if run.busy || self.ranks[rank as usize].done {
             return false;
         }
-        let p = lane.prims[run.cursor];
         let (inc, outc) = (lane.in_conn, lane.out_conn);
         if p.recv {
             let c = inc.expect("a receiving step has an in-connection");
@@ -594,11 +619,13 @@ impl Collective {
     fn finish_prim(&mut self, l: usize, now: Ps) {
         let lane = &self.plan.lanes[l];
         let (rank, inc, outc) = (lane.rank, lane.in_conn, lane.out_conn);
-        let p = lane.prims[self.lanes[l].cursor];
+        let p = self.lanes[l].step.expect("a step at the cursor");
         let nlanes = lane.prims.len();
+        self.ready.lane(l as u32);
         if p.recv {
             let c = inc.unwrap();
             self.conns[c as usize].consumed += 1;
+            self.ready.senders_of(c);
             self.lanes[l].recv_k += 1;
             if let Some(n) = &self.conns[c as usize].net {
                 let qp0 = n.qp0;
@@ -624,7 +651,7 @@ impl Collective {
         let run = &mut self.lanes[l];
         run.busy = false;
         run.cursor += 1;
-        self.dirty = true;
+        run.step = self.plan.lanes[l].prims.get(run.cursor).copied();
         if run.cursor == nlanes {
             let r = &mut self.ranks[rank as usize];
             r.lanes_left -= 1;
@@ -636,10 +663,11 @@ impl Collective {
 
     /// Lanes of `rank` with steps to run (an empty one is done at once).
     fn lanes_of(&self, rank: u32) -> u32 {
-        self.plan
-            .lanes
+        let lanes = &self.plan.lanes;
+        self.ready
+            .of_rank(rank)
             .iter()
-            .filter(|l| l.rank == rank && !l.prims.is_empty())
+            .filter(|&&l| !lanes[l as usize].prims.is_empty())
             .count() as u32
     }
 
@@ -659,13 +687,12 @@ impl Collective {
                 }
                 return;
             }
-            for (l, lane) in self.plan.lanes.iter().enumerate() {
-                if lane.rank == rank {
-                    self.lanes[l] = LaneRun::default();
-                }
+            for &l in self.ready.of_rank(rank) {
+                self.lanes[l as usize] = LaneRun::at(&self.plan.lanes[l as usize]);
             }
             let n = self.lanes_of(rank);
             self.ranks[rank as usize].lanes_left = n;
+            self.ready.rank(rank);
             if n > 0 {
                 return;
             }
@@ -692,7 +719,9 @@ impl Collective {
                 self.wake_server(qp0);
             }
         }
-        self.lanes = vec![LaneRun::default(); self.plan.lanes.len()];
+        self.lanes = self.plan.lanes.iter().map(LaneRun::at).collect();
+        self.ready
+            .start(&self.plan, self.conns.len(), self.topo.ranks as usize);
         self.ranks_left = self.topo.ranks;
         for r in 0..self.topo.ranks {
             let n = self.lanes_of(r);
@@ -714,7 +743,6 @@ impl Collective {
                 }
             }
         }
-        self.dirty = true;
     }
 
     fn finish_batch(&mut self, now: Ps) {
@@ -750,40 +778,5 @@ impl Collective {
         } else {
             self.finished = true;
         }
-    }
-
-    /// A work completion failed on a QP of connection `c` (`sender`: its
-    /// sending end): NCCL's proxy stops progressing and nccl-tests aborts
-    /// (facts §5). The message is NCCL 2.29+'s second warning line; the
-    /// peer's bootstrap port and the NIC's `vendor_err` are not modelled.
-    fn fail(&mut self, c: u32, sender: bool, status: WcStatus) {
-        if self.finished {
-            return;
-        }
-        let info = &self.conns[c as usize].net.as_ref().unwrap().info;
-        let (local, peer, hca) = if sender {
-            (info.send_ip, info.recv_ip, &info.send_hca)
-        } else {
-            (info.recv_ip, info.send_ip, &info.recv_hca)
-        };
-        let msg = format!(
-            "NET/IB: Got completion from peer {peer} with status={}({}) opcode=IBV_WC_RDMA_WRITE(1) \
-             localGid ::ffff:{local} remoteGids ::ffff:{peer} hca {hca}",
-            status.ibv_name(),
-            status.code()
-        );
-        let b = self.batches[self.batch];
-        let t = test_size(self.spec.op, b.cmd, self.spec.datatype, self.topo.ranks);
-        self.results.push(CollectiveResult {
-            cmd_bytes: b.cmd,
-            size_bytes: t.size_bytes,
-            count: t.count,
-            time_us: 0.0,
-            algbw_gbps: 0.0,
-            busbw_gbps: 0.0,
-            error: Some(msg),
-        });
-        self.finished = true;
-        self.timers.clear();
     }
 }

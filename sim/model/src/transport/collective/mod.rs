@@ -70,6 +70,7 @@ mod engine;
 #[cfg(test)]
 mod engine_tests;
 pub mod plan;
+mod ready;
 
 pub use engine::{Collective, CollectiveResult, NetConnInfo};
 pub use plan::{ConnSpec, Lane, OpPlan, Prim, Topo};
