@@ -101,6 +101,21 @@ impl Simulation {
     pub fn build(sc: &Scenario, name: &str, opts: &BuildOptions) -> Result<Simulation, ModelError> {
         let key = || KeyPath::root().key("sim").key("partitions");
         let mut world = rocesim_scenario::build_world(sc, opts)?;
+        // Each host, switch and flow orders its own events (the scheduler's
+        // key has 24 bits for them).
+        if world.origins() > rocesim_model::engine::MAX_ORIGINS {
+            return Err(ModelError::new(
+                KeyPath::root().key("traffic"),
+                format!(
+                    "{} hosts, switches and flows: at most {} can be simulated in one run",
+                    world.origins() - 1,
+                    rocesim_model::engine::MAX_ORIGINS - 1
+                ),
+            )
+            .hint(
+                "a shorter traffic duration or fewer flows (split the arrivals over several runs)",
+            ));
+        }
         let twin = match sc.sim.partitions.unwrap_or(1) {
             0 => {
                 return Err(
