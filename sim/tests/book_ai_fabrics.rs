@@ -15,23 +15,8 @@ use std::path::PathBuf;
 
 use common::*;
 use roce_testkit::repo::{book_blocks, book_text_blocks};
-use serde_json::Value;
 
 const CHAPTER: &str = "ai-fabrics.md";
-
-fn summary(dir: &std::path::Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
-}
-
-fn counter(s: &Value, k: &str, keep: impl Fn(&str) -> bool) -> u64 {
-    s["counters"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| keep(p))
-        .map(|(_, c)| c[k].as_u64().unwrap_or(0))
-        .sum()
-}
 
 #[test]
 #[cfg_attr(
@@ -78,26 +63,26 @@ fn the_ai_fabrics_chapter_quotes_todays_rocesim() {
     }
 
     // The all-reduce: no byte on a spine, no pause, no mark.
-    let s = summary(&outs["rocesim run scenarios/nccl_allreduce.toml"]);
-    assert_eq!(counter(&s, "tx_bytes_phy", |p| p.contains("spine")), 0);
-    assert_eq!(counter(&s, "tx_prio4_pause", |_| true), 0);
-    assert_eq!(counter(&s, "tx_prio4_ecn_marked", |_| true), 0);
+    let s = summary_at(&outs["rocesim run scenarios/nccl_allreduce.toml"]);
+    assert_eq!(counter_sum(&s, "tx_bytes_phy", |p| p.contains("spine")), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_pause", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_ecn_marked", |_| true), 0);
 
     // The alltoall's counters, as the prose quotes them.
-    let s = summary(&outs["rocesim run scenarios/nccl_alltoall.toml"]);
-    let marks = counter(&s, "tx_prio4_ecn_marked", |_| true);
-    let uplinks = counter(&s, "tx_prio4_ecn_marked", |p| {
+    let s = summary_at(&outs["rocesim run scenarios/nccl_alltoall.toml"]);
+    let marks = counter_sum(&s, "tx_prio4_ecn_marked", |_| true);
+    let uplinks = counter_sum(&s, "tx_prio4_ecn_marked", |p| {
         p.contains("_leaf") && p.contains(".u")
     });
     assert_eq!(marks, uplinks);
-    let cnps = counter(&s, "np_cnp_sent", |_| true);
-    assert_eq!(counter(&s, "rp_cnp_handled", |_| true), cnps);
-    let pauses = counter(&s, "tx_prio4_pause", |_| true);
-    let from_leaves = counter(&s, "tx_prio4_pause", |p| {
+    let cnps = counter_sum(&s, "np_cnp_sent", |_| true);
+    assert_eq!(counter_sum(&s, "rp_cnp_handled", |_| true), cnps);
+    let pauses = counter_sum(&s, "tx_prio4_pause", |_| true);
+    let from_leaves = counter_sum(&s, "tx_prio4_pause", |p| {
         p.contains("_leaf") && p.contains(".p")
     });
     assert_eq!(pauses, from_leaves);
-    assert_eq!(counter(&s, "tx_prio4_discards", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_discards", |_| true), 0);
     for quoted in [
         format!("{marks} packets ECN-marked"),
         format!("{cnps} CNPs sent"),
@@ -105,14 +90,14 @@ fn the_ai_fabrics_chapter_quotes_todays_rocesim() {
     ] {
         assert!(chapter.contains(&quoted), "the chapter lacks `{quoted}`");
     }
-    let s = summary(
+    let s = summary_at(
         &outs["rocesim run scenarios/nccl_alltoall.toml --set topology.oversubscription=1"],
     );
-    assert_eq!(counter(&s, "tx_prio4_pause", |_| true), 0);
-    assert_eq!(counter(&s, "np_cnp_sent", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_pause", |_| true), 0);
+    assert_eq!(counter_sum(&s, "np_cnp_sent", |_| true), 0);
 
     // The seed case's failure time: 8 attempts of 4.096 us x 2^20.
-    let s = summary(&outs["rocesim run scenarios/nccl_retry_exceeded.toml"]);
+    let s = summary_at(&outs["rocesim run scenarios/nccl_retry_exceeded.toml"]);
     let q = s["qps"]
         .as_array()
         .unwrap()

@@ -47,12 +47,6 @@ fn scenario_text(ce: f64, iters: u32, host_keys: &str) -> String {
         + "[[tap]]\nat = \"a.eth0\"\n[[tap]]\nat = \"b.eth0\"\n"
 }
 
-fn counter(s: &Value, dev: &str, name: &str) -> u64 {
-    s["counters"][dev][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no counter {name} for {dev}: {}", s["counters"][dev]))
-}
-
 /// The `rate_gbps` column of qps.csv for the QP of `who` (`client` or
 /// `server`), in time order.
 fn rates_of(dir: &Path, who: &str) -> Vec<f64> {

@@ -6,7 +6,6 @@ mod common;
 
 use common::*;
 use roce_testkit::tshark::{fields, tshark};
-use serde_json::Value;
 
 /// a and b write 1 MiB messages into c at once through sw1 (100G, 1 us
 /// links): a 2:1 incast whose queue at sw1.pc builds to a few hundred
@@ -28,12 +27,6 @@ fn incast(tc: u8, ecn: &str) -> String {
 
 const RED: &str =
     "  [switch.ecn]\n  priorities = [3]\n  kmin = \"20KB\"\n  kmax = \"200KB\"\n  pmax = 0.5\n";
-
-fn counter(s: &Value, port: &str, name: &str) -> u64 {
-    s["counters"][port][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no counter {name} at {port}: {}", s["counters"][port]))
-}
 
 /// The frames of a capture tshark sees with CE (ECN 3).
 fn ce_in_capture(file: &std::path::Path) -> usize {

@@ -11,7 +11,6 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use serde_json::Value;
 
 /// The steady window: from 0.5 ms (both queues long since backed up) to
 /// 1.5 ms (both senders still sending; the scenario stops at 2 ms). The run to 1.5 ms
@@ -20,12 +19,6 @@ use serde_json::Value;
 const FROM: &str = "500us";
 const TO: &str = "1500us";
 const WINDOW_S: f64 = 1e-3;
-
-fn counter(s: &Value, port: &str, name: &str) -> u64 {
-    s["counters"][port][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{port}: no counter {name}"))
-}
 
 /// Gb/s per priority that `port` sent over the window (frame bytes, as
 /// `tx_prio{N}_bytes` counts them) in `file` run with `sets`.

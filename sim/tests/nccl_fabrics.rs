@@ -18,17 +18,6 @@ fn f(v: &Value, k: &str) -> f64 {
     v[k].as_f64().unwrap_or_else(|| panic!("{k} in {v}"))
 }
 
-/// The sum of counter `k` over the ports whose name satisfies `keep`.
-fn counter(s: &Value, k: &str, keep: impl Fn(&str) -> bool) -> u64 {
-    s["counters"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(p, _)| keep(p))
-        .map(|(_, c)| c[k].as_u64().unwrap_or(0))
-        .sum()
-}
-
 /// A full 4096-byte RoCE packet's payload share: 4096 of 4096 + 82 bytes
 /// on the wire (Ethernet 14 + FCS 4 + preamble and gap 20, IPv4 20, UDP
 /// 8, BTH 12, ICRC 4), as bound_GBps counts it.
@@ -54,11 +43,11 @@ fn rail_all_reduce_reaches_the_bound_without_the_spines() {
     assert!((bound - 8.0 * 12.5 * EFF).abs() < 1e-3, "{bound}");
     assert!(f(x, "busbw_GBps") >= 0.9 * bound, "{x}");
     assert!(f(x, "busbw_GBps") <= bound * 1.001, "{x}");
-    assert_eq!(counter(&s, "tx_bytes_phy", |p| p.contains("spine")), 0);
-    assert!(counter(&s, "tx_bytes_phy", |p| p.contains("leaf")) > 0);
+    assert_eq!(counter_sum(&s, "tx_bytes_phy", |p| p.contains("spine")), 0);
+    assert!(counter_sum(&s, "tx_bytes_phy", |p| p.contains("leaf")) > 0);
     // Nothing congests a rail: no pause, no mark.
-    assert_eq!(counter(&s, "tx_prio4_pause", |_| true), 0);
-    assert_eq!(counter(&s, "tx_prio4_ecn_marked", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_pause", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_ecn_marked", |_| true), 0);
 }
 
 /// Small sizes sit on the ring's latency: 8 B and 512 B take the same
@@ -111,21 +100,21 @@ fn alltoall_on_an_oversubscribed_rail_fabric_meets_pfc_and_dcqcn() {
     assert!(f(big, "busbw_GBps") > 0.6 * bound, "{big}");
     let uplink = |p: &str| p.contains("_leaf") && p.contains(".u");
     let downlink = |p: &str| p.contains("_leaf") && p.contains(".p");
-    let marks = counter(&s, "tx_prio4_ecn_marked", |_| true);
+    let marks = counter_sum(&s, "tx_prio4_ecn_marked", |_| true);
     assert!(marks > 0);
-    assert_eq!(counter(&s, "tx_prio4_ecn_marked", uplink), marks);
-    let cnps = counter(&s, "np_cnp_sent", |_| true);
+    assert_eq!(counter_sum(&s, "tx_prio4_ecn_marked", uplink), marks);
+    let cnps = counter_sum(&s, "np_cnp_sent", |_| true);
     assert!(cnps > 0);
-    assert_eq!(counter(&s, "rp_cnp_handled", |_| true), cnps);
-    let pauses = counter(&s, "tx_prio4_pause", |_| true);
+    assert_eq!(counter_sum(&s, "rp_cnp_handled", |_| true), cnps);
+    let pauses = counter_sum(&s, "tx_prio4_pause", |_| true);
     assert!(pauses > 0);
-    assert_eq!(counter(&s, "tx_prio4_pause", downlink), pauses);
+    assert_eq!(counter_sum(&s, "tx_prio4_pause", downlink), pauses);
     assert_eq!(
-        counter(&s, "rx_prio4_pause", |p| p.starts_with("server")),
+        counter_sum(&s, "rx_prio4_pause", |p| p.starts_with("server")),
         pauses
     );
-    assert_eq!(counter(&s, "tx_prio4_discards", |_| true), 0);
-    assert_eq!(counter(&s, "tx_prio4_lossless_discards", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_discards", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_lossless_discards", |_| true), 0);
 
     let (_, s) = run_scenario(
         "nccl_alltoall",
@@ -134,8 +123,8 @@ fn alltoall_on_an_oversubscribed_rail_fabric_meets_pfc_and_dcqcn() {
     );
     let big = rows(&s).last().unwrap().clone();
     assert!(f(&big, "busbw_GBps") >= 0.95 * bound, "{big}");
-    assert_eq!(counter(&s, "tx_prio4_ecn_marked", |_| true), 0);
-    assert_eq!(counter(&s, "tx_prio4_pause", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_ecn_marked", |_| true), 0);
+    assert_eq!(counter_sum(&s, "tx_prio4_pause", |_| true), 0);
 }
 
 /// Without PFC on priority 4 the uplinks drop, and a lost tail waits for
@@ -148,8 +137,8 @@ fn lossy_alltoall_waits_for_the_ack_timeout() {
         "fab_a2a_lossy",
         &["topology.switch.mmu.lossless=[0]"],
     );
-    assert!(counter(&s, "tx_prio4_discards", |_| true) > 0);
-    assert!(counter(&s, "local_ack_timeout_err", |_| true) > 0);
+    assert!(counter_sum(&s, "tx_prio4_discards", |_| true) > 0);
+    assert!(counter_sum(&s, "local_ack_timeout_err", |_| true) > 0);
     let big = rows(&s).last().unwrap();
     assert_eq!(big["status"], "success");
     let timeout_us = 4.096 * f64::from(1u32 << 20);

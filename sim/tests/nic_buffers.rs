@@ -8,13 +8,6 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
-
-fn counter(s: &Value, port: &str, name: &str) -> u64 {
-    s["counters"][port][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no counter {name} at {port}: {}", s["counters"][port]))
-}
 
 /// `rocesim check` on the shipped scenario with `sets`: exit code, stdout,
 /// stderr.

@@ -8,12 +8,6 @@ use common::*;
 use roce_testkit::tshark::{fields, tshark};
 use serde_json::Value;
 
-fn counter(s: &Value, port: &str, name: &str) -> u64 {
-    s["counters"][port][name]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no counter {name} at {port}: {}", s["counters"][port]))
-}
-
 /// The ports that must pause their peer in pfc_incast, and that peer:
 /// sw1 towards its four senders and sw2, sw2 towards its four senders.
 fn upstream_hops() -> Vec<(String, String)> {

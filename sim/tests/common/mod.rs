@@ -55,7 +55,33 @@ pub fn run_ok(scenario: &Path, out: &Path, sets: &[&str]) -> Value {
     );
     assert!(err.starts_with("rocesim: wrote "), "{err:?}");
     assert!(String::from_utf8_lossy(&o.stdout).contains("aggregate goodput:"));
-    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    summary_at(out)
+}
+
+/// The summary.json of run directory `dir`.
+pub fn summary_at(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("summary.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join("summary.json").display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Counter `name` of port or RDMA device `port` in a summary's `counters`.
+pub fn counter(s: &Value, port: &str, name: &str) -> u64 {
+    s["counters"][port][name]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no counter {name} at {port}: {}", s["counters"][port]))
+}
+
+/// The sum of counter `name` over the ports whose name satisfies `keep`
+/// (0 where a port does not count it).
+pub fn counter_sum(s: &Value, name: &str, keep: impl Fn(&str) -> bool) -> u64 {
+    s["counters"]
+        .as_object()
+        .expect("summary.json has counters")
+        .iter()
+        .filter(|(p, _)| keep(p))
+        .map(|(_, c)| c[name].as_u64().unwrap_or(0))
+        .sum()
 }
 
 /// Runs the shipped scenario `name` with `sets` into a fresh directory
