@@ -251,11 +251,12 @@ fn a_pool_cap_holds_for_alpha_above_one() {
     accept(m.admit(0, 2, 7000));
     assert_eq!(m.shared_used_bytes(), 166_000);
     assert_eq!(m.admit(0, 2, 7000), Admit::Drop(DropReason::SharedFull));
-    // A lossless packet in the same spot goes to headroom and pauses.
+    // A lossless packet in the same spot pauses: the 6000 bytes the pool
+    // still has are its, the other 1000 go to headroom.
     assert_eq!(accept(m.admit(0, 3, 1000)), None, "its reserve");
     assert_eq!(accept(m.admit(0, 3, 7000)), Some(PfcAction::Xoff));
-    assert_eq!(m.occupancy(0, 3).headroom_bytes, 7000);
-    assert_eq!(m.shared_used_bytes(), 166_000);
+    assert_eq!(m.occupancy(0, 3).headroom_bytes, 1000);
+    assert_eq!(m.shared_used_bytes(), 172_000);
 }
 
 #[test]
@@ -573,4 +574,76 @@ fn threshold_is_the_floor_of_alpha_times_free() {
     }
     let m = Mmu::new(&MmuConfig::shared_pool(1 << 30, 4)).unwrap();
     assert_eq!(m.threshold(3, 7), u64::MAX);
+}
+
+/// The frame that crosses a lossless queue's threshold causes the XOFF at
+/// its last bit: it arrived before the decision, so it is the shared
+/// pool's, not headroom's, which the formula sizes for what comes after.
+#[test]
+fn the_crossing_frame_is_not_headroom() {
+    // As `lossless_pauses_when_shared_reaches_the_threshold`: 1000 B in
+    // the reserve, then shared; at shared 85,500 the threshold is 86,500.
+    let mut m = Mmu::new(&asic(1)).unwrap();
+    accept(m.admit(0, 3, 1000));
+    for _ in 0..171 {
+        assert_eq!(accept(m.admit(0, 3, 500)), None);
+    }
+    assert_eq!(m.shared_used_bytes(), 85_500);
+    assert_eq!(m.threshold(0, 3), 86_500);
+    // 1500 B more would make 87,000 > 86,500: XOFF, all of it shared.
+    assert_eq!(accept(m.admit(0, 3, 1500)), Some(PfcAction::Xoff));
+    let o = m.occupancy(0, 3);
+    assert_eq!((o.headroom_bytes, o.shared_bytes), (0, 87_000));
+    // What follows the decision is headroom's, whole.
+    assert_eq!(accept(m.admit(0, 3, 1500)), None);
+    assert_eq!(m.occupancy(0, 3).headroom_bytes, 1500);
+    // The reference preset keeps switch-mmu.cc's charge: a crossing
+    // packet goes to headroom whole.
+    let mut r = Mmu::hpcc_reference(1 << 20, &[(G100, Ps::from_us(1)); 2], G100).unwrap();
+    let mut n = 0;
+    while accept(r.admit(0, 3, PKT)).is_none() {
+        n += 1;
+    }
+    assert!(n > 50);
+    assert_eq!(r.occupancy(0, 3).headroom_bytes, PKT);
+}
+
+/// A dynamic threshold falls as other queues take the pool: a lossless
+/// queue it falls under is paused then (`drift_xoff`), not at its own next
+/// arrival, and of a frame that was arriving at that moment only the
+/// bytes after it are headroom's.
+#[test]
+fn a_filling_pool_pauses_the_queues_it_puts_over_their_threshold() {
+    // Two ports, pool 200,000 − 2 × 8,000 − 2 × 20,000 = 144,000, alpha 1.
+    let mut m = Mmu::new(&asic(2)).unwrap();
+    assert_eq!(m.pool_bytes(), 144_000);
+    // Port 0's lossless queue: 1000 B reserve + 70,000 shared; its
+    // threshold is 144,000 − 70,000 = 74,000: not paused.
+    accept(m.admit(0, 3, 1000));
+    for _ in 0..70 {
+        assert_eq!(accept(m.admit(0, 3, 1000)), None);
+    }
+    assert!(m.drift_xoff(Ps::ZERO).is_empty());
+    // Port 1's lossy queue takes 4,000 + 1,000 of reserve: the threshold
+    // falls to 144,000 − 74,000 = 70,000, which port 0's queue has reached.
+    accept(m.admit(1, 1, 1000));
+    for _ in 0..3 {
+        accept(m.admit(1, 1, 1000));
+        assert!(m.drift_xoff(Ps::ZERO).is_empty());
+    }
+    accept(m.admit(1, 1, 1000));
+    let at = Ps::from_ns(1000);
+    assert_eq!(m.drift_xoff(at), &[(0, 3)]);
+    assert!(m.occupancy(0, 3).paused);
+    assert!(m.drift_xoff(at).is_empty(), "paused once");
+    // A 1226-byte frame (1250 on the wire with FCS, preamble and gap: 100
+    // ns at 100G) whose last bit arrives 40 ns after the decision: 60 % of
+    // it, 735 bytes, came before; 491 are headroom's.
+    let arrival = Some((Ps::from_ns(1040), G100));
+    assert_eq!(accept(m.admit_at(0, 3, 1226, arrival)), None);
+    assert_eq!(m.occupancy(0, 3).headroom_bytes, 491);
+    // The next frame came after it: all headroom.
+    let arrival = Some((Ps::from_ns(1140), G100));
+    assert_eq!(accept(m.admit_at(0, 3, 1226, arrival)), None);
+    assert_eq!(m.occupancy(0, 3).headroom_bytes, 491 + 1226);
 }

@@ -409,3 +409,36 @@ fn the_hpcc_reference_preset_is_lossless_except_priorities_0_and_7() {
     assert_eq!(sw["headroom"][0]["headroom_bytes"], 37_500);
     assert_eq!(sw["headroom"][0]["needed_bytes"], 68_736);
 }
+
+/// `headroom = "auto"` holds what arrives after XOFF, with 4200-byte MTUs
+/// and PFC alone (ECN off) on a leaf-spine whose ring flows collide on
+/// the uplinks: no lossless frame is ever dropped. The buffer used to
+/// charge the frame that crosses the threshold, and the one arriving when
+/// a filling pool lowered it, to headroom whole: one frame more than the
+/// formula sizes for, 10 discards on seed 1.
+#[test]
+fn auto_headroom_drops_nothing_with_jumbo_frames_and_pfc_alone() {
+    for seed in ["1", "6"] {
+        let (_, s) = run_scenario(
+            "nccl_ecmp",
+            &format!("ecmp_pfc_alone_{seed}"),
+            &[
+                &format!("seed={seed}"),
+                "topology.switch.ecn.priorities=[0]",
+            ],
+        );
+        for sw in s["switches"].as_array().unwrap() {
+            assert_eq!(sw["lossless_drops"], 0, "seed {seed}: {}", sw["name"]);
+        }
+        let pauses: u64 = s["counters"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|c| c["tx_prio4_pause"].as_u64().unwrap_or(0))
+            .sum();
+        assert!(
+            pauses > 100,
+            "seed {seed}: PFC must be at work ({pauses} pauses)"
+        );
+    }
+}

@@ -29,11 +29,32 @@
 //! (Choudhury and Hahne's dynamic threshold; the reference writes
 //! `free >> shift`, i.e. alpha = 2^−shift).
 //!
-//! The world calls [`Mmu::admit`] when a packet arrives (after choosing its
-//! priority) and [`Mmu::release`] when it leaves the egress queue, and sends
-//! the PFC frame each returns. XOFF is decided at admission and XON at
+//! The world calls [`Mmu::admit_at`] when a packet arrives (after choosing
+//! its priority) and [`Mmu::release`] when it leaves the egress queue, and
+//! sends the PFC frame each returns. XOFF is decided at admission and XON at
 //! release, as the reference does; [`Mmu::pfc_action`] re-evaluates both for
 //! a world that wants to act on a threshold moved by other queues.
+//!
+//! Headroom holds what arrives *after* the XOFF decision, which is what the
+//! headroom formula bounds (frames in flight, the PFC frame, the cable both
+//! ways, the peer's reaction). A store-and-forward model decides at a
+//! frame's last bit, so two frames need care, or a headroom of exactly the
+//! formula overflows by one frame (100G, 4200-byte MTUs: twelve frames
+//! where 49,761 bytes hold eleven and a fraction):
+//!
+//! ```text
+//!   the crossing frame      ▕▔▔▔▔▔▔▔▔▏◀ its last bit: XOFF    → shared pool (it came before)
+//!   a filling pool's XOFF   ▕▔▔▔▔╋▔▔▔▏  decided at ╋ while     → the bytes before ╋ shared,
+//!   (Mmu::drift_xoff)            ╋      a frame was arriving     the rest headroom
+//!   every later frame            ╋   ▕▔▔▔▔▔▔▔▔▏                → headroom
+//! ```
+//!
+//! A dynamic threshold falls whenever any queue takes from the pool, so the
+//! world asks [`Mmu::drift_xoff`] after every admission which unpaused
+//! lossless queues are now over theirs (a watermark keeps that to a rescan
+//! only when one may be). The HPCC reference preset keeps switch-mmu.cc's
+//! charge instead: a packet over the threshold goes to headroom whole, and
+//! only a queue's own arrivals decide its XOFF.
 //! Egress queue lengths (for ECN) are the world's: see [`crate::cc::red`].
 
 use super::PRIOS;
@@ -171,6 +192,8 @@ struct Queue {
     ingress: u64,
     headroom: u64,
     paused: bool,
+    /// When a filling pool paused it, until its next arrival.
+    drift_at: Option<Ps>,
     xoff: u64,
     xon: u64,
     drops: u64,
@@ -209,6 +232,26 @@ pub struct Mmu {
     used: u64,
     peak: u64,
     drops: [DropCount; 2],
+    /// How a lossless packet that crosses its threshold is charged.
+    spill: Spill,
+    /// `Spill::Bytes`: a shared use at or under which no unpaused lossless
+    /// queue is over its threshold (a lower bound of the least such use);
+    /// reaching it rescans ([`Mmu::drift_xoff`]).
+    watch: u64,
+    /// XOFFs the last rescan decided, for the world to send.
+    drifted: Vec<(u32, u8)>,
+}
+
+/// Where a lossless packet that crosses its queue's threshold goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spill {
+    /// Headroom takes what arrives after the XOFF decision: not the frame
+    /// whose last bit decides it, nor the bytes of a frame that were in
+    /// before a filling pool's decision (module documentation).
+    Bytes,
+    /// The whole packet to headroom once over the threshold, as the HPCC
+    /// reference's switch-mmu.cc (`UpdateIngressAdmission`) charges it.
+    Packet,
 }
 
 /// The HPCC reference's per-(port, queue) reserve and XON offset
@@ -222,7 +265,7 @@ impl Mmu {
         cfg.validate()?;
         let pool = cfg.buffer_bytes - cfg.reserved_total() - cfg.headroom_total();
         let alpha = vec![cfg.alpha; cfg.headroom_bytes.len()];
-        Ok(Mmu::with_pool(cfg.clone(), alpha, pool))
+        Ok(Mmu::with_pool(cfg.clone(), alpha, pool, Spill::Bytes))
     }
 
     /// The HPCC reference's switch (switch-mmu.cc as third.cc configures
@@ -283,10 +326,10 @@ impl Mmu {
             headroom_bytes,
             resume_offset_bytes: HPCC_RESUME_OFFSET_BYTES,
         };
-        Ok(Mmu::with_pool(cfg, alpha, pool))
+        Ok(Mmu::with_pool(cfg, alpha, pool, Spill::Packet))
     }
 
-    fn with_pool(cfg: MmuConfig, alpha: Vec<[f64; PRIOS]>, pool: u64) -> Mmu {
+    fn with_pool(cfg: MmuConfig, alpha: Vec<[f64; PRIOS]>, pool: u64, spill: Spill) -> Mmu {
         let n = cfg.headroom_bytes.len();
         Mmu {
             cfg,
@@ -297,11 +340,28 @@ impl Mmu {
             used: 0,
             peak: 0,
             drops: [DropCount::default(); 2],
+            spill,
+            watch: u64::MAX,
+            drifted: Vec::new(),
         }
     }
 
     /// A packet of `bytes` arrived on `in_port` at priority `prio`.
     pub fn admit(&mut self, in_port: usize, prio: usize, bytes: u64) -> Admit {
+        self.admit_at(in_port, prio, bytes, None)
+    }
+
+    /// [`Mmu::admit`] for a frame whose last bit arrived at `now` over an
+    /// ingress link of `rate`: of a frame that was arriving when a
+    /// filling pool paused its queue ([`Mmu::drift_xoff`]), the bytes that
+    /// came before that decision are not headroom's.
+    pub fn admit_at(
+        &mut self,
+        in_port: usize,
+        prio: usize,
+        bytes: u64,
+        arrival: Option<(Ps, Rate)>,
+    ) -> Admit {
         let class = self.cfg.classes[prio];
         if class == PrioClass::Bypass {
             return Admit::Accept { pfc: None };
@@ -314,11 +374,35 @@ impl Mmu {
         // What this packet would add to the shared pool.
         let shared_add = new.saturating_sub(reserve).min(bytes);
         let over = new > reserve && (new - reserve > thresh || shared_add > free);
+        // The bytes of a crossing lossless packet that still fit under the
+        // threshold and in the pool (`Spill::Bytes`); the rest is headroom's.
+        let below = match (class, self.spill) {
+            (PrioClass::Lossless, Spill::Bytes) if over => {
+                let in_reserve = reserve.saturating_sub(q.ingress).min(bytes);
+                // Headroom holds what arrives after the XOFF decision:
+                // not the frame that crosses the threshold (it causes the
+                // decision at its last bit), nor the bytes of a frame
+                // that came before a filling pool's decision.
+                let room = match (q.paused, q.drift_at, arrival) {
+                    (false, _, _) => bytes,
+                    (true, Some(at), Some((now, rate))) => {
+                        let wire = rate.tx_time(crate::time::wire_bytes(bytes));
+                        let first = now.saturating_sub(wire);
+                        let before = at.saturating_sub(first).min(wire);
+                        (u128::from(bytes) * u128::from(before.0) / u128::from(wire.0.max(1)))
+                            as u64
+                    }
+                    (true, _, _) => 0,
+                };
+                in_reserve + (bytes - in_reserve).min(room.min(free))
+            }
+            _ => 0,
+        };
         let drop = match class {
             PrioClass::Lossy => over.then_some(DropReason::SharedFull),
             _ => {
                 let shared_q = q.ingress.saturating_sub(reserve);
-                let no_room = q.headroom + bytes > self.cfg.headroom_bytes[in_port];
+                let no_room = q.headroom + bytes - below > self.cfg.headroom_bytes[in_port];
                 (no_room && (shared_q + bytes > thresh || shared_add > free))
                     .then_some(DropReason::HeadroomFull)
             }
@@ -331,8 +415,15 @@ impl Mmu {
             return Admit::Drop(reason);
         }
         let q = &mut self.queues[in_port][prio];
+        q.drift_at = None;
         if over {
-            q.headroom += bytes;
+            q.headroom += bytes - below;
+            if below > 0 {
+                let shared =
+                    (q.ingress + below).saturating_sub(reserve) - q.ingress.saturating_sub(reserve);
+                q.ingress += below;
+                self.shared_used += shared;
+            }
         } else {
             q.ingress = new;
             self.shared_used += shared_add;
@@ -340,10 +431,64 @@ impl Mmu {
         self.used += bytes;
         self.peak = self.peak.max(self.used);
         let pfc = match class {
-            PrioClass::Lossless => self.check_xoff(in_port, prio),
+            PrioClass::Lossless => {
+                let a = self.check_xoff(in_port, prio);
+                self.watch_queue(in_port, prio);
+                a
+            }
             _ => None,
         };
         Admit::Accept { pfc }
+    }
+
+    /// Lowers the watch to where the unpaused lossless queue (`port`,
+    /// `prio`) would reach its threshold as the pool fills.
+    fn watch_queue(&mut self, port: usize, prio: usize) {
+        if self.spill != Spill::Bytes || self.queues[port][prio].paused {
+            return;
+        }
+        // threshold = alpha × (pool − used) ≤ shared_q ⟺ used ≥ pool −
+        // shared_q / alpha; one byte lower for the threshold's rounding.
+        let need = (self.shared_of(port, prio) as f64 / self.alpha[port][prio]).ceil();
+        let at = (self.pool as f64 - need - 1.0).max(0.0) as u64;
+        self.watch = self.watch.min(at);
+    }
+
+    /// The XOFFs a filling pool owes (`Spill::Bytes`): a dynamic threshold
+    /// falls as *other* queues take the pool, and a queue it falls under
+    /// stops its peer then, as a switch evaluating occupancy against its
+    /// threshold would, not at its own next arrival (which, taken whole
+    /// into headroom, would overrun it by a frame). Call after every
+    /// admission; returns the (ingress port, priority) pairs to pause.
+    pub fn drift_xoff(&mut self, now: Ps) -> &[(u32, u8)] {
+        self.drifted.clear();
+        if self.shared_used < self.watch {
+            return &self.drifted;
+        }
+        self.watch = u64::MAX;
+        for port in 0..self.queues.len() {
+            for prio in 0..PRIOS {
+                if self.cfg.classes[prio] != PrioClass::Lossless || self.queues[port][prio].paused {
+                    continue;
+                }
+                let shared_q = self.shared_of(port, prio);
+                if shared_q > 0 && shared_q >= self.threshold(port, prio) {
+                    let q = &mut self.queues[port][prio];
+                    q.paused = true;
+                    q.xoff += 1;
+                    q.drift_at = Some(now);
+                    self.drifted.push((port as u32, prio as u8));
+                } else {
+                    self.watch_queue(port, prio);
+                }
+            }
+        }
+        &self.drifted
+    }
+
+    /// The `i`th pair the last [`Mmu::drift_xoff`] returned.
+    pub fn drift_xoff_at(&self, i: usize) -> (u32, u8) {
+        self.drifted[i]
     }
 
     /// A packet admitted earlier with (`in_port`, `prio`, `bytes`) left the
@@ -409,6 +554,7 @@ impl Mmu {
         if shared_q == 0 || shared_q + self.cfg.resume_offset_bytes <= thresh {
             q.paused = false;
             q.xon += 1;
+            self.watch_queue(port, prio);
             return Some(PfcAction::Xon);
         }
         None
