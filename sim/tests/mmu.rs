@@ -633,7 +633,7 @@ fn a_filling_pool_pauses_the_queues_it_puts_over_their_threshold() {
     }
     accept(m.admit(1, 1, 1000));
     let at = Ps::from_ns(1000);
-    assert_eq!(m.drift_xoff(at), &[(0, 3)]);
+    assert_eq!(m.drift_xoff(at), [(0, 3)]);
     assert!(m.occupancy(0, 3).paused);
     assert!(m.drift_xoff(at).is_empty(), "paused once");
     // A 1226-byte frame (1250 on the wire with FCS, preamble and gap: 100

@@ -238,8 +238,6 @@ pub struct Mmu {
     /// queue is over its threshold (a lower bound of the least such use);
     /// reaching it rescans ([`Mmu::drift_xoff`]).
     watch: u64,
-    /// XOFFs the last rescan decided, for the world to send.
-    drifted: Vec<(u32, u8)>,
 }
 
 /// Where a lossless packet that crosses its queue's threshold goes.
@@ -342,7 +340,6 @@ impl Mmu {
             drops: [DropCount::default(); 2],
             spill,
             watch: u64::MAX,
-            drifted: Vec::new(),
         }
     }
 
@@ -460,10 +457,11 @@ impl Mmu {
     /// threshold would, not at its own next arrival (which, taken whole
     /// into headroom, would overrun it by a frame). Call after every
     /// admission; returns the (ingress port, priority) pairs to pause.
-    pub fn drift_xoff(&mut self, now: Ps) -> &[(u32, u8)] {
-        self.drifted.clear();
+    pub fn drift_xoff(&mut self, now: Ps) -> Vec<(u32, u8)> {
+        // Empty, it allocates nothing: the common answer costs a compare.
+        let mut drifted = Vec::new();
         if self.shared_used < self.watch {
-            return &self.drifted;
+            return drifted;
         }
         self.watch = u64::MAX;
         for port in 0..self.queues.len() {
@@ -477,18 +475,13 @@ impl Mmu {
                     q.paused = true;
                     q.xoff += 1;
                     q.drift_at = Some(now);
-                    self.drifted.push((port as u32, prio as u8));
+                    drifted.push((port as u32, prio as u8));
                 } else {
                     self.watch_queue(port, prio);
                 }
             }
         }
-        &self.drifted
-    }
-
-    /// The `i`th pair the last [`Mmu::drift_xoff`] returned.
-    pub fn drift_xoff_at(&self, i: usize) -> (u32, u8) {
-        self.drifted[i]
+        drifted
     }
 
     /// A packet admitted earlier with (`in_port`, `prio`, `bytes`) left the

@@ -542,13 +542,9 @@ impl World {
     /// Pauses the peers of the lossless queues of switch `sw` that its
     /// filling pool put over their thresholds ([`Mmu::drift_xoff`]).
     fn drift_xoff(&mut self, sw: u32) {
-        let s = &mut self.switches[sw as usize];
         let now = self.sched.now();
-        let n = s.mmu.drift_xoff(now).len();
-        for i in 0..n {
-            let s = &mut self.switches[sw as usize];
-            let (local, prio) = s.mmu.drift_xoff_at(i);
-            let upstream = s.ports[local as usize];
+        for (local, prio) in self.switches[sw as usize].mmu.drift_xoff(now) {
+            let upstream = self.switches[sw as usize].ports[local as usize];
             self.send_pause(upstream, 1 << prio, true);
         }
     }
