@@ -304,34 +304,16 @@ impl World {
     fn origin_of(&self, ev: &Event) -> u32 {
         let hosts = self.hosts.len() as u32;
         let host = |h: u32| 1 + h;
-        match *ev {
-            Event::TxDone { port }
-            | Event::Arrive { port, .. }
-            | Event::PfcRefresh { port, .. }
-            | Event::PauseExpire { port }
-            | Event::PauseEffect { port }
-            | Event::RxDrain { port }
-            | Event::NicStall { port }
-            | Event::Watchdog { port, .. }
-            | Event::KernelTx { port, .. } => match self.ports[port as usize].owner() {
+        match component_of(ev) {
+            Component::Port(port) => match self.ports[port as usize].owner() {
                 Owner::Host { host: h, .. } => host(h),
                 Owner::Switch { sw, .. } => 1 + hosts + sw,
             },
-            Event::QpWake { qp }
-            | Event::QpTimer { qp }
-            | Event::RpDeadline { qp }
-            | Event::Drive { qp } => host(self.qps[qp as usize].host),
-            Event::Miimon { bond } => host(self.bonds[bond as usize].host),
-            Event::ArpRetry { host: h, .. } => host(h),
-            Event::FlowStart { flow } => 1 + hosts + self.switches.len() as u32 + flow,
-            // Set-up steps of workloads and link changes: a split run
-            // refuses the scenarios that have them (`world::part`).
-            Event::Link { .. }
-            | Event::ArpStart { .. }
-            | Event::SocketStart { .. }
-            | Event::CmStart { .. }
-            | Event::CmTimeout { .. }
-            | Event::Sample => crate::engine::RUN_ORIGIN,
+            Component::Qp(qp) => host(self.qps[qp as usize].host),
+            Component::Bond(bond) => host(self.bonds[bond as usize].host),
+            Component::HostSetUp(h) => host(h),
+            Component::Flow(flow) => 1 + hosts + self.switches.len() as u32 + flow,
+            Component::Run => crate::engine::RUN_ORIGIN,
         }
     }
 
@@ -495,4 +477,51 @@ pub(crate) fn prefetch<T>(r: &T, lines: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (r, lines);
+}
+
+/// The component an event belongs to: the one whose state it changes, what
+/// orders it among equal times ([`World::origin_of`]) and what decides the
+/// part of a split run that runs it (`World::owns`). One list, so that a
+/// new event is placed once.
+#[derive(Debug, Clone, Copy)]
+enum Component {
+    Port(u32),
+    Qp(u32),
+    Bond(u32),
+    /// A host's own set-up step (an ARP retry).
+    HostSetUp(u32),
+    /// A flow's start (every part of a split run makes its QPs).
+    Flow(u32),
+    /// Set-up steps of workloads, link changes and samples: no one
+    /// component's.
+    Run,
+}
+
+#[inline(always)]
+fn component_of(ev: &Event) -> Component {
+    match *ev {
+        Event::TxDone { port }
+        | Event::Arrive { port, .. }
+        | Event::PfcRefresh { port, .. }
+        | Event::PauseExpire { port }
+        | Event::PauseEffect { port }
+        | Event::RxDrain { port }
+        | Event::NicStall { port }
+        | Event::Watchdog { port, .. }
+        | Event::KernelTx { port, .. } => Component::Port(port),
+        Event::QpWake { qp }
+        | Event::QpTimer { qp }
+        | Event::RpDeadline { qp }
+        | Event::Drive { qp } => Component::Qp(qp),
+        Event::Miimon { bond } => Component::Bond(bond),
+        Event::ArpRetry { host, .. } => Component::HostSetUp(host),
+        Event::FlowStart { flow } => Component::Flow(flow),
+        // A split run refuses the scenarios that have them (`world::part`).
+        Event::Link { .. }
+        | Event::ArpStart { .. }
+        | Event::SocketStart { .. }
+        | Event::CmStart { .. }
+        | Event::CmTimeout { .. }
+        | Event::Sample => Component::Run,
+    }
 }

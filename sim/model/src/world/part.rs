@@ -39,9 +39,9 @@
 //! per direction, so the part that sends a direction draws what the serial
 //! run draws for it.
 
-use super::World;
 use super::port::Owner;
 use super::tap::Tap;
+use super::{Component, World};
 use crate::engine::Event;
 use crate::packet::{NO_INT, Packet};
 use crate::time::Ps;
@@ -177,35 +177,15 @@ impl World {
 
     /// Whether this world runs `ev`: its component is here.
     fn owns(&self, ev: &Event) -> bool {
-        match *ev {
-            Event::TxDone { port }
-            | Event::Arrive { port, .. }
-            | Event::PfcRefresh { port, .. }
-            | Event::PauseExpire { port }
-            | Event::PauseEffect { port }
-            | Event::RxDrain { port }
-            | Event::NicStall { port }
-            | Event::Watchdog { port, .. }
-            | Event::KernelTx { port, .. } => !self.ports[port as usize].elsewhere(),
-            Event::QpWake { qp }
-            | Event::QpTimer { qp }
-            | Event::RpDeadline { qp }
-            | Event::Drive { qp } => self.owns_qp(qp),
-            Event::Miimon { bond } => {
-                !self.hosts[self.bonds[bond as usize].host as usize].elsewhere
-            }
-            Event::FlowStart { flow } => self.owns_flow(flow),
+        match super::component_of(ev) {
+            Component::Port(port) => !self.ports[port as usize].elsewhere(),
+            Component::Qp(qp) => self.owns_qp(qp),
+            Component::Bond(bond) => !self.hosts[self.bonds[bond as usize].host as usize].elsewhere,
+            Component::Flow(flow) => self.owns_flow(flow),
             // Every part runs these: a partitioned run refuses the
             // scenarios that have them (link changes, ARP on the wire,
-            // connection set-up), and `Sample` never reaches here. Listed
-            // rather than `_`, so that a new event must be placed.
-            Event::Link { .. }
-            | Event::ArpStart { .. }
-            | Event::SocketStart { .. }
-            | Event::CmStart { .. }
-            | Event::CmTimeout { .. }
-            | Event::ArpRetry { .. }
-            | Event::Sample => true,
+            // connection set-up), and `Sample` never reaches here.
+            Component::HostSetUp(_) | Component::Run => true,
         }
     }
 
