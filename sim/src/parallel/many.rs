@@ -28,7 +28,7 @@ use rocesim_model::time::Ps;
 use rocesim_model::world::part::{Leftover, Mail, Window, earliest};
 use rocesim_model::world::{FlowTally, Progress, Settings, World, limit};
 
-use super::{PROGRESS_EVERY, Plan, window_end};
+use super::{PROGRESS_EVERY, Plan, wait_until, window_end};
 
 /// One part a worker runs.
 struct Part {
@@ -80,18 +80,13 @@ const STOP: u64 = u64::MAX;
 impl Meet {
     /// Waits until `x` reaches `k`, spinning briefly, then yielding.
     fn wait(&self, x: &AtomicU64, k: u64) {
-        let mut spins = 0u32;
-        while x.load(Ordering::Acquire) < k {
-            if self.dead.load(Ordering::Relaxed) {
-                panic!("another partition's thread panicked");
-            }
-            spins += 1;
-            if spins < 1 << 10 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
+        wait_until(
+            x,
+            k,
+            &self.dead,
+            1 << 10,
+            "another partition's thread panicked",
+        );
     }
 }
 

@@ -341,18 +341,13 @@ impl Sync {
     /// spinning: the other thread runs only once this one yields (2,048
     /// spins a wait made a split star take 6 s instead of 0.2 on one CPU).
     fn wait(&self, x: &AtomicU64, epoch: u64) {
-        let mut spins = 0u32;
-        while x.load(Ordering::Acquire) < epoch {
-            if self.dead.load(Ordering::Relaxed) {
-                panic!("the other partition's thread panicked");
-            }
-            spins += 1;
-            if spins < self.spins {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
+        wait_until(
+            x,
+            epoch,
+            &self.dead,
+            self.spins,
+            "the other partition's thread panicked",
+        );
     }
 
     fn new() -> Sync {
@@ -452,6 +447,23 @@ fn unpack(t: u64) -> Option<Ps> {
 #[derive(Default)]
 #[repr(align(128))]
 struct Line<T>(T);
+
+/// Waits until `x` reaches `k`: `spins` spins, then yielding to the other
+/// threads; panics with `why` once `dead` says a thread it waits for died.
+fn wait_until(x: &AtomicU64, k: u64, dead: &AtomicBool, spins: u32, why: &str) {
+    let mut spun = 0u32;
+    while x.load(Ordering::Acquire) < k {
+        if dead.load(Ordering::Relaxed) {
+            panic!("{why}");
+        }
+        spun += 1;
+        if spun < spins {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
 
 impl<T> std::ops::Deref for Line<T> {
     type Target = T;
