@@ -231,8 +231,11 @@ fn bad_input_is_refused_at_its_key() {
     let e = check(&["collective.allreduce.op=allreduce"]);
     assert!(e.contains("unknown collective `allreduce`"), "{e}");
     assert!(e.contains("did you mean `all_reduce`?"), "{e}");
-    let e = check(&["collective.allreduce.env.NCCL_ALGO=Tree"]);
-    assert!(e.contains("tree is not modelled; only Ring is"), "{e}");
+    let e = check(&["collective.allreduce.env.NCCL_ALGO=CollNetDirect"]);
+    assert!(
+        e.contains("Ring and Tree are modelled for all_reduce"),
+        "{e}"
+    );
     let e = check(&["collective.allreduce.env.NCCL_STEPS=16"]);
     assert!(e.contains("compile-time constant"), "{e}");
     let e = check(&["collective.allreduce.env.NCCL_IB_QPS_PER_CONECTION=2"]);

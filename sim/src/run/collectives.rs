@@ -12,6 +12,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::transport::collective::plan;
 use crate::world::World;
 
 /// One size of one collective.
@@ -19,7 +20,7 @@ use crate::world::World;
 pub struct CollectiveRow {
     pub name: String,
     pub op: &'static str,
-    /// `ring`, or `p2p` for sendrecv and alltoall.
+    /// `ring` or `tree`, or `p2p` for sendrecv and alltoall.
     pub algorithm: &'static str,
     pub ranks: u32,
     #[serde(rename = "type")]
@@ -34,7 +35,7 @@ pub struct CollectiveRow {
     #[serde(rename = "busbw_GBps")]
     pub busbw_gbps: f64,
     /// Line rate × payload efficiency at the RoCE MTU × NICs used, in bus
-    /// bandwidth terms.
+    /// bandwidth terms (the tree: what its busiest NIC allows).
     #[serde(rename = "bound_GBps")]
     pub bound_gbps: f64,
     /// `success` or `error`.
@@ -52,7 +53,13 @@ pub fn rows(w: &World) -> Vec<CollectiveRow> {
             out.push(CollectiveRow {
                 name: name.to_string(),
                 op: s.op.name(),
-                algorithm: if s.op.p2p() { "p2p" } else { "ring" },
+                algorithm: if s.op.p2p() {
+                    "p2p"
+                } else if plan::on_tree(s.op, &s.knobs) {
+                    "tree"
+                } else {
+                    "ring"
+                },
                 ranks: c.topo().ranks,
                 datatype: s.datatype.name(),
                 redop: if s.op.reduces() { "sum" } else { "none" },

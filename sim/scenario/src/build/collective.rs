@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use roce_codec::Psn;
 
 use super::names::root;
+use super::nccl_algo::algo;
 use super::neighbours::{Behind, Learned, resolve_conn};
 use super::qpns::Qpns;
 use crate::diagnostic::{KeyPath, ModelError};
@@ -17,7 +18,7 @@ use rocesim_model::net::roce_mtu;
 use rocesim_model::time::{Ps, Rate};
 use rocesim_model::transport::collective::{
     CollOp, Collective, CollectiveSpec, DataType, GpuModel, NcclKnobs, NetConnInfo, SizeStep, Topo,
-    payload_efficiency, plan, test_sizes,
+    payload_efficiency, plan, test_size, test_sizes,
 };
 use rocesim_model::transport::{QpConfig, Workload, udp_sport};
 use rocesim_model::world::World;
@@ -60,7 +61,7 @@ struct Env {
     max_channels: Option<u32>,
 }
 
-fn env(cc: &CollectiveCfg, at: &KeyPath) -> Result<Env, ModelError> {
+fn env(cc: &CollectiveCfg, op: CollOp, dt: DataType, at: &KeyPath) -> Result<Env, ModelError> {
     let mut e = Env {
         knobs: NcclKnobs::default(),
         hca: None,
@@ -120,20 +121,7 @@ fn env(cc: &CollectiveCfg, at: &KeyPath) -> Result<Env, ModelError> {
             }
             "NCCL_IB_TIMEOUT" => e.timeout = int(0, 31)? as u8,
             "NCCL_IB_RETRY_CNT" => e.retry_cnt = int(0, 7)? as u8,
-            "NCCL_ALGO" => check_list(
-                &text,
-                "Ring",
-                &[
-                    "tree",
-                    "collnetdirect",
-                    "collnetchain",
-                    "nvls",
-                    "nvlstree",
-                    "pat",
-                ],
-                &kat,
-                k,
-            )?,
+            "NCCL_ALGO" => e.knobs.algo = algo(&text, op, dt, &kat)?,
             "NCCL_PROTO" => check_list(&text, "Simple", &["ll", "ll128"], &kat, k)?,
             "NCCL_MIN_NCHANNELS" => e.min_channels = Some(int(1, 64)? as u32),
             "NCCL_MAX_NCHANNELS" => e.max_channels = Some(int(1, 64)? as u32),
@@ -176,7 +164,7 @@ fn env(cc: &CollectiveCfg, at: &KeyPath) -> Result<Env, ModelError> {
     Ok(e)
 }
 
-/// `NCCL_ALGO` / `NCCL_PROTO`: the one modelled choice must remain.
+/// `NCCL_PROTO`: the one modelled choice must remain.
 fn check_list(
     text: &str,
     only: &str,
@@ -284,7 +272,7 @@ pub(super) fn add_collective(
         ModelError::new(at.key("datatype"), format!("unknown datatype `{dt_name}`"))
             .did_you_mean(dt_name, DataType::ALL.iter().map(|d| d.name()))
     })?;
-    let e = env(cc, &at)?;
+    let e = env(cc, op, dt, &at)?;
     if cc.connect != Connect::None {
         return Err(ModelError::new(
             at.key("connect"),
@@ -570,6 +558,20 @@ pub(super) fn add_collective(
         CollOp::AllToAll => {
             let gf = f64::from(g);
             line as f64 * eff * f64::from(nnics) * (n - 1.0) / (gf * (n - gf))
+        }
+        // The tree: what its busiest NIC allows (a server that is an
+        // inner node of one tree and a leaf of the other sends and
+        // receives more than the ring's share; with 2 servers less, so
+        // busbw may exceed the NICs, facts §1).
+        _ if plan::on_tree(op, &knobs) => {
+            let t = test_size(op, maxb, dt, ranks);
+            let p = plan::plan_op(op, &topo, &knobs, &conns, dt, t.count, cc.root);
+            match plan::busiest_nic_bytes(&p, &conns, &topo) {
+                0 => line as f64 * eff * nics_used,
+                busiest => {
+                    line as f64 * eff * t.algbw_bytes as f64 * op.bus_factor(ranks) / busiest as f64
+                }
+            }
         }
         _ => line as f64 * eff * nics_used,
     };

@@ -61,6 +61,7 @@ mod ets;
 mod fabric;
 mod hosts;
 mod names;
+mod nccl_algo;
 mod neighbours;
 pub use crate::profile::host_profile;
 mod collective;

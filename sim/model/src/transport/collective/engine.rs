@@ -587,22 +587,26 @@ impl Collective {
         if run.busy || self.ranks[rank as usize].done {
             return false;
         }
-        let (inc, outc) = (lane.in_conn, lane.out_conn);
+        let ins = lane.ins.len();
         if p.recv {
-            let c = inc.expect("a receiving step has an in-connection");
-            if !self.arrived(c, self.msg(c, rank, run.recv_k)) {
-                return false;
+            for &c in &lane.ins {
+                if !self.arrived(c, self.msg(c, rank, run.recv_k)) {
+                    return false;
+                }
             }
         }
         if p.send {
-            let c = outc.expect("a sending step has an out-connection");
-            let m = self.msg(c, rank, run.send_k);
-            if !self.slot_free(c, m) {
-                return false;
+            for i in 0..self.plan.lanes[l].outs.len() {
+                let c = self.plan.lanes[l].outs[i];
+                let m = self.msg(c, rank, run.send_k);
+                if !self.slot_free(c, m) {
+                    return false;
+                }
             }
         }
+        // One reduction per input (a tree's children).
         let cost = if p.reduce {
-            p.bytes * self.spec.gpu.reduce_ps_per_kib / 1024
+            p.bytes * ins as u64 * self.spec.gpu.reduce_ps_per_kib / 1024
         } else {
             0
         };
@@ -618,35 +622,39 @@ impl Collective {
     /// A step's data is consumed and/or its slot filled.
     fn finish_prim(&mut self, l: usize, now: Ps) {
         let lane = &self.plan.lanes[l];
-        let (rank, inc, outc) = (lane.rank, lane.in_conn, lane.out_conn);
+        let (rank, nins, nouts) = (lane.rank, lane.ins.len(), lane.outs.len());
         let p = self.lanes[l].step.expect("a step at the cursor");
         let nlanes = lane.prims.len();
         self.ready.lane(l as u32);
         if p.recv {
-            let c = inc.unwrap();
-            self.conns[c as usize].consumed += 1;
-            self.ready.senders_of(c);
-            self.lanes[l].recv_k += 1;
-            if let Some(n) = &self.conns[c as usize].net {
-                let qp0 = n.qp0;
-                self.wake_server(qp0);
+            for i in 0..nins {
+                let c = self.plan.lanes[l].ins[i];
+                self.conns[c as usize].consumed += 1;
+                self.ready.senders_of(c);
+                if let Some(n) = &self.conns[c as usize].net {
+                    let qp0 = n.qp0;
+                    self.wake_server(qp0);
+                }
             }
+            self.lanes[l].recv_k += 1;
         }
         if p.send {
-            let c = outc.unwrap();
-            let conn = &mut self.conns[c as usize];
-            conn.filled += 1;
-            conn.sizes.push(p.bytes);
-            self.lanes[l].send_k += 1;
-            if conn.net.is_some() {
-                self.wake_conn_clients(c);
-            } else {
-                let g = &mut self.gpu_free[rank as usize];
-                let start = now.max(*g);
-                *g = start + self.spec.gpu.nvlink_rate.tx_time(p.bytes);
-                let at = *g + self.spec.gpu.nvlink_latency;
-                self.push_timer(at, Timer::Arrive { conn: c });
+            for i in 0..nouts {
+                let c = self.plan.lanes[l].outs[i];
+                let conn = &mut self.conns[c as usize];
+                conn.filled += 1;
+                conn.sizes.push(p.bytes);
+                if conn.net.is_some() {
+                    self.wake_conn_clients(c);
+                } else {
+                    let g = &mut self.gpu_free[rank as usize];
+                    let start = now.max(*g);
+                    *g = start + self.spec.gpu.nvlink_rate.tx_time(p.bytes);
+                    let at = *g + self.spec.gpu.nvlink_latency;
+                    self.push_timer(at, Timer::Arrive { conn: c });
+                }
             }
+            self.lanes[l].send_k += 1;
         }
         let run = &mut self.lanes[l];
         run.busy = false;

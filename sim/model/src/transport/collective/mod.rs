@@ -23,8 +23,13 @@
 //!
 //! * Ring for all_reduce (2(n−1) transfers per loop), all_gather and
 //!   reduce_scatter (n−1), broadcast and reduce (a chain from / to the
-//!   root) [V facts §2.1, §2.2 "Broadcast/Reduce: ring only"]. Tree is not
-//!   modelled: `NCCL_ALGO=Tree` is refused by the scenario layer.
+//!   root) [V facts §2.1, §2.2 "Broadcast/Reduce: ring only"].
+//! * Tree for all_reduce (`NCCL_ALGO=Tree`, module [`tree`]): NCCL's double
+//!   binary tree over the servers, a chain inside each, the balanced
+//!   pattern's GPUs facing parent and children, channels split between the
+//!   two trees, `runTreeSplit`'s concurrent up and down, one-step chunks
+//!   halved for the tree's depth [V facts §2.2]. NCCL's tuner (which picks
+//!   tree or ring per size) is not modelled: a list allowing both runs Ring.
 //! * Simple protocol only: step = `NCCL_BUFFSIZE / NCCL_STEPS` (4 MiB / 8);
 //!   ring all_reduce/all_gather/reduce_scatter chunk = 4 steps, slice = 2
 //!   steps, 2 slices per chunk, one RDMA message per slice [V §2.1];
@@ -71,9 +76,12 @@ mod engine;
 mod engine_tests;
 pub mod plan;
 mod ready;
+mod topo;
+pub mod tree;
 
 pub use engine::{Collective, CollectiveResult, NetConnInfo};
 pub use plan::{ConnSpec, Lane, OpPlan, Prim, Topo};
+pub use tree::TreeLinks;
 
 use crate::time::{Ps, Rate};
 
@@ -153,6 +161,28 @@ impl CollOp {
     /// Runs as point-to-point sends rather than a ring.
     pub fn p2p(self) -> bool {
         matches!(self, CollOp::AllToAll | CollOp::SendRecv)
+    }
+}
+
+/// How NCCL moves a (non-p2p) collective between ranks (`NCCL_ALGO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Algo {
+    /// Rings: every algorithm's fallback, the only one for all_gather,
+    /// reduce_scatter, broadcast and reduce here (facts §2.2).
+    #[default]
+    Ring,
+    /// The double binary tree over servers with a chain inside each, for
+    /// all_reduce (facts §2.2).
+    Tree,
+}
+
+impl Algo {
+    /// The name in summary.json and collectives.csv.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Ring => "ring",
+            Algo::Tree => "tree",
+        }
     }
 }
 
@@ -302,6 +332,8 @@ pub struct NcclKnobs {
     pub p2p_net_chunk: u64,
     /// `NCCL_P2P_NVL_CHUNKSIZE` (512 KiB).
     pub p2p_nvl_chunk: u64,
+    /// `NCCL_ALGO`'s choice for all_reduce (Ring).
+    pub algo: Algo,
 }
 
 impl Default for NcclKnobs {
@@ -315,6 +347,7 @@ impl Default for NcclKnobs {
             split_data_on_qps: false,
             p2p_net_chunk: 128 << 10,
             p2p_nvl_chunk: 512 << 10,
+            algo: Algo::Ring,
         }
     }
 }

@@ -16,65 +16,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{CollOp, DataType, NcclKnobs};
-
-/// Where the ranks sit: `servers` servers in order, `gpus` GPUs each (the
-/// last server may hold fewer), `nics` NICs per server for the channels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Topo {
-    pub ranks: u32,
-    pub gpus: u32,
-    pub nics: u32,
-    /// GPU `i` owns NIC `i` (one NIC per GPU); else the GPUs share them.
-    pub nic_per_gpu: bool,
-}
-
-impl Topo {
-    pub fn server(&self, rank: u32) -> u32 {
-        rank / self.gpus
-    }
-    pub fn local(&self, rank: u32) -> u32 {
-        rank % self.gpus
-    }
-    fn gpus_on(&self, server: u32) -> u32 {
-        (self.ranks - server * self.gpus).min(self.gpus)
-    }
-    pub fn servers(&self) -> u32 {
-        self.ranks.div_ceil(self.gpus)
-    }
-    /// The NIC (index among the server's NICs) GPU `local` sends and
-    /// receives p2p messages through: its own, or one of the shared ones.
-    pub fn nic_of(&self, local: u32) -> u32 {
-        if self.nic_per_gpu {
-            local
-        } else {
-            local % self.nics
-        }
-    }
-
-    /// The NIC channel `ch`'s ring enters and leaves every server by: its
-    /// entry GPU's, or the shared NICs in turn.
-    pub fn ring_nic(&self, ch: u32) -> u32 {
-        if self.nic_per_gpu {
-            ch % self.gpus
-        } else {
-            ch % self.nics
-        }
-    }
-
-    /// Channel `ch`'s ring: servers in order; on each, from the GPU
-    /// `ch mod g` round (facts §2.1, §6: in and out by one NIC).
-    pub fn ring(&self, ch: u32) -> Vec<u32> {
-        let mut v = Vec::with_capacity(self.ranks as usize);
-        for s in 0..self.servers() {
-            let g = self.gpus_on(s);
-            for j in 0..g {
-                v.push(s * self.gpus + (ch + j) % g);
-            }
-        }
-        v
-    }
-}
+pub use super::topo::Topo;
+use super::tree::{self, TreeLinks};
+use super::{Algo, CollOp, DataType, NcclKnobs};
 
 /// A directed connection: `from` sends to `to` on `channel`. `nics` is
 /// the sending and the receiving NIC when the two are on different
@@ -102,11 +46,13 @@ pub struct Prim {
 }
 
 /// What one rank runs on one channel (or towards one p2p peer), in order.
+/// A receiving step takes the next message of every in-connection (a
+/// tree's children), a sending step sends on every out-connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lane {
     pub rank: u32,
-    pub in_conn: Option<u32>,
-    pub out_conn: Option<u32>,
+    pub ins: Vec<u32>,
+    pub outs: Vec<u32>,
     pub prims: Vec<Prim>,
 }
 
@@ -118,9 +64,15 @@ pub struct OpPlan {
     pub channels: u32,
 }
 
-/// Chunk and slice of an algorithm, in NCCL steps (facts §2.1, §2.4).
-fn steps_of(op: CollOp) -> (u64, u64) {
+/// Whether this operation runs on the tree.
+pub fn on_tree(op: CollOp, knobs: &NcclKnobs) -> bool {
+    op == CollOp::AllReduce && knobs.algo == Algo::Tree
+}
+
+/// Chunk and slice of an algorithm, in NCCL steps (facts §2.1, §2.2, §2.4).
+fn steps_of(op: CollOp, knobs: &NcclKnobs) -> (u64, u64) {
     match op {
+        _ if on_tree(op, knobs) => (1, 1),
         CollOp::AllReduce | CollOp::AllGather | CollOp::ReduceScatter => (4, 2),
         CollOp::Broadcast | CollOp::Reduce | CollOp::AllToAll | CollOp::SendRecv => (1, 1),
     }
@@ -128,7 +80,7 @@ fn steps_of(op: CollOp) -> (u64, u64) {
 
 /// The connections of a collective (all sizes), in a fixed order.
 pub fn connections(op: CollOp, topo: &Topo, knobs: &NcclKnobs, root: u32) -> Vec<ConnSpec> {
-    let (_, slice_steps) = steps_of(op);
+    let (_, slice_steps) = steps_of(op, knobs);
     let window = (u64::from(knobs.steps) / slice_steps).max(1) as u32;
     let mut v = Vec::new();
     let mut add = |channel, from, to, ch_nic: Option<u32>| {
@@ -157,6 +109,18 @@ pub fn connections(op: CollOp, topo: &Topo, knobs: &NcclKnobs, root: u32) -> Vec
             for r in 0..n {
                 for p in (0..n).filter(|&p| p != r) {
                     add(0, r, p, None);
+                }
+            }
+        }
+        _ if on_tree(op, knobs) => {
+            // Per channel, each parent-child pair: up, then down.
+            for ch in 0..knobs.channels {
+                let t = TreeLinks::of(topo, ch, knobs.channels);
+                for r in 0..n {
+                    if let Some(p) = t.up[r as usize] {
+                        add(ch, r, p, Some(t.nic));
+                        add(ch, p, r, Some(t.nic));
+                    }
                 }
             }
         }
@@ -276,20 +240,24 @@ pub fn plan_op(
             };
             plan.lanes.push(Lane {
                 rank: c.from,
-                in_conn: None,
-                out_conn: Some(i as u32),
+                ins: Vec::new(),
+                outs: vec![i as u32],
                 prims: prims(false),
             });
             plan.lanes.push(Lane {
                 rank: c.to,
-                in_conn: Some(i as u32),
-                out_conn: None,
+                ins: vec![i as u32],
+                outs: Vec::new(),
                 prims: prims(true),
             });
         }
         return plan;
     }
-    let (chunk_steps, slice_steps) = steps_of(op);
+    if on_tree(op, knobs) {
+        plan_tree(topo, knobs, &index, dt, count, &mut plan);
+        return plan;
+    }
+    let (chunk_steps, slice_steps) = steps_of(op, knobs);
     let chunk_elts = step_elts * chunk_steps;
     let slice_elts = step_elts * slice_steps;
     let per_chunk = chunk_steps / slice_steps;
@@ -374,13 +342,99 @@ pub fn plan_op(
             }
             plan.lanes.push(Lane {
                 rank,
-                in_conn,
-                out_conn,
+                ins: in_conn.into_iter().collect(),
+                outs: out_conn.into_iter().collect(),
                 prims,
             });
         }
     }
     plan
+}
+
+/// The most bytes one server NIC sends, or receives, in one operation of
+/// `plan`: what bounds the operation's time on the network.
+pub fn busiest_nic_bytes(plan: &OpPlan, conns: &[ConnSpec], topo: &Topo) -> u64 {
+    let mut load: BTreeMap<(u32, u32, bool), u64> = BTreeMap::new();
+    for lane in &plan.lanes {
+        let sent: u64 = lane.prims.iter().filter(|p| p.send).map(|p| p.bytes).sum();
+        for &c in &lane.outs {
+            let cs = &conns[c as usize];
+            if let Some((a, b)) = cs.nics {
+                *load.entry((topo.server(cs.from), a, true)).or_default() += sent;
+                *load.entry((topo.server(cs.to), b, false)).or_default() += sent;
+            }
+        }
+    }
+    load.into_values().max().unwrap_or(0)
+}
+
+/// A tree all_reduce (`runTreeSplit`, module [`tree`]): per channel, each
+/// rank's part in chunks of one step or less; the root reduces what its
+/// children send and sends the result straight back, every other rank
+/// runs an up lane (children → reduce → parent) and a down lane (parent →
+/// children) side by side.
+fn plan_tree(
+    topo: &Topo,
+    knobs: &NcclKnobs,
+    index: &BTreeMap<(u32, u32, u32), u32>,
+    dt: DataType,
+    count: u64,
+    plan: &mut OpPlan,
+) {
+    let e = dt.size();
+    let nc = channels_for(count * e, knobs);
+    plan.channels = nc;
+    let step = knobs.buffsize / u64::from(knobs.steps);
+    let chunk_elts = (tree::chunk_bytes(step, count * e, nc, tree::depth(topo)) / e).max(1);
+    let align = (16 / e).max(1);
+    let per_channel = align_up(count.div_ceil(u64::from(nc)), align);
+    for ch in 0..nc {
+        let lo = (u64::from(ch) * per_channel).min(count);
+        let part = (lo + per_channel).min(count) - lo;
+        let mut chunks = Vec::new();
+        let mut off = 0;
+        while off < part {
+            chunks.push(chunk_elts.min(part - off) * e);
+            off += chunk_elts;
+        }
+        let t = TreeLinks::of(topo, ch, knobs.channels);
+        let conn = |a: u32, b: u32| index[&(ch, a, b)];
+        for rank in 0..topo.ranks {
+            let kids = &t.down[rank as usize];
+            let from_kids: Vec<u32> = kids.iter().map(|&k| conn(k, rank)).collect();
+            let to_kids: Vec<u32> = kids.iter().map(|&k| conn(rank, k)).collect();
+            // (in, out, reduces): the up lane and the root reduce the
+            // children's data into their own.
+            let lanes = match t.up[rank as usize] {
+                None if kids.is_empty() => Vec::new(),
+                None => vec![(from_kids, to_kids, true)],
+                Some(p) => vec![
+                    (from_kids, vec![conn(rank, p)], true),
+                    (vec![conn(p, rank)], to_kids, false),
+                ],
+            };
+            for (ins, outs, reduce) in lanes {
+                let prims: Vec<Prim> = chunks
+                    .iter()
+                    .map(|&bytes| Prim {
+                        recv: !ins.is_empty(),
+                        send: !outs.is_empty(),
+                        bytes,
+                        reduce: reduce && !ins.is_empty(),
+                    })
+                    .collect();
+                for &c in &outs {
+                    plan.msgs[c as usize] += prims.len() as u64;
+                }
+                plan.lanes.push(Lane {
+                    rank,
+                    ins,
+                    outs,
+                    prims,
+                });
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -462,9 +516,16 @@ mod tests {
     fn a_receive_matches_the_send_before_it() {
         // Odd sizes: every connection's k-th receive carries the bytes of
         // the sender's k-th send, whatever the op.
-        for op in CollOp::ALL {
+        let tree = NcclKnobs {
+            algo: Algo::Tree,
+            ..knobs(3)
+        };
+        for (op, k) in CollOp::ALL
+            .into_iter()
+            .map(|o| (o, knobs(3)))
+            .chain([(CollOp::AllReduce, tree)])
+        {
             let t = topo(5, 2);
-            let k = knobs(3);
             let conns = connections(op, &t, &k, 2);
             let p = plan_op(op, &t, &k, &conns, DataType::Half, 1_234_567, 2);
             for (c, _) in conns.iter().enumerate() {
@@ -472,19 +533,79 @@ mod tests {
                 let out: Vec<u64> = p
                     .lanes
                     .iter()
-                    .filter(|l| l.out_conn == Some(c))
+                    .filter(|l| l.outs.contains(&c))
                     .flat_map(sends)
                     .collect();
                 let inn: Vec<u64> = p
                     .lanes
                     .iter()
-                    .filter(|l| l.in_conn == Some(c))
+                    .filter(|l| l.ins.contains(&c))
                     .flat_map(|l| l.prims.iter().filter(|p| p.recv).map(|p| p.bytes))
                     .collect();
                 assert_eq!(out, inn, "{op:?} conn {c}");
                 assert_eq!(out.len() as u64, p.msgs[c as usize]);
             }
         }
+    }
+
+    #[test]
+    fn tree_all_reduce_4_servers_2_channels() {
+        let t = topo(4, 1);
+        let k = NcclKnobs {
+            channels: 2,
+            algo: Algo::Tree,
+            ..NcclKnobs::default()
+        };
+        let conns = connections(CollOp::AllReduce, &t, &k, 0);
+        // Two trees (0 → 2 → {1, 3}; 3 → 1 → {2, 0}), 3 parent-child
+        // pairs each, a connection each way; a window of 8 one-step slots.
+        assert_eq!(conns.len(), 12);
+        assert!(conns.iter().all(|c| c.window == 8 && c.nics.is_some()));
+        let p = plan_op(
+            CollOp::AllReduce,
+            &t,
+            &k,
+            &conns,
+            DataType::Float,
+            1 << 20,
+            0,
+        );
+        // 4 MiB, 2 MiB per channel; depth 1 − 1 + log2 4 = 2: 512 KiB
+        // gives 4 chunks per channel (< 16), 256 KiB 8, 128 KiB 16: 16
+        // messages of 128 KiB on every connection.
+        assert_eq!(p.msgs, vec![16; 12]);
+        // Per tree: the root's one lane, two lanes for each of the others.
+        assert_eq!(p.lanes.len(), 14);
+        assert!(p.lanes.iter().all(|l| l.prims.len() == 16));
+        let lanes = |r: u32| -> Vec<&Lane> { p.lanes.iter().filter(|l| l.rank == r).collect() };
+        // Rank 0: tree 0's root (receives from 2, reduces, sends back),
+        // then a leaf of tree 1 (sends its part up; receives the result).
+        let r0 = lanes(0);
+        assert_eq!(r0.len(), 3);
+        assert_eq!((r0[0].ins.len(), r0[0].outs.len()), (1, 1));
+        assert!(r0[0].prims.iter().all(|p| p.recv && p.send && p.reduce));
+        assert!(r0[1].prims.iter().all(|p| !p.recv && p.send && !p.reduce));
+        assert!(r0[2].prims.iter().all(|p| p.recv && !p.send));
+        // Rank 2, inside tree 0: reduces its two children's data up, and
+        // sends the result down to both.
+        let r2 = lanes(2);
+        assert_eq!((r2[0].ins.len(), r2[0].outs.len()), (2, 1));
+        assert!(r2[0].prims.iter().all(|p| p.reduce));
+        assert_eq!((r2[1].ins.len(), r2[1].outs.len()), (1, 2));
+        // Ranks 2 and 1, inner nodes of one tree: 2 MiB up and 2 × 2 MiB
+        // down in it, 2 MiB up as a leaf of the other; the roots 0 and 3:
+        // 2 MiB down to their one child, 2 MiB up the other tree.
+        let sent = |r: u32| -> u64 {
+            lanes(r)
+                .iter()
+                .map(|l| l.outs.len() as u64 * sends(l).iter().sum::<u64>())
+                .sum()
+        };
+        assert_eq!(
+            [sent(0), sent(1), sent(2), sent(3)],
+            [4 << 20, 8 << 20, 8 << 20, 4 << 20]
+        );
+        assert_eq!(busiest_nic_bytes(&p, &conns, &t), 8 << 20);
     }
 
     #[test]

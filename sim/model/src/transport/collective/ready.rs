@@ -33,10 +33,10 @@ impl Ready {
         self.of_rank = vec![Vec::new(); ranks];
         for (l, lane) in plan.lanes.iter().enumerate() {
             let l = l as u32;
-            if let Some(c) = lane.out_conn {
+            for &c in &lane.outs {
                 self.senders[c as usize].push(l);
             }
-            if let Some(c) = lane.in_conn {
+            for &c in &lane.ins {
                 self.receivers[c as usize].push(l);
             }
             self.of_rank[lane.rank as usize].push(l);
