@@ -225,14 +225,14 @@ impl QpSummary {
     fn of(q: QpView<'_>) -> QpSummary {
         let st = q.stats();
         let client = q.role() == Role::Client;
-        let c = q.qp().counters();
+        let c = &q.counters();
         QpSummary {
             host: q.host().to_string(),
             interface: q.interface().to_string(),
             workload: q.workload().to_string(),
             role: q.role(),
-            qpn: q.qp().qpn(),
-            dest_qpn: q.qp().dest_qpn(),
+            qpn: q.qpn(),
+            dest_qpn: q.dest_qpn(),
             src: q.src().to_string(),
             dst: q.dst().to_string(),
             udp_sport: q.udp_sport(),
