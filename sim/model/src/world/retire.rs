@@ -183,10 +183,11 @@ impl World {
     /// docs).
     pub fn try_retire(&mut self, q: u32) {
         let p = self.qps[q as usize].peer;
-        if !self.retire_flows || p == u32::MAX || !self.owns_qp(q) || !self.owns_qp(p) {
+        // Cheapest first: this runs after every change to every QP.
+        if !self.retire_flows || p == u32::MAX || !self.settled(q) {
             return;
         }
-        if self.settled(q) && self.settled(p) {
+        if self.owns_qp(q) && self.owns_qp(p) && self.settled(p) {
             self.qps[q as usize].live.retire();
             self.qps[p as usize].live.retire();
         }
