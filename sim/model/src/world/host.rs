@@ -380,17 +380,15 @@ impl World {
             "frame for retired QP {q}"
         );
         let notify = self.congestion_rx(host, nic, q, id);
-        // The CNP this frame may make is on its way before the QP has
-        // handled the frame, and may keep its peer from retiring.
-        if let Some(Notify::Cnp(_)) = notify {
-            self.count_inbound(self.qps[q as usize].peer);
-        }
         let echo = matches!(notify, Some(Notify::EchoOnAck));
         let pkt = self.pool.get(id);
         let op = pkt.ib.bth.opcode;
         let ack = (op.operation() == Some(Operation::Acknowledge)).then_some(pkt.ib.bth.becn);
         let slot = &mut self.qps[q as usize];
-        slot.inbound = slot.inbound.saturating_sub(1);
+        slot.rx_frames += 1;
+        // The CNP this frame may make is on its way before the QP has
+        // handled the frame, and keeps the pair from retiring.
+        slot.cnps_made += u32::from(matches!(notify, Some(Notify::Cnp(_))));
         let int = self.pool.int_of(pkt);
         let live = &mut *slot.live;
         if op.0 <= 0x0C {

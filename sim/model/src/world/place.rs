@@ -221,7 +221,9 @@ pub fn add_qp(
     w.qps.push(QpSlot {
         live: QpBody::live(qp, cc),
         peer: u32::MAX,
-        inbound: 0,
+        rx_frames: 0,
+        cnps_made: 0,
+        finished: false,
         host: side.local.host,
         iface: side.local.iface,
         workload: wl,

@@ -83,8 +83,16 @@ pub struct QpSlot {
     pub live: QpBody,
     /// The other end of its `[[traffic]]` flow (`u32::MAX`: not a flow's).
     pub peer: u32,
-    /// Frames made for it and not delivered yet (a flow's QPs).
-    pub inbound: u32,
+    /// Frames delivered to it. Its pair has nothing on the way when
+    /// what both ends made (`tx_packets`, `cnps_made`) equals what both
+    /// got (`world::retire`): each end counts in its own slot only.
+    pub rx_frames: u64,
+    /// CNPs its NIC made for its peer on its behalf.
+    pub cnps_made: u32,
+    /// Its `[[traffic]]` flow's work is done (set on both ends at the
+    /// client's last completion): from then on every change to it asks
+    /// whether the pair can retire.
+    pub finished: bool,
     /// Why its connection never came up (`connect = "rdma_cm"`).
     pub unconnected: Option<&'static str>,
     pub host: u32,
@@ -201,12 +209,18 @@ impl World {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         let w = &mut self.workloads[s.workload as usize].workload;
+        let mut peer_finished = u32::MAX;
         match s.role {
             Role::Client => {
                 let next = w.drive_requester(s.index as usize, &mut s.live.qp, now);
                 if w.qp_done(s.index as usize) {
                     // A finished flow keeps its counters, not its queues.
                     s.live.qp.release_buffers();
+                    if !s.finished && s.peer != u32::MAX {
+                        // Both ends may retire from now on.
+                        s.finished = true;
+                        peer_finished = s.peer;
+                    }
                 }
                 if let Some(t) = next {
                     if s.drive_at.is_none_or(|d| d > t || d <= now) {
@@ -216,6 +230,9 @@ impl World {
                 }
             }
             Role::Server => w.drive_responder(s.index as usize, &mut s.live.qp, now),
+        }
+        if peer_finished != u32::MAX {
+            self.qps[peer_finished as usize].finished = true;
         }
         self.flush_acks(q);
         self.rp_update(q);
@@ -248,8 +265,6 @@ impl World {
     /// A packet of QP `q` with the headers of its connection, counted.
     pub fn make_packet(&mut self, q: u32, ib: IbRepr) -> PacketId {
         let now = self.now();
-        let peer = self.qps[q as usize].peer;
-        self.count_inbound(peer);
         let s = &mut self.qps[q as usize];
         s.first_tx.get_or_insert(now);
         let cc = &mut s.live.cc;

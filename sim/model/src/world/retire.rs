@@ -7,9 +7,10 @@
 //! A pair retires when nothing can change either end again: the client's
 //! work is done, neither end has anything to send, a timer armed, a wake-up,
 //! a drive or a reaction-point deadline pending, and no frame for either
-//! end is on its way (`QpSlot::inbound`: counted when made, uncounted when
-//! delivered; a frame dropped on the way keeps the pair live, as does a
-//! pair whose ends are simulated in different parts). Events still pending
+//! end is on its way: the frames both ends made (`QpSlot::tx_packets`,
+//! `QpSlot::cnps_made`) are as many as both got (`QpSlot::rx_frames`),
+//! each end counting in its own slot. A frame dropped on the way keeps the
+//! pair live, as does a pair whose ends are simulated in different parts. Events still pending
 //! for a retired QP are stale and do nothing, as they would have done.
 
 use core::ops::{Deref, DerefMut};
@@ -172,22 +173,30 @@ impl DerefMut for QpBody {
 }
 
 impl World {
-    /// A frame for QP `q` was made: it is on its way until delivered.
-    pub fn count_inbound(&mut self, q: u32) {
-        if let Some(s) = self.qps.get_mut(q as usize) {
-            s.inbound += 1;
+    /// Retires QP `q` and its peer if their flow is over (the module's
+    /// docs). It runs after every change to every QP, so it first tests
+    /// what fails while a flow runs from `q`'s slot alone, which the
+    /// change just touched: the flow's work not done yet (`finished`), a
+    /// frame to send, a wake-up or a drive pending. The rest, the peer's
+    /// slot last, runs out of line, in the few changes after the flow's
+    /// last completion.
+    #[inline]
+    pub fn try_retire(&mut self, q: u32) {
+        let s = &self.qps[q as usize];
+        if s.finished && !s.active && s.wake_at.is_none() && s.drive_at.is_none() {
+            self.retire_if_settled(q);
         }
     }
 
-    /// Retires QP `q` and its peer if their flow is over (the module's
-    /// docs).
-    pub fn try_retire(&mut self, q: u32) {
+    #[inline(never)]
+    fn retire_if_settled(&mut self, q: u32) {
         let p = self.qps[q as usize].peer;
-        // Cheapest first: this runs after every change to every QP.
-        if !self.retire_flows || p == u32::MAX || !self.settled(q) {
+        if !self.retire_flows || !self.settled(q) || !self.settled(p) {
             return;
         }
-        if self.owns_qp(q) && self.owns_qp(p) && self.settled(p) {
+        let (s, t) = (&self.qps[q as usize], &self.qps[p as usize]);
+        let made = s.tx_packets + t.tx_packets + u64::from(s.cnps_made) + u64::from(t.cnps_made);
+        if made == s.rx_frames + t.rx_frames && self.owns_qp(q) && self.owns_qp(p) {
             self.qps[q as usize].live.retire();
             self.qps[p as usize].live.retire();
         }
@@ -195,20 +204,22 @@ impl World {
 
     /// Whether nothing can change QP `q` any more, frames for it aside.
     fn settled(&self, q: u32) -> bool {
-        let now = self.now();
         let s = &self.qps[q as usize];
+        if s.active || s.wake_at.is_some() || s.drive_at.is_some() {
+            return false;
+        }
+        if !self.workloads[s.workload as usize]
+            .workload
+            .qp_done(s.index as usize)
+        {
+            return false;
+        }
         let QpBody::Live(l) = &s.live else {
             return false;
         };
-        let w = &self.workloads[s.workload as usize].workload;
-        s.inbound == 0
-            && !s.active
-            && s.wake_at.is_none()
-            && s.drive_at.is_none()
+        !l.cc.dirty
             && l.cc.rp_at.is_none()
-            && !l.cc.dirty
-            && l.qp.tx_ready_at(now).is_none()
             && l.qp.next_timer().is_none()
-            && w.qp_done(s.index as usize)
+            && l.qp.tx_ready_at(self.now()).is_none()
     }
 }
