@@ -6,6 +6,16 @@ use rocesim_scenario::{BuildOptions, ModelError};
 
 use super::Simulation;
 
+impl Simulation {
+    /// Tests only: `f` on the world of every part.
+    pub(crate) fn each_world(&mut self, mut f: impl FnMut(&mut World)) {
+        f(&mut self.world);
+        for w in self.twin.iter_mut().flat_map(|(others, _)| others) {
+            f(w);
+        }
+    }
+}
+
 fn build(file: &str, sets: &[&str]) -> Result<Simulation, ModelError> {
     let path = roce_testkit::repo::root().join("scenarios").join(file);
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
@@ -19,7 +29,7 @@ fn results(w: &World) -> String {
     let qps: Vec<_> = w
         .qps
         .iter()
-        .map(|q| (q.tx_bytes, q.tx_payload, *q.qp.counters()))
+        .map(|q| (q.tx_bytes, q.tx_payload, q.live.counters()))
         .collect();
     format!(
         "{:?}\n{ports:?}\n{qps:?}\n{} {} {:?}\n{:?}\n{:?}",

@@ -97,7 +97,7 @@ fn bits(mask: u8) -> impl Iterator<Item = usize> {
 /// summed over the device's QPs.
 fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
     for q in w.qps() {
-        let c = q.qp().counters();
+        let c = q.counters();
         let set = out.entry(q.rdma_device_port()).or_default();
         let mut add = |name: &str, v: u64| *set.entry(name.to_string()).or_default() += v;
         // IB PMA data counters (port_xmit_data, port_rcv_data) count 4-byte
@@ -126,8 +126,8 @@ fn rdma(w: &World, out: &mut BTreeMap<String, CounterSet>) {
         // priority has none.
         if q.dcqcn() {
             let handled = match (q.reaction_point(), q.ack_clocked()) {
-                (Some(rp), _) => rp.cnps(),
-                (None, Some(a)) => a.echoes(),
+                (Some(rp), _) => rp.cnps,
+                (None, Some((_, echoes))) => echoes,
                 (None, None) => 0,
             };
             add("rp_cnp_handled", handled);

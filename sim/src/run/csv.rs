@@ -127,7 +127,7 @@ pub fn qps_csv(w: &World, out: &mut dyn Write, hosts: Option<&[bool]>) -> io::Re
         });
         row.int(s.t.as_ns())
             .text(q.host())
-            .int(q.qp().qpn())
+            .int(q.qpn())
             .text(q.role().name())
             .int(s.tx_payload)
             .int(s.completed_bytes)

@@ -43,8 +43,8 @@ fn figures(c: &QpSummary, s: Option<&QpSummary>) -> QpFigures {
     let both = |f: fn(&QpSummary) -> u64| f(c) + s.map_or(0, f);
     QpFigures {
         key: QpKey {
-            src: c.src.clone(),
-            dst: c.dst.clone(),
+            src: c.src.to_string(),
+            dst: c.dst.to_string(),
             responder_qpn: c.dest_qpn,
         },
         requester_qpn: Some(c.qpn),
@@ -66,6 +66,6 @@ fn figures(c: &QpSummary, s: Option<&QpSummary>) -> QpFigures {
         // notification point saw.
         ecn_ce_packets: s.map_or(0, |s| s.figures.ce_marks_rx),
         message_latency_ns: Default::default(),
-        port: c.port.clone(),
+        port: c.port.as_deref().map(String::from),
     }
 }

@@ -74,6 +74,8 @@ pub mod plot;
 pub mod prom;
 mod queues;
 mod rate_plots;
+#[cfg(test)]
+mod retire_tests;
 pub mod series;
 mod shard;
 mod shortlist;

@@ -203,7 +203,7 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
         .qps()
         .zip(points)
         .filter(|(q, _)| {
-            q.role() == Role::Client || q.reaction_point().is_some_and(|rp| rp.cuts() > 0)
+            q.role() == Role::Client || q.reaction_point().is_some_and(|rp| rp.cuts > 0)
         })
         .collect();
     let total = shown.len();
@@ -212,8 +212,8 @@ pub fn rate_plot(w: &World, dir: &Path) -> Result<(), String> {
     let acks = shown.iter().find_map(|(q, _)| q.ack_clocked());
     let what = if shown.iter().any(|(q, _)| q.reaction_point().is_some()) {
         "Rate allowed per QP (DCQCN)".to_string()
-    } else if let Some(a) = acks {
-        format!("Rate allowed per QP ({})", a.title())
+    } else if let Some((title, _)) = acks {
+        format!("Rate allowed per QP ({title})")
     } else {
         "Rate allowed per QP (no DCQCN: line rate or rate_limit)".to_string()
     };
@@ -243,7 +243,7 @@ fn qp_lines(qps: Vec<(QpView<'_>, Vec<(f64, f64)>)>) -> Vec<Series> {
                 } else {
                     ""
                 };
-                format!("{} qp {:#x}{side}", q.host(), q.qp().qpn())
+                format!("{} qp {:#x}{side}", q.host(), q.qpn())
             } else {
                 String::new()
             };

@@ -1,7 +1,8 @@
 //! `summary.json`: what a run did, per port, QP, bond, switch and tap. A
 //! public interface: keys are only ever added.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -11,6 +12,53 @@ use super::intervals::gbps;
 use crate::time::Ps;
 use crate::transport::QpCounters;
 use crate::world::{PortCounters, PortHeadroom, PortView, QpStatus, QpView, Role, World};
+
+/// A name that many QP records repeat (a host's, an address, a port's, a
+/// flow's): one allocation for all of them, where a fabric's 200,000
+/// records each held its own copies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Name(Arc<str>);
+
+impl core::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl core::fmt::Display for Name {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// The names the records of one summary share, by what they name.
+#[derive(Default)]
+struct Names<'a> {
+    text: HashMap<&'a str, Name>,
+    addr: HashMap<core::net::Ipv4Addr, Name>,
+}
+
+impl<'a> Names<'a> {
+    fn of(&mut self, t: &'a str) -> Name {
+        self.text
+            .entry(t)
+            .or_insert_with(|| Name(Arc::from(t)))
+            .clone()
+    }
+    fn addr(&mut self, a: core::net::Ipv4Addr) -> Name {
+        self.addr
+            .entry(a)
+            .or_insert_with(|| Name(Arc::from(a.to_string())))
+            .clone()
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PortSummary {
@@ -29,19 +77,19 @@ pub struct PortSummary {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct QpSummary {
-    pub host: String,
-    pub interface: String,
-    pub workload: String,
+    pub host: Name,
+    pub interface: Name,
+    pub workload: Name,
     pub role: Role,
     pub qpn: u32,
     pub dest_qpn: u32,
-    pub src: String,
-    pub dst: String,
+    pub src: Name,
+    pub dst: Name,
     pub udp_sport: u16,
     /// NIC port that carried the QP's first packet: a client's first
     /// request, a server's first ACK or READ response (on a bond, the
     /// slave its responses leave on).
-    pub port: Option<String>,
+    pub port: Option<Name>,
     /// That port's index in its bond (enslave order), if bonded.
     pub slave: Option<u32>,
     pub tx_bytes: u64,
@@ -222,21 +270,21 @@ impl PortSummary {
 }
 
 impl QpSummary {
-    fn of(q: QpView<'_>) -> QpSummary {
+    fn of<'a>(q: QpView<'a>, names: &mut Names<'a>) -> QpSummary {
         let st = q.stats();
         let client = q.role() == Role::Client;
-        let c = q.qp().counters();
+        let c = &q.counters();
         QpSummary {
-            host: q.host().to_string(),
-            interface: q.interface().to_string(),
-            workload: q.workload().to_string(),
+            host: names.of(q.host()),
+            interface: names.of(q.interface()),
+            workload: names.of(q.workload()),
             role: q.role(),
-            qpn: q.qp().qpn(),
-            dest_qpn: q.qp().dest_qpn(),
-            src: q.src().to_string(),
-            dst: q.dst().to_string(),
+            qpn: q.qpn(),
+            dest_qpn: q.dest_qpn(),
+            src: names.addr(q.src()),
+            dst: names.addr(q.dst()),
             udp_sport: q.udp_sport(),
-            port: q.first_data_port().map(|p| p.name().to_string()),
+            port: q.first_data_port().map(|p| names.of(p.name())),
             slave: q.first_data_slave(),
             tx_bytes: q.tx_bytes(),
             tx_packets: q.tx_packets(),
@@ -344,7 +392,10 @@ impl Summary {
             aggregate_goodput_gbps: aggregate,
             assumptions: Vec::new(),
             ports: w.ports().map(|p| PortSummary::of(p, t)).collect(),
-            qps: w.qps().map(QpSummary::of).collect(),
+            qps: {
+                let mut names = Names::default();
+                w.qps().map(|q| QpSummary::of(q, &mut names)).collect()
+            },
             bonds,
             switches,
             taps,

@@ -444,11 +444,11 @@ pub fn summary_table(s: &Summary) -> String {
             q.status.name().to_string()
         };
         qps.push(vec![
-            q.host.clone(),
+            q.host.to_string(),
             format!("{:#x}", q.qpn),
             format!("{:#x}", q.dest_qpn),
             format!("{:#06x}", q.udp_sport),
-            q.port.clone().unwrap_or_else(|| "-".into()),
+            q.port.as_deref().unwrap_or("-").to_string(),
             q.slave.map_or("-".into(), |x| x.to_string()),
             format!("{:.2}", q.goodput_gbps),
             q.retransmitted_packets.to_string(),

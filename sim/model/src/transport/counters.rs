@@ -274,6 +274,137 @@ impl QpCounters {
     }
 }
 
+/// Every counter of [`QpCounters`], one reference each, in one fixed
+/// order: what [`PackedCounters`] packs and unpacks by.
+fn fields(c: &mut QpCounters) -> [&mut u64; 81] {
+    let [tx, rx] = [&mut c.tx, &mut c.rx];
+    let [ns_rx, ns_tx] = [&mut c.naks_rx_by_syndrome, &mut c.naks_tx_by_syndrome];
+    let rw = &mut c.rewinds;
+    [
+        &mut c.tx_packets,
+        &mut c.tx_bytes,
+        &mut c.tx_payload_bytes,
+        &mut c.rx_packets,
+        &mut c.rx_bytes,
+        &mut c.rx_payload_bytes,
+        &mut tx.send.packets,
+        &mut tx.send.bytes,
+        &mut tx.write.packets,
+        &mut tx.write.bytes,
+        &mut tx.read_request.packets,
+        &mut tx.read_request.bytes,
+        &mut tx.read_response.packets,
+        &mut tx.read_response.bytes,
+        &mut tx.ack.packets,
+        &mut tx.ack.bytes,
+        &mut tx.nak.packets,
+        &mut tx.nak.bytes,
+        &mut tx.cnp.packets,
+        &mut tx.cnp.bytes,
+        &mut tx.other.packets,
+        &mut tx.other.bytes,
+        &mut rx.send.packets,
+        &mut rx.send.bytes,
+        &mut rx.write.packets,
+        &mut rx.write.bytes,
+        &mut rx.read_request.packets,
+        &mut rx.read_request.bytes,
+        &mut rx.read_response.packets,
+        &mut rx.read_response.bytes,
+        &mut rx.ack.packets,
+        &mut rx.ack.bytes,
+        &mut rx.nak.packets,
+        &mut rx.nak.bytes,
+        &mut rx.cnp.packets,
+        &mut rx.cnp.bytes,
+        &mut rx.other.packets,
+        &mut rx.other.bytes,
+        &mut c.retransmitted_packets,
+        &mut c.retransmitted_bytes,
+        &mut c.retransmitted_payload_bytes,
+        &mut c.timeouts,
+        &mut rw.psn_sequence_error,
+        &mut rw.timeout,
+        &mut rw.rnr,
+        &mut rw.read_response_gap,
+        &mut rw.ack_past_read,
+        &mut c.naks_rx,
+        &mut ns_rx.rnr_nak,
+        &mut ns_rx.psn_sequence_error,
+        &mut ns_rx.invalid_request,
+        &mut ns_rx.remote_access_error,
+        &mut ns_rx.remote_operational_error,
+        &mut ns_rx.invalid_rd_request,
+        &mut ns_rx.nak_unknown,
+        &mut c.naks_tx,
+        &mut ns_tx.rnr_nak,
+        &mut ns_tx.psn_sequence_error,
+        &mut ns_tx.invalid_request,
+        &mut ns_tx.remote_access_error,
+        &mut ns_tx.remote_operational_error,
+        &mut ns_tx.invalid_rd_request,
+        &mut ns_tx.nak_unknown,
+        &mut c.acks_rx,
+        &mut c.acks_tx,
+        &mut c.stale_responses_rx,
+        &mut c.duplicate_requests_rx,
+        &mut c.out_of_sequence_rx,
+        &mut c.read_replays,
+        &mut c.ce_marks_rx,
+        &mut c.cnps_rx,
+        &mut c.msgs_completed,
+        &mut c.bytes_completed,
+        &mut c.msgs_failed,
+        &mut c.msgs_received,
+        &mut c.bytes_received,
+        &mut c.recv_wqes_consumed,
+        &mut c.req_cqe_error,
+        &mut c.req_cqe_flush_error,
+        &mut c.resp_cqe_error,
+        &mut c.resp_cqe_flush_error,
+    ]
+}
+
+/// The counters of a QP that has finished, kept exactly in a fraction of
+/// their size: a short flow's QP counts in a score of its 81 counters, and
+/// a fabric run keeps two QPs per flow to the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedCounters {
+    /// Bit `i` set: counter `i` (in [`fields`]' order) is not zero.
+    present: u128,
+    /// The counters that are not zero, in that order.
+    values: Box<[u64]>,
+}
+
+impl PackedCounters {
+    pub fn pack(c: &QpCounters) -> PackedCounters {
+        let mut c = *c;
+        let mut present = 0u128;
+        let mut values = Vec::new();
+        for (i, v) in fields(&mut c).into_iter().enumerate() {
+            if *v != 0 {
+                present |= 1 << i;
+                values.push(*v);
+            }
+        }
+        PackedCounters {
+            present,
+            values: values.into_boxed_slice(),
+        }
+    }
+
+    pub fn unpack(&self) -> QpCounters {
+        let mut c = QpCounters::default();
+        let mut values = self.values.iter();
+        for (i, f) in fields(&mut c).into_iter().enumerate() {
+            if self.present & 1 << i != 0 {
+                *f = values.next().copied().unwrap_or(0);
+            }
+        }
+        c
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,5 +449,43 @@ mod tests {
         );
         assert_eq!((c.naks_rx, c.naks_rx_by_syndrome.rnr_nak), (1, 1));
         assert_eq!(c.rx.nak.bytes, 12 + 4 + 4);
+    }
+
+    /// Counter `i` of [`fields`] set to `i + 1`: the JSON of the counters
+    /// (serde's own walk of every field) holds 1 to 81 once each, so no
+    /// counter is left out of the packing or named twice.
+    #[test]
+    fn packing_covers_every_counter_once() {
+        let mut c = QpCounters::default();
+        for (i, f) in fields(&mut c).into_iter().enumerate() {
+            *f = i as u64 + 1;
+        }
+        fn leaves(v: &serde_json::Value, out: &mut Vec<u64>) {
+            match v {
+                serde_json::Value::Object(m) => m.values().for_each(|x| leaves(x, out)),
+                serde_json::Value::Number(n) => out.push(n.as_u64().unwrap()),
+                other => panic!("not a counter: {other}"),
+            }
+        }
+        let mut seen = Vec::new();
+        leaves(&serde_json::to_value(c).unwrap(), &mut seen);
+        seen.sort_unstable();
+        assert_eq!(seen, (1..=81).collect::<Vec<u64>>());
+        assert_eq!(PackedCounters::pack(&c).unpack(), c);
+    }
+
+    #[test]
+    fn packing_keeps_only_what_is_not_zero() {
+        let mut c = QpCounters::default();
+        c.rx.ack.bytes = 7;
+        c.resp_cqe_flush_error = u64::MAX;
+        c.tx_packets = 3;
+        let p = PackedCounters::pack(&c);
+        assert_eq!(&*p.values, &[3, 7, u64::MAX]);
+        assert_eq!(p.unpack(), c);
+        assert_eq!(
+            PackedCounters::pack(&QpCounters::default()).unpack(),
+            QpCounters::default()
+        );
     }
 }

@@ -53,7 +53,9 @@ mod qp;
 mod qpn;
 mod workload;
 
-pub use counters::{ClassCounts, NakCounts, PacketClass, QpCounters, RewindCounts, TxRx};
+pub use counters::{
+    ClassCounts, NakCounts, PackedCounters, PacketClass, QpCounters, RewindCounts, TxRx,
+};
 pub use qp::{InboundMessage, RcQp, max_message_len};
 pub use qpn::{DEFAULT_QPN_BASE, QpnAllocator, QpnError, udp_sport};
 pub use workload::{

@@ -64,12 +64,14 @@ pub fn start_flow(w: &mut World, i: u32) {
     // A window of its own path's bandwidth-delay product (GLOBAL_T 0).
     let bdp = w.flows[i as usize].path_bdp;
     let line = w.ports[w.qps[c as usize].port as usize].rate();
-    let slot = &mut w.qps[c as usize];
-    if let Some((bw, segment)) = slot.cc.window.as_mut().filter(|(bw, _)| bw.per_path) {
+    w.qps[c as usize].peer = s;
+    w.qps[s as usize].peer = c;
+    let live = &mut *w.qps[c as usize].live;
+    if let Some((bw, segment)) = live.cc.window.as_mut().filter(|(bw, _)| bw.per_path) {
         bw.bytes = bdp;
         let cap = bw.packets(*segment, line, line);
-        slot.qp.set_inflight_cap(Some(cap));
-        if let Some(a) = &mut slot.cc.acks {
+        live.qp.set_inflight_cap(Some(cap));
+        if let Some(a) = &mut live.cc.acks {
             a.set_window(bdp);
         }
     }
@@ -90,7 +92,7 @@ pub fn start_flow(w: &mut World, i: u32) {
     let slot = &mut w.workloads[wl as usize];
     slot.clients = vec![c];
     slot.workload
-        .drive_responder(0, &mut w.qps[s as usize].qp, now);
+        .drive_responder(0, &mut w.qps[s as usize].live.qp, now);
     w.qps[c as usize].drive_at = Some(now);
     // In a partitioned run, only the client's part drives it.
     if w.owns_qp(c) {
@@ -180,8 +182,8 @@ impl World {
                     flow: *f,
                     src_ip,
                     dst_ip,
-                    src_qpn: q.qp.qpn(),
-                    dst_qpn: q.qp.dest_qpn(),
+                    src_qpn: q.live.qpn(),
+                    dst_qpn: q.live.dest_qpn(),
                     sport,
                     finished_at: slot.workload.stats(0).last_completion_at.filter(|_| done),
                 }

@@ -374,24 +374,34 @@ impl World {
         let Some(q) = h.receiving_qp(nic, pkt) else {
             return self.drop_frame(port, id, DropReason::NotOurs);
         };
+        // A QP retires with no frame on its way to it (`world::retire`).
+        debug_assert!(
+            !self.qps[q as usize].live.is_retired(),
+            "frame for retired QP {q}"
+        );
         let notify = self.congestion_rx(host, nic, q, id);
         let echo = matches!(notify, Some(Notify::EchoOnAck));
         let pkt = self.pool.get(id);
         let op = pkt.ib.bth.opcode;
         let ack = (op.operation() == Some(Operation::Acknowledge)).then_some(pkt.ib.bth.becn);
         let slot = &mut self.qps[q as usize];
+        slot.rx_frames += 1;
+        // The CNP this frame may make is on its way before the QP has
+        // handled the frame, and keeps the pair from retiring.
+        slot.cnps_made += u32::from(matches!(notify, Some(Notify::Cnp(_))));
         let int = self.pool.int_of(pkt);
+        let live = &mut *slot.live;
         if op.0 <= 0x0C {
             // A request: the ACK it makes echoes its stamp and telemetry.
-            slot.cc.echo = pkt.ts;
+            live.cc.echo = pkt.ts;
             if let Some(i) = int {
-                match &mut slot.cc.echo_int {
+                match &mut live.cc.echo_int {
                     Some(b) => **b = *i,
-                    None => slot.cc.echo_int = Some(Box::new(*i)),
+                    None => live.cc.echo_int = Some(Box::new(*i)),
                 }
             }
         }
-        slot.qp.on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
+        live.qp.on_receive_echoing(&pkt.ib, pkt.ecn_ce(), echo, now);
         if let Some(becn) = ack {
             self.ack_clocked_rx(q, becn, id);
         }
@@ -430,9 +440,9 @@ impl World {
                     // Moved to another slave; it was re-queued there.
                     continue;
                 }
-                let Some(ib) = slot.qp.next_tx(now) else {
+                let Some(ib) = slot.live.qp.next_tx(now) else {
                     slot.active = false;
-                    if let Some(t) = slot.qp.tx_ready_at(now) {
+                    if let Some(t) = slot.live.qp.tx_ready_at(now) {
                         debug_assert!(
                             t > now,
                             "QP {q}: tx_ready_at {t} <= now {now} but next_tx gave nothing"
@@ -464,7 +474,7 @@ impl World {
         let now = self.now();
         let wire_free = Scheduler::time_of(self.ports[port as usize].tx_end());
         let slot = &mut self.qps[q as usize];
-        match slot.qp.tx_ready_at(now) {
+        match slot.live.qp.tx_ready_at(now) {
             Some(t) if t <= wire_free => {
                 self.hosts[host as usize].nics[nic as usize]
                     .active
@@ -484,7 +494,9 @@ impl World {
     pub fn activate(&mut self, q: u32) {
         let s = &mut self.qps[q as usize];
         let port = s.port;
-        if !s.active {
+        // A retired QP has nothing to send: on the list, it would leave it
+        // at once.
+        if !s.active && !s.live.is_retired() {
             s.active = true;
             let prio = usize::from(s.prio);
             if let super::Owner::Host { host, nic } = self.ports[port as usize].owner() {

@@ -17,6 +17,7 @@
 //! | `profile.rs` | [`NicProfile`] | what a host's NIC does that verbs do not say: window, AckReq, ACKs, segments, ECN bits, trust, DCQCN |
 //! | `nic_cc.rs` | DCQCN in the world | the NIC's notification point sending CNPs, each QP's reaction point pacing it, `RpDeadline` |
 //! | `qp.rs` | a QP in the network | its headers and port, waking, timers, driving its workload, [`QpStatus`] |
+//! | `retire.rs` | a finished flow's QPs | what the outputs read of them, kept when their transport state goes |
 //! | `switch.rs` | the switch | learning, classification, the pure forwarding decision, admitting to and releasing its buffer |
 //! | `ecn.rs` | a switch's congestion point | RED/ECN marking per (egress port, priority), its own random stream |
 //! | `telemetry.rs` | in-band telemetry | a switch's record pushed onto the frames that carry HPCC's telemetry as they leave its queue |
@@ -63,6 +64,7 @@ pub mod port;
 pub mod profile;
 pub mod qp;
 pub mod reroute;
+pub mod retire;
 pub mod sample;
 pub mod switch;
 pub mod tap;
@@ -156,6 +158,8 @@ pub struct World {
     /// Frames on their way to ports another part simulates
     /// ([`part`]), until the parallel run moves them there.
     pub departures: part::Mail,
+    /// A finished flow's QPs give back their memory ([`retire`]).
+    pub retire_flows: bool,
 }
 
 /// How the network is modelled and observed beyond its components
@@ -196,6 +200,7 @@ impl World {
             pending: Vec::new(),
             reroute: None,
             departures: part::Mail::default(),
+            retire_flows: true,
         }
     }
 }
@@ -355,6 +360,13 @@ impl World {
     #[cfg(feature = "test-hooks")]
     pub fn schedule_every_tx_done(&mut self) {
         self.sched.schedule_every_tx_done();
+    }
+
+    /// Tests only: every QP keeps its transport state to the end of the
+    /// run, as before [`retire`] (outputs must not tell the difference).
+    #[cfg(feature = "test-hooks")]
+    pub fn keep_finished_qps(&mut self) {
+        self.retire_flows = false;
     }
 
     /// Hands one event to the component it names; returns whether it

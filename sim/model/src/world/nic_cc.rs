@@ -148,7 +148,7 @@ impl World {
         let op = pkt.ib.bth.opcode;
         let is_ack = op.operation() == Some(Operation::Acknowledge);
         if op == Opcode::CNP || (is_ack && pkt.ib.bth.becn) {
-            let cc = &mut self.qps[q as usize].cc;
+            let cc = &mut self.qps[q as usize].live.cc;
             match &mut cc.rp {
                 Some(rp) => cc.dirty |= rp.on_cnp(now),
                 // An ACK-clocked reaction point reads the echo with the
@@ -218,7 +218,7 @@ impl World {
     pub fn send_cnp(&mut self, c: CnpOut) {
         let now = self.now();
         let s = &self.qps[c.qp as usize];
-        let ib = IbRepr::cnp(s.qp.dest_qpn());
+        let ib = IbRepr::cnp(s.live.dest_qpn());
         let L3::V2 { src, dst, ttl, .. } = s.l3 else {
             return;
         };
@@ -271,11 +271,11 @@ impl World {
     /// NIC queue its profile gives them, at their priority (the QP's or
     /// the profile's), when it sends them apart from the QP's data.
     pub fn flush_acks(&mut self, q: u32) {
-        let Some(route) = self.qps[q as usize].cc.ack else {
+        let Some(route) = self.qps[q as usize].live.cc.ack else {
             return;
         };
         let now = self.now();
-        while let Some(ib) = self.qps[q as usize].qp.next_ack(now) {
+        while let Some(ib) = self.qps[q as usize].live.qp.next_ack(now) {
             let id = self.make_packet(q, ib);
             let s = &self.qps[q as usize];
             let pkt = self.pool.get_mut(id);
@@ -302,7 +302,11 @@ impl World {
     /// run going.
     pub fn rp_deadline(&mut self, q: u32) -> bool {
         let now = self.now();
-        let cc = &mut self.qps[q as usize].cc;
+        let s = &mut self.qps[q as usize];
+        if s.live.is_retired() {
+            return false;
+        }
+        let cc = &mut s.live.cc;
         if cc.rp_at != Some(now) {
             return false;
         }
@@ -322,18 +326,19 @@ impl World {
         let now = self.now();
         let pkt = self.pool.get(ack);
         let (stamp, int) = (pkt.ts, self.pool.int_of(pkt));
-        let s = &mut self.qps[q as usize];
-        let Some(a) = &mut s.cc.acks else {
+        let live = &mut *self.qps[q as usize].live;
+        let (qp, cc) = (&mut live.qp, &mut live.cc);
+        let Some(a) = &mut cc.acks else {
             return;
         };
         // HPCC-PINT reacts to a sample of the ACKs (`HandleAckHpPint`:
         // `rand() % 65536 < 65536 × PINT_PROB`); the sequence counts all.
-        let skip = match (a.pint(), s.cc.pint_sample.as_deref_mut()) {
+        let skip = match (a.pint(), cc.pint_sample.as_deref_mut()) {
             (Some(p), Some(rng)) => crate::rng::below(rng, 65_536) >= p.sample_threshold(),
             _ => false,
         };
-        let (una, next) = (s.qp.oldest_unacked_psn(), s.qp.next_send_psn());
-        let seq = &mut s.cc.seq;
+        let (una, next) = (qp.oldest_unacked_psn(), qp.next_send_psn());
+        let seq = &mut cc.seq;
         let advanced = una.distance(seq.una);
         if advanced > 0 {
             seq.acked += advanced as u64;
@@ -348,7 +353,7 @@ impl World {
             rtt: Some(now.saturating_sub(stamp)),
         };
         if !skip {
-            s.cc.dirty |= a.on_ack(&ack, int);
+            cc.dirty |= a.on_ack(&ack, int);
         }
     }
 
@@ -357,34 +362,35 @@ impl World {
     pub fn rp_update(&mut self, q: u32) {
         let now = self.now();
         let s = &mut self.qps[q as usize];
-        let Some(rp) = &mut s.cc.rp else {
+        let line = self.ports[s.port as usize].rate();
+        let live = &mut *s.live;
+        let (qp, cc) = (&mut live.qp, &mut live.cc);
+        let Some(rp) = &mut cc.rp else {
             // An ACK-clocked reaction point has no deadline: its rate
             // changes only when an ACK arrives.
-            if let Some(rate) = s.cc.acks.as_ref().map(AckClocked::rate) {
-                if std::mem::take(&mut s.cc.dirty) {
-                    let line = self.ports[s.port as usize].rate();
-                    apply_rate(&mut s.qp, &s.cc, rate, line);
+            if let Some(rate) = cc.acks.as_ref().map(AckClocked::rate) {
+                if std::mem::take(&mut cc.dirty) {
+                    apply_rate(qp, cc, rate, line);
                 }
             }
             return;
         };
-        let busy = s.qp.tx_ready_at(now).is_some() || s.qp.next_timer().is_some();
+        let busy = qp.tx_ready_at(now).is_some() || qp.next_timer().is_some();
         let due = rp.next_deadline().filter(|&d| d <= now);
         if busy && due.is_some() {
-            s.cc.dirty |= rp.on_deadline(now);
+            cc.dirty |= rp.on_deadline(now);
         }
-        if std::mem::take(&mut s.cc.dirty) {
-            let line = self.ports[s.port as usize].rate();
+        if std::mem::take(&mut cc.dirty) {
             let rate = rp.rate();
-            apply_rate(&mut s.qp, &s.cc, rate, line);
+            apply_rate(qp, cc, rate, line);
         }
-        let Some(rp) = &s.cc.rp else {
+        let Some(rp) = &cc.rp else {
             return;
         };
         let next = rp.next_deadline();
         if let (true, Some(d)) = (busy, next) {
-            if s.cc.rp_at.is_none_or(|t| t > d) {
-                s.cc.rp_at = Some(d);
+            if cc.rp_at.is_none_or(|t| t > d) {
+                cc.rp_at = Some(d);
                 self.sched.at(d, Event::RpDeadline { qp: q });
             }
         }

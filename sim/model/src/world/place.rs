@@ -15,6 +15,7 @@ use super::host::IfaceKind;
 use super::nic_cc::{QpCc, SeqCount};
 use super::profile::{RoceMode, Trust};
 use super::qp::{QpSlot, Role};
+use super::retire::QpBody;
 use crate::cc::{AckClocked, Algorithm, ReactionPoint};
 use crate::packet::{L3, Packet};
 use crate::time::Ps;
@@ -218,7 +219,11 @@ pub fn add_qp(
         ..QpCc::default()
     };
     w.qps.push(QpSlot {
-        qp,
+        live: QpBody::live(qp, cc),
+        peer: u32::MAX,
+        rx_frames: 0,
+        cnps_made: 0,
+        finished: false,
         host: side.local.host,
         iface: side.local.iface,
         workload: wl,
@@ -243,7 +248,6 @@ pub fn add_qp(
         tx_packets: 0,
         tx_payload: 0,
         unconnected: None,
-        cc,
     });
     gidx
 }

@@ -1,4 +1,4 @@
-//! Queue pairs placed in the network: a transport [`RcQp`] with the
+//! Queue pairs placed in the network: a transport [`RcQp`](crate::transport::RcQp) with the
 //! headers its packets carry, the port it sends on, and the events that
 //! drive it.
 //!
@@ -20,11 +20,11 @@ use roce_codec::hash::ROCE_V2_UDP_DPORT;
 use serde::Serialize;
 
 use super::World;
-use super::nic_cc::QpCc;
+use super::retire::QpBody;
 use crate::engine::{Event, Scheduler};
 use crate::packet::{Billing, L3, Packet, PacketId, frame_sizes};
 use crate::time::Ps;
-use crate::transport::{QpState, RcQp, WcStatus, Workload};
+use crate::transport::{QpState, WcStatus, Workload};
 
 /// Which end of a connection a QP is: the requester (perftest's client)
 /// or the responder (its server).
@@ -78,7 +78,21 @@ impl Serialize for QpStatus {
 }
 
 pub struct QpSlot {
-    pub qp: RcQp,
+    /// Its transport and congestion control, or once its flow is over
+    /// what the outputs read of them (`world::retire`).
+    pub live: QpBody,
+    /// The other end of its `[[traffic]]` flow (`u32::MAX`: not a flow's).
+    pub peer: u32,
+    /// Frames delivered to it. Its pair has nothing on the way when
+    /// what both ends made (`tx_packets`, `cnps_made`) equals what both
+    /// got (`world::retire`): each end counts in its own slot only.
+    pub rx_frames: u64,
+    /// CNPs its NIC made for its peer on its behalf.
+    pub cnps_made: u32,
+    /// Its `[[traffic]]` flow's work is done (set on both ends at the
+    /// client's last completion): from then on every change to it asks
+    /// whether the pair can retire.
+    pub finished: bool,
     /// Why its connection never came up (`connect = "rdma_cm"`).
     pub unconnected: Option<&'static str>,
     pub host: u32,
@@ -110,8 +124,6 @@ pub struct QpSlot {
     pub tx_bytes: u64,
     pub tx_packets: u64,
     pub tx_payload: u64,
-    /// DCQCN and the NIC's ACK priority (`world::nic_cc`).
-    pub cc: QpCc,
 }
 
 impl QpSlot {
@@ -137,6 +149,9 @@ impl World {
     pub fn qp_wake(&mut self, q: u32) {
         let now = self.now();
         let s = &mut self.qps[q as usize];
+        if s.live.is_retired() {
+            return;
+        }
         if s.wake_at.is_some_and(|w| w <= now) {
             s.wake_at = None;
             self.activate(q);
@@ -147,13 +162,13 @@ impl World {
     pub fn qp_timer(&mut self, q: u32) -> bool {
         let now = self.now();
         let s = &mut self.qps[q as usize];
-        if s.timer_at.is_none_or(|t| t > now) {
+        if s.live.is_retired() || s.timer_at.is_none_or(|t| t > now) {
             return false;
         }
         s.timer_at = None;
-        let fired = s.qp.next_timer().is_some_and(|t| t <= now);
+        let fired = s.live.qp.next_timer().is_some_and(|t| t <= now);
         if fired {
-            s.qp.on_timer(now);
+            s.live.qp.on_timer(now);
         }
         self.after_qp_change(q);
         fired
@@ -163,7 +178,7 @@ impl World {
     pub fn drive(&mut self, q: u32) -> bool {
         let now = self.now();
         let s = &mut self.qps[q as usize];
-        if s.drive_at.is_none_or(|t| t > now) {
+        if s.live.is_retired() || s.drive_at.is_none_or(|t| t > now) {
             return false;
         }
         s.drive_at = None;
@@ -187,18 +202,25 @@ impl World {
         while let Some(next) = self.workloads[wl].workload.take_wake() {
             self.qp_changed(next);
         }
+        self.try_retire(q);
     }
 
     fn qp_changed(&mut self, q: u32) {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         let w = &mut self.workloads[s.workload as usize].workload;
+        let mut peer_finished = u32::MAX;
         match s.role {
             Role::Client => {
-                let next = w.drive_requester(s.index as usize, &mut s.qp, now);
+                let next = w.drive_requester(s.index as usize, &mut s.live.qp, now);
                 if w.qp_done(s.index as usize) {
                     // A finished flow keeps its counters, not its queues.
-                    s.qp.release_buffers();
+                    s.live.qp.release_buffers();
+                    if !s.finished && s.peer != u32::MAX {
+                        // Both ends may retire from now on.
+                        s.finished = true;
+                        peer_finished = s.peer;
+                    }
                 }
                 if let Some(t) = next {
                     if s.drive_at.is_none_or(|d| d > t || d <= now) {
@@ -207,13 +229,16 @@ impl World {
                     }
                 }
             }
-            Role::Server => w.drive_responder(s.index as usize, &mut s.qp, now),
+            Role::Server => w.drive_responder(s.index as usize, &mut s.live.qp, now),
+        }
+        if peer_finished != u32::MAX {
+            self.qps[peer_finished as usize].finished = true;
         }
         self.flush_acks(q);
         self.rp_update(q);
         let s = &mut self.qps[q as usize];
         if !s.active {
-            if let Some(t) = s.qp.tx_ready_at(now) {
+            if let Some(t) = s.live.qp.tx_ready_at(now) {
                 if t <= now {
                     self.activate(q);
                 } else {
@@ -228,7 +253,7 @@ impl World {
     /// pending.
     pub fn rearm_timer(&mut self, q: u32) {
         let s = &mut self.qps[q as usize];
-        if let Some(t) = s.qp.next_timer() {
+        if let Some(t) = s.live.qp.next_timer() {
             if s.timer_at.is_none_or(|cur| cur > t) {
                 s.timer_at = Some(t);
                 let now = self.sched.now();
@@ -242,20 +267,16 @@ impl World {
         let now = self.now();
         let s = &mut self.qps[q as usize];
         s.first_tx.get_or_insert(now);
+        let cc = &mut s.live.cc;
         let is_ack = ib.bth.opcode.0 == 0x11;
         // Telemetry: a request of an algorithm that reads it starts an
         // empty stack; an ACK echoes the last request's (`cc.echo_int`).
         let int = match (&s.l3, is_ack) {
-            (L3::V2 { .. }, false) => {
-                s.cc.acks
-                    .as_ref()
-                    .and_then(|a| a.telemetry_source(ROCE_V2_UDP_DPORT))
-            }
-            (L3::V2 { .. }, true) => {
-                s.cc.echo_int
-                    .as_deref()
-                    .map(|i| i.echo_of(ROCE_V2_UDP_DPORT))
-            }
+            (L3::V2 { .. }, false) => cc
+                .acks
+                .as_ref()
+                .and_then(|a| a.telemetry_source(ROCE_V2_UDP_DPORT)),
+            (L3::V2 { .. }, true) => cc.echo_int.as_deref().map(|i| i.echo_of(ROCE_V2_UDP_DPORT)),
             _ => None,
         };
         let int_len = int.as_ref().map_or(0, |i| i.buffer_len() as u32);
@@ -268,8 +289,8 @@ impl World {
         s.tx_payload += u64::from(ib.payload_len);
         // The byte counter of DCQCN's increase counts the data the limiter
         // paces (requests, READ responses), not ACKs, at their billed size.
-        if let (Some(rp), false) = (&mut s.cc.rp, is_ack) {
-            s.cc.dirty |= rp.on_sent(now, u64::from(billed_len));
+        if let (Some(rp), false) = (&mut cc.rp, is_ack) {
+            cc.dirty |= rp.on_sent(now, u64::from(billed_len));
         }
         // A client QP's first packet is a request (the first data packet
         // of a WRITE or SEND, the request of a READ); a server's is its
@@ -292,7 +313,7 @@ impl World {
             int: crate::packet::NO_INT,
             // An ACK or NAK echoes the stamp of the last packet the
             // responder took (`ts`'s documentation).
-            ts: if is_ack { s.cc.echo } else { now },
+            ts: if is_ack { cc.echo } else { now },
         };
         let id = self.pool.alloc(pkt);
         if let Some(int) = int {
@@ -310,7 +331,7 @@ impl World {
         }
         let wl = &self.workloads[s.workload as usize];
         let w = &wl.workload;
-        match (s.qp.state(), s.role) {
+        match (s.live.state(), s.role) {
             (QpState::Error(e), _) => QpStatus::Error(e),
             (QpState::Rts, Role::Client) if w.qp_done(s.index as usize) => {
                 match w.stats(s.index as usize).first_error {
@@ -320,7 +341,7 @@ impl World {
             }
             (QpState::Rts, Role::Server) => {
                 let client = wl.clients[s.index as usize];
-                if self.qps[client as usize].qp.state() != QpState::Rts
+                if self.qps[client as usize].live.state() != QpState::Rts
                     || w.qp_done(s.index as usize)
                 {
                     QpStatus::Success
@@ -337,7 +358,7 @@ impl World {
     /// client failed, is the client's, beside the status `success`).
     pub fn qp_status_code(&self, q: u32) -> u8 {
         let s = &self.qps[q as usize];
-        match s.qp.state() {
+        match s.live.state() {
             QpState::Error(e) => e.code(),
             QpState::Rts => {
                 let w = &self.workloads[s.workload as usize].workload;

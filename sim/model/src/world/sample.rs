@@ -315,8 +315,11 @@ impl World {
             } else {
                 0
             },
-            retransmitted: s.qp.counters().retransmitted_packets,
-            rate_bps: s.cc.allowed_rate(self.ports[s.port as usize].rate()).bps(),
+            retransmitted: s.live.retransmitted_packets(),
+            rate_bps: s
+                .live
+                .allowed_rate(self.ports[s.port as usize].rate())
+                .bps(),
             last: w.qp_done(s.index as usize),
         }
     }

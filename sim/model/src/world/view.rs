@@ -10,12 +10,13 @@ use super::host::IfaceKind;
 use super::port::select::TxSelect;
 use super::port::{Owner, Port, PortCounters};
 use super::qp::{QpSlot, QpStatus, Role};
+use super::retire::RpCounts;
 use super::sample::{PortSample, QpSample};
 use super::switch::Switch;
 use super::tap::Tap;
-use crate::cc::{AckClocked, NotificationPoint, ReactionPoint};
+use crate::cc::NotificationPoint;
 use crate::time::{Ps, Rate};
-use crate::transport::{QpWorkloadStats, RcQp};
+use crate::transport::{QpCounters, QpWorkloadStats};
 
 /// A port.
 #[derive(Clone, Copy)]
@@ -165,9 +166,16 @@ impl<'a> QpView<'a> {
     pub fn role(&self) -> Role {
         self.slot.role
     }
-    /// The transport state machine (QPN, counters, state).
-    pub fn qp(&self) -> &'a RcQp {
-        &self.slot.qp
+    /// Its QP number, and its peer's.
+    pub fn qpn(&self) -> u32 {
+        self.slot.live.qpn()
+    }
+    pub fn dest_qpn(&self) -> u32 {
+        self.slot.live.dest_qpn()
+    }
+    /// Everything its transport counted (kept when its flow retired it).
+    pub fn counters(&self) -> QpCounters {
+        self.slot.live.counters()
     }
     /// The port of its RDMA device, by the name the summary's `counters`
     /// use: `host.nic` for a NIC, `host.bond` for a bond (one RDMA device
@@ -224,24 +232,31 @@ impl<'a> QpView<'a> {
     pub fn status_code(&self) -> u8 {
         self.world.qp_status_code(self.index)
     }
-    /// DCQCN's reaction point, if its NIC runs one on the QP's priority.
-    pub fn reaction_point(&self) -> Option<&'a ReactionPoint> {
-        self.slot.cc.rp.as_ref()
+    /// The CNPs and cuts of DCQCN's reaction point, if its NIC runs one
+    /// on the QP's priority.
+    pub fn reaction_point(&self) -> Option<RpCounts> {
+        self.slot.live.rp()
     }
-    /// The reaction point of an algorithm clocked by ACKs (DCTCP), if its
-    /// NIC runs one on the QP's priority in place of DCQCN's.
-    pub fn ack_clocked(&self) -> Option<&'a AckClocked> {
-        self.slot.cc.acks.as_ref()
+    /// The title and marked ACKs of the reaction point of an algorithm
+    /// clocked by ACKs (DCTCP), if its NIC runs one on the QP's priority
+    /// in place of DCQCN's.
+    pub fn ack_clocked(&self) -> Option<(&'static str, u64)> {
+        self.slot.live.ack_clocked()
     }
     /// CNPs that reached it while no reaction point ran on its priority.
     pub fn cnps_ignored(&self) -> u64 {
-        self.slot.cc.cnps_ignored
+        self.slot.live.cnps_ignored()
     }
     /// The rate its limiter allows now: its congestion control's, under the workload's
     /// `rate_limit`, at most the port's line rate.
     pub fn allowed_rate(&self) -> Rate {
         let line = self.world.ports[self.slot.port as usize].rate();
-        self.slot.cc.allowed_rate(line)
+        self.slot.live.allowed_rate(line)
+    }
+    /// Whether its flow is over and its transport state gone
+    /// (`world::retire`).
+    pub fn retired(&self) -> bool {
+        self.slot.live.is_retired()
     }
     /// Whether its host's NIC profile runs DCQCN.
     pub fn dcqcn(&self) -> bool {

@@ -656,7 +656,7 @@ pub(super) fn add_collective(
             ];
             for side in sides {
                 let g = add_qp(w, &knobs_qp, cfg, &side, id, index, &mut contexts);
-                w.qps[g as usize].qp.set_record_inbound(true);
+                w.qps[g as usize].live.qp.set_record_inbound(true);
                 match side.role {
                     Role::Client => clients.push(g),
                     Role::Server => servers.push(g),

@@ -184,7 +184,7 @@ size = "64000"
             .qps
             .iter()
             .filter(|q| q.role == rocesim_model::world::qp::Role::Client)
-            .map(|q| (q.qp.dest_qpn(), q.qp.inflight_cap()))
+            .map(|q| (q.live.qp.dest_qpn(), q.live.qp.inflight_cap()))
             .collect();
         let mut got: Vec<Option<u32>> = caps.iter().map(|c| c.1).collect();
         got.sort();

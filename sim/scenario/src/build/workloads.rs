@@ -608,7 +608,7 @@ fn start(
 ) {
     for (i, &q) in servers.iter().enumerate() {
         let workload = &mut w.workloads[wl as usize].workload;
-        workload.drive_responder(i, &mut w.qps[q as usize].qp, Ps::ZERO);
+        workload.drive_responder(i, &mut w.qps[q as usize].live.qp, Ps::ZERO);
     }
     if sc.sim.arp != ArpMode::Frames {
         match (socket, cm) {

@@ -1,0 +1,225 @@
+//! A finished flow gives back its QPs' memory. A fabric run makes a QP
+//! pair per `[[traffic]]` flow and keeps every slot to the end (events and
+//! workloads name QPs by index); a retired slot keeps its headers and
+//! counts, and of its transport and congestion control only what the
+//! outputs read ([`RetiredQp`]).
+//!
+//! A pair retires when nothing can change either end again: the client's
+//! work is done, neither end has anything to send, a timer armed, a wake-up,
+//! a drive or a reaction-point deadline pending, and no frame for either
+//! end is on its way: the frames both ends made (`QpSlot::tx_packets`,
+//! `QpSlot::cnps_made`) are as many as both got (`QpSlot::rx_frames`),
+//! each end counting in its own slot. A frame dropped on the way keeps the
+//! pair live, as does a pair whose ends are simulated in different parts. Events still pending
+//! for a retired QP are stale and do nothing, as they would have done.
+
+use core::ops::{Deref, DerefMut};
+
+use super::World;
+use super::nic_cc::QpCc;
+use crate::time::Rate;
+use crate::transport::{PackedCounters, QpCounters, QpState, RcQp};
+
+/// The transport and congestion control of a QP that may still act.
+pub struct LiveQp {
+    pub qp: RcQp,
+    pub cc: QpCc,
+}
+
+/// What the outputs read of a retired QP.
+pub struct RetiredQp {
+    pub qpn: u32,
+    pub dest_qpn: u32,
+    pub state: QpState,
+    pub counters: PackedCounters,
+    /// Its DCQCN reaction point's CNPs and cuts, if it ran one.
+    pub rp: Option<RpCounts>,
+    /// Its ACK-clocked reaction point's title and marked ACKs, if it ran one.
+    pub acks: Option<(&'static str, u64)>,
+    pub cnps_ignored: u64,
+    /// The rate its reaction point set, and the workload's cap.
+    pub cc_rate: Option<Rate>,
+    pub cap: Option<Rate>,
+}
+
+/// A DCQCN reaction point's counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RpCounts {
+    pub cnps: u64,
+    pub cuts: u64,
+}
+
+/// A QP slot's transport: live, or retired to its record.
+pub enum QpBody {
+    Live(Box<LiveQp>),
+    Retired(Box<RetiredQp>),
+}
+
+impl QpBody {
+    pub fn live(qp: RcQp, cc: QpCc) -> QpBody {
+        QpBody::Live(Box::new(LiveQp { qp, cc }))
+    }
+
+    pub fn is_retired(&self) -> bool {
+        matches!(self, QpBody::Retired(_))
+    }
+
+    pub fn qpn(&self) -> u32 {
+        match self {
+            QpBody::Live(l) => l.qp.qpn(),
+            QpBody::Retired(r) => r.qpn,
+        }
+    }
+
+    pub fn dest_qpn(&self) -> u32 {
+        match self {
+            QpBody::Live(l) => l.qp.dest_qpn(),
+            QpBody::Retired(r) => r.dest_qpn,
+        }
+    }
+
+    pub fn state(&self) -> QpState {
+        match self {
+            QpBody::Live(l) => l.qp.state(),
+            QpBody::Retired(r) => r.state,
+        }
+    }
+
+    pub fn counters(&self) -> QpCounters {
+        match self {
+            QpBody::Live(l) => *l.qp.counters(),
+            QpBody::Retired(r) => r.counters.unpack(),
+        }
+    }
+
+    pub fn retransmitted_packets(&self) -> u64 {
+        match self {
+            QpBody::Live(l) => l.qp.counters().retransmitted_packets,
+            QpBody::Retired(r) => r.counters.unpack().retransmitted_packets,
+        }
+    }
+
+    pub fn rp(&self) -> Option<RpCounts> {
+        match self {
+            QpBody::Live(l) => l.cc.rp.as_ref().map(|rp| RpCounts {
+                cnps: rp.cnps(),
+                cuts: rp.cuts(),
+            }),
+            QpBody::Retired(r) => r.rp,
+        }
+    }
+
+    pub fn ack_clocked(&self) -> Option<(&'static str, u64)> {
+        match self {
+            QpBody::Live(l) => l.cc.acks.as_ref().map(|a| (a.title(), a.echoes())),
+            QpBody::Retired(r) => r.acks,
+        }
+    }
+
+    pub fn cnps_ignored(&self) -> u64 {
+        match self {
+            QpBody::Live(l) => l.cc.cnps_ignored,
+            QpBody::Retired(r) => r.cnps_ignored,
+        }
+    }
+
+    /// As [`QpCc::allowed_rate`].
+    pub fn allowed_rate(&self, line: Rate) -> Rate {
+        match self {
+            QpBody::Live(l) => l.cc.allowed_rate(line),
+            QpBody::Retired(r) => {
+                let rate = r.cc_rate.unwrap_or(line);
+                r.cap.map_or(rate, |c| c.min(rate)).min(line)
+            }
+        }
+    }
+
+    fn retire(&mut self) {
+        let QpBody::Live(l) = &*self else { return };
+        let record = RetiredQp {
+            qpn: l.qp.qpn(),
+            dest_qpn: l.qp.dest_qpn(),
+            state: l.qp.state(),
+            counters: PackedCounters::pack(l.qp.counters()),
+            rp: self.rp(),
+            acks: self.ack_clocked(),
+            cnps_ignored: l.cc.cnps_ignored,
+            cc_rate: l.cc.cc_rate(),
+            cap: l.cc.cap,
+        };
+        *self = QpBody::Retired(Box::new(record));
+    }
+}
+
+/// The event handlers reach a QP's transport through here once they have
+/// checked it is live.
+impl Deref for QpBody {
+    type Target = LiveQp;
+    fn deref(&self) -> &LiveQp {
+        match self {
+            QpBody::Live(l) => l,
+            QpBody::Retired(_) => unreachable!("a retired QP's transport was used"),
+        }
+    }
+}
+
+impl DerefMut for QpBody {
+    fn deref_mut(&mut self) -> &mut LiveQp {
+        match self {
+            QpBody::Live(l) => l,
+            QpBody::Retired(_) => unreachable!("a retired QP's transport was used"),
+        }
+    }
+}
+
+impl World {
+    /// Retires QP `q` and its peer if their flow is over (the module's
+    /// docs). It runs after every change to every QP, so it first tests
+    /// what fails while a flow runs from `q`'s slot alone, which the
+    /// change just touched: the flow's work not done yet (`finished`), a
+    /// frame to send, a wake-up or a drive pending. The rest, the peer's
+    /// slot last, runs out of line, in the few changes after the flow's
+    /// last completion.
+    #[inline]
+    pub fn try_retire(&mut self, q: u32) {
+        let s = &self.qps[q as usize];
+        if s.finished && !s.active && s.wake_at.is_none() && s.drive_at.is_none() {
+            self.retire_if_settled(q);
+        }
+    }
+
+    #[inline(never)]
+    fn retire_if_settled(&mut self, q: u32) {
+        let p = self.qps[q as usize].peer;
+        if !self.retire_flows || !self.settled(q) || !self.settled(p) {
+            return;
+        }
+        let (s, t) = (&self.qps[q as usize], &self.qps[p as usize]);
+        let made = s.tx_packets + t.tx_packets + u64::from(s.cnps_made) + u64::from(t.cnps_made);
+        if made == s.rx_frames + t.rx_frames && self.owns_qp(q) && self.owns_qp(p) {
+            self.qps[q as usize].live.retire();
+            self.qps[p as usize].live.retire();
+        }
+    }
+
+    /// Whether nothing can change QP `q` any more, frames for it aside.
+    fn settled(&self, q: u32) -> bool {
+        let s = &self.qps[q as usize];
+        if s.active || s.wake_at.is_some() || s.drive_at.is_some() {
+            return false;
+        }
+        if !self.workloads[s.workload as usize]
+            .workload
+            .qp_done(s.index as usize)
+        {
+            return false;
+        }
+        let QpBody::Live(l) = &s.live else {
+            return false;
+        };
+        !l.cc.dirty
+            && l.cc.rp_at.is_none()
+            && l.qp.next_timer().is_none()
+            && l.qp.tx_ready_at(self.now()).is_none()
+    }
+}
