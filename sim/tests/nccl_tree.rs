@@ -121,6 +121,8 @@ fn nccl_algo_lists() {
     let e = check(&["collective.allreduce.env.NCCL_ALGO=Treee"]);
     assert!(e.contains("unknown algorithm `treee`"), "{e}");
     assert!(e.contains("did you mean `tree`?"), "{e}");
+    let e = check(&["collective.allreduce.env.NCCL_ALGO=ring;allgather:treee"]);
+    assert!(e.contains("unknown algorithm `treee`"), "{e}");
     let e = check(&["collective.allreduce.env.NCCL_ALGO=allreduse:tree"]);
     assert!(e.contains("unknown function `allreduse`"), "{e}");
     // Accepted: the tree for all_reduce only, an exclusion that leaves it.

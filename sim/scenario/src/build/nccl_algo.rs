@@ -53,29 +53,35 @@ pub(super) fn algo(text: &str, op: CollOp, dt: DataType, at: &KeyPath) -> Result
             None => plain = Some(entry),
         }
     }
-    let Some(list) = mine.or(plain) else {
-        return Ok(Algo::Ring);
-    };
-    let t = list.trim().to_ascii_lowercase();
-    let (exclude, items) = match t.strip_prefix('^') {
-        Some(r) => (true, r),
-        None => (false, t.as_str()),
-    };
-    let items: Vec<&str> = items
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    for i in &items {
-        if !ALGOS.contains(i) {
+    // Every list is checked, also those of other functions.
+    let parse = |list: &str| -> Result<(bool, Vec<String>), ModelError> {
+        let t = list.trim().to_ascii_lowercase();
+        let (exclude, items) = match t.strip_prefix('^') {
+            Some(r) => (true, r),
+            None => (false, t.as_str()),
+        };
+        let items: Vec<String> = items
+            .split(',')
+            .map(|i| i.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if let Some(i) = items.iter().find(|i| !ALGOS.contains(&i.as_str())) {
             return Err(ModelError::new(
                 at.clone(),
                 format!("{key} = \"{text}\": unknown algorithm `{i}`"),
             )
             .did_you_mean(i, ALGOS));
         }
+        Ok((exclude, items))
+    };
+    for entry in text.split(';') {
+        parse(entry.split_once(':').map_or(entry, |(_, l)| l))?;
     }
-    let has = |a: &str| items.contains(&a) != exclude;
+    let Some(list) = mine.or(plain) else {
+        return Ok(Algo::Ring);
+    };
+    let (exclude, items) = parse(list)?;
+    let has = |a: &str| items.iter().any(|i| i == a) != exclude;
     if op.p2p() {
         return Ok(Algo::Ring);
     }
