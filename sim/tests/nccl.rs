@@ -200,16 +200,7 @@ warmup_iters = 0
 /// Bad input is refused at its key, with a hint.
 #[test]
 fn bad_input_is_refused_at_its_key() {
-    let check = |sets: &[&str]| -> String {
-        let mut c = bin();
-        c.arg("check").arg(scenario("nccl_allreduce_small"));
-        for s in sets {
-            c.arg("--set").arg(s);
-        }
-        let o = c.output().unwrap();
-        assert!(!o.status.success(), "{sets:?} passed");
-        String::from_utf8_lossy(&o.stderr).into_owned()
-    };
+    let check = |sets: &[&str]| refused(&scenario("nccl_allreduce_small"), sets);
     let e = check(&["collective.allreduce.ranks=9"]);
     assert!(e.contains("key `collective[0].ranks`"), "{e}");
     assert!(

@@ -58,6 +58,19 @@ pub fn run_ok(scenario: &Path, out: &Path, sets: &[&str]) -> Value {
     summary_at(out)
 }
 
+/// `rocesim check` of `scenario` with `sets`, which must refuse it: its
+/// stderr.
+pub fn refused(scenario: &Path, sets: &[&str]) -> String {
+    let mut c = bin();
+    c.arg("check").arg(scenario);
+    for s in sets {
+        c.arg("--set").arg(s);
+    }
+    let o = c.output().unwrap();
+    assert!(!o.status.success(), "{sets:?} was accepted");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// The summary.json of run directory `dir`.
 pub fn summary_at(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("summary.json"))

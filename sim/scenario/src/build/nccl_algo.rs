@@ -26,33 +26,6 @@ const ALGOS: [&str; 7] = [
 pub(super) fn algo(text: &str, op: CollOp, dt: DataType, at: &KeyPath) -> Result<Algo, ModelError> {
     let key = "NCCL_ALGO";
     let func = op.name().replace('_', "");
-    let mut plain = None;
-    let mut mine = None;
-    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-        match entry.split_once(':') {
-            Some((f, list)) => {
-                let f = f.trim().to_ascii_lowercase();
-                const FUNCS: [&str; 5] = [
-                    "allreduce",
-                    "allgather",
-                    "reducescatter",
-                    "broadcast",
-                    "reduce",
-                ];
-                if !FUNCS.contains(&f.as_str()) {
-                    return Err(ModelError::new(
-                        at.clone(),
-                        format!("{key} = \"{text}\": unknown function `{f}`"),
-                    )
-                    .did_you_mean(&f, FUNCS));
-                }
-                if f == func {
-                    mine = Some(list);
-                }
-            }
-            None => plain = Some(entry),
-        }
-    }
     // Every list is checked, also those of other functions.
     let parse = |list: &str| -> Result<(bool, Vec<String>), ModelError> {
         let t = list.trim().to_ascii_lowercase();
@@ -74,13 +47,37 @@ pub(super) fn algo(text: &str, op: CollOp, dt: DataType, at: &KeyPath) -> Result
         }
         Ok((exclude, items))
     };
-    for entry in text.split(';') {
-        parse(entry.split_once(':').map_or(entry, |(_, l)| l))?;
+    let mut plain = None;
+    let mut mine = None;
+    for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+        match entry.split_once(':') {
+            Some((f, list)) => {
+                let f = f.trim().to_ascii_lowercase();
+                const FUNCS: [&str; 5] = [
+                    "allreduce",
+                    "allgather",
+                    "reducescatter",
+                    "broadcast",
+                    "reduce",
+                ];
+                if !FUNCS.contains(&f.as_str()) {
+                    return Err(ModelError::new(
+                        at.clone(),
+                        format!("{key} = \"{text}\": unknown function `{f}`"),
+                    )
+                    .did_you_mean(&f, FUNCS));
+                }
+                let parsed = parse(list)?;
+                if f == func {
+                    mine = Some(parsed);
+                }
+            }
+            None => plain = Some(parse(entry)?),
+        }
     }
-    let Some(list) = mine.or(plain) else {
+    let Some((exclude, items)) = mine.or(plain) else {
         return Ok(Algo::Ring);
     };
-    let (exclude, items) = parse(list)?;
     let has = |a: &str| items.iter().any(|i| i == a) != exclude;
     if op.p2p() {
         return Ok(Algo::Ring);
