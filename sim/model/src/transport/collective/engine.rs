@@ -19,14 +19,16 @@ use std::collections::BinaryHeap;
 
 use core::net::Ipv4Addr;
 
-use super::plan::{self, ConnSpec, Lane, OpPlan, Prim, Topo};
+use super::plan::{self, ConnSpec, OpPlan, Prim, Topo};
 use super::ready::Ready;
 
 #[path = "engine_fail.rs"]
 mod fail;
+#[path = "engine_net.rs"]
+mod net;
 use super::{CollectiveSpec, test_size};
 use crate::time::Ps;
-use crate::transport::{QpWorkloadStats, RcQp, Verb, WcStatus, WorkRequest};
+use crate::transport::QpWorkloadStats;
 
 /// NCCL's `IB_WRITE_CHUNK_ALIGNMENT`: a split message's share per QP is
 /// rounded up to this (facts §4.3).
@@ -59,33 +61,50 @@ pub struct CollectiveResult {
     pub error: Option<String>,
 }
 
+/// A network connection's proxies.
 #[derive(Debug, Clone)]
 struct Net {
     /// Collective QP index of the connection's QP 0.
     qp0: u32,
     nq: u32,
-    info: NetConnInfo,
+    /// Its entry in `Collective::infos`.
+    info: u32,
     cts_posted: u64,
     cts_arrived: u64,
-    /// Per QP: data WRs posted, completed, arrived at the receiver;
-    /// receive WQEs due and posted.
-    posted: Vec<u64>,
-    done: Vec<u64>,
-    inbound: Vec<u64>,
-    recv_due: Vec<u64>,
-    recv_posted: Vec<u64>,
 }
 
-impl Net {
-    /// Whether every WR of message `m` is counted in `per_qp`.
-    fn has(&self, per_qp: &[u64], m: u64, split: bool) -> bool {
-        if split {
-            per_qp.iter().all(|&n| n > m)
-        } else {
-            let nq = u64::from(self.nq);
-            per_qp[(m % nq) as usize] > m / nq
-        }
+/// One collective QP's work requests: data WRs posted, completed, arrived
+/// at the receiver; receive WQEs due and posted. One flat array over the
+/// collective's QPs (a connection's QPs side by side), not a vector per
+/// connection and counter: a QP event reads one cache line.
+#[derive(Debug, Clone, Copy, Default)]
+struct QpRun {
+    posted: u64,
+    done: u64,
+    inbound: u64,
+    recv_due: u64,
+    recv_posted: u64,
+}
+
+/// Whether every WR of message `m` of the connection whose QPs are `qps`
+/// is counted by `f` (non-split: message `m` goes whole on QP `m mod nq`).
+fn has(qps: &[QpRun], f: impl Fn(&QpRun) -> u64, m: u64, split: bool) -> bool {
+    if split {
+        qps.iter().all(|q| f(q) > m)
+    } else {
+        let nq = qps.len() as u64;
+        f(&qps[(m % nq) as usize]) > m / nq
     }
+}
+
+/// What a lane's next step waits on, per connection: how many messages
+/// arrived in order, and the first message whose slot is not free. Dense
+/// and small, apart from [`Conn`], because trying a lane reads nothing
+/// else of its connections.
+#[derive(Debug, Clone, Copy, Default)]
+struct Gate {
+    arrived: u64,
+    slot_end: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -95,15 +114,16 @@ struct Conn {
     /// Messages the sending GPU filled, the receiving GPU consumed.
     filled: u64,
     consumed: u64,
-    /// NVLink: messages arrived, in order.
-    arrived: u64,
     /// Net: messages whose send completed, in order.
     completed: u64,
     /// Messages the receiving proxy knows of (operations launched).
     known: u64,
-    /// The batch's first message and the bytes of its filled ones.
+    /// The batch's first message.
     base: u64,
-    sizes: Vec<u64>,
+    /// Where the connection's `window` message sizes start in
+    /// `Collective::sizes` (message `m`'s at `m mod window`: a message is
+    /// posted while at most `window` are filled and not completed).
+    sizes_at: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -113,24 +133,29 @@ enum Timer {
     Prim { lane: u32 },
 }
 
+/// The most connections a lane receives from or sends to (a tree's
+/// children: NCCL_MAX_TREE_ARITY is 3).
+const MAX_LINKS: usize = 3;
+
+/// A lane's state, with what trying it reads: its connections and the
+/// next message on each, beside the step at its cursor (a blocked lane is
+/// tried without reading the plan).
 #[derive(Debug, Clone, Copy, Default)]
 struct LaneRun {
-    cursor: usize,
-    /// `prims[cursor]`, kept here: trying a blocked lane reads no plan.
     step: Option<Prim>,
-    recv_k: u64,
-    send_k: u64,
+    /// The run of equal steps ([`Steps`]) the cursor is in, and how many
+    /// of its steps are left, this one included.
+    run: u32,
+    left: u32,
+    rank: u32,
     busy: bool,
-}
-
-impl LaneRun {
-    /// A lane at its first step.
-    fn at(lane: &Lane) -> LaneRun {
-        LaneRun {
-            step: lane.prims.first().copied(),
-            ..LaneRun::default()
-        }
-    }
+    nins: u8,
+    nouts: u8,
+    ins: [u32; MAX_LINKS],
+    outs: [u32; MAX_LINKS],
+    /// The message index of the next receive (send) on each.
+    in_m: [u64; MAX_LINKS],
+    out_m: [u64; MAX_LINKS],
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -155,8 +180,14 @@ pub struct Collective {
     spec: CollectiveSpec,
     topo: Topo,
     conns: Vec<Conn>,
-    /// Collective QP index → (connection, QP within it).
+    gates: Vec<Gate>,
+    /// Per network connection, who its ends are (for NCCL's error text).
+    infos: Vec<NetConnInfo>,
+    /// Every connection's last `window` message sizes.
+    sizes: Vec<u64>,
+    /// Collective QP index → (connection, QP within it), and its WRs.
     qp_conn: Vec<(u32, u32)>,
+    qps: Vec<QpRun>,
     clients: Vec<u32>,
     servers: Vec<u32>,
     batches: Vec<Batch>,
@@ -190,8 +221,10 @@ impl Collective {
         info: Vec<NetConnInfo>,
     ) -> Collective {
         let nq = spec.knobs.qps_per_conn.max(1);
-        let mut info = info.into_iter();
         let mut qp_conn = Vec::new();
+        let mut infos = Vec::new();
+        let mut info = info.into_iter();
+        let mut sizes_len = 0;
         let conns: Vec<Conn> = conns
             .into_iter()
             .enumerate()
@@ -201,31 +234,34 @@ impl Collective {
                     for q in 0..nq {
                         qp_conn.push((ci as u32, q));
                     }
-                    let z = vec![0; nq as usize];
+                    infos.push(info.next().expect("one NetConnInfo per network connection"));
                     Net {
                         qp0,
                         nq,
-                        info: info.next().expect("one NetConnInfo per network connection"),
+                        info: infos.len() as u32 - 1,
                         cts_posted: 0,
                         cts_arrived: 0,
-                        posted: z.clone(),
-                        done: z.clone(),
-                        inbound: z.clone(),
-                        recv_due: z.clone(),
-                        recv_posted: z,
                     }
                 });
+                let sizes_at = sizes_len;
+                sizes_len += c.window.max(1);
                 Conn {
                     spec: c,
                     net,
                     filled: 0,
                     consumed: 0,
-                    arrived: 0,
                     completed: 0,
                     known: 0,
                     base: 0,
-                    sizes: Vec::new(),
+                    sizes_at,
                 }
+            })
+            .collect();
+        let gates = conns
+            .iter()
+            .map(|c| Gate {
+                arrived: 0,
+                slot_end: u64::from(c.spec.window),
             })
             .collect();
         let mut batches = Vec::new();
@@ -251,6 +287,10 @@ impl Collective {
         let mut c = Collective {
             topo,
             conns,
+            gates,
+            infos,
+            sizes: vec![0; sizes_len as usize],
+            qps: vec![QpRun::default(); qp_conn.len()],
             qp_conn,
             clients: Vec::new(),
             servers: Vec::new(),
@@ -359,155 +399,6 @@ impl Collective {
         }
     }
 
-    /// The sending QP `i` of a connection: completions of its data, the
-    /// CTSs that arrived; posts what the CTSs allow.
-    pub fn drive_client(&mut self, i: usize, qp: &mut RcQp, now: Ps) -> Option<Ps> {
-        let (c, q) = self.qp_conn[i];
-        while let Some(comp) = qp.poll_completion() {
-            let st = &mut self.stats[i];
-            st.completed += 1;
-            st.last_completion_at = Some(comp.at);
-            if comp.status == WcStatus::Success {
-                st.bytes_completed += comp.bytes;
-                if let Some(n) = self.conns[c as usize].net.as_mut() {
-                    n.done[q as usize] += 1;
-                }
-                self.ready.senders_of(c);
-            } else {
-                st.failed += 1;
-                st.first_error.get_or_insert(comp.status);
-                self.fail(c, true, comp.status);
-            }
-        }
-        while let Some(m) = qp.poll_inbound() {
-            if m.verb == Verb::Write {
-                if let Some(n) = self.conns[c as usize].net.as_mut() {
-                    n.cts_arrived += 1;
-                }
-                self.wake_conn_clients(c);
-            }
-        }
-        self.progress(now);
-        self.post_data(i, qp, now);
-        self.note_timer(now);
-        if i == 0 {
-            self.reported = self.next_timer();
-            return self.reported;
-        }
-        None
-    }
-
-    /// The receiving QP `i` of a connection: data that arrived; QP 0 posts
-    /// the CTSs the window allows, each after its receive WQEs.
-    pub fn drive_server(&mut self, i: usize, qp: &mut RcQp, now: Ps) {
-        let (c, q) = self.qp_conn[i];
-        while let Some(comp) = qp.poll_completion() {
-            if comp.status != WcStatus::Success {
-                self.fail(c, false, comp.status);
-            }
-        }
-        while let Some(m) = qp.poll_inbound() {
-            if m.verb == Verb::WriteImm {
-                if let Some(n) = self.conns[c as usize].net.as_mut() {
-                    n.inbound[q as usize] += 1;
-                }
-                self.ready.receivers_of(c);
-            }
-        }
-        self.progress(now);
-        if !self.finished && q == 0 {
-            self.post_cts(c, qp);
-        }
-        let net = self.conns[c as usize].net.as_mut().unwrap();
-        let due = net.recv_due[q as usize] - net.recv_posted[q as usize];
-        if due > 0 && !self.finished {
-            qp.post_recv(due as u32);
-            net.recv_posted[q as usize] += due;
-        }
-        self.note_timer(now);
-    }
-
-    fn wake_conn_clients(&mut self, c: u32) {
-        if let Some(n) = &self.conns[c as usize].net {
-            let (qp0, nq) = (n.qp0, n.nq);
-            for q in 0..nq {
-                self.wake_client(qp0 + q);
-            }
-        }
-    }
-
-    fn post_cts(&mut self, c: u32, qp: &mut RcQp) {
-        let split = self.spec.knobs.split_data_on_qps;
-        let conn = &mut self.conns[c as usize];
-        let window = u64::from(conn.spec.window);
-        let net = conn.net.as_mut().unwrap();
-        let mut wake = Vec::new();
-        while net.cts_posted < conn.consumed + window && net.cts_posted < conn.known {
-            let m = net.cts_posted;
-            // A receive WQE on every QP the message uses, before its CTS.
-            let qs: Vec<u32> = if split {
-                (0..net.nq).collect()
-            } else {
-                vec![(m % u64::from(net.nq)) as u32]
-            };
-            for qq in qs {
-                net.recv_due[qq as usize] += 1;
-                if qq == 0 {
-                    let due = net.recv_due[0] - net.recv_posted[0];
-                    qp.post_recv(due as u32);
-                    net.recv_posted[0] += due;
-                } else {
-                    wake.push(net.qp0 + qq);
-                }
-            }
-            if qp
-                .post_send(WorkRequest::new(m, Verb::Write, CTS_BYTES))
-                .is_err()
-            {
-                break;
-            }
-            net.cts_posted += 1;
-        }
-        for w in wake {
-            self.wake_server(w);
-        }
-    }
-
-    fn post_data(&mut self, i: usize, qp: &mut RcQp, now: Ps) {
-        if self.finished {
-            return;
-        }
-        let (c, q) = self.qp_conn[i];
-        let split = self.spec.knobs.split_data_on_qps;
-        let conn = &mut self.conns[c as usize];
-        let net = conn.net.as_mut().unwrap();
-        let nq = u64::from(net.nq);
-        loop {
-            let k = net.posted[q as usize];
-            let m = if split { k } else { k * nq + u64::from(q) };
-            if m >= conn.filled || m >= net.cts_arrived {
-                break;
-            }
-            let len = conn.sizes[(m - conn.base) as usize];
-            let len = if split {
-                let share = len.div_ceil(nq).div_ceil(SPLIT_ALIGN) * SPLIT_ALIGN;
-                share.min(len.saturating_sub(u64::from(q) * share))
-            } else {
-                len
-            };
-            if qp
-                .post_send(WorkRequest::new(m, Verb::WriteImm, len))
-                .is_err()
-            {
-                break;
-            }
-            net.posted[q as usize] += 1;
-            let st = &mut self.stats[i];
-            st.posted += 1;
-            st.first_post_at.get_or_insert(now);
-        }
-    }
-
     /// Runs what is due: the collective's timers, then every lane as far
     /// as it can go.
     fn progress(&mut self, now: Ps) {
@@ -519,7 +410,7 @@ impl Collective {
             match tm {
                 Timer::Start => self.start_batch(now),
                 Timer::Arrive { conn } => {
-                    self.conns[conn as usize].arrived += 1;
+                    self.gates[conn as usize].arrived += 1;
                     self.ready.receivers_of(conn);
                 }
                 Timer::Prim { lane } => self.finish_prim(lane as usize, now),
@@ -543,70 +434,70 @@ impl Collective {
         }
     }
 
-    /// Message index of a lane's next receive or send on connection `c`.
-    fn msg(&self, c: u32, rank: u32, k: u64) -> u64 {
-        let conn = &self.conns[c as usize];
-        conn.base + u64::from(self.ranks[rank as usize].op) * self.plan.msgs[c as usize] + k
-    }
-
-    fn arrived(&self, c: u32, m: u64) -> bool {
-        let conn = &self.conns[c as usize];
-        match &conn.net {
-            Some(n) => n.has(&n.inbound, m, self.spec.knobs.split_data_on_qps),
-            None => m < conn.arrived,
+    /// Lane `l` at the first step of its rank's operation `op`: the
+    /// message index of its next receive and send on each connection.
+    fn lane_at(&self, l: usize, op: u32) -> LaneRun {
+        let lane = &self.plan.lanes[l];
+        assert!(
+            lane.ins.len() <= MAX_LINKS && lane.outs.len() <= MAX_LINKS,
+            "a lane has at most {MAX_LINKS} connections each way"
+        );
+        let first =
+            |c: u32| self.conns[c as usize].base + u64::from(op) * self.plan.msgs[c as usize];
+        let first_run = lane.prims.run(0);
+        let mut run = LaneRun {
+            step: first_run.map(|(p, _)| p),
+            left: first_run.map_or(0, |(_, n)| n),
+            rank: lane.rank,
+            nins: lane.ins.len() as u8,
+            nouts: lane.outs.len() as u8,
+            ..LaneRun::default()
+        };
+        for (i, &c) in lane.ins.iter().enumerate() {
+            run.ins[i] = c;
+            run.in_m[i] = first(c);
         }
-    }
-
-    /// Whether the sender's slot for message `m` is free: its send `window`
-    /// messages back completed (net), or was consumed (NVLink).
-    fn slot_free(&mut self, c: u32, m: u64) -> bool {
-        let split = self.spec.knobs.split_data_on_qps;
-        let conn = &mut self.conns[c as usize];
-        let window = u64::from(conn.spec.window);
-        match &conn.net {
-            Some(n) => {
-                while conn.completed < conn.filled && n.has(&n.done, conn.completed, split) {
-                    conn.completed += 1;
-                }
-                m < conn.completed + window
-            }
-            None => m < conn.consumed + window,
+        for (i, &c) in lane.outs.iter().enumerate() {
+            run.outs[i] = c;
+            run.out_m[i] = first(c);
         }
+        run
     }
 
+    /// Runs lane `l`'s next step if it can; a lane blocked on one of its
+    /// connections waits on it ([`Ready`]).
     fn try_lane(&mut self, l: usize, now: Ps) -> bool {
         if l >= self.lanes.len() || self.finished {
             return false;
         }
-        let run = self.lanes[l];
-        let lane = &self.plan.lanes[l];
-        let rank = lane.rank;
+        let run = &self.lanes[l];
         let Some(p) = run.step else {
             return false;
         };
-        if run.busy || self.ranks[rank as usize].done {
+        if run.busy || self.ranks[run.rank as usize].done {
             return false;
         }
-        let ins = lane.ins.len();
         if p.recv {
-            for &c in &lane.ins {
-                if !self.arrived(c, self.msg(c, rank, run.recv_k)) {
+            for i in 0..usize::from(run.nins) {
+                let c = run.ins[i];
+                if self.gates[c as usize].arrived <= run.in_m[i] {
+                    self.ready.wait_recv(c, l as u32);
                     return false;
                 }
             }
         }
         if p.send {
-            for i in 0..self.plan.lanes[l].outs.len() {
-                let c = self.plan.lanes[l].outs[i];
-                let m = self.msg(c, rank, run.send_k);
-                if !self.slot_free(c, m) {
+            for i in 0..usize::from(run.nouts) {
+                let c = run.outs[i];
+                if self.gates[c as usize].slot_end <= run.out_m[i] {
+                    self.ready.wait_send(c, l as u32);
                     return false;
                 }
             }
         }
         // One reduction per input (a tree's children).
         let cost = if p.reduce {
-            p.bytes * ins as u64 * self.spec.gpu.reduce_ps_per_kib / 1024
+            p.bytes * u64::from(run.nins) * self.spec.gpu.reduce_ps_per_kib / 1024
         } else {
             0
         };
@@ -621,50 +512,66 @@ impl Collective {
 
     /// A step's data is consumed and/or its slot filled.
     fn finish_prim(&mut self, l: usize, now: Ps) {
-        let lane = &self.plan.lanes[l];
-        let (rank, nins, nouts) = (lane.rank, lane.ins.len(), lane.outs.len());
-        let p = self.lanes[l].step.expect("a step at the cursor");
-        let nlanes = lane.prims.len();
+        let run = self.lanes[l];
+        let p = run.step.expect("a step at the cursor");
         self.ready.lane(l as u32);
         if p.recv {
-            for i in 0..nins {
-                let c = self.plan.lanes[l].ins[i];
-                self.conns[c as usize].consumed += 1;
-                self.ready.senders_of(c);
-                if let Some(n) = &self.conns[c as usize].net {
-                    let qp0 = n.qp0;
-                    self.wake_server(qp0);
+            for &c in &run.ins[..usize::from(run.nins)] {
+                let conn = &mut self.conns[c as usize];
+                conn.consumed += 1;
+                match &conn.net {
+                    // The receiving proxy may post the next CTS.
+                    Some(n) => {
+                        let qp0 = n.qp0;
+                        self.wake_server(qp0);
+                    }
+                    // An NVLink slot is free once consumed.
+                    None => {
+                        self.gates[c as usize].slot_end =
+                            conn.consumed + u64::from(conn.spec.window);
+                        self.ready.senders_of(c);
+                    }
                 }
             }
-            self.lanes[l].recv_k += 1;
         }
         if p.send {
-            for i in 0..nouts {
-                let c = self.plan.lanes[l].outs[i];
+            for &c in &run.outs[..usize::from(run.nouts)] {
                 let conn = &mut self.conns[c as usize];
+                let window = u64::from(conn.spec.window.max(1));
+                self.sizes[conn.sizes_at as usize + (conn.filled % window) as usize] = p.bytes;
                 conn.filled += 1;
-                conn.sizes.push(p.bytes);
                 if conn.net.is_some() {
                     self.wake_conn_clients(c);
                 } else {
-                    let g = &mut self.gpu_free[rank as usize];
+                    let g = &mut self.gpu_free[run.rank as usize];
                     let start = now.max(*g);
                     *g = start + self.spec.gpu.nvlink_rate.tx_time(p.bytes);
                     let at = *g + self.spec.gpu.nvlink_latency;
                     self.push_timer(at, Timer::Arrive { conn: c });
                 }
             }
-            self.lanes[l].send_k += 1;
         }
-        let run = &mut self.lanes[l];
-        run.busy = false;
-        run.cursor += 1;
-        run.step = self.plan.lanes[l].prims.get(run.cursor).copied();
-        if run.cursor == nlanes {
-            let r = &mut self.ranks[rank as usize];
-            r.lanes_left -= 1;
-            if r.lanes_left == 0 {
-                self.next_op(rank, now);
+        let prims = &self.plan.lanes[l].prims;
+        let r = &mut self.lanes[l];
+        if p.recv {
+            r.in_m.iter_mut().for_each(|m| *m += 1);
+        }
+        if p.send {
+            r.out_m.iter_mut().for_each(|m| *m += 1);
+        }
+        r.busy = false;
+        r.left -= 1;
+        if r.left == 0 {
+            r.run += 1;
+            let next = prims.run(r.run as usize);
+            r.step = next.map(|(p, _)| p);
+            r.left = next.map_or(0, |(_, n)| n);
+        }
+        if r.step.is_none() {
+            let rk = &mut self.ranks[run.rank as usize];
+            rk.lanes_left -= 1;
+            if rk.lanes_left == 0 {
+                self.next_op(run.rank, now);
             }
         }
     }
@@ -695,8 +602,10 @@ impl Collective {
                 }
                 return;
             }
-            for &l in self.ready.of_rank(rank) {
-                self.lanes[l as usize] = LaneRun::at(&self.plan.lanes[l as usize]);
+            let op = self.ranks[rank as usize].op;
+            for i in 0..self.ready.of_rank(rank).len() {
+                let l = self.ready.of_rank(rank)[i] as usize;
+                self.lanes[l] = self.lane_at(l, op);
             }
             let n = self.lanes_of(rank);
             self.ranks[rank as usize].lanes_left = n;
@@ -718,7 +627,6 @@ impl Collective {
         self.batch_start = now;
         for (ci, c) in self.conns.iter_mut().enumerate() {
             c.base = c.filled;
-            c.sizes.clear();
             c.known = c.filled + u64::from(b.iters) * self.plan.msgs[ci];
         }
         for ci in 0..self.conns.len() {
@@ -727,7 +635,9 @@ impl Collective {
                 self.wake_server(qp0);
             }
         }
-        self.lanes = self.plan.lanes.iter().map(LaneRun::at).collect();
+        self.lanes = (0..self.plan.lanes.len())
+            .map(|l| self.lane_at(l, 0))
+            .collect();
         self.ready
             .start(&self.plan, self.conns.len(), self.topo.ranks as usize);
         self.ranks_left = self.topo.ranks;

@@ -12,7 +12,7 @@ impl Collective {
         if self.finished {
             return;
         }
-        let info = &self.conns[c as usize].net.as_ref().unwrap().info;
+        let info = &self.infos[self.conns[c as usize].net.as_ref().unwrap().info as usize];
         let (local, peer, hca) = if sender {
             (info.send_ip, info.recv_ip, &info.send_hca)
         } else {

@@ -76,11 +76,13 @@ mod engine;
 mod engine_tests;
 pub mod plan;
 mod ready;
+pub mod steps;
 mod topo;
 pub mod tree;
 
 pub use engine::{Collective, CollectiveResult, NetConnInfo};
 pub use plan::{ConnSpec, Lane, OpPlan, Prim, Topo};
+pub use steps::Steps;
 pub use tree::TreeLinks;
 
 use crate::time::{Ps, Rate};

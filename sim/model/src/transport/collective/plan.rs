@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 
+use super::steps::Steps;
 pub use super::topo::Topo;
 use super::tree::{self, TreeLinks};
 use super::{Algo, CollOp, DataType, NcclKnobs};
@@ -53,7 +54,7 @@ pub struct Lane {
     pub rank: u32,
     pub ins: Vec<u32>,
     pub outs: Vec<u32>,
-    pub prims: Vec<Prim>,
+    pub prims: Steps,
 }
 
 /// One operation: its lanes and how many messages each connection carries.
@@ -287,7 +288,7 @@ pub fn plan_op(
                 CollOp::Broadcast | CollOp::Reduce if last => None,
                 _ => conn(rank, next),
             };
-            let mut prims = Vec::new();
+            let mut prims = Steps::default();
             let mut push = |nelem: u64, recv: bool, send: bool, reduce: bool| {
                 for s in slices(nelem, slice_elts, per_chunk) {
                     prims.push(Prim {
@@ -414,7 +415,7 @@ fn plan_tree(
                 ],
             };
             for (ins, outs, reduce) in lanes {
-                let prims: Vec<Prim> = chunks
+                let prims: Steps = chunks
                     .iter()
                     .map(|&bytes| Prim {
                         recv: !ins.is_empty(),

@@ -1,15 +1,21 @@
 //! Which lanes may step: the candidates the engine tries, in the order a
 //! scan of every lane would try them.
 //!
-//! A lane waits on its in-connection (data arrived), its out-connection
-//! (a free slot), its own reduction timer or its rank's next operation.
-//! Each of those changes marks the lanes it concerns; a lane tried and
-//! still blocked leaves the set. Scanning only the marked lanes, in index
-//! order from where the last one left off and then round again, takes the
-//! same steps in the same order as passes over every lane until none
-//! moves (the unmarked ones could not have moved), at a cost that follows
-//! what happened instead of the number of lanes (64 ranks × 16 channels
-//! are 1024 of them).
+//! A lane waits on one thing at a time: the next message of an
+//! in-connection (data arrived), a free slot of an out-connection, its own
+//! reduction timer or its rank's next operation. A lane tried and found
+//! blocked on a connection is put on that connection's list of receivers
+//! or senders waiting; the change it waits for (the connection's next
+//! message arrived in order, a slot freed) moves the list back into the
+//! set, and a finished step or operation marks the lanes it concerns.
+//! Scanning only the marked lanes, in index order from where the last one
+//! left off and then round again, takes the same steps in the same order
+//! as passes over every lane until none moves (the unmarked ones could not
+//! have moved), at a cost that follows what happened instead of the
+//! number of lanes (64 ranks × 16 channels are 1024 of them). A lane is
+//! only tried when what it waited for happened: marking every receiver of
+//! a connection at each arrival tried two lanes in three in vain (a
+//! 256-rank all_reduce: 4.4 M of 6.5 M tries).
 //!
 //! The set is a bitset: marking and unmarking are one instruction each,
 //! and finding the next candidate reads a word of 64 lanes at a time (a
@@ -80,28 +86,22 @@ impl LaneSet {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Ready {
     set: LaneSet,
-    /// Per connection, the lanes that send on it and those that receive.
-    senders: Vec<Vec<u32>>,
-    receivers: Vec<Vec<u32>>,
+    /// Per connection, the lanes blocked on its next arrival and those
+    /// blocked on a free slot.
+    recv_wait: Vec<Vec<u32>>,
+    send_wait: Vec<Vec<u32>>,
     /// Per rank, its lanes.
     of_rank: Vec<Vec<u32>>,
 }
 
 impl Ready {
-    /// A new operation plan: every lane a candidate.
+    /// A new operation plan: every lane a candidate, none waiting.
     pub(super) fn start(&mut self, plan: &OpPlan, conns: usize, ranks: usize) {
-        self.senders = vec![Vec::new(); conns];
-        self.receivers = vec![Vec::new(); conns];
+        self.recv_wait = vec![Vec::new(); conns];
+        self.send_wait = vec![Vec::new(); conns];
         self.of_rank = vec![Vec::new(); ranks];
         for (l, lane) in plan.lanes.iter().enumerate() {
-            let l = l as u32;
-            for &c in &lane.outs {
-                self.senders[c as usize].push(l);
-            }
-            for &c in &lane.ins {
-                self.receivers[c as usize].push(l);
-            }
-            self.of_rank[lane.rank as usize].push(l);
+            self.of_rank[lane.rank as usize].push(l as u32);
         }
         self.set = LaneSet::new(plan.lanes.len(), true);
     }
@@ -110,18 +110,28 @@ impl Ready {
         self.set.insert(l);
     }
 
-    /// Something changed a slot of connection `c` (a send completed, data
+    /// Lane `l` waits for the next message of connection `c`.
+    pub(super) fn wait_recv(&mut self, c: u32, l: u32) {
+        self.recv_wait[c as usize].push(l);
+    }
+
+    /// Lane `l` waits for a free slot of connection `c`.
+    pub(super) fn wait_send(&mut self, c: u32, l: u32) {
+        self.send_wait[c as usize].push(l);
+    }
+
+    /// A slot of connection `c` was freed (a send completed, NVLink data
     /// was consumed).
     pub(super) fn senders_of(&mut self, c: u32) {
-        if let Some(v) = self.senders.get(c as usize) {
-            v.iter().for_each(|&l| self.set.insert(l));
+        if let Some(v) = self.send_wait.get_mut(c as usize) {
+            v.drain(..).for_each(|l| self.set.insert(l));
         }
     }
 
-    /// Data arrived on connection `c`.
+    /// The next message of connection `c` arrived.
     pub(super) fn receivers_of(&mut self, c: u32) {
-        if let Some(v) = self.receivers.get(c as usize) {
-            v.iter().for_each(|&l| self.set.insert(l));
+        if let Some(v) = self.recv_wait.get_mut(c as usize) {
+            v.drain(..).for_each(|l| self.set.insert(l));
         }
     }
 
@@ -185,6 +195,35 @@ mod tests {
         assert_eq!(r.next(0), Some(64));
         r.done(64);
         assert_eq!(r.next(199), None);
+    }
+
+    /// A lane blocked on a connection comes back only with the change it
+    /// waits for, once.
+    #[test]
+    fn a_waiting_lane_returns_with_its_connection_only() {
+        let mut r = Ready {
+            set: LaneSet::new(8, false),
+            recv_wait: vec![Vec::new(); 2],
+            send_wait: vec![Vec::new(); 2],
+            ..Ready::default()
+        };
+        r.wait_recv(1, 5);
+        r.wait_send(1, 6);
+        r.wait_recv(0, 7);
+        r.senders_of(0);
+        r.receivers_of(0);
+        assert_eq!(r.next(0), Some(7));
+        r.done(7);
+        r.senders_of(1);
+        assert_eq!(r.next(0), Some(6));
+        r.done(6);
+        r.receivers_of(1);
+        assert_eq!(r.next(0), Some(5));
+        r.done(5);
+        // The lists were emptied: a second change marks nobody.
+        r.receivers_of(1);
+        r.senders_of(1);
+        assert_eq!(r.next(0), None);
     }
 
     #[test]
