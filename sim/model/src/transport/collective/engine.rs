@@ -84,6 +84,11 @@ struct QpRun {
     inbound: u64,
     recv_due: u64,
     recv_posted: u64,
+    /// The sending (receiving) end was woken: what it may post changed.
+    /// Most QP events are a packet's, which change nothing a proxy posts
+    /// (they need not read the connection).
+    kick_client: bool,
+    kick_server: bool,
 }
 
 /// Whether every WR of message `m` of the connection whose QPs are `qps`
@@ -371,6 +376,9 @@ impl Collective {
     }
 
     fn wake_client(&mut self, i: u32) {
+        if let Some(q) = self.qps.get_mut(i as usize) {
+            q.kick_client = true;
+        }
         if !self.woken[i as usize] && (i as usize) < self.clients.len() {
             self.woken[i as usize] = true;
             self.wakes.push(i);
@@ -378,6 +386,9 @@ impl Collective {
     }
 
     fn wake_server(&mut self, i: u32) {
+        if let Some(q) = self.qps.get_mut(i as usize) {
+            q.kick_server = true;
+        }
         let k = self.qp_conn.len() + i as usize;
         if !self.woken[k] && (i as usize) < self.servers.len() {
             self.woken[k] = true;

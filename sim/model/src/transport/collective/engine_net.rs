@@ -18,7 +18,9 @@ impl Collective {
     pub fn drive_client(&mut self, i: usize, qp: &mut RcQp, now: Ps) -> Option<Ps> {
         let (c, _) = self.qp_conn[i];
         let mut completed = false;
+        let mut news = std::mem::take(&mut self.qps[i].kick_client);
         while let Some(comp) = qp.poll_completion() {
+            news = true;
             let st = &mut self.stats[i];
             st.completed += 1;
             st.last_completion_at = Some(comp.at);
@@ -36,6 +38,7 @@ impl Collective {
             self.complete_sends(c);
         }
         while let Some(m) = qp.poll_inbound() {
+            news = true;
             if m.verb == Verb::Write {
                 if let Some(n) = self.conns[c as usize].net.as_mut() {
                     n.cts_arrived += 1;
@@ -44,7 +47,12 @@ impl Collective {
             }
         }
         self.progress(now);
-        self.post_data(i, qp, now);
+        // What it may post changes only with news: a completion (SQ room,
+        // a free slot), a CTS, a filled slot (which wakes it).
+        if news || self.qps[i].kick_client {
+            self.qps[i].kick_client = false;
+            self.post_data(i, qp, now);
+        }
         self.note_timer(now);
         if i == 0 {
             self.reported = self.next_timer();
@@ -57,13 +65,16 @@ impl Collective {
     /// the CTSs the window allows, each after its receive WQEs.
     pub fn drive_server(&mut self, i: usize, qp: &mut RcQp, now: Ps) {
         let (c, q) = self.qp_conn[i];
+        let mut news = std::mem::take(&mut self.qps[i].kick_server);
         while let Some(comp) = qp.poll_completion() {
+            news = true;
             if comp.status != WcStatus::Success {
                 self.fail(c, false, comp.status);
             }
         }
         let mut inbound = false;
         while let Some(m) = qp.poll_inbound() {
+            news = true;
             if m.verb == Verb::WriteImm {
                 self.qps[i].inbound += 1;
                 inbound = true;
@@ -73,14 +84,20 @@ impl Collective {
             self.arrive_net(c);
         }
         self.progress(now);
-        if !self.finished && q == 0 {
-            self.post_cts(c, qp);
-        }
-        let run = &mut self.qps[i];
-        let due = run.recv_due - run.recv_posted;
-        if due > 0 && !self.finished {
-            qp.post_recv(due as u32);
-            run.recv_posted += due;
+        // CTSs and receive WQEs due change only with news: a completion
+        // (SQ room), data consumed or an operation launched (which wake
+        // QP 0), receive WQEs due on this QP (which wake it).
+        if news || self.qps[i].kick_server {
+            self.qps[i].kick_server = false;
+            if !self.finished && q == 0 {
+                self.post_cts(c, qp);
+            }
+            let run = &mut self.qps[i];
+            let due = run.recv_due - run.recv_posted;
+            if due > 0 && !self.finished {
+                qp.post_recv(due as u32);
+                run.recv_posted += due;
+            }
         }
         self.note_timer(now);
     }
