@@ -171,3 +171,71 @@ fn run_refused_when_estimate_exceeds_available_memory() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("ROCESIM_MEM_AVAILABLE=lots"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Two servers of one GPU and one NIC under one leaf, one 1 MiB
+/// all_reduce: what the estimate counts for a `[[collective]]`.
+const ONE_ALLREDUCE: &str = r#"
+name = "estimate_collective"
+[topology]
+kind = "leaf-spine"
+leaves = 1
+spines = 1
+hosts_per_leaf = 2
+uplinks = 1
+host_link = { rate = "100Gbps", delay = "1us" }
+fabric_link = { rate = "100Gbps", delay = "1us" }
+[topology.nic]
+mtu = 4200
+
+[[collective]]
+op = "all_reduce"
+servers = ["host0", "host1"]
+minbytes = "1MiB"
+maxbytes = "1MiB"
+iters = 1
+warmup_iters = 0
+"#;
+
+/// Counted by hand from the module's model: 2 ranks on 2 servers, so every
+/// ring hop leaves a server; nccl-tests' bus bytes 1 MiB x 2(n-1)/n = 1 MiB
+/// per rank, 2 MiB on the wire, 512 packets of 4096 bytes. Two channels per
+/// NIC, each crossing both server boundaries: 4 connections of 2 ring
+/// steps (one message each) = 8 messages, each with a CTS and two ACKs
+/// (24 packets). 536 packets over the 2 links through the switch; 4
+/// connections of a QP at each end.
+#[test]
+fn a_collective_counted_by_hand() {
+    let loaded = load_str(Path::new("c.toml"), ONE_ALLREDUCE.into(), &[]).unwrap();
+    let e = Estimate::of(&loaded.scenario);
+    assert_eq!(e.packet_hops, 2 * (512 + 24));
+    let qps = e
+        .terms
+        .iter()
+        .find(|t| t.what.starts_with("collective QPs"))
+        .map(|t| t.count);
+    assert_eq!(qps, Some(8));
+}
+
+/// The shipped two-server collective: the estimate within 1.5x of the run.
+#[cfg(target_os = "linux")]
+#[test]
+fn collective_estimate_within_1_5x_of_a_real_run() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/nccl_allreduce_small.toml");
+    let loaded = load(&file, &[]).unwrap();
+    let e = Estimate::of(&loaded.scenario);
+    let out = std::env::temp_dir().join(format!("rocesim-estimate-coll-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let (rss_kb, events) = measured_run(&[file.to_str().unwrap()], &out);
+    std::fs::remove_dir_all(&out).unwrap();
+    let ratio = |est: u64, real: u64| est as f64 / real as f64;
+    let (m, v) = (
+        ratio(e.peak_bytes(), rss_kb * 1024),
+        ratio(e.events, events),
+    );
+    assert!((1.0 / 1.5..=1.5).contains(&m), "memory {m}");
+    assert!(
+        (1.0 / 1.5..=1.5).contains(&v),
+        "events {} against {events}",
+        e.events
+    );
+}

@@ -24,8 +24,11 @@
 //!              + QP samples   × size_of(QpSample)     every QP while it runs
 //!              + taps         × PER_TAP        a capture's buffers (its frames go to disk)
 //!
+//!              + collective QPs × PER_COLL_QP  a collective's connections' QPs, their lanes
+//!
 //!  events = EVENTS_PER_HOP × packet hops + EVENTS_PER_FLOW × flows + sample ticks
-//!  packet hops = Σ over flows (and workloads) of data packets × (1 + 1 / ack_req_every) × links on the path
+//!  packet hops = Σ over flows (and workloads, collectives) of data packets × (1 + 1 / ack_req_every)
+//!                × links on the path
 //! ```
 //!
 //! * Flows are known before the run: `[[traffic]]` is drawn when the
@@ -34,6 +37,16 @@
 //!   is a breadth-first search of the scenario's graph. A `[[workload]]`
 //!   carries `qps × iters × size` bytes, or its client link's rate over its
 //!   `duration`.
+//! * A `[[collective]]` carries, per operation, what nccl-tests' bus
+//!   bandwidth counts (`busbw` × time: the bytes each rank sends) times the
+//!   ranks, of which the share that leaves a server crosses the fabric: a
+//!   ring or chain passes each server once per channel (servers / ranks of
+//!   its hops), alltoall sends (ranks − GPUs per server) / (ranks − 1) of
+//!   its data off the server. Sizes and iterations (warm-up at the largest
+//!   and the smallest size) as nccl-tests walks them; its QPs: a ring's
+//!   channels (two per NIC) each cross every server boundary once, an
+//!   alltoall connects every pair of ranks on different servers, each
+//!   connection `NCCL_IB_QPS_PER_CONNECTION` QPs at each end.
 //! * Samples: a port is sampled every `sim.sample_interval` (10 µs) over the
 //!   run's span (the last flow's start plus its ideal time, doubled for
 //!   queueing), its series thinned to at most `min(1000, 1 M / (ports +
@@ -68,6 +81,15 @@ const PER_TAP: u64 = 160 << 10;
 /// its arrival at the peer, and a share of the host's send scheduling.
 const EVENTS_PER_HOP: f64 = 1.7;
 const EVENTS_PER_FLOW: u64 = 12;
+/// A collective's packet hop: as a flow's, and its proxies' and lanes'
+/// share (2.0 events per hop in the shipped collectives and the 256-rank
+/// benchmark).
+const EVENTS_PER_COLL_HOP: f64 = 2.0;
+/// One QP of a collective with its share of the lanes, the plan, the
+/// frames in flight and the summaries (fitted 2026-12-04 between
+/// `sim/benches/nccl_allreduce_256.toml`, 1,024 QPs of 1 MiB messages,
+/// 55 MB, and `nccl_alltoall.toml`, 7,168 QPs of small ones, 93 MB).
+const PER_COLL_QP: u64 = 14_000;
 
 /// One term of the memory estimate.
 #[derive(Debug, Clone, PartialEq)]
@@ -180,7 +202,26 @@ impl Estimate {
             first = first.min(wl.start.0);
             qp_busy = qp_busy.saturating_add(busy.saturating_mul(2 * u64::from(wl.qps)));
         }
-        let packet_hops = data_hops as u64;
+        let mut coll_qps = 0u64;
+        let mut coll_hops = 0f64;
+        for cc in &sc.collectives {
+            let host = cc
+                .servers
+                .first()
+                .and_then(|s| sc.hosts.iter().position(|h| &h.name == s));
+            let (seg, wire) = payload(host.unwrap_or(0));
+            let c = collective_traffic(sc, cc, &hops, seg);
+            // (The ACKs are counted with the messages.)
+            let _ = wire;
+            coll_hops += c.packets as f64 * c.links;
+            coll_qps += c.qps;
+            let busy = (u128::from(c.net_bytes) * 8 * 1_000_000_000_000
+                / u128::from(c.net_rate.max(1))) as u64;
+            span = span.max(Ps(cc.start.0.0.saturating_add(busy)));
+            first = first.min(cc.start.0);
+            qp_busy = qp_busy.saturating_add(busy.saturating_mul(c.qps));
+        }
+        let packet_hops = (data_hops + coll_hops) as u64;
         let every = sc
             .sim
             .sample_interval
@@ -200,7 +241,8 @@ impl Estimate {
                 .enumerate()
                 .filter(|(i, _)| !flow_workloads.contains(&(*i as u32)))
                 .map(|(_, wl)| 2 * u64::from(wl.qps))
-                .sum::<u64>();
+                .sum::<u64>()
+            + coll_qps;
         // The sampler's thinning: at most `max` rows per series (at least
         // `max / 2` once it thinned).
         let max = (1_000_000 / (ports + qps).max(1)).clamp(20, 1000);
@@ -239,6 +281,11 @@ impl Estimate {
                 bytes: flows * PER_FLOW,
             },
             Term {
+                what: "collective QPs and lanes",
+                count: coll_qps,
+                bytes: coll_qps * PER_COLL_QP,
+            },
+            Term {
                 what: "port time-series samples",
                 count: port_rows,
                 bytes: port_rows * std::mem::size_of::<PortSample>() as u64,
@@ -256,7 +303,9 @@ impl Estimate {
         ];
         terms.retain(|t| t.count > 0);
         terms.sort_by_key(|t| std::cmp::Reverse(t.bytes));
-        let events = (EVENTS_PER_HOP * packet_hops as f64) as u64 + EVENTS_PER_FLOW * flows + ticks;
+        let events = (EVENTS_PER_HOP * data_hops + EVENTS_PER_COLL_HOP * coll_hops) as u64
+            + EVENTS_PER_FLOW * flows
+            + ticks;
         Estimate {
             terms,
             events,
@@ -299,6 +348,133 @@ impl Estimate {
 }
 
 /// `1.23 GB`, `456 MB`, `12 KB` (powers of 1000).
+/// What one `[[collective]]` puts on the fabric (module docs).
+struct CollTraffic {
+    /// The links a message crosses between two servers (a mean).
+    links: f64,
+    net_bytes: u64,
+    /// Data and CTS packets on the network.
+    packets: u64,
+    /// The rate the servers' NICs send at together (its busy time).
+    net_rate: u64,
+    qps: u64,
+}
+
+fn collective_traffic(
+    sc: &Scenario,
+    cc: &crate::scenario::schema::CollectiveCfg,
+    hops: &Hops,
+    seg: u64,
+) -> CollTraffic {
+    use rocesim_model::transport::collective::{CollOp, DataType, SizeStep, test_size, test_sizes};
+    let host = |name: &str| sc.hosts.iter().position(|h| h.name == name);
+    let servers: Vec<usize> = cc.servers.iter().filter_map(|s| host(s)).collect();
+    let s = servers.len() as u64;
+    let g = u64::from(cc.gpus_per_server.max(1));
+    let n = cc.ranks.map_or(s * g, u64::from).max(1);
+    let first = servers.first().copied().unwrap_or(0);
+    let nics = sc.hosts.get(first).map_or(1, |h| h.nics.len().max(1)) as u64;
+    let (Some(op), Some(dt)) = (
+        CollOp::from_name(&cc.op),
+        DataType::from_name(cc.datatype.as_deref().unwrap_or("float")),
+    ) else {
+        // `rocesim check` reports the error; nothing to estimate.
+        return CollTraffic {
+            links: 0.0,
+            net_bytes: 0,
+            packets: 0,
+            net_rate: 1,
+            qps: 0,
+        };
+    };
+    let p2p = matches!(op, CollOp::AllToAll | CollOp::SendRecv);
+    // A ring's messages go between the same GPU of two servers (the same
+    // NIC, rail); p2p's between any two.
+    let links = match servers.get(1) {
+        None => 0.0,
+        Some(&b) if p2p => hops.mean_between_links(first, b),
+        Some(&b) => f64::from(hops.between(first, b)),
+    };
+    let step = match (cc.stepfactor, cc.stepbytes) {
+        (Some(f), _) => SizeStep::Factor(f.max(2)),
+        (None, b) => SizeStep::Bytes(b.map_or(1 << 20, |b| b.0).max(1)),
+    };
+    let sizes = test_sizes(
+        cc.minbytes.map_or(32 << 20, |b| b.0),
+        cc.maxbytes.map_or(32 << 20, |b| b.0),
+        step,
+    );
+    let iters = u64::from(cc.iters.unwrap_or(20).max(1));
+    let warm = u64::from(cc.warmup_iters.unwrap_or(1));
+    let off_server = if s <= 1 {
+        0.0
+    } else {
+        match op {
+            CollOp::AllToAll => (n - g.min(n)) as f64 / (n - 1).max(1) as f64,
+            _ => (s as f64 / n as f64).min(1.0),
+        }
+    };
+    let conns = if s <= 1 {
+        0
+    } else {
+        match p2p {
+            true => n * (n - g.min(n)),
+            false => 2 * nics * s,
+        }
+    };
+    // The fewest messages a connection carries per operation, however
+    // small: a ring's steps of one loop, one otherwise.
+    let min_msgs = match op {
+        CollOp::AllReduce => 2 * (n - 1),
+        CollOp::AllGather | CollOp::ReduceScatter => n - 1,
+        _ => 1,
+    };
+    // A message: at most a ring's 1 MiB slice or p2p's 128 KiB chunk.
+    let msg_max = if p2p { 128 << 10 } else { 1 << 20 };
+    // (bytes, packets) of one operation: every message at least one
+    // packet, and three more (its CTS and the ACKs of both).
+    let per_op = |size: u64| {
+        let t = test_size(op, size, dt, n as u32);
+        let bytes = t.algbw_bytes as f64 * op.bus_factor(n as u32) * n as f64 * off_server;
+        // A small ring operation runs on fewer channels: one per 32 KiB
+        // (512 threads x 64 bytes, facts §3).
+        let used = match p2p {
+            true => conns,
+            false => conns.min((t.size_bytes >> 15).max(1) * s),
+        };
+        let per_conn = bytes / used.max(1) as f64;
+        let msgs = used as f64 * (min_msgs as f64).max((per_conn / f64::from(msg_max)).ceil());
+        (
+            bytes,
+            (bytes / seg.max(1) as f64).ceil().max(msgs) + 3.0 * msgs,
+        )
+    };
+    let (mut bytes, mut packets) = (0f64, 0f64);
+    let mut add = |size: u64, times: u64| {
+        let (b, p) = per_op(size);
+        bytes += b * times as f64;
+        packets += p * times as f64;
+    };
+    sizes.iter().for_each(|&b| add(b, iters));
+    if let (Some(&lo), Some(&hi)) = (sizes.first(), sizes.last()) {
+        add(lo, warm);
+        add(hi, warm);
+    }
+    let nq = cc
+        .env
+        .get("NCCL_IB_QPS_PER_CONNECTION")
+        .and_then(|v| v.text().parse::<u64>().ok())
+        .unwrap_or(1)
+        .max(1);
+    CollTraffic {
+        links,
+        net_bytes: bytes as u64,
+        packets: packets as u64,
+        net_rate: hops.rate_of(first).saturating_mul(nics * s),
+        qps: 2 * conns * nq,
+    }
+}
+
 pub fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {
@@ -385,6 +561,30 @@ impl Hops {
             u16::MAX => 2,
             d => u32::from(d) + 1,
         }
+    }
+
+    /// Links from host `a`'s link `i` to host `b`'s link `j` (a GPU's NIC
+    /// to another's), the mean over all pairs of links: on a rail fabric an
+    /// alltoall's messages mostly cross rails, through a spine.
+    fn mean_between_links(&self, a: usize, b: usize) -> f64 {
+        let (Some(la), Some(lb)) = (self.adj.get(a), self.adj.get(b)) else {
+            return 2.0;
+        };
+        if la.is_empty() || lb.is_empty() || a >= self.hosts || b >= self.hosts {
+            return 2.0;
+        }
+        let mut cache = self.from.borrow_mut();
+        let mut sum = 0u64;
+        for &sa in la {
+            let dist = cache.entry(sa).or_insert_with(|| self.bfs(sa));
+            for &sb in lb {
+                sum += match dist[sb as usize] {
+                    u16::MAX => 2,
+                    d => u64::from(d) + 2,
+                };
+            }
+        }
+        sum as f64 / (la.len() * lb.len()) as f64
     }
 
     fn bfs(&self, start: u32) -> Vec<u16> {
