@@ -239,4 +239,39 @@ fn bad_input_is_refused_at_its_key() {
     assert!(e.contains("at least 2 servers"), "{e}");
     let e = check(&["sim.partitions=2"]);
     assert!(e.contains("NCCL collectives"), "{e}");
+    // NCCL_PROTO: only Simple is modelled, so a list must keep it.
+    let e = check(&["collective.allreduce.env.NCCL_PROTO=LL,LL128"]);
+    assert!(
+        e.contains("ll, ll128 is not modelled; only Simple is"),
+        "{e}"
+    );
+    let e = check(&["collective.allreduce.env.NCCL_PROTO=^simple"]);
+    assert!(
+        e.contains("excluding Simple leaves only what is not modelled"),
+        "{e}"
+    );
+    let e = check(&["collective.allreduce.env.NCCL_PROTO=LLX"]);
+    assert!(e.contains("unknown value `llx`"), "{e}");
+    assert!(e.contains("did you mean `ll`?"), "{e}");
+    let e = check(&["collective.allreduce.env.NCCL_PROTO=allreduce:LL"]);
+    assert!(e.contains("per-collective lists are not modelled"), "{e}");
+}
+
+/// NCCL_PROTO lists that keep Simple run as Simple.
+#[test]
+fn proto_lists_keeping_simple_are_accepted() {
+    for v in ["Simple", "simple,LL", "^LL,LL128"] {
+        let o = bin()
+            .arg("check")
+            .arg(scenario("nccl_allreduce_small"))
+            .arg("--set")
+            .arg(format!("collective.allreduce.env.NCCL_PROTO={v}"))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{v}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }

@@ -164,7 +164,8 @@ fn env(cc: &CollectiveCfg, op: CollOp, dt: DataType, at: &KeyPath) -> Result<Env
     Ok(e)
 }
 
-/// `NCCL_PROTO`: the one modelled choice must remain.
+/// `NCCL_PROTO`: a plain list (`nccl_algo::parse_list`) in which the
+/// one modelled choice must remain.
 fn check_list(
     text: &str,
     only: &str,
@@ -172,49 +173,24 @@ fn check_list(
     at: &KeyPath,
     key: &str,
 ) -> Result<(), ModelError> {
-    let t = text.trim().to_ascii_lowercase();
-    let (exclude, list) = match t.strip_prefix('^') {
-        Some(r) => (true, r),
-        None => (false, t.as_str()),
-    };
-    let items: Vec<&str> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .collect();
-    let lo = only.to_ascii_lowercase();
-    for i in &items {
-        if i.contains(':') || i.contains(';') {
-            return Err(ModelError::new(
-                at.clone(),
-                format!("{key} = \"{text}\": per-collective lists are not modelled"),
-            )
-            .hint(format!("give a plain list, e.g. {key} = \"{only}\"")));
-        }
-        if *i != lo && !known.contains(i) {
-            return Err(ModelError::new(
-                at.clone(),
-                format!("{key} = \"{text}\": unknown value `{i}`"),
-            )
-            .did_you_mean(i, known.iter().copied().chain([lo.as_str()])));
-        }
-    }
-    let allowed = if exclude {
-        !items.contains(&lo.as_str())
-    } else {
-        items.contains(&lo.as_str())
-    };
-    if !allowed {
+    if text.contains(':') || text.contains(';') {
         return Err(ModelError::new(
             at.clone(),
-            format!(
-                "{key} = \"{text}\": {} not modelled; only {only} is",
-                if exclude {
-                    format!("excluding {only} leaves nothing")
-                } else {
-                    format!("{} is", items.join(", "))
-                }
-            ),
+            format!("{key} = \"{text}\": per-collective lists are not modelled"),
+        )
+        .hint(format!("give a plain list, e.g. {key} = \"{only}\"")));
+    }
+    let lo = only.to_ascii_lowercase();
+    let all: Vec<&str> = known.iter().copied().chain([lo.as_str()]).collect();
+    let (exclude, items) = super::nccl_algo::parse_list(text, text, key, "value", &all, at)?;
+    if items.contains(&lo) == exclude {
+        return Err(ModelError::new(
+            at.clone(),
+            if exclude {
+                format!("{key} = \"{text}\": excluding {only} leaves only what is not modelled (only {only} is)")
+            } else {
+                format!("{key} = \"{text}\": {} is not modelled; only {only} is", items.join(", "))
+            },
         )
         .hint(format!("set {key} = \"{only}\"")));
     }

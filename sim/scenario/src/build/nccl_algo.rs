@@ -4,6 +4,39 @@
 use crate::diagnostic::{KeyPath, ModelError};
 use rocesim_model::transport::collective::{Algo, CollOp, DataType};
 
+/// One of NCCL's lists of names (`NCCL_ALGO`, `NCCL_PROTO`): items
+/// separated by commas, any case, the whole list an exclusion when it
+/// starts with `^`. Returns (exclusion, the items in lower case); an item
+/// not in `known` is refused, naming `what` it should have been. `text` is
+/// the variable's whole value, for the message.
+pub(super) fn parse_list(
+    list: &str,
+    text: &str,
+    key: &str,
+    what: &str,
+    known: &[&str],
+    at: &KeyPath,
+) -> Result<(bool, Vec<String>), ModelError> {
+    let t = list.trim().to_ascii_lowercase();
+    let (exclude, items) = match t.strip_prefix('^') {
+        Some(r) => (true, r),
+        None => (false, t.as_str()),
+    };
+    let items: Vec<String> = items
+        .split(',')
+        .map(|i| i.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if let Some(i) = items.iter().find(|i| !known.contains(&i.as_str())) {
+        return Err(ModelError::new(
+            at.clone(),
+            format!("{key} = \"{text}\": unknown {what} `{i}`"),
+        )
+        .did_you_mean(i, known.iter().copied()));
+    }
+    Ok((exclude, items))
+}
+
 /// NCCL's algorithms by their `NCCL_ALGO` names (lower case); Ring and
 /// Tree are modelled.
 const ALGOS: [&str; 7] = [
@@ -27,26 +60,7 @@ pub(super) fn algo(text: &str, op: CollOp, dt: DataType, at: &KeyPath) -> Result
     let key = "NCCL_ALGO";
     let func = op.name().replace('_', "");
     // Every list is checked, also those of other functions.
-    let parse = |list: &str| -> Result<(bool, Vec<String>), ModelError> {
-        let t = list.trim().to_ascii_lowercase();
-        let (exclude, items) = match t.strip_prefix('^') {
-            Some(r) => (true, r),
-            None => (false, t.as_str()),
-        };
-        let items: Vec<String> = items
-            .split(',')
-            .map(|i| i.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if let Some(i) = items.iter().find(|i| !ALGOS.contains(&i.as_str())) {
-            return Err(ModelError::new(
-                at.clone(),
-                format!("{key} = \"{text}\": unknown algorithm `{i}`"),
-            )
-            .did_you_mean(i, ALGOS));
-        }
-        Ok((exclude, items))
-    };
+    let parse = |list: &str| parse_list(list, text, key, "algorithm", &ALGOS, at);
     let mut plain = None;
     let mut mine = None;
     for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {

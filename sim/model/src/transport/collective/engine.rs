@@ -79,6 +79,9 @@ struct Net {
 /// connection and counter: a QP event reads one cache line.
 #[derive(Debug, Clone, Copy, Default)]
 struct QpRun {
+    /// Its connection, and its index there.
+    conn: u32,
+    q: u32,
     posted: u64,
     done: u64,
     inbound: u64,
@@ -190,8 +193,7 @@ pub struct Collective {
     infos: Vec<NetConnInfo>,
     /// Every connection's last `window` message sizes.
     sizes: Vec<u64>,
-    /// Collective QP index → (connection, QP within it), and its WRs.
-    qp_conn: Vec<(u32, u32)>,
+    /// Per collective QP: its connection and WRs.
     qps: Vec<QpRun>,
     clients: Vec<u32>,
     servers: Vec<u32>,
@@ -226,7 +228,7 @@ impl Collective {
         info: Vec<NetConnInfo>,
     ) -> Collective {
         let nq = spec.knobs.qps_per_conn.max(1);
-        let mut qp_conn = Vec::new();
+        let mut qps = Vec::new();
         let mut infos = Vec::new();
         let mut info = info.into_iter();
         let mut sizes_len = 0;
@@ -235,9 +237,13 @@ impl Collective {
             .enumerate()
             .map(|(ci, c)| {
                 let net = c.nics.map(|_| {
-                    let qp0 = qp_conn.len() as u32;
+                    let qp0 = qps.len() as u32;
                     for q in 0..nq {
-                        qp_conn.push((ci as u32, q));
+                        qps.push(QpRun {
+                            conn: ci as u32,
+                            q,
+                            ..QpRun::default()
+                        });
                     }
                     infos.push(info.next().expect("one NetConnInfo per network connection"));
                     Net {
@@ -288,15 +294,14 @@ impl Collective {
                 report: true,
             });
         }
-        let nqp = qp_conn.len();
+        let nqp = qps.len();
         let mut c = Collective {
             topo,
             conns,
             gates,
             infos,
             sizes: vec![0; sizes_len as usize],
-            qps: vec![QpRun::default(); qp_conn.len()],
-            qp_conn,
+            qps,
             clients: Vec::new(),
             servers: Vec::new(),
             batches,
@@ -328,7 +333,7 @@ impl Collective {
 
     /// QP pairs (connection QPs) the collective runs on.
     pub fn qps(&self) -> u32 {
-        self.qp_conn.len() as u32
+        self.qps.len() as u32
     }
 
     /// The world's indices of each pair's sending and receiving QP.
@@ -367,7 +372,7 @@ impl Collective {
         // Indices below `qps()` are sending QPs, the rest receiving ones.
         let i = self.wakes.pop()? as usize;
         self.woken[i] = false;
-        let n = self.qp_conn.len();
+        let n = self.qps.len();
         Some(if i < n {
             self.clients[i]
         } else {
@@ -389,7 +394,7 @@ impl Collective {
         if let Some(q) = self.qps.get_mut(i as usize) {
             q.kick_server = true;
         }
-        let k = self.qp_conn.len() + i as usize;
+        let k = self.qps.len() + i as usize;
         if !self.woken[k] && (i as usize) < self.servers.len() {
             self.woken[k] = true;
             self.wakes.push(k as u32);

@@ -16,7 +16,7 @@ impl Collective {
     /// The sending QP `i` of a connection: completions of its data, the
     /// CTSs that arrived; posts what the CTSs allow.
     pub fn drive_client(&mut self, i: usize, qp: &mut RcQp, now: Ps) -> Option<Ps> {
-        let (c, _) = self.qp_conn[i];
+        let c = self.qps[i].conn;
         let mut completed = false;
         let mut news = std::mem::take(&mut self.qps[i].kick_client);
         while let Some(comp) = qp.poll_completion() {
@@ -64,7 +64,7 @@ impl Collective {
     /// The receiving QP `i` of a connection: data that arrived; QP 0 posts
     /// the CTSs the window allows, each after its receive WQEs.
     pub fn drive_server(&mut self, i: usize, qp: &mut RcQp, now: Ps) {
-        let (c, q) = self.qp_conn[i];
+        let (c, q) = (self.qps[i].conn, self.qps[i].q);
         let mut news = std::mem::take(&mut self.qps[i].kick_server);
         while let Some(comp) = qp.poll_completion() {
             news = true;
@@ -196,7 +196,7 @@ impl Collective {
         if self.finished {
             return;
         }
-        let (c, q) = self.qp_conn[i];
+        let (c, q) = (self.qps[i].conn, self.qps[i].q);
         let split = self.spec.knobs.split_data_on_qps;
         let conn = &mut self.conns[c as usize];
         let net = conn.net.as_mut().unwrap();
