@@ -6,7 +6,6 @@ use core::net::Ipv4Addr;
 
 use roce_codec::IbRepr;
 use roce_codec::frame::{EthRepr, VlanTag};
-use roce_codec::perftest::KEY_MSG_SIZE_GID;
 use roce_codec::wire::grh::GrhRepr;
 use roce_codec::wire::icmpv4::{Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use roce_codec::wire::mac_control::MacControlRepr;
@@ -75,7 +74,8 @@ pub enum L3 {
     },
 }
 
-/// A TCP segment of a connection set-up (perftest's socket to port 18515).
+/// A TCP segment of a connection set-up (perftest's socket to port 18515,
+/// NCCL's to a proxy's listening socket).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpSeg {
     pub sport: u16,
@@ -86,17 +86,24 @@ pub struct TcpSeg {
     pub flags: u16,
     /// The MSS a SYN offers (the interface MTU less 40).
     pub mss: u16,
-    /// Its data, if any: key message `index` of set-up `setup` (the bytes
-    /// are made at the tap from the set-up's values).
+    /// Its data, if any: bytes of message `index` of set-up `setup` (the
+    /// bytes are made at the tap from the set-up's values).
     pub data: Option<SegData>,
 }
 
-/// Which key message a segment carries.
+/// Which message bytes a segment carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegData {
+    /// Index into `World::sockets` (perftest) or `World::nccl_setups`.
     pub setup: u32,
     pub from_server: bool,
+    /// Whether `setup` is an NCCL set-up.
+    pub nccl: bool,
+    /// The message (perftest: the QP's key message).
     pub index: u16,
+    /// Bytes `offset..offset + len` of the message.
+    pub offset: u16,
+    pub len: u16,
 }
 
 /// The IPv4/UDP header values of a RoCEv2 datagram (what an ICMP error
@@ -239,7 +246,7 @@ impl Packet {
             L3::Arp { .. } => l2 + ARP_BODY_LEN as u32,
             L3::MacControl(_) => l2 + MacControlRepr::LEN as u32,
             L3::Tcp { seg, .. } => {
-                l2 + IPV4_LEN + seg.header_len() + seg.data.map_or(0, |_| KEY_MSG_SIZE_GID as u32)
+                l2 + IPV4_LEN + seg.header_len() + seg.data.map_or(0, |d| u32::from(d.len))
             }
             L3::IcmpUnreachable { .. } => {
                 let offending = IPV4_LEN + UDP_LEN + ib.buffer_len() as u32;

@@ -216,7 +216,10 @@ impl World {
             data: data.map(|index| SegData {
                 setup: s,
                 from_server,
+                nccl: false,
                 index,
+                offset: 0,
+                len: roce_codec::perftest::KEY_MSG_SIZE_GID as u16,
             }),
         };
         let l3 = L3::Tcp {
@@ -254,6 +257,13 @@ impl World {
         let h = &self.hosts[host as usize];
         let rx = h.nics[nic as usize].iface;
         let local = h.ifaces.iter().any(|f| f.ip.is_some_and(|n| n.addr == dst));
+        if let Some((s, at_listener)) = self.nccl_find(host, seg.sport, seg.dport) {
+            if !local || pkt.eth.dst != h.ifaces[rx as usize].mac {
+                return self.drop_frame(port, id, DropReason::NotOurs);
+            }
+            self.pool.free(id);
+            return self.nccl_tcp_in(s, at_listener, seg);
+        }
         let s = self.sockets.iter().position(|so| {
             let (c, sv) = (so.client.0, so.server.0);
             (host == sv && seg.dport == PERFTEST_PORT && seg.sport == so.client_port)
@@ -309,6 +319,9 @@ impl World {
         else {
             return None;
         };
+        if d.nccl {
+            return Some(self.nccl_bytes(d));
+        }
         Some(
             self.sockets[d.setup as usize]
                 .key(d.from_server, d.index)

@@ -40,6 +40,7 @@ fn broadcast(iters: u32) -> Workload {
         recv_ip: "10.0.0.2".parse().unwrap(),
         send_hca: "mlx5_0".into(),
         recv_hca: "mlx5_0".into(),
+        oob_peer: None,
     }];
     Workload::collective(Collective::new(spec, topo, conns, info), 0)
 }
