@@ -83,6 +83,9 @@ pub(super) fn resolve_conn(
     resolve_steps(w, client, server, &Step::ALL, learned, snapshots, behind).map(|(c, s, _)| (c, s))
 }
 
+/// The client's and server's QP MACs and the client socket's address.
+pub(super) type Resolved = ([u8; 6], [u8; 6], Ipv4Addr);
+
 /// [`resolve_conn`]'s `steps` only; returns the MACs of the RoCE steps
 /// (zero for those not taken) and the client socket's address.
 pub(super) fn resolve_steps(
@@ -93,7 +96,7 @@ pub(super) fn resolve_steps(
     learned: &mut Learned,
     snapshots: &mut Vec<Learned>,
     behind: &mut Behind,
-) -> Result<([u8; 6], [u8; 6], Ipv4Addr), (bool, String)> {
+) -> Result<Resolved, (bool, String)> {
     let (mut client_sock, mut c_dmac, mut s_dmac) = (client.2, [0; 6], [0; 6]);
     for &step in steps {
         let host = if step.on_server() { server.0 } else { client.0 };
