@@ -54,6 +54,23 @@ pub const METADATA_LEN: usize = 4576;
 /// `sizeof(int)`: the sender's "ready".
 pub const READY_LEN: usize = 4;
 
+/// Bytes of each message the sender writes, in order: magic, socket
+/// type, device list, metadata, ready.
+pub const SENDER_MSGS: [usize; 5] = [8, 4, DEV_LIST_LEN, METADATA_LEN, READY_LEN];
+/// The receiver's: device list, metadata.
+pub const RECEIVER_MSGS: [usize; 2] = [DEV_LIST_LEN, METADATA_LEN];
+
+/// The length of message `index` of the sender's or the receiver's
+/// stream (0 past the end).
+pub fn message_len(from_receiver: bool, index: usize) -> usize {
+    let t: &[usize] = if from_receiver {
+        &RECEIVER_MSGS
+    } else {
+        &SENDER_MSGS
+    };
+    t.get(index).copied().unwrap_or(0)
+}
+
 const QP_INFO_LEN: usize = 24;
 const DEVS_AT: usize = 3456;
 const DEV_NAME_AT: usize = 3904;

@@ -215,11 +215,9 @@ impl World {
             mss: (f.mtu - 40).min(u32::from(u16::MAX)) as u16,
             data: data.map(|index| SegData {
                 setup: s,
+                index,
                 from_server,
                 nccl: false,
-                index,
-                offset: 0,
-                len: roce_codec::perftest::KEY_MSG_SIZE_GID as u16,
             }),
         };
         let l3 = L3::Tcp {
@@ -320,7 +318,10 @@ impl World {
             return None;
         };
         if d.nccl {
-            return Some(self.nccl_bytes(d));
+            let L3::Tcp { seg, .. } = pkt.l3 else {
+                unreachable!()
+            };
+            return Some(self.nccl_bytes(d, seg.mss));
         }
         Some(
             self.sockets[d.setup as usize]

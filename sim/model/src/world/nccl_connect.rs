@@ -41,18 +41,6 @@ use super::World;
 use crate::packet::{L3, Packet, SegData, TcpSeg};
 use crate::time::Ps;
 
-/// Bytes of each message the sender writes: magic, socket type, device
-/// list, metadata, ready.
-const SENDER_MSGS: [usize; 5] = [
-    8,
-    4,
-    nccl::DEV_LIST_LEN,
-    nccl::METADATA_LEN,
-    nccl::READY_LEN,
-];
-/// The receiver's: device list, metadata.
-const RECEIVER_MSGS: [usize; 2] = [nccl::DEV_LIST_LEN, nccl::METADATA_LEN];
-
 /// One network connection's set-up.
 pub struct NcclSetup {
     /// The sending proxy's host.
@@ -159,13 +147,13 @@ impl World {
         };
         let so = &mut self.nccl_setups[s as usize];
         let before = so.rcvd[me];
-        so.rcvd[me] += u32::from(d.len);
+        so.rcvd[me] += d.span(seg.mss).1 as u32;
         let after = so.rcvd[me];
         // Which message of the peer this segment completed, if any.
         let peer_msgs: &[usize] = if at_listener {
-            &SENDER_MSGS
+            &nccl::SENDER_MSGS
         } else {
-            &RECEIVER_MSGS
+            &nccl::RECEIVER_MSGS
         };
         let mut end = 0u32;
         let mut done = None;
@@ -208,27 +196,14 @@ impl World {
 
     /// Sends message `index` of one side in segments of at most the MSS.
     fn nccl_send(&mut self, s: u32, from_listener: bool, index: u16) {
-        let len = if from_listener {
-            RECEIVER_MSGS[index as usize]
-        } else {
-            SENDER_MSGS[index as usize]
-        };
-        let mss = usize::from(self.nccl_mss(s));
-        let mut offset = 0;
-        while offset < len {
-            let n = (len - offset).min(mss);
-            let last = offset + n == len;
+        let len = nccl::message_len(from_listener, usize::from(index));
+        let mss = self.nccl_mss(s);
+        let segs = len.div_ceil(usize::from(mss));
+        for k in 0..segs {
+            let last = k + 1 == segs;
             let fl = flags::ACK | if last { flags::PSH } else { 0 };
-            let d = SegData {
-                setup: s,
-                from_server: from_listener,
-                nccl: true,
-                index,
-                offset: offset as u16,
-                len: n as u16,
-            };
-            self.nccl_segment(s, from_listener, fl, Some(d));
-            offset += n;
+            let d = SegData::nccl(s, from_listener, index, k as u16);
+            self.nccl_segment(s, from_listener, fl, Some((d, mss)));
         }
     }
 
@@ -251,7 +226,8 @@ impl World {
     }
 
     /// Sends one segment of set-up `s` from the sender or the listener.
-    fn nccl_segment(&mut self, s: u32, from_listener: bool, fl: u16, data: Option<SegData>) {
+    /// `data`: the segment's bytes, cut by an MSS.
+    fn nccl_segment(&mut self, s: u32, from_listener: bool, fl: u16, data: Option<(SegData, u16)>) {
         let now = self.now();
         let so = &self.nccl_setups[s as usize];
         let Some(client) = so.sender_sock(self) else {
@@ -292,8 +268,8 @@ impl World {
             seq,
             ack: if fl & flags::ACK != 0 { ack } else { 0 },
             flags: fl,
-            mss: (f.mtu - 40).min(u32::from(u16::MAX)) as u16,
-            data,
+            mss: data.map_or((f.mtu - 40).min(u32::from(u16::MAX)) as u16, |(_, m)| m),
+            data: data.map(|(d, _)| d),
         };
         let l3 = L3::Tcp {
             src,
@@ -304,7 +280,7 @@ impl World {
         let pkt = Packet::kernel(f.mac, dmac, f.vlan, l3, Default::default(), now);
         let egress = route.egress;
         let so = &mut self.nccl_setups[s as usize];
-        so.sent[me] += data.map_or(0, |d| u32::from(d.len));
+        so.sent[me] += data.map_or(0, |(d, m)| d.span(m).1 as u32);
         self.kernel_send(host, egress, pkt, now);
     }
 
@@ -322,10 +298,10 @@ impl World {
         })
     }
 
-    /// The bytes of an NCCL set-up segment.
-    pub(super) fn nccl_bytes(&self, d: SegData) -> Vec<u8> {
-        let m = self.nccl_setups[d.setup as usize].message(d.from_server, d.index);
-        let at = usize::from(d.offset);
-        m[at..at + usize::from(d.len)].to_vec()
+    /// The bytes of an NCCL set-up segment cut by `mss`.
+    pub(super) fn nccl_bytes(&self, d: SegData, mss: u16) -> Vec<u8> {
+        let m = self.nccl_setups[d.setup as usize].message(d.from_server, d.message());
+        let (at, len) = d.span(mss);
+        m[at..at + len].to_vec()
     }
 }
