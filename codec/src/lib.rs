@@ -57,6 +57,7 @@ pub mod error;
 pub mod frame;
 pub mod hash;
 pub mod icrc;
+pub mod nccl;
 pub mod perftest;
 pub mod psn;
 pub mod wire;

@@ -79,6 +79,9 @@ pub enum Event {
     ArpStart { conn: u32 },
     /// A workload's client opens its TCP connection (`connect = "socket"`).
     SocketStart { setup: u32 },
+    /// A collective's sending proxy opens the TCP connection of one
+    /// network connection (`[[collective]] connect = "socket"`).
+    NcclSetupStart { setup: u32 },
     /// A workload's client starts its RDMA CM set-up (`connect = "rdma_cm"`).
     CmStart { setup: u32 },
     /// The response timeout of a CM REQ (the `tries`-th sent).

@@ -75,7 +75,8 @@ pub enum L3 {
     },
 }
 
-/// A TCP segment of a connection set-up (perftest's socket to port 18515).
+/// A TCP segment of a connection set-up (perftest's socket to port 18515,
+/// NCCL's to a proxy's listening socket).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpSeg {
     pub sport: u16,
@@ -84,19 +85,62 @@ pub struct TcpSeg {
     pub ack: u32,
     /// `roce_codec::wire::tcp::flags`.
     pub flags: u16,
-    /// The MSS a SYN offers (the interface MTU less 40).
+    /// The MSS a SYN offers (the interface MTU less 40); in an NCCL data
+    /// segment, the MSS its message was cut by.
     pub mss: u16,
-    /// Its data, if any: key message `index` of set-up `setup` (the bytes
-    /// are made at the tap from the set-up's values).
+    /// Its data, if any: bytes of message `index` of set-up `setup` (the
+    /// bytes are made at the tap from the set-up's values).
     pub data: Option<SegData>,
 }
 
-/// Which key message a segment carries.
+/// Which message bytes a segment carries (8 bytes: a hop reads the
+/// packet's first cache line).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SegData {
+    /// Index into `World::sockets` (perftest) or `World::nccl_setups`.
     pub setup: u32,
-    pub from_server: bool,
+    /// perftest: the QP whose key message it is; NCCL: the message
+    /// (`roce_codec::nccl::message_len`) << 12 | the segment's number in it.
     pub index: u16,
+    pub from_server: bool,
+    /// Whether `setup` is an NCCL set-up.
+    pub nccl: bool,
+}
+
+impl SegData {
+    /// An NCCL segment: segment `seg` of message `msg`.
+    pub fn nccl(setup: u32, from_server: bool, msg: u16, seg: u16) -> SegData {
+        SegData {
+            setup,
+            index: msg << 12 | seg,
+            from_server,
+            nccl: true,
+        }
+    }
+
+    /// The NCCL message it is part of.
+    pub fn message(&self) -> u16 {
+        if self.nccl {
+            self.index >> 12
+        } else {
+            self.index
+        }
+    }
+
+    /// The bytes `(offset, len)` of its message it carries, when the
+    /// message goes in segments of at most `mss` bytes (a key message goes
+    /// whole).
+    pub fn span(&self, mss: u16) -> (usize, usize) {
+        if !self.nccl {
+            return (0, KEY_MSG_SIZE_GID);
+        }
+        let total = roce_codec::nccl::message_len(self.from_server, usize::from(self.index >> 12));
+        let off = usize::from(self.index & 0xfff) * usize::from(mss);
+        (
+            off.min(total),
+            total.saturating_sub(off).min(usize::from(mss)),
+        )
+    }
 }
 
 /// The IPv4/UDP header values of a RoCEv2 datagram (what an ICMP error
@@ -239,7 +283,7 @@ impl Packet {
             L3::Arp { .. } => l2 + ARP_BODY_LEN as u32,
             L3::MacControl(_) => l2 + MacControlRepr::LEN as u32,
             L3::Tcp { seg, .. } => {
-                l2 + IPV4_LEN + seg.header_len() + seg.data.map_or(0, |_| KEY_MSG_SIZE_GID as u32)
+                l2 + IPV4_LEN + seg.header_len() + seg.data.map_or(0, |d| d.span(seg.mss).1 as u32)
             }
             L3::IcmpUnreachable { .. } => {
                 let offending = IPV4_LEN + UDP_LEN + ib.buffer_len() as u32;

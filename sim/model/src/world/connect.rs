@@ -215,8 +215,9 @@ impl World {
             mss: (f.mtu - 40).min(u32::from(u16::MAX)) as u16,
             data: data.map(|index| SegData {
                 setup: s,
-                from_server,
                 index,
+                from_server,
+                nccl: false,
             }),
         };
         let l3 = L3::Tcp {
@@ -254,6 +255,13 @@ impl World {
         let h = &self.hosts[host as usize];
         let rx = h.nics[nic as usize].iface;
         let local = h.ifaces.iter().any(|f| f.ip.is_some_and(|n| n.addr == dst));
+        if let Some((s, at_listener)) = self.nccl_find(host, seg.sport, seg.dport) {
+            if !local || pkt.eth.dst != h.ifaces[rx as usize].mac {
+                return self.drop_frame(port, id, DropReason::NotOurs);
+            }
+            self.pool.free(id);
+            return self.nccl_tcp_in(s, at_listener, seg);
+        }
         let s = self.sockets.iter().position(|so| {
             let (c, sv) = (so.client.0, so.server.0);
             (host == sv && seg.dport == PERFTEST_PORT && seg.sport == so.client_port)
@@ -309,6 +317,12 @@ impl World {
         else {
             return None;
         };
+        if d.nccl {
+            let L3::Tcp { seg, .. } = pkt.l3 else {
+                unreachable!()
+            };
+            return Some(self.nccl_bytes(d, seg.mss));
+        }
         Some(
             self.sockets[d.setup as usize]
                 .key(d.from_server, d.index)

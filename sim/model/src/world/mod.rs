@@ -54,6 +54,7 @@ pub mod host;
 pub mod icmp;
 pub mod link;
 pub mod mmu;
+pub mod nccl_connect;
 pub mod neigh;
 pub mod nic_cc;
 pub mod nic_rx;
@@ -138,6 +139,8 @@ pub struct World {
     pub setup: ConnSetup,
     /// Workloads' socket set-ups (`connect = "socket"`).
     pub sockets: Vec<connect::SocketSetup>,
+    /// Collectives' socket set-ups, one per network connection.
+    pub nccl_setups: Vec<nccl_connect::NcclSetup>,
     /// Workloads' RDMA CM set-ups, and every MAD they sent.
     pub cms: Vec<cm::CmSetup>,
     pub mads: Vec<cm::SentMad>,
@@ -190,6 +193,7 @@ impl World {
             taps: Vec::new(),
             setup: ConnSetup::default(),
             sockets: Vec::new(),
+            nccl_setups: Vec::new(),
             cms: Vec::new(),
             mads: Vec::new(),
             sampler: Sampler::new(settings.sample_interval),
@@ -387,6 +391,7 @@ impl World {
             Event::Miimon { bond } => self.miimon(bond),
             Event::ArpStart { conn } => self.conn_step(conn),
             Event::SocketStart { setup } => self.socket_start(setup),
+            Event::NcclSetupStart { setup } => self.nccl_setup_start(setup),
             Event::CmStart { setup } => self.cm_start(setup),
             Event::CmTimeout { setup, qp, tries } => self.cm_timeout(setup, qp, tries),
             Event::ArpRetry {
@@ -532,6 +537,7 @@ fn component_of(ev: &Event) -> Component {
         Event::Link { .. }
         | Event::ArpStart { .. }
         | Event::SocketStart { .. }
+        | Event::NcclSetupStart { .. }
         | Event::CmStart { .. }
         | Event::CmTimeout { .. }
         | Event::Sample => Component::Run,

@@ -10,10 +10,12 @@ use roce_codec::Psn;
 
 use super::names::root;
 use super::nccl_algo::algo;
+use super::nccl_connect;
 use super::neighbours::{Behind, Learned, resolve_conn};
 use super::qpns::Qpns;
 use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{ArpMode, CollectiveCfg, Connect, RoceMode, Scenario};
+use rocesim_model::engine::Event;
 use rocesim_model::net::roce_mtu;
 use rocesim_model::time::{Ps, Rate};
 use rocesim_model::transport::collective::{
@@ -150,7 +152,8 @@ fn env(cc: &CollectiveCfg, op: CollOp, dt: DataType, at: &KeyPath) -> Result<Env
                 )
                 .hint("remove it; NCCL_BUFFSIZE sets the step size (BUFFSIZE / 8)"));
             }
-            // Logging and the bootstrap's interface: no effect on the wire.
+            // Logging: no effect on the wire. The out-of-band interface
+            // is read with connect = "socket" (`nccl_connect::oob_iface`).
             "NCCL_DEBUG" | "NCCL_DEBUG_SUBSYS" | "NCCL_SOCKET_IFNAME" => {}
             _ => {
                 return Err(ModelError::new(
@@ -249,13 +252,14 @@ pub(super) fn add_collective(
             .did_you_mean(dt_name, DataType::ALL.iter().map(|d| d.name()))
     })?;
     let e = env(cc, op, dt, &at)?;
-    if cc.connect != Connect::None {
+    if cc.connect == Connect::RdmaCm {
         return Err(ModelError::new(
             at.key("connect"),
-            "collectives connect with `none` only (no set-up frames)",
+            "NCCL does not use RDMA CM: its IB transport swaps QP numbers over a TCP socket",
         )
-        .hint("remove `connect`"));
+        .hint("use connect = \"socket\" (NCCL's out-of-band exchange) or \"none\""));
     }
+    let socket = cc.connect == Connect::Socket;
     if sc.sim.arp == ArpMode::Frames {
         return Err(ModelError::new(
             root().key("sim").key("arp"),
@@ -489,10 +493,12 @@ pub(super) fn add_collective(
         Endpoint { host: h, iface, ip }
     };
     let mut ends = Vec::new();
+    let mut devs = Vec::new();
     let (mut pmtu, mut line) = (4096, u64::MAX);
     for c in &conns {
         let Some((a, b)) = c.nics else { continue };
         let (s, r) = (ep(c.from, a), ep(c.to, b));
+        devs.push([a as i32, b as i32]);
         for x in [&s, &r] {
             let host = &w.hosts[x.host as usize];
             if host.roce != RoceMode::V2 {
@@ -512,13 +518,20 @@ pub(super) fn add_collective(
         }
         ends.push((s, r));
     }
+    let ifname = cc.env.get("NCCL_SOCKET_IFNAME").map(|v| v.text());
+    let socks = match socket {
+        true => nccl_connect::plan_sockets(w, &name, &ends, ifname.as_deref(), &at)?,
+        false => Vec::new(),
+    };
     let info: Vec<NetConnInfo> = ends
         .iter()
-        .map(|(s, r)| NetConnInfo {
+        .enumerate()
+        .map(|(i, (s, r))| NetConnInfo {
             send_ip: s.ip,
             recv_ip: r.ip,
             send_hca: rdma_device(w, s.host, s.iface),
             recv_hca: rdma_device(w, r.host, r.iface),
+            oob_peer: socks.get(i).map(|k| k.peers(w, s.host)),
         })
         .collect();
     let eff = payload_efficiency(pmtu);
@@ -587,23 +600,31 @@ pub(super) fn add_collective(
     let mut contexts: HashMap<u32, u32> = HashMap::new();
     let (mut clients, mut servers) = (Vec::new(), Vec::new());
     let mut index = 0u32;
-    for (s, r) in &ends {
+    let mut qpns_of = Vec::new();
+    for (i, (s, r)) in ends.iter().enumerate() {
         let mut learned = Learned::new();
-        let (c_dmac, s_dmac) = resolve_conn(
-            w,
-            (s.host, s.iface, s.ip),
-            (r.host, r.iface, r.ip),
-            &mut learned,
-            &mut Vec::new(),
-            behind,
-        )
-        .map_err(|(_, msg)| ModelError::new(at.key("servers"), msg))?;
+        let (c_dmac, s_dmac) = match socks.get(i) {
+            Some(k) => nccl_connect::resolve(w, (s, r), k, &mut learned, behind),
+            None => resolve_conn(
+                w,
+                (s.host, s.iface, s.ip),
+                (r.host, r.iface, r.ip),
+                &mut learned,
+                &mut Vec::new(),
+                behind,
+            )
+            .map_err(|(_, msg)| msg),
+        }
+        .map_err(|msg| ModelError::new(at.key("servers"), msg))?;
+        let mut pair = (Vec::new(), Vec::new());
         for ((h, iface, ip), mac) in learned {
             w.hosts[h as usize].neigh.insert((iface, ip), mac);
         }
         for _ in 0..knobs.qps_per_conn {
             let cq = qpns.allocate(w, sc, s, &at)?;
             let sq = qpns.allocate(w, sc, r, &at)?;
+            pair.0.push(cq);
+            pair.1.push(sq);
             // NCCL starts both PSNs at 0 (facts §4.2).
             let (c_psn, s_psn) = (Psn::new(0), Psn::new(0));
             let sport = udp_sport(cq, sq, 0);
@@ -640,8 +661,25 @@ pub(super) fn add_collective(
             }
             index += 1;
         }
+        qpns_of.push(pair);
     }
     coll.set_qp_ids(clients.clone(), servers);
+    coll.set_setups(socks.len() as u32);
+    for (i, ((s, r), k)) in ends.iter().zip(&socks).enumerate() {
+        let (sq, rq) = std::mem::take(&mut qpns_of[i]);
+        let end = |ep: &Endpoint, qpns, dev| nccl_connect::MetaEnd {
+            ep: *ep,
+            qpns,
+            dev,
+            hca: rdma_device(w, ep.host, ep.iface),
+            pmtu: roce_mtu(w.hosts[ep.host as usize].ifaces[ep.iface as usize].mtu).unwrap_or(256),
+        };
+        let ends = [end(s, sq, devs[i][0]), end(r, rq, devs[i][1])];
+        let setup = nccl_connect::setup(k, ends, (e.tc, e.sl), id);
+        w.nccl_setups.push(setup);
+        let setup = w.nccl_setups.len() as u32 - 1;
+        w.sched.at(cc.start.0, Event::NcclSetupStart { setup });
+    }
     w.workloads.push(WorkloadSlot {
         name,
         workload: Workload::collective(coll, e.tc),

@@ -62,6 +62,7 @@ mod fabric;
 mod hosts;
 mod names;
 mod nccl_algo;
+mod nccl_connect;
 mod neighbours;
 pub use crate::profile::host_profile;
 mod collective;

@@ -80,8 +80,25 @@ pub(super) fn resolve_conn(
     snapshots: &mut Vec<Learned>,
     behind: &mut Behind,
 ) -> Result<([u8; 6], [u8; 6]), (bool, String)> {
+    resolve_steps(w, client, server, &Step::ALL, learned, snapshots, behind).map(|(c, s, _)| (c, s))
+}
+
+/// The client's and server's QP MACs and the client socket's address.
+pub(super) type Resolved = ([u8; 6], [u8; 6], Ipv4Addr);
+
+/// [`resolve_conn`]'s `steps` only; returns the MACs of the RoCE steps
+/// (zero for those not taken) and the client socket's address.
+pub(super) fn resolve_steps(
+    w: &World,
+    client: (u32, u32, Ipv4Addr),
+    server: (u32, u32, Ipv4Addr),
+    steps: &[Step],
+    learned: &mut Learned,
+    snapshots: &mut Vec<Learned>,
+    behind: &mut Behind,
+) -> Result<Resolved, (bool, String)> {
     let (mut client_sock, mut c_dmac, mut s_dmac) = (client.2, [0; 6], [0; 6]);
-    for step in Step::ALL {
+    for &step in steps {
         let host = if step.on_server() { server.0 } else { client.0 };
         let dst = match step {
             Step::ClientSocket | Step::ClientRoce => server.2,
@@ -106,7 +123,7 @@ pub(super) fn resolve_conn(
         }
         snapshots.push(learned.clone());
     }
-    Ok((c_dmac, s_dmac))
+    Ok((c_dmac, s_dmac, client_sock))
 }
 
 /// Resolves `dst_ip` along `route` of `host`: the destination MAC it will

@@ -60,7 +60,9 @@ pub struct CollectiveCfg {
     pub root: u32,
     #[serde(default = "zero_dur")]
     pub start: Dur,
-    /// How QPs are connected: `none` only (no set-up frames).
+    /// How QPs are connected: `none` (default: no set-up frames) or
+    /// `socket` (NCCL's out-of-band TCP exchange per network connection,
+    /// before the first operation runs); `rdma_cm` is refused.
     #[serde(default)]
     pub connect: Connect,
     /// A GPU's NVLink egress, shared by its channels (default 2960 Gbps,

@@ -17,8 +17,6 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use core::net::Ipv4Addr;
-
 use super::plan::{self, ConnSpec, OpPlan, Prim, Topo};
 use super::ready::Ready;
 
@@ -29,22 +27,13 @@ mod net;
 use super::{CollectiveSpec, test_size};
 use crate::time::Ps;
 use crate::transport::QpWorkloadStats;
+pub use fail::NetConnInfo;
 
 /// NCCL's `IB_WRITE_CHUNK_ALIGNMENT`: a split message's share per QP is
 /// rounded up to this (facts §4.3).
 const SPLIT_ALIGN: u64 = 128;
 /// Bytes of one CTS record (`ncclIbSendFifo`, facts §4.3).
 const CTS_BYTES: u64 = 64;
-
-/// Who a network connection's ends are, for NCCL's error text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NetConnInfo {
-    pub send_ip: Ipv4Addr,
-    pub recv_ip: Ipv4Addr,
-    /// The RDMA devices (`hca` of the message).
-    pub send_hca: String,
-    pub recv_hca: String,
-}
 
 /// One row of nccl-tests' table.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,6 +204,10 @@ pub struct Collective {
     stats: Vec<QpWorkloadStats>,
     results: Vec<CollectiveResult>,
     finished: bool,
+    /// Connection set-ups not done yet, and when the first operation was
+    /// launched if it waits for them.
+    setups_left: u32,
+    launched: Option<Ps>,
 }
 
 impl Collective {
@@ -325,6 +318,8 @@ impl Collective {
             stats: vec![QpWorkloadStats::default(); nqp],
             results: Vec::new(),
             finished: false,
+            setups_left: 0,
+            launched: None,
             spec,
         };
         c.push_timer(c.spec.start, Timer::Start);
@@ -424,6 +419,7 @@ impl Collective {
             }
             self.timers.pop();
             match tm {
+                Timer::Start if self.setups_left > 0 => self.launched = Some(now),
                 Timer::Start => self.start_batch(now),
                 Timer::Arrive { conn } => {
                     self.gates[conn as usize].arrived += 1;
@@ -640,7 +636,7 @@ impl Collective {
         self.plan = plan::plan_op(
             s.op, &self.topo, &s.knobs, &specs, s.datatype, t.count, s.root,
         );
-        self.batch_start = now;
+        self.batch_start = self.launched.take().unwrap_or(now);
         for (ci, c) in self.conns.iter_mut().enumerate() {
             c.base = c.filled;
             c.known = c.filled + u64::from(b.iters) * self.plan.msgs[ci];

@@ -40,6 +40,7 @@ fn broadcast(iters: u32) -> Workload {
         recv_ip: "10.0.0.2".parse().unwrap(),
         send_hca: "mlx5_0".into(),
         recv_hca: "mlx5_0".into(),
+        oob_peer: None,
     }];
     Workload::collective(Collective::new(spec, topo, conns, info), 0)
 }
@@ -116,4 +117,27 @@ fn back_to_back_operations_share_the_window() {
     // mean per operation exceeds (503 + 168) / 2 / 6 µs.
     assert!(r.time_us > (503.0 + 168.0) / 2.0 / 6.0, "{}", r.time_us);
     assert!(r.time_us < 503.0 / 6.0 * 1.1, "{}", r.time_us);
+}
+
+#[test]
+fn the_first_operation_waits_for_the_set_ups_and_counts_them() {
+    let mut w0 = broadcast(1);
+    let mut lb = bench();
+    assert!(lb.run_workload(&mut w0, 0, Ps::from_ms(10), 1_000_000));
+    let t0 = w0.as_collective().unwrap().results()[0].time_us;
+    // Two connections' set-ups: launched at 0, nothing moves until both
+    // are done (the second at 50 µs); the time counts from the launch.
+    let mut w = broadcast(1);
+    let c = w.as_collective_mut().unwrap();
+    c.set_setups(2);
+    let mut lb = bench();
+    assert!(!lb.run_workload(&mut w, 0, Ps::from_ms(10), 1_000_000));
+    assert!(lb.trace().is_empty());
+    let c = w.as_collective_mut().unwrap();
+    assert!(!c.setup_done(Ps::from_us(20)));
+    assert!(c.setup_done(Ps::from_us(50)));
+    assert!(lb.run_workload(&mut w, 0, Ps::from_ms(10), 1_000_000));
+    assert!(lb.trace().iter().all(|e| e.at >= Ps::from_us(50)));
+    let t = w.as_collective().unwrap().results()[0].time_us;
+    assert!((t - (t0 + 50.0)).abs() < 1e-6, "{t} vs {t0} + 50");
 }

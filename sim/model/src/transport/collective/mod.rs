@@ -60,9 +60,17 @@
 //!   an RDMA WRITE of 64 B on QP 0 in the reverse direction, after a
 //!   receive WQE per data QP the message uses [V §4.3].
 //! * A failed work completion stops the collective (the proxy stops
-//!   progressing, nccl-tests aborts) with NCCL's warning text [V §5].
+//!   progressing, nccl-tests aborts) with NCCL's warning text [V §5],
+//!   naming the peer by its out-of-band socket `IP<port>` when the set-up
+//!   ran on the wire.
+//! * Connection set-up (`connect = "socket"`, [`crate::world::nccl_connect`]):
+//!   connections are made at the first operation (`NCCL_RUNTIME_CONNECT=1`,
+//!   §2.5) and `ncclTransportP2pSetup` returns only when every one is up
+//!   (its `while (!allChannelsConnected)` loop, `src/transport.cc`) [V], so
+//!   the first operation's lanes start when the last set-up is done, its
+//!   time counted from its launch ([`Collective::setup_done`]).
 //! * Not modelled: LL/LL128, the proxy's polling and the GPU's launch
-//!   overheads, GDR flush, connection set-up cost, in-place runs (the
+//!   overheads, GDR flush, the bootstrap, in-place runs (the
 //!   network does the same work; only the out-of-place group is run and
 //!   printed), data validation (`#wrong` is `N/A`, as with `-c 0`).
 //! * nccl-tests: sizes from `minbytes` to `maxbytes` multiplying by

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use super::steps::Steps;
+pub use super::steps::{Prim, Steps};
 pub use super::topo::Topo;
 use super::tree::{self, TreeLinks};
 use super::{Algo, CollOp, DataType, NcclKnobs};
@@ -32,18 +32,6 @@ pub struct ConnSpec {
     pub nics: Option<(u32, u32)>,
     /// Messages in flight at most (CTSs out, slots filled).
     pub window: u32,
-}
-
-/// One step of a lane: receive the next message of the in-connection,
-/// send the next on the out-connection, or both (`bytes` each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Prim {
-    pub recv: bool,
-    pub send: bool,
-    pub bytes: u64,
-    /// The received data is reduced (its cost is paid before the step
-    /// completes).
-    pub reduce: bool,
 }
 
 /// What one rank runs on one channel (or towards one p2p peer), in order.

@@ -4,7 +4,17 @@
 //! hold a 256-rank 1 GiB all_reduce's 4 M steps in a few thousand entries
 //! instead of 67 MB read step by step.
 
-use super::plan::Prim;
+/// One step of a lane: receive the next message of the in-connection,
+/// send the next on the out-connection, or both (`bytes` each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prim {
+    pub recv: bool,
+    pub send: bool,
+    pub bytes: u64,
+    /// The received data is reduced (its cost is paid before the step
+    /// completes).
+    pub reduce: bool,
+}
 
 /// Steps in order, as runs of equal ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
