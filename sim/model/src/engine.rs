@@ -49,9 +49,10 @@
 //! next event is the smaller of the two heaps' first. The near heap, which
 //! nearly every event goes through, stays a few hundred entries deep.
 
-use std::cmp::Ordering;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+
+mod heap;
+use heap::Heap;
 
 use crate::packet::PacketId;
 use crate::time::Ps;
@@ -131,24 +132,6 @@ impl Entry {
     }
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.key.cmp(&self.key)
-    }
-}
-
 /// The frames in flight toward one port, in arrival order.
 #[derive(Debug, Default)]
 struct Lane {
@@ -173,10 +156,11 @@ const HORIZON: Ps = Ps(20_000_000);
 /// The event queue and the clock.
 #[derive(Debug, Default)]
 pub struct Scheduler {
-    /// Events due within [`HORIZON`] of when they were scheduled.
-    heap: BinaryHeap<Entry>,
+    /// Events due within [`HORIZON`] of when they were scheduled
+    /// (module [`heap`]).
+    heap: Heap,
     /// Events further ahead: timers, flows' starts.
-    far: BinaryHeap<Entry>,
+    far: Heap,
     /// `lanes[port]`: arrivals at `port` behind the one in the heap.
     lanes: Vec<Lane>,
     /// Events in lanes, not in the heap.
@@ -203,7 +187,7 @@ pub struct Scheduler {
 impl Scheduler {
     pub fn new() -> Scheduler {
         Scheduler {
-            heap: BinaryHeap::with_capacity(1 << 12),
+            heap: Heap::with_capacity(1 << 12),
             ..Scheduler::default()
         }
     }
@@ -297,9 +281,9 @@ impl Scheduler {
 
     fn push(&mut self, key: u128, ev: Event) {
         if Self::time_of(key).0 - self.now.0 > HORIZON.0 {
-            self.far.push(Entry { key, ev });
+            self.far.push(key, ev);
         } else {
-            self.heap.push(Entry { key, ev });
+            self.heap.push(key, ev);
         }
     }
 
@@ -351,7 +335,7 @@ impl Scheduler {
             self.waiting += 1;
             return;
         }
-        self.heap.push(Entry { key, ev });
+        self.heap.push(key, ev);
     }
 
     /// The lane's head `key` is being taken: its next arrival, which is
@@ -381,30 +365,24 @@ impl Scheduler {
     /// there is one).
     #[inline]
     fn far_first(&self) -> bool {
-        match (self.heap.peek(), self.far.peek()) {
-            (Some(n), Some(f)) => f.key < n.key,
+        match (self.heap.peek_key(), self.far.peek_key()) {
+            (Some(n), Some(f)) => f < n,
             (n, f) => n.is_none() && f.is_some(),
         }
     }
 
     /// The entry [`Scheduler::pop`] would take now.
     #[inline]
-    fn next(&self) -> Option<&Entry> {
+    fn next(&self) -> Option<Entry> {
         self.head().1
     }
 
     /// Whether the next entry is the far heap's, and that entry.
     #[inline]
-    fn head(&self) -> (bool, Option<&Entry>) {
+    fn head(&self) -> (bool, Option<Entry>) {
         let far = self.far_first();
-        (
-            far,
-            if far {
-                self.far.peek()
-            } else {
-                self.heap.peek()
-            },
-        )
+        let h = if far { &self.far } else { &self.heap };
+        (far, h.peek().map(|(key, ev)| Entry { key, ev }))
     }
 
     /// Whether the event running counts as activity (a frame's `TxDone`
@@ -442,12 +420,12 @@ impl Scheduler {
                 pkt,
             })
         });
-        self.heap.iter().chain(&self.far).map(|e| e.ev).chain(lanes)
+        self.heap.events().chain(self.far.events()).chain(lanes)
     }
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Ps> {
-        self.next().map(Entry::at)
+        self.next().map(|e| e.at())
     }
 
     /// The event that [`Scheduler::pop`] would take now.
@@ -466,14 +444,13 @@ impl Scheduler {
     #[inline(always)]
     pub fn pop_until(&mut self, limit: Ps) -> Option<(Ps, Event)> {
         let (far, next) = self.head();
-        if next?.at() > limit {
+        let e = next?;
+        if e.at() > limit {
             return None;
         }
-        let e = if far {
-            self.far.pop()?
+        if far {
+            self.far.pop();
         } else {
-            let mut top = self.heap.peek_mut()?;
-            let e = *top;
             // An arrival's successor in its lane takes its place at the top
             // and sinks: one sift where a pop and a push are two.
             let next = match e.ev {
@@ -483,13 +460,12 @@ impl Scheduler {
                 _ => None,
             };
             match next {
-                Some(n) => *top = n,
+                Some(n) => self.heap.replace_top(n.key, n.ev),
                 None => {
-                    PeekMut::pop(top);
+                    self.heap.pop();
                 }
             }
-            e
-        };
+        }
         self.now = e.at();
         self.current = e.key;
         self.executed += 1;
