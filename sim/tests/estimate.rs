@@ -35,6 +35,14 @@ size = "4KiB"
 iters = 10
 "#;
 
+/// The count of the estimate's term whose name starts with `what`.
+fn term_count(e: &Estimate, what: &str) -> Option<u64> {
+    e.terms
+        .iter()
+        .find(|t| t.what.starts_with(what))
+        .map(|t| t.count)
+}
+
 /// Counted by hand: 40 packets of 1024 bytes (the path MTU of a 1500-byte
 /// link), each with 1/256 of an ACK (the ConnectX profile's AckReq
 /// frequency), over the 6 links between two pods.
@@ -44,12 +52,7 @@ fn packet_hops_and_terms_by_hand() {
     let e = Estimate::of(&loaded.scenario);
     assert_eq!(e.packet_hops, (40.0 * 6.0 * (1.0 + 1.0 / 256.0)) as u64);
     assert_eq!(e.flows, 0);
-    let count = |what: &str| {
-        e.terms
-            .iter()
-            .find(|t| t.what.starts_with(what))
-            .map(|t| t.count)
-    };
+    let count = |what: &str| term_count(&e, what);
     // 16 hosts; 20 switches × 16 hosts; 48 links, two ports each.
     assert_eq!(count("hosts"), Some(16));
     assert_eq!(count("switch FDBs"), Some(320));
@@ -208,12 +211,7 @@ fn a_collective_counted_by_hand() {
     let loaded = load_str(Path::new("c.toml"), ONE_ALLREDUCE.into(), &[]).unwrap();
     let e = Estimate::of(&loaded.scenario);
     assert_eq!(e.packet_hops, 2 * (512 + 24));
-    let qps = e
-        .terms
-        .iter()
-        .find(|t| t.what.starts_with("collective QPs"))
-        .map(|t| t.count);
-    assert_eq!(qps, Some(8));
+    assert_eq!(term_count(&e, "collective QPs"), Some(8));
 }
 
 /// The shipped two-server collective: the estimate within 1.5x of the run.

@@ -146,41 +146,7 @@ fn every_op_completes() {
 /// collective stops with NCCL's warning; the run itself still succeeds.
 #[test]
 fn a_failed_completion_ends_the_collective_with_nccls_text() {
-    let mut t = String::new();
-    for i in 0..4 {
-        t += &host(
-            &format!("s{i}"),
-            "",
-            &[("mlx5_0", &format!("10.0.0.{}/24", i + 1))],
-            4200,
-        );
-        let keys = if i == 3 {
-            "delay = \"1us\"\n  [[link.event]]\n  at = \"300us\"\n  state = \"down\"\n"
-        } else {
-            "delay = \"1us\"\n"
-        };
-        t += &link_with(
-            &format!("s{i}.mlx5_0"),
-            &format!("sw1.p{}", i + 1),
-            "100G",
-            keys,
-        );
-    }
-    t += &switch("sw1", "", &[]);
-    t += r#"
-[[collective]]
-name = "ar"
-op = "all_reduce"
-servers = ["s0", "s1", "s2", "s3"]
-minbytes = "64MiB"
-maxbytes = "64MiB"
-iters = 2
-warmup_iters = 0
-  [collective.env]
-  NCCL_IB_HCA = "mlx5"
-  NCCL_IB_TIMEOUT = 8
-  NCCL_IB_RETRY_CNT = 1
-"#;
+    let t = failing_allreduce("");
     let (_, s) = run_text("nccl_fail", &t, &[]);
     let r = rows(&s);
     assert_eq!(r.len(), 1);
@@ -261,13 +227,8 @@ fn bad_input_is_refused_at_its_key() {
 #[test]
 fn proto_lists_keeping_simple_are_accepted() {
     for v in ["Simple", "simple,LL", "^LL,LL128"] {
-        let o = bin()
-            .arg("check")
-            .arg(scenario("nccl_allreduce_small"))
-            .arg("--set")
-            .arg(format!("collective.allreduce.env.NCCL_PROTO={v}"))
-            .output()
-            .unwrap();
+        let set = format!("collective.allreduce.env.NCCL_PROTO={v}");
+        let o = check_with(&scenario("nccl_allreduce_small"), &[&set]);
         assert!(
             o.status.success(),
             "{v}: {}",

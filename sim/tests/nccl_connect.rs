@@ -237,38 +237,8 @@ fn warm_up_hides_the_set_up_and_its_absence_shows_it() {
 /// star of `nccl.rs`, whose s3 link dies at 300 µs.
 #[test]
 fn a_failed_completion_names_the_oob_socket() {
-    let mut t = String::new();
-    for i in 0..4 {
-        let ip = format!("10.0.0.{}/24", i + 1);
-        t += &host(&format!("s{i}"), "", &[("mlx5_0", &ip)], 4200);
-        let keys = if i == 3 {
-            "delay = \"1us\"\n  [[link.event]]\n  at = \"300us\"\n  state = \"down\"\n"
-        } else {
-            "delay = \"1us\"\n"
-        };
-        t += &link_with(
-            &format!("s{i}.mlx5_0"),
-            &format!("sw1.p{}", i + 1),
-            "100G",
-            keys,
-        );
-    }
-    t += &switch("sw1", "", &[]);
+    let mut t = failing_allreduce("connect = \"socket\"\n");
     t += r#"
-[[collective]]
-name = "ar"
-op = "all_reduce"
-servers = ["s0", "s1", "s2", "s3"]
-minbytes = "64MiB"
-maxbytes = "64MiB"
-iters = 2
-warmup_iters = 0
-connect = "socket"
-  [collective.env]
-  NCCL_IB_HCA = "mlx5"
-  NCCL_IB_TIMEOUT = 8
-  NCCL_IB_RETRY_CNT = 1
-
 [[tap]]
 at = "s3.mlx5_0"
 snaplen = 96

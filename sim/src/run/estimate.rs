@@ -209,10 +209,10 @@ impl Estimate {
                 .servers
                 .first()
                 .and_then(|s| sc.hosts.iter().position(|h| &h.name == s));
-            let (seg, wire) = payload(host.unwrap_or(0));
+            // Its ACKs are counted with its messages, not by the profile's
+            // AckReq frequency.
+            let (seg, _) = payload(host.unwrap_or(0));
             let c = collective_traffic(sc, cc, &hops, seg);
-            // (The ACKs are counted with the messages.)
-            let _ = wire;
             coll_hops += c.packets as f64 * c.links;
             coll_qps += c.qps;
             let busy = (u128::from(c.net_bytes) * 8 * 1_000_000_000_000

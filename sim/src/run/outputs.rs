@@ -20,6 +20,23 @@ use crate::world::World;
 /// `sysfs` says whether the tree is written, and whether it was begun
 /// while the world ran; `sel` which series and trees (all, or a large
 /// fabric's summary, [`super::series`]).
+/// Tests: every output of run `name`'s finished world, as a run without
+/// assumptions or wall time writes it (the sysfs tree at the end, every
+/// series).
+#[cfg(test)]
+pub(super) fn write_every_output(name: &str, w: &World, dir: &Path) {
+    write_outputs(
+        name,
+        w,
+        &[],
+        dir,
+        0.0,
+        sysfs::When::AtEnd,
+        &Selection::all(w),
+    )
+    .unwrap();
+}
+
 pub fn write_outputs(
     name: &str,
     w: &World,

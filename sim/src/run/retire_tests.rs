@@ -60,16 +60,7 @@ fn run_into(scenario: &str, sets: &[&str], dir: &Path, keep: bool) -> (usize, us
     done.check_invariants().unwrap();
     let mut w = done.world;
     w.finish().unwrap();
-    super::outputs::write_outputs(
-        &loaded.name,
-        &w,
-        &[],
-        dir,
-        0.0,
-        super::sysfs::When::AtEnd,
-        &super::series::Selection::all(&w),
-    )
-    .unwrap();
+    super::outputs::write_every_output(&loaded.name, &w, dir);
     let retired = w.qps().filter(|q| q.retired()).count();
     (retired, w.flows().len())
 }

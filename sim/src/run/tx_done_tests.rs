@@ -107,16 +107,7 @@ fn run_into(scenario: &str, sets: &[&str], dir: &Path, eager: bool) -> u64 {
     w.run(loaded.scenario.sim.stop_at.map(|d| d.0), &mut ());
     w.check_invariants().unwrap();
     w.finish().unwrap();
-    super::outputs::write_outputs(
-        &loaded.name,
-        &w,
-        &[],
-        dir,
-        0.0,
-        super::sysfs::When::AtEnd,
-        &super::series::Selection::all(&w),
-    )
-    .unwrap();
+    super::outputs::write_every_output(&loaded.name, &w, dir);
     w.events()
 }
 

@@ -58,15 +58,20 @@ pub fn run_ok(scenario: &Path, out: &Path, sets: &[&str]) -> Value {
     summary_at(out)
 }
 
-/// `rocesim check` of `scenario` with `sets`, which must refuse it: its
-/// stderr.
-pub fn refused(scenario: &Path, sets: &[&str]) -> String {
+/// `rocesim check` of `scenario` with `sets`.
+pub fn check_with(scenario: &Path, sets: &[&str]) -> Output {
     let mut c = bin();
     c.arg("check").arg(scenario);
     for s in sets {
         c.arg("--set").arg(s);
     }
-    let o = c.output().unwrap();
+    c.output().unwrap()
+}
+
+/// `rocesim check` of `scenario` with `sets`, which must refuse it: its
+/// stderr.
+pub fn refused(scenario: &Path, sets: &[&str]) -> String {
+    let o = check_with(scenario, sets);
     assert!(!o.status.success(), "{sets:?} was accepted");
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -285,4 +290,46 @@ pub fn slowdowns_match(name: &str, got: &Path, want: &Path) -> Vec<f64> {
     }
     errs.sort_by(f64::total_cmp);
     errs
+}
+
+/// Four servers of one 100G NIC under switch `sw1`, s3's link going down
+/// at 300 µs, and a 64 MiB all_reduce over them (`ar`, `-n 2 -w 0`) whose
+/// QPs give up fast (`NCCL_IB_TIMEOUT` 8, `NCCL_IB_RETRY_CNT` 1): a
+/// collective that fails with error 12. `collective_keys` go into its
+/// `[[collective]]` table.
+pub fn failing_allreduce(collective_keys: &str) -> String {
+    let mut t = String::new();
+    for i in 0..4 {
+        let ip = format!("10.0.0.{}/24", i + 1);
+        t += &host(&format!("s{i}"), "", &[("mlx5_0", &ip)], 4200);
+        let keys = if i == 3 {
+            "delay = \"1us\"\n  [[link.event]]\n  at = \"300us\"\n  state = \"down\"\n"
+        } else {
+            "delay = \"1us\"\n"
+        };
+        t += &link_with(
+            &format!("s{i}.mlx5_0"),
+            &format!("sw1.p{}", i + 1),
+            "100G",
+            keys,
+        );
+    }
+    t += &switch("sw1", "", &[]);
+    t += &format!(
+        r#"
+[[collective]]
+name = "ar"
+op = "all_reduce"
+servers = ["s0", "s1", "s2", "s3"]
+minbytes = "64MiB"
+maxbytes = "64MiB"
+iters = 2
+warmup_iters = 0
+{collective_keys}  [collective.env]
+  NCCL_IB_HCA = "mlx5"
+  NCCL_IB_TIMEOUT = 8
+  NCCL_IB_RETRY_CNT = 1
+"#
+    );
+    t
 }
