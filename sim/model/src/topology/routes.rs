@@ -38,7 +38,7 @@
 //! slot per node, about 50 KB ([`Routes::heap_bytes`]). Building costs one search per host,
 //! O(hosts x links).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use roce_codec::{IbRepr, Opcode, Psn, Syndrome};
 
@@ -102,7 +102,9 @@ pub struct TableRoute {
 /// the same next hops as before.
 pub fn route_table(topo: &Topology, routes: &Routes, id: NodeId) -> Vec<TableRoute> {
     let mut by_set: Vec<(Vec<LinkId>, Vec<u32>)> = Vec::new();
-    let mut index: HashMap<Vec<LinkId>, usize> = HashMap::new();
+    // A node's distinct next-hop sets are stored once each, so a set is
+    // known by where its slice starts: no hashing of the links per host.
+    let mut index: FxHashMap<*const LinkId, usize> = FxHashMap::default();
     for h in 0..topo.host_count() {
         let hops = routes.next_hops(id, HostId(h));
         if hops.is_empty() {
@@ -111,7 +113,7 @@ pub fn route_table(topo: &Topology, routes: &Routes, id: NodeId) -> Vec<TableRou
         if hops.len() == 1 && topo.peer(hops[0], id) == topo.host_node(HostId(h)) {
             continue;
         }
-        let i = *index.entry(hops.to_vec()).or_insert_with(|| {
+        let i = *index.entry(hops.as_ptr()).or_insert_with(|| {
             by_set.push((hops.to_vec(), Vec::new()));
             by_set.len() - 1
         });
@@ -248,8 +250,33 @@ pub fn ecmp_routes_searching(
         }
     }
     let mut entries = vec![NONE; rows as usize * h];
-    let mut interned: Vec<HashMap<Vec<LinkId>, u16>> = vec![HashMap::new(); rows as usize];
+    let mut interned: Vec<FxHashMap<Vec<LinkId>, u16>> = vec![FxHashMap::default(); rows as usize];
     let mut sets: Vec<Vec<Vec<LinkId>>> = vec![Vec::new(); rows as usize];
+    // Row `r`'s id of next-hop set `set`, interned on first sight.
+    let mut intern = |r: u32, x: NodeId, set: &[LinkId]| -> Result<u16, TopologyError> {
+        let row = &mut interned[r as usize];
+        if let Some(&id) = row.get(set) {
+            return Ok(id);
+        }
+        let id = row.len();
+        if id >= usize::from(NONE) {
+            return Err(TopologyError(format!(
+                "{} has more than {NONE} distinct next-hop sets",
+                topo.node(x).name
+            )));
+        }
+        row.insert(set.to_vec(), id as u16);
+        sets[r as usize].push(set.to_vec());
+        Ok(id as u16)
+    };
+    // A host with one link, to a switch, is reached through that switch
+    // alone: the search from it is the search from any other host with
+    // one link to the same switch, but for that switch's own next hop (the
+    // host's link). `behind[s]`: the first such host searched from behind
+    // switch `s`, whose column of `entries` the others copy. A fat-tree's
+    // edge switch holds k/2 hosts: k/2 times fewer searches, and the
+    // entries (and the order sets are interned in) are the same.
+    let mut behind: Vec<Option<usize>> = vec![None; n];
 
     const INF: u32 = u32::MAX;
     let mut dis = vec![INF; n];
@@ -263,6 +290,21 @@ pub fn ecmp_routes_searching(
     let mut set = Vec::new();
     let by_address = search_order(topo, order);
     for (d, &dst) in hosts.iter().enumerate() {
+        let edge = match topo.links_of(dst) {
+            &[l] if up(l) && topo.is_switch(topo.peer(l, dst)) => Some((l, topo.peer(l, dst))),
+            _ => None,
+        };
+        if let Some((l, s)) = edge {
+            if let Some(d0) = behind[s.0 as usize] {
+                let own = row_of[s.0 as usize].expect("a switch has a row");
+                for r in 0..rows as usize {
+                    entries[r * h + d] = entries[r * h + d0];
+                }
+                entries[own as usize * h + d] = intern(own, s, &[l])?;
+                continue;
+            }
+            behind[s.0 as usize] = Some(d);
+        }
         for &x in &reached {
             dis[x.0 as usize] = INF;
             head[x.0 as usize] = usize::MAX;
@@ -320,23 +362,7 @@ pub fn ecmp_routes_searching(
                 set.push(found[i].0);
                 i = found[i].1;
             }
-            let row = &mut interned[r as usize];
-            let id = match row.get(&set) {
-                Some(&id) => id,
-                None => {
-                    let id = row.len();
-                    if id >= usize::from(NONE) {
-                        return Err(TopologyError(format!(
-                            "{} has more than {NONE} distinct next-hop sets",
-                            topo.node(x).name
-                        )));
-                    }
-                    row.insert(set.clone(), id as u16);
-                    sets[r as usize].push(set.clone());
-                    id as u16
-                }
-            };
-            entries[r as usize * h + d] = id;
+            entries[r as usize * h + d] = intern(r, x, &set)?;
         }
     }
     let mut set_base = Vec::with_capacity(rows as usize);

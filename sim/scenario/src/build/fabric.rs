@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use roce_codec::hash::EcmpHash;
 
-use super::names::{host_key, iface_key, root, switch_key};
+use super::names::{Nodes, host_key, iface_key, root, switch_key};
 use super::neighbours::macs_behind;
 use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{LinkCfg, LinkState, Scenario, SwitchHash, fmt_mac};
@@ -23,7 +23,11 @@ pub(super) type PortNames = HashMap<String, u32>;
 
 /// Adds switches, links and ports, LAGs and routes; returns the port
 /// names.
-pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, ModelError> {
+pub(super) fn add_fabric(
+    w: &mut World,
+    sc: &Scenario,
+    nodes: &Nodes,
+) -> Result<PortNames, ModelError> {
     for (si, scfg) in sc.switches.iter().enumerate() {
         if scfg.buffer.0 < 16 * 1024 {
             return Err(ModelError::new(
@@ -50,7 +54,7 @@ pub(super) fn add_fabric(w: &mut World, sc: &Scenario) -> Result<PortNames, Mode
     }
     let mut names = PortNames::new();
     for (li, lc) in sc.links.iter().enumerate() {
-        add_link(w, sc, li, lc, &mut names)?;
+        add_link(w, sc, nodes, li, lc, &mut names)?;
     }
     for (hi, h) in w.hosts.iter().enumerate() {
         for (ni, n) in h.nics.iter().enumerate() {
@@ -139,6 +143,7 @@ fn check_unique_macs(w: &World, sc: &Scenario) -> Result<(), ModelError> {
 fn add_link(
     w: &mut World,
     sc: &Scenario,
+    nodes: &Nodes,
     li: usize,
     lc: &LinkCfg,
     names: &mut PortNames,
@@ -165,8 +170,8 @@ fn add_link(
         .hint("keep `length` (the propagation is 5 ns a metre) or `delay`, not both"));
     }
     let link = w.links.len() as u32;
-    let a = add_port(w, sc, &lc.a, at.key("a"), link, lc.rate.0, names)?;
-    let b = add_port(w, sc, &lc.b, at.key("b"), link, lc.rate.0, names)?;
+    let a = add_port(w, sc, nodes, &lc.a, at.key("a"), link, lc.rate.0, names)?;
+    let b = add_port(w, sc, nodes, &lc.b, at.key("b"), link, lc.rate.0, names)?;
     w.ports[a as usize].set_peer(b);
     w.ports[b as usize].set_peer(a);
     let name = lc
@@ -196,6 +201,7 @@ fn add_link(
 fn add_port(
     w: &mut World,
     sc: &Scenario,
+    nodes: &Nodes,
     endpoint: &str,
     at: KeyPath,
     link: u32,
@@ -215,7 +221,7 @@ fn add_port(
         ));
     }
     let id = w.ports.len() as u32;
-    let (owner, extra_delay) = if let Some(hi) = w.hosts.iter().position(|h| h.name == node) {
+    let (owner, extra_delay) = if let Some(hi) = nodes.host(node) {
         let nics = &sc.hosts[hi].nics;
         let Some(ni) = nics.iter().position(|n| n.name == port) else {
             return Err(
@@ -242,7 +248,7 @@ fn add_port(
             nic: ni as u32,
         };
         (owner, Ps::ZERO)
-    } else if let Some(si) = w.switches.iter().position(|s| s.name() == node) {
+    } else if let Some(si) = nodes.switch(node) {
         let local = w.switches[si].add_port(id);
         let owner = Owner::Switch {
             sw: si as u32,

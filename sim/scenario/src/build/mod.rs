@@ -104,9 +104,9 @@ pub fn build_world(sc: &Scenario, opts: &BuildOptions) -> Result<World, ModelErr
         },
         sc.flows.clone(),
     );
-    names::check_names(sc)?;
+    let nodes = names::check_names(sc)?;
     hosts::add_hosts(&mut w, sc)?;
-    let ports = fabric::add_fabric(&mut w, sc)?;
+    let ports = fabric::add_fabric(&mut w, sc, &nodes)?;
     hosts::enable_pint(&mut w)?;
     taps::check_taps(&w, sc, &ports)?;
     if let Some(topo) = &sc.fabric {
@@ -115,7 +115,7 @@ pub fn build_world(sc: &Scenario, opts: &BuildOptions) -> Result<World, ModelErr
         })?;
         w.reroute = Some(Box::new(r));
     }
-    workloads::add_workloads(&mut w, sc)?;
+    workloads::add_workloads(&mut w, sc, &nodes)?;
     if let Some(dir) = &opts.tap_dir {
         open_taps(&mut w, sc, dir)?;
     }

@@ -69,32 +69,73 @@ pub(super) fn check_scenario(sc: &Scenario) -> Result<(), ModelError> {
 }
 
 /// Host and switch names are unique and usable in dotted endpoints.
-pub(super) fn check_names(sc: &Scenario) -> Result<(), ModelError> {
-    let mut names: HashMap<&str, KeyPath> = HashMap::new();
+pub(super) fn check_names(sc: &Scenario) -> Result<Nodes<'_>, ModelError> {
+    let mut names: HashMap<&str, Node> = HashMap::new();
     let hosts = sc
         .hosts
         .iter()
         .enumerate()
-        .map(|(i, h)| (&h.name, host_key(i)));
+        .map(|(i, h)| (&h.name, Node::Host(i)));
     let switches = sc
         .switches
         .iter()
         .enumerate()
-        .map(|(i, s)| (&s.name, switch_key(i)));
-    for (n, at) in hosts.chain(switches) {
-        let at = at.key("name");
+        .map(|(i, s)| (&s.name, Node::Switch(i)));
+    for (n, node) in hosts.chain(switches) {
+        let at = node.key().key("name");
         if n.is_empty() || n.contains('.') || n.contains('/') {
             return Err(ModelError::new(
                 at,
                 format!("name `{n}` must be non-empty and contain no `.` or `/`"),
             ));
         }
-        if let Some(prev) = names.insert(n, at.clone()) {
+        if let Some(prev) = names.insert(n, node) {
+            let prev = prev.key().key("name");
             return Err(
                 ModelError::new(at, format!("name `{n}` is already used by `{prev}`"))
                     .hint("host and switch names must be unique"),
             );
         }
     }
-    Ok(())
+    Ok(Nodes(names))
+}
+
+/// A host or switch, by its index in the scenario (and the world, which
+/// adds them in the scenario's order).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Node {
+    Host(usize),
+    Switch(usize),
+}
+
+impl Node {
+    fn key(self) -> KeyPath {
+        match self {
+            Node::Host(i) => host_key(i),
+            Node::Switch(i) => switch_key(i),
+        }
+    }
+}
+
+/// Hosts and switches by name: a fabric of thousands of hosts names each
+/// in its links and workloads, and a scan per name made building it
+/// quadratic.
+pub(super) struct Nodes<'a>(HashMap<&'a str, Node>);
+
+impl Nodes<'_> {
+    /// The index of host `name`.
+    pub(super) fn host(&self, name: &str) -> Option<usize> {
+        match self.0.get(name) {
+            Some(&Node::Host(i)) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The index of switch `name`.
+    pub(super) fn switch(&self, name: &str) -> Option<usize> {
+        match self.0.get(name) {
+            Some(&Node::Switch(i)) => Some(i),
+            _ => None,
+        }
+    }
 }

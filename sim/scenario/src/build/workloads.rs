@@ -8,7 +8,7 @@ use core::net::Ipv4Addr;
 
 use roce_codec::Psn;
 
-use super::names::{host_key, root};
+use super::names::{Nodes, host_key, root};
 use super::neighbours::{Behind, Learned, resolve_conn};
 use crate::diagnostic::{KeyPath, ModelError};
 use crate::schema::{ArpMode, Connect, RoceMode, Scenario, Tool, VerbCfg, WorkloadCfg};
@@ -30,11 +30,11 @@ use rocesim_model::world::neigh::Step;
 use rocesim_model::world::place::{Endpoint, QpKnobs, Side, add_qp, modes};
 use rocesim_model::world::qp::{Role, WorkloadSlot};
 
-pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelError> {
+pub(super) fn add_workloads(w: &mut World, sc: &Scenario, nodes: &Nodes) -> Result<(), ModelError> {
     let mut qpns = super::qpns::Qpns::default();
     let mut behind = Behind::default();
     for (wi, wc) in sc.workloads.iter().enumerate() {
-        add_workload(w, sc, wi, wc, &mut qpns, &mut behind)?;
+        add_workload(w, sc, nodes, wi, wc, &mut qpns, &mut behind)?;
     }
     for (ci, cc) in sc.collectives.iter().enumerate() {
         super::collective::add_collective(w, sc, ci, cc, &mut qpns, &mut behind)?;
@@ -50,14 +50,15 @@ pub(super) fn add_workloads(w: &mut World, sc: &Scenario) -> Result<(), ModelErr
 fn add_workload(
     w: &mut World,
     sc: &Scenario,
+    nodes: &Nodes,
     wi: usize,
     wc: &WorkloadCfg,
     qpns: &mut super::qpns::Qpns,
     behind: &mut Behind,
 ) -> Result<(), ModelError> {
     let at = root().key("workload").index(wi);
-    let client = resolve_endpoint(w, sc, &wc.client, at.key("client"))?;
-    let server = resolve_endpoint(w, sc, &wc.server, at.key("server"))?;
+    let client = resolve_endpoint(w, sc, nodes, &wc.client, at.key("client"))?;
+    let server = resolve_endpoint(w, sc, nodes, &wc.server, at.key("server"))?;
     let pmtu = check_pair(w, wc, &at, &client, &server)?;
     check_settings(wc, &at)?;
     check_lag_port(w, &at, "client_lag_port", wc.client_lag_port, &client)?;
@@ -273,6 +274,7 @@ fn add_workload(
 fn resolve_endpoint(
     w: &World,
     sc: &Scenario,
+    nodes: &Nodes,
     s: &str,
     at: KeyPath,
 ) -> Result<Endpoint, ModelError> {
@@ -280,7 +282,7 @@ fn resolve_endpoint(
         Some((h, i)) => (h, Some(i)),
         None => (s, None),
     };
-    let Some(hi) = w.hosts.iter().position(|h| h.name == hname) else {
+    let Some(hi) = nodes.host(hname) else {
         return Err(ModelError::new(at, format!("no host `{hname}`"))
             .did_you_mean(hname, sc.hosts.iter().map(|h| h.name.as_str())));
     };
