@@ -90,11 +90,12 @@ proptest! {
             let op = Opcode(k.opcode);
             let has_payload = op.info().is_some_and(|i| i.headers.contains(HeaderSet::PAYLOAD));
             let mut ib = IbRepr::new(op, k.qpn, Psn::new(k.psn), if has_payload { k.payload } else { 0 });
-            if let Some(r) = &mut ib.ext.reth {
+            if let Some(mut r) = ib.ext.reth() {
                 r.dma_len = k.dma_len;
+                ib.ext.set_reth(Some(r));
             }
-            if ib.ext.aeth.is_some() {
-                ib.ext.aeth = Some(AethRepr { syndrome: Syndrome(k.syndrome), msn: k.psn & 0xFF_FFFF });
+            if ib.ext.aeth().is_some() {
+                ib.ext.set_aeth(Some(AethRepr { syndrome: Syndrome(k.syndrome), msn: k.psn & 0xFF_FFFF }));
             }
             let (src, dst) = if k.forward { (a, b) } else { (b, a) };
             let ip = IpRepr::V4(Ipv4Repr::udp(src, dst, 26, k.ecn));

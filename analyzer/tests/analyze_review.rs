@@ -574,11 +574,12 @@ mod hostile_times {
                 let op = Opcode(op);
                 let payload = if matches!(op.0, 0x0C | 0x11 | 0x81) { 0 } else { 1024 };
                 let mut ib = IbRepr::new(op, 0x12, Psn::new(psn), payload);
-                if let Some(r) = &mut ib.ext.reth {
+                if let Some(mut r) = ib.ext.reth() {
                     r.dma_len = 3000;
+                    ib.ext.set_reth(Some(r));
                 }
-                if ib.ext.aeth.is_some() {
-                    ib.ext.aeth = Some(AethRepr { syndrome: Syndrome(psn as u8 * 0x20), msn: 1 });
+                if ib.ext.aeth().is_some() {
+                    ib.ext.set_aeth(Some(AethRepr { syndrome: Syndrome(psn as u8 * 0x20), msn: 1 }));
                 }
                 let response = matches!(op.0, 0x10 | 0x11);
                 let (src, dst) = if response { (b, a) } else { (a, b) };

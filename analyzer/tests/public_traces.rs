@@ -83,7 +83,7 @@ fn soft_roce_read_request() {
     assert_eq!(ib.bth.dest_qp, 0x11);
     assert_eq!(ib.bth.psn.value(), 5557091);
     assert!(ib.bth.ack_req);
-    let reth = ib.ext.reth.unwrap();
+    let reth = ib.ext.reth().unwrap();
     assert_eq!(
         (reth.va, reth.rkey, reth.dma_len),
         (0x00007fee260fb000, 0x2b8, 65536)

@@ -102,19 +102,19 @@ pub fn ext_headers(set: HeaderSet) -> impl Strategy<Value = ExtHeaders> {
     )
         .prop_map(move |(rd, de, xr, fe, re, at, ae, aa, im, ie, cn)| {
             let on = |f: HeaderSet| set.contains(f);
-            ExtHeaders {
-                rdeth: on(HeaderSet::RDETH).then_some(rd),
-                deth: on(HeaderSet::DETH).then_some(de),
-                xrceth: on(HeaderSet::XRCETH).then_some(xr),
-                feth: on(HeaderSet::FETH).then_some(fe),
-                reth: on(HeaderSet::RETH).then_some(re),
-                atomic_eth: on(HeaderSet::ATOMIC_ETH).then_some(at),
-                aeth: on(HeaderSet::AETH).then_some(ae),
-                atomic_ack_eth: on(HeaderSet::ATOMIC_ACK_ETH).then_some(aa),
-                immdt: on(HeaderSet::IMMDT).then_some(im),
-                ieth: on(HeaderSet::IETH).then_some(ie),
-                cnp: on(HeaderSet::CNP).then_some(cn),
-            }
+            let mut ext = ExtHeaders::default();
+            ext.set_rdeth(on(HeaderSet::RDETH).then_some(rd));
+            ext.set_deth(on(HeaderSet::DETH).then_some(de));
+            ext.set_xrceth(on(HeaderSet::XRCETH).then_some(xr));
+            ext.set_feth(on(HeaderSet::FETH).then_some(fe));
+            ext.set_reth(on(HeaderSet::RETH).then_some(re));
+            ext.set_atomic_eth(on(HeaderSet::ATOMIC_ETH).then_some(at));
+            ext.set_aeth(on(HeaderSet::AETH).then_some(ae));
+            ext.set_atomic_ack_eth(on(HeaderSet::ATOMIC_ACK_ETH).then_some(aa));
+            ext.set_immdt(on(HeaderSet::IMMDT).then_some(im));
+            ext.set_ieth(on(HeaderSet::IETH).then_some(ie));
+            ext.set_cnp(on(HeaderSet::CNP).then_some(cn));
+            ext
         })
 }
 

@@ -46,22 +46,22 @@ impl ExtHeaders {
     /// as on the wire).
     pub fn for_set(set: HeaderSet) -> ExtHeaders {
         let on = |f| set.contains(f);
-        ExtHeaders {
-            rdeth: on(HeaderSet::RDETH).then(RdethRepr::default),
-            deth: on(HeaderSet::DETH).then(DethRepr::default),
-            xrceth: on(HeaderSet::XRCETH).then(XrcethRepr::default),
-            feth: on(HeaderSet::FETH).then(FethRepr::default),
-            reth: on(HeaderSet::RETH).then(RethRepr::default),
-            atomic_eth: on(HeaderSet::ATOMIC_ETH).then(AtomicEthRepr::default),
-            aeth: on(HeaderSet::AETH).then_some(AethRepr {
-                syndrome: Syndrome::ACK_NO_CREDITS,
-                msn: 0,
-            }),
-            atomic_ack_eth: on(HeaderSet::ATOMIC_ACK_ETH).then(AtomicAckEthRepr::default),
-            immdt: on(HeaderSet::IMMDT).then(ImmDtRepr::default),
-            ieth: on(HeaderSet::IETH).then(IethRepr::default),
-            cnp: on(HeaderSet::CNP).then(CnpRepr::default),
-        }
+        let mut ext = ExtHeaders::default();
+        ext.set_rdeth(on(HeaderSet::RDETH).then(RdethRepr::default));
+        ext.set_deth(on(HeaderSet::DETH).then(DethRepr::default));
+        ext.set_xrceth(on(HeaderSet::XRCETH).then(XrcethRepr::default));
+        ext.set_feth(on(HeaderSet::FETH).then(FethRepr::default));
+        ext.set_reth(on(HeaderSet::RETH).then(RethRepr::default));
+        ext.set_atomic_eth(on(HeaderSet::ATOMIC_ETH).then(AtomicEthRepr::default));
+        ext.set_aeth(on(HeaderSet::AETH).then_some(AethRepr {
+            syndrome: Syndrome::ACK_NO_CREDITS,
+            msn: 0,
+        }));
+        ext.set_atomic_ack_eth(on(HeaderSet::ATOMIC_ACK_ETH).then(AtomicAckEthRepr::default));
+        ext.set_immdt(on(HeaderSet::IMMDT).then(ImmDtRepr::default));
+        ext.set_ieth(on(HeaderSet::IETH).then(IethRepr::default));
+        ext.set_cnp(on(HeaderSet::CNP).then(CnpRepr::default));
+        ext
     }
 }
 
@@ -105,15 +105,13 @@ impl IbRepr {
                 psn,
                 ..BthRepr::default()
             },
-            ext: ExtHeaders {
-                aeth: Some(AethRepr {
-                    syndrome,
-                    msn: msn & 0xFF_FFFF,
-                }),
-                ..ExtHeaders::default()
-            },
+            ext: ExtHeaders::default(),
             payload_len: 0,
         }
+        .with_aeth(AethRepr {
+            syndrome,
+            msn: msn & 0xFF_FFFF,
+        })
     }
 
     pub fn with_ack_req(mut self, ack_req: bool) -> IbRepr {
@@ -121,31 +119,31 @@ impl IbRepr {
         self
     }
     pub fn with_reth(mut self, reth: RethRepr) -> IbRepr {
-        self.ext.reth = Some(reth);
+        self.ext.set_reth(Some(reth));
         self
     }
     pub fn with_aeth(mut self, aeth: AethRepr) -> IbRepr {
-        self.ext.aeth = Some(aeth);
+        self.ext.set_aeth(Some(aeth));
         self
     }
     pub fn with_deth(mut self, deth: DethRepr) -> IbRepr {
-        self.ext.deth = Some(deth);
+        self.ext.set_deth(Some(deth));
         self
     }
     pub fn with_immdt(mut self, data: u32) -> IbRepr {
-        self.ext.immdt = Some(ImmDtRepr { data });
+        self.ext.set_immdt(Some(ImmDtRepr { data }));
         self
     }
     pub fn with_atomic_eth(mut self, a: AtomicEthRepr) -> IbRepr {
-        self.ext.atomic_eth = Some(a);
+        self.ext.set_atomic_eth(Some(a));
         self
     }
     pub fn with_atomic_ack_eth(mut self, orig: u64) -> IbRepr {
-        self.ext.atomic_ack_eth = Some(AtomicAckEthRepr { orig });
+        self.ext.set_atomic_ack_eth(Some(AtomicAckEthRepr { orig }));
         self
     }
     pub fn with_ieth(mut self, rkey: u32) -> IbRepr {
-        self.ext.ieth = Some(IethRepr { rkey });
+        self.ext.set_ieth(Some(IethRepr { rkey }));
         self
     }
 }
@@ -464,7 +462,7 @@ mod tests {
             });
             prop_assert_eq!(a, b);
             prop_assert_eq!(a.bth.dest_qp, qp & 0xFF_FFFF);
-            prop_assert_eq!(a.ext.aeth.map(|h| h.msn), Some(msn & 0xFF_FFFF));
+            prop_assert_eq!(a.ext.aeth().map(|h| h.msn), Some(msn & 0xFF_FFFF));
             prop_assert_eq!(a.buffer_len(), 12 + 4 + 4);
         });
     }

@@ -40,9 +40,10 @@ fn write(opcode: u8, psn: u32, payload_len: u32, reth: Option<RethRepr>) -> Fram
                     ack_req: opcode == 0x08,
                     ..BthRepr::default()
                 },
-                ext: ExtHeaders {
-                    reth,
-                    ..ExtHeaders::default()
+                ext: {
+                    let mut ext = ExtHeaders::default();
+                    ext.set_reth(reth);
+                    ext
                 },
                 payload_len,
             },
@@ -183,7 +184,7 @@ fn lax_decoding_marks_snaplen_truncation() {
     assert_eq!(p.kind(), FrameKind::Truncated);
     let ib = p.ib().unwrap();
     assert_eq!(ib.bth.psn, Psn::new(1));
-    assert_eq!(ib.ext.reth.unwrap().dma_len, 1000);
+    assert_eq!(ib.ext.reth().unwrap().dma_len, 1000);
     assert_eq!(ib.payload.len(), 128 - 70);
     assert_eq!(ib.payload_len, Some(1000));
     assert_eq!(ib.icrc, None);
@@ -265,10 +266,10 @@ fn pfc_frame_is_60_bytes_and_decodes() {
 fn vlan_tags_and_padding_trailer() {
     let mut f = write(0x11, 5, 0, None);
     if let NetRepr::RoceV2 { ib, .. } = &mut f.net {
-        ib.ext.aeth = Some(AethRepr {
+        ib.ext.set_aeth(Some(AethRepr {
             syndrome: Syndrome::ACK_NO_CREDITS,
             msn: 3,
-        });
+        }));
         ib.bth.ack_req = false;
     }
     f.vlans = Vlans::one(VlanTag::dot1q(100, 4));
@@ -522,11 +523,11 @@ proptest! {
             if let (Some(ib), NetRepr::RoceV2 { ib: orig, .. } | NetRepr::RoceV1 { ib: orig, .. }) = (f.ib(), repr.net) {
                 prop_assert_eq!(ib.bth, orig.bth);
                 let (d, o) = (ib.ext, orig.ext);
-                prop_assert!(d.reth.is_none() || d.reth == o.reth);
-                prop_assert!(d.aeth.is_none() || d.aeth == o.aeth);
-                prop_assert!(d.deth.is_none() || d.deth == o.deth);
-                prop_assert!(d.immdt.is_none() || d.immdt == o.immdt);
-                prop_assert!(d.atomic_eth.is_none() || d.atomic_eth == o.atomic_eth);
+                prop_assert!(d.reth().is_none() || d.reth() == o.reth());
+                prop_assert!(d.aeth().is_none() || d.aeth() == o.aeth());
+                prop_assert!(d.deth().is_none() || d.deth() == o.deth());
+                prop_assert!(d.immdt().is_none() || d.immdt() == o.immdt());
+                prop_assert!(d.atomic_eth().is_none() || d.atomic_eth() == o.atomic_eth());
                 prop_assert_eq!(ib.payload, &payload[..ib.payload.len()]);
                 prop_assert_eq!(f.kind(), FrameKind::Truncated);
             }

@@ -75,13 +75,13 @@ fn write_10000_at_mtu_4096_is_first_middle_last() {
     assert_eq!(psns(&pkts), [100, 101, 102]);
     let lens: Vec<u32> = pkts.iter().map(|p| p.payload_len).collect();
     assert_eq!(lens, [4096, 4096, 1808]);
-    let reth = pkts[0].ext.reth.unwrap();
+    let reth = pkts[0].ext.reth().unwrap();
     assert_eq!(reth.dma_len, 10_000);
     assert_eq!((reth.va, reth.rkey), (cfg().remote_va, cfg().rkey));
-    assert!(pkts[1].ext.reth.is_none() && pkts[2].ext.reth.is_none());
+    assert!(pkts[1].ext.reth().is_none() && pkts[2].ext.reth().is_none());
     assert!(
         pkts.iter()
-            .all(|p| p.ext.immdt.is_none() && p.ext.aeth.is_none())
+            .all(|p| p.ext.immdt().is_none() && p.ext.aeth().is_none())
     );
     assert_eq!(
         pkts.iter().map(|p| p.bth.ack_req).collect::<Vec<_>>(),
@@ -128,22 +128,22 @@ fn send_and_immediate_variants() {
     );
     assert_eq!(psns(&pkts), (0..10).collect::<Vec<_>>());
     assert_eq!(pkts[4].payload_len, 904);
-    assert_eq!(pkts[4].ext.immdt.unwrap().data, 0x0000_0042);
+    assert_eq!(pkts[4].ext.immdt().unwrap().data, 0x0000_0042);
     assert!(
         pkts[..4]
             .iter()
-            .all(|p| p.ext.immdt.is_none() && p.ext.reth.is_none())
+            .all(|p| p.ext.immdt().is_none() && p.ext.reth().is_none())
     );
     assert_eq!((pkts[5].payload_len, pkts[5].bth.pad_count), (1, 3));
-    assert_eq!(pkts[6].ext.reth.unwrap().dma_len, 1024);
-    assert_eq!(pkts[6].ext.immdt.unwrap().data, 3);
+    assert_eq!(pkts[6].ext.reth().unwrap().dma_len, 1024);
+    assert_eq!(pkts[6].ext.immdt().unwrap().data, 3);
     assert_eq!(
-        (pkts[7].payload_len, pkts[7].ext.reth.unwrap().dma_len),
+        (pkts[7].payload_len, pkts[7].ext.reth().unwrap().dma_len),
         (0, 0)
     );
-    assert_eq!(pkts[8].ext.reth.unwrap().dma_len, 1500);
+    assert_eq!(pkts[8].ext.reth().unwrap().dma_len, 1500);
     assert_eq!(
-        (pkts[9].payload_len, pkts[9].ext.immdt.unwrap().data),
+        (pkts[9].payload_len, pkts[9].ext.immdt().unwrap().data),
         (476, 5)
     );
     for p in &pkts {
@@ -199,7 +199,7 @@ fn read_reserves_psns_across_the_wrap() {
     let a_to_b: Vec<IbRepr> = sent(&lb, Dir::AtoB);
     assert_eq!(ops(&a_to_b), [0x0C, 0x0A]);
     assert_eq!(psns(&a_to_b), [0xFF_FFFE, 0x00_0001]);
-    assert_eq!(a_to_b[0].ext.reth.unwrap().dma_len, 10_000);
+    assert_eq!(a_to_b[0].ext.reth().unwrap().dma_len, 10_000);
     assert!(a_to_b[0].bth.ack_req);
     let b_to_a: Vec<IbRepr> = sent(&lb, Dir::BtoA);
     // Responses FIRST (AETH), MIDDLE, LAST (AETH), then the WRITE's ACK.
@@ -209,10 +209,10 @@ fn read_reserves_psns_across_the_wrap() {
         b_to_a.iter().map(|p| p.payload_len).collect::<Vec<_>>(),
         [4096, 4096, 1808, 0]
     );
-    assert!(b_to_a[0].ext.aeth.is_some() && b_to_a[1].ext.aeth.is_none());
+    assert!(b_to_a[0].ext.aeth().is_some() && b_to_a[1].ext.aeth().is_none());
     // MSN: the READ is message 1, the WRITE message 2.
-    assert_eq!(b_to_a[2].ext.aeth.unwrap().msn, 1);
-    assert_eq!(b_to_a[3].ext.aeth.unwrap().msn, 2);
+    assert_eq!(b_to_a[2].ext.aeth().unwrap().msn, 1);
+    assert_eq!(b_to_a[3].ext.aeth().unwrap().msn, 2);
     assert_eq!(lb.b().expected_psn(), Psn::new(2));
     let c = completions(lb.a_mut());
     assert_eq!(c.len(), 2);
@@ -262,7 +262,7 @@ fn one_nak_per_sequence_error_episode_then_go_back_n() {
         .collect();
     let naks: Vec<&IbRepr> = back
         .iter()
-        .filter(|p| p.ext.aeth.unwrap().syndrome == Syndrome::NAK_PSN_SEQUENCE_ERROR)
+        .filter(|p| p.ext.aeth().unwrap().syndrome == Syndrome::NAK_PSN_SEQUENCE_ERROR)
         .collect();
     assert_eq!(naks.len(), 1);
     assert_eq!(naks[0].bth.psn, Psn::new(2));
@@ -328,7 +328,7 @@ fn duplicates_are_re_acked_with_epsn_minus_one() {
     assert!(back.len() >= 2);
     assert!(
         back.iter()
-            .all(|p| p.bth.psn == Psn::new(12) && p.ext.aeth.unwrap().syndrome.is_ack())
+            .all(|p| p.bth.psn == Psn::new(12) && p.ext.aeth().unwrap().syndrome.is_ack())
     );
     let b = lb.b().counters();
     assert_eq!(b.duplicate_requests_rx, 3);
@@ -479,12 +479,12 @@ fn rnr_nak_waits_the_timer_of_its_code() {
     let tr: Vec<_> = lb.trace().to_vec();
     let nak = tr.iter().find(|e| e.dir == Dir::BtoA).unwrap();
     assert_eq!(nak.pkt.bth.psn, Psn::new(300));
-    assert_eq!(nak.pkt.ext.aeth.unwrap().syndrome, Syndrome(0x20 | 12));
+    assert_eq!(nak.pkt.ext.aeth().unwrap().syndrome, Syndrome(0x20 | 12));
     let from_b: Vec<_> = tr.iter().filter(|e| e.dir == Dir::BtoA).collect();
     assert_eq!(from_b.len(), 2);
     assert_eq!(from_b[1].pkt.bth.psn, Psn::new(300));
     assert_eq!(
-        from_b[1].pkt.ext.aeth.unwrap().syndrome,
+        from_b[1].pkt.ext.aeth().unwrap().syndrome,
         Syndrome::NAK_PSN_SEQUENCE_ERROR
     );
     assert_eq!(lb.b().counters().out_of_sequence_rx, 1);
@@ -711,17 +711,17 @@ fn max_rd_atomic_bounds_outstanding_reads() {
     assert_eq!(psns(&p), [0, 2]);
     // The first READ's two responses complete it: a third READ may go.
     let mut r = IbRepr::new(Opcode(0x0D), A, Psn::new(0), 4096);
-    r.ext.aeth = Some(roce_codec::AethRepr {
+    r.ext.set_aeth(Some(roce_codec::AethRepr {
         syndrome: Syndrome::ACK_NO_CREDITS,
         msn: 1,
-    });
+    }));
     qp.on_receive(&r, false, Ps(5));
     assert_eq!(qp.next_tx(Ps(5)), None);
     let mut r = IbRepr::new(Opcode(0x0F), A, Psn::new(1), 4096);
-    r.ext.aeth = Some(roce_codec::AethRepr {
+    r.ext.set_aeth(Some(roce_codec::AethRepr {
         syndrome: Syndrome::ACK_NO_CREDITS,
         msn: 1,
-    });
+    }));
     qp.on_receive(&r, false, Ps(6));
     assert_eq!(psns(&drain(&mut qp, Ps(6))), [4]);
     assert_eq!(qp.poll_completion().unwrap().wr_id, 0);
@@ -743,7 +743,7 @@ fn read_response_gap_re_requests_the_rest() {
     assert!(lb.run_until(Ps::from_ms(1), 10_000));
     let reqs: Vec<IbRepr> = sent(&lb, Dir::AtoB);
     assert_eq!(psns(&reqs), [20, 22]);
-    let reth = reqs[1].ext.reth.unwrap();
+    let reth = reqs[1].ext.reth().unwrap();
     assert_eq!(reth.va, c.remote_va + 2048);
     assert_eq!(reth.dma_len, 3 * 1024 + 100);
     let resp: Vec<IbRepr> = sent(&lb, Dir::BtoA);
@@ -797,7 +797,7 @@ fn ce_marks_and_cnps_are_counted() {
     // The CE-marked SEND was still accepted and ACKed.
     let ack = qp.next_tx(Ps(300)).unwrap();
     assert!(matches!(
-        ack.ext.aeth.unwrap().syndrome.kind(),
+        ack.ext.aeth().unwrap().syndrome.kind(),
         SyndromeKind::Ack { .. }
     ));
     assert_eq!(ack.bth.psn, Psn::new(0));
@@ -851,7 +851,7 @@ fn a_new_gap_after_recovery_is_a_new_episode_with_its_own_nak() {
         .trace()
         .iter()
         .filter(|e| e.dir == Dir::BtoA)
-        .filter(|e| e.pkt.ext.aeth.unwrap().syndrome == Syndrome::NAK_PSN_SEQUENCE_ERROR)
+        .filter(|e| e.pkt.ext.aeth().unwrap().syndrome == Syndrome::NAK_PSN_SEQUENCE_ERROR)
         .map(|e| e.pkt.bth.psn.value())
         .collect();
     assert_eq!(lost.len(), 2);
@@ -872,7 +872,7 @@ fn out_of_order_opcode_is_an_invalid_request_nak() {
     let nak = qp.next_tx(Ps(2)).unwrap();
     assert_eq!(nak.bth.psn, Psn::new(40));
     assert_eq!(
-        nak.ext.aeth.unwrap().syndrome,
+        nak.ext.aeth().unwrap().syndrome,
         Syndrome::nak(NakCode::InvalidRequest)
     );
     assert_eq!(qp.counters().naks_tx_by_syndrome.invalid_request, 1);
@@ -942,7 +942,7 @@ fn the_ack_of_a_packet_received_echoing_congestion_carries_becn() {
     b.on_receive_echoing(&late, true, true, Ps(7));
     let nak = b.next_tx(Ps(8)).unwrap();
     assert_eq!(
-        nak.ext.aeth.unwrap().syndrome,
+        nak.ext.aeth().unwrap().syndrome,
         Syndrome::NAK_PSN_SEQUENCE_ERROR
     );
     assert!(nak.bth.becn);

@@ -377,7 +377,7 @@ impl RcConn {
                 (false, true) => 0x0F,
             };
             let mut ib = IbRepr::new(Opcode(op), c.requester.qpn, seg.psn, seg.payload);
-            if ib.ext.aeth.is_some() {
+            if ib.ext.aeth().is_some() {
                 ib = ib.with_aeth(AethRepr {
                     syndrome: Syndrome::ACK_NO_CREDITS,
                     msn: c.msn,

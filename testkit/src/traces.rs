@@ -97,48 +97,55 @@ fn val(seed: u64, salt: u64) -> u64 {
 fn fill(ib: &mut IbRepr, seed: u64) {
     let v = |salt| val(seed, salt);
     let x = &mut ib.ext;
-    if let Some(h) = &mut x.rdeth {
+    if let Some(mut h) = x.rdeth() {
         h.ee_context = v(1) as u32 & 0xFF_FFFF;
+        x.set_rdeth(Some(h));
     }
-    if let Some(h) = &mut x.deth {
+    if let Some(mut h) = x.deth() {
         h.qkey = v(2) as u32;
         h.src_qp = v(3) as u32 & 0xFF_FFFF;
+        x.set_deth(Some(h));
     }
-    if let Some(h) = &mut x.xrceth {
+    if let Some(mut h) = x.xrceth() {
         h.xrc_srq = v(4) as u32 & 0xFF_FFFF;
+        x.set_xrceth(Some(h));
     }
-    if let Some(h) = &mut x.feth {
+    if let Some(mut h) = x.feth() {
         h.raw = 0x0000_0012;
+        x.set_feth(Some(h));
     }
-    if let Some(h) = &mut x.reth {
-        *h = RethRepr {
+    if x.reth().is_some() {
+        x.set_reth(Some(RethRepr {
             va: v(5),
             rkey: v(6) as u32,
             dma_len: v(7) as u32 & 0xFFFF,
-        };
+        }));
     }
-    if let Some(h) = &mut x.atomic_eth {
-        *h = AtomicEthRepr {
+    if x.atomic_eth().is_some() {
+        x.set_atomic_eth(Some(AtomicEthRepr {
             va: v(8) & !7,
             rkey: v(9) as u32,
             swap_add: v(10),
             compare: v(11),
-        };
+        }));
     }
-    if let Some(h) = &mut x.aeth {
-        *h = AethRepr {
+    if x.aeth().is_some() {
+        x.set_aeth(Some(AethRepr {
             syndrome: Syndrome(v(12) as u8 & 0x7F),
             msn: v(13) as u32 & 0xFF_FFFF,
-        };
+        }));
     }
-    if let Some(h) = &mut x.atomic_ack_eth {
+    if let Some(mut h) = x.atomic_ack_eth() {
         h.orig = v(14);
+        x.set_atomic_ack_eth(Some(h));
     }
-    if let Some(h) = &mut x.immdt {
+    if let Some(mut h) = x.immdt() {
         h.data = v(15) as u32;
+        x.set_immdt(Some(h));
     }
-    if let Some(h) = &mut x.ieth {
+    if let Some(mut h) = x.ieth() {
         h.rkey = v(16) as u32;
+        x.set_ieth(Some(h));
     }
 }
 
@@ -490,9 +497,9 @@ fn malformed(path: &Path) -> io::Result<()> {
     // 10: a CNP with non-zero reserved bytes.
     let mut f = rocev2(v4(48, 2), IbRepr::cnp(0x77));
     if let Some(ib) = f.ib_mut() {
-        ib.ext.cnp = Some(CnpRepr {
+        ib.ext.set_cnp(Some(CnpRepr {
             reserved: [0xAB; 16],
-        });
+        }));
     }
     out.repr(&f)?;
     // 11: UDP from port 4791 to another port: not RoCEv2.

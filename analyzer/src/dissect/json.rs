@@ -134,38 +134,38 @@ fn ib_fields(o: &mut JsonObject<'_>, ib: &IbPacket<'_>) {
     o.bool("ackreq", b.ack_req);
     o.num("psn", b.psn.value().into());
     let x = &ib.ext;
-    if let Some(h) = x.rdeth {
+    if let Some(h) = x.rdeth() {
         o.num("rdeth_eecnxt", h.ee_context.into());
     }
-    if let Some(h) = x.deth {
+    if let Some(h) = x.deth() {
         o.num("deth_qkey", h.qkey.into());
         o.num("deth_srcqp", h.src_qp.into());
     }
-    if let Some(h) = x.xrceth {
+    if let Some(h) = x.xrceth() {
         o.num("xrceth_xrcsrq", h.xrc_srq.into());
     }
-    if let Some(h) = x.reth {
+    if let Some(h) = x.reth() {
         o.num("reth_va", h.va);
         o.num("reth_rkey", h.rkey.into());
         o.num("reth_dmalen", h.dma_len.into());
     }
-    if let Some(h) = x.atomic_eth {
+    if let Some(h) = x.atomic_eth() {
         o.num("atomic_va", h.va);
         o.num("atomic_rkey", h.rkey.into());
         o.num("atomic_swap_add", h.swap_add);
         o.num("atomic_compare", h.compare);
     }
-    if let Some(h) = x.aeth {
+    if let Some(h) = x.aeth() {
         o.num("aeth_syndrome", h.syndrome.0.into());
         o.num("aeth_msn", h.msn.into());
     }
-    if let Some(h) = x.atomic_ack_eth {
+    if let Some(h) = x.atomic_ack_eth() {
         o.num("atomicack_orig", h.orig);
     }
-    if let Some(h) = x.immdt {
+    if let Some(h) = x.immdt() {
         o.num("immdt", h.data.into());
     }
-    if let Some(h) = x.ieth {
+    if let Some(h) = x.ieth() {
         o.num("ieth_rkey", h.rkey.into());
     }
     if let Some(n) = ib.payload_len {

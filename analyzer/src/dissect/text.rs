@@ -178,24 +178,24 @@ fn ib_text(out: &mut String, ib: &IbPacket<'_>) {
         let _ = write!(out, " pkey {:#06x}", b.pkey);
     }
     let x = &ib.ext;
-    if let Some(h) = x.deth {
+    if let Some(h) = x.deth() {
         let _ = write!(out, " qkey {:#x} srcqp {:#x}", h.qkey, h.src_qp);
     }
-    if let Some(h) = x.reth {
+    if let Some(h) = x.reth() {
         let _ = write!(
             out,
             " va {:#x} rkey {:#x} dmalen {}",
             h.va, h.rkey, h.dma_len
         );
     }
-    if let Some(h) = x.atomic_eth {
+    if let Some(h) = x.atomic_eth() {
         let _ = write!(
             out,
             " va {:#x} rkey {:#x} swap_add {:#x} compare {:#x}",
             h.va, h.rkey, h.swap_add, h.compare
         );
     }
-    if let Some(h) = x.aeth {
+    if let Some(h) = x.aeth() {
         let _ = write!(out, " {} msn {}", h.syndrome.name(), h.msn);
         match h.syndrome.kind() {
             roce_codec::SyndromeKind::Ack { credit_code } if credit_code != 31 => {
@@ -207,13 +207,13 @@ fn ib_text(out: &mut String, ib: &IbPacket<'_>) {
             _ => {}
         }
     }
-    if let Some(h) = x.atomic_ack_eth {
+    if let Some(h) = x.atomic_ack_eth() {
         let _ = write!(out, " orig {:#x}", h.orig);
     }
-    if let Some(h) = x.immdt {
+    if let Some(h) = x.immdt() {
         let _ = write!(out, " imm {:#010x}", h.data);
     }
-    if let Some(h) = x.ieth {
+    if let Some(h) = x.ieth() {
         let _ = write!(out, " inv_rkey {:#x}", h.rkey);
     }
     if let Some(n) = ib.payload_len {

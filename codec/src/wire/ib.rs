@@ -32,53 +32,97 @@ use crate::wire::xrceth::XrcethRepr;
 /// [`crate::icrc`]'s to compute).
 pub const ICRC_LEN: usize = 4;
 
-/// The extended headers of one packet; `None` where the opcode has none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// The extended headers of one packet: each present or not (an accessor
+/// per header gives `None` where the packet has none).
+///
+/// The headers sit side by side behind one presence mask rather than as
+/// eleven `Option`s: an `Option` pads each to its alignment plus a tag,
+/// 176 bytes where these take 128. The simulator carries one per frame in
+/// flight, and a fabric of thousands of hosts holds millions of frames in
+/// its switch buffers (`rocesim_model::packet::Packet`). An absent
+/// header's value is always its default, so equality and hashing see
+/// only the headers present.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ExtHeaders {
-    pub rdeth: Option<RdethRepr>,
-    pub deth: Option<DethRepr>,
-    pub xrceth: Option<XrcethRepr>,
-    pub feth: Option<FethRepr>,
-    pub reth: Option<RethRepr>,
-    pub atomic_eth: Option<AtomicEthRepr>,
-    pub aeth: Option<AethRepr>,
-    pub atomic_ack_eth: Option<AtomicAckEthRepr>,
-    pub immdt: Option<ImmDtRepr>,
-    pub ieth: Option<IethRepr>,
-    pub cnp: Option<CnpRepr>,
+    present: HeaderSet,
+    rdeth: RdethRepr,
+    deth: DethRepr,
+    xrceth: XrcethRepr,
+    feth: FethRepr,
+    reth: RethRepr,
+    atomic_eth: AtomicEthRepr,
+    aeth: AethRepr,
+    atomic_ack_eth: AtomicAckEthRepr,
+    immdt: ImmDtRepr,
+    ieth: IethRepr,
+    cnp: CnpRepr,
 }
 
 /// Visits the headers of a set in wire order with their lengths and layers.
-/// One list, used by parse, emit, length and check, so the order cannot
-/// drift between them.
+/// One list, used by parse, emit, length, check and the accessors, so the
+/// order cannot drift between them.
 macro_rules! for_each_header {
     ($m:ident) => {
-        $m!(RDETH, rdeth, RdethRepr, Rdeth);
-        $m!(DETH, deth, DethRepr, Deth);
-        $m!(XRCETH, xrceth, XrcethRepr, Xrceth);
-        $m!(FETH, feth, FethRepr, Feth);
-        $m!(RETH, reth, RethRepr, Reth);
-        $m!(ATOMIC_ETH, atomic_eth, AtomicEthRepr, AtomicEth);
-        $m!(AETH, aeth, AethRepr, Aeth);
+        $m!(RDETH, rdeth, set_rdeth, RdethRepr, Rdeth);
+        $m!(DETH, deth, set_deth, DethRepr, Deth);
+        $m!(XRCETH, xrceth, set_xrceth, XrcethRepr, Xrceth);
+        $m!(FETH, feth, set_feth, FethRepr, Feth);
+        $m!(RETH, reth, set_reth, RethRepr, Reth);
+        $m!(
+            ATOMIC_ETH,
+            atomic_eth,
+            set_atomic_eth,
+            AtomicEthRepr,
+            AtomicEth
+        );
+        $m!(AETH, aeth, set_aeth, AethRepr, Aeth);
         $m!(
             ATOMIC_ACK_ETH,
             atomic_ack_eth,
+            set_atomic_ack_eth,
             AtomicAckEthRepr,
             AtomicAckEth
         );
-        $m!(IMMDT, immdt, ImmDtRepr, ImmDt);
-        $m!(IETH, ieth, IethRepr, Ieth);
-        $m!(CNP, cnp, CnpRepr, Cnp);
+        $m!(IMMDT, immdt, set_immdt, ImmDtRepr, ImmDt);
+        $m!(IETH, ieth, set_ieth, IethRepr, Ieth);
+        $m!(CNP, cnp, set_cnp, CnpRepr, Cnp);
+    };
+}
+
+macro_rules! accessors {
+    ($flag:ident, $f:ident, $set:ident, $ty:ty, $layer:ident) => {
+        #[doc = concat!("The ", stringify!($flag), ", if present.")]
+        #[inline]
+        pub fn $f(&self) -> Option<$ty> {
+            self.present.contains(HeaderSet::$flag).then_some(self.$f)
+        }
+
+        #[doc = concat!("Sets (`Some`) or removes (`None`) the ", stringify!($flag), ".")]
+        #[inline]
+        pub fn $set(&mut self, h: Option<$ty>) {
+            match h {
+                Some(h) => {
+                    self.present = self.present.with(HeaderSet::$flag);
+                    self.$f = h;
+                }
+                None => {
+                    self.present = self.present.without(HeaderSet::$flag);
+                    self.$f = <$ty>::default();
+                }
+            }
+        }
     };
 }
 
 impl ExtHeaders {
+    for_each_header!(accessors);
+
     /// Total length of the headers present.
     pub fn len(&self) -> usize {
         let mut n = 0;
         macro_rules! add {
-            ($flag:ident, $f:ident, $ty:ty, $layer:ident) => {
-                if self.$f.is_some() {
+            ($flag:ident, $f:ident, $set:ident, $ty:ty, $layer:ident) => {
+                if self.present.contains(HeaderSet::$flag) {
                     n += <$ty>::LEN;
                 }
             };
@@ -88,29 +132,20 @@ impl ExtHeaders {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.present == HeaderSet::empty()
     }
 
     /// The header set these headers form (without the payload flag).
     pub fn set(&self) -> HeaderSet {
-        let mut s = HeaderSet::empty();
-        macro_rules! add {
-            ($flag:ident, $f:ident, $ty:ty, $layer:ident) => {
-                if self.$f.is_some() {
-                    s = s.with(HeaderSet::$flag);
-                }
-            };
-        }
-        for_each_header!(add);
-        s
+        self.present
     }
 
     /// Writes the headers present in wire order; returns the bytes written.
     pub fn emit(&self, buf: &mut [u8]) -> usize {
         let mut off = 0;
         macro_rules! put {
-            ($flag:ident, $f:ident, $ty:ty, $layer:ident) => {
-                if let Some(h) = &self.$f {
+            ($flag:ident, $f:ident, $set:ident, $ty:ty, $layer:ident) => {
+                if let Some(h) = self.$f() {
                     h.emit(&mut buf[off..off + <$ty>::LEN]);
                     off += <$ty>::LEN;
                 }
@@ -118,6 +153,23 @@ impl ExtHeaders {
         }
         for_each_header!(put);
         off
+    }
+}
+
+impl core::fmt::Debug for ExtHeaders {
+    /// The headers present, as the `Option` fields they once were showed
+    /// them (absent ones left out).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut d = f.debug_struct("ExtHeaders");
+        macro_rules! show {
+            ($flag:ident, $f:ident, $set:ident, $ty:ty, $layer:ident) => {
+                if let Some(h) = self.$f() {
+                    d.field(stringify!($f), &h);
+                }
+            };
+        }
+        for_each_header!(show);
+        d.finish_non_exhaustive()
     }
 }
 
@@ -188,7 +240,7 @@ impl IbRepr {
         let want = HeaderSet::empty();
         let mut want = want;
         macro_rules! want {
-            ($flag:ident, $f:ident, $ty:ty, $layer:ident) => {
+            ($flag:ident, $f:ident, $set:ident, $ty:ty, $layer:ident) => {
                 if info.headers.contains(HeaderSet::$flag) {
                     want = want.with(HeaderSet::$flag);
                 }
@@ -306,7 +358,7 @@ pub(crate) fn parse(buf: &[u8], declared: usize) -> (Option<IbPacket<'_>>, Optio
 
     let mut off = BthRepr::LEN;
     macro_rules! take {
-        ($flag:ident, $f:ident, $ty:ty, $layer:ident) => {
+        ($flag:ident, $f:ident, $set:ident, $ty:ty, $layer:ident) => {
             if headers.contains(HeaderSet::$flag) {
                 let len = <$ty>::LEN;
                 // Which end is short tells a malformed packet (its own length
@@ -329,7 +381,7 @@ pub(crate) fn parse(buf: &[u8], declared: usize) -> (Option<IbPacket<'_>>, Optio
                     return (Some(pkt), Some(e));
                 }
                 match <$ty>::parse(&buf[off..]) {
-                    Ok(h) => pkt.ext.$f = Some(h),
+                    Ok(h) => pkt.ext.$set(Some(h)),
                     Err(e) => {
                         pkt.header_len = off;
                         return (Some(pkt), Some(e.at(off)));
@@ -342,7 +394,7 @@ pub(crate) fn parse(buf: &[u8], declared: usize) -> (Option<IbPacket<'_>>, Optio
     for_each_header!(take);
     pkt.header_len = off;
 
-    if pkt.ext.cnp.is_some_and(|c| !c.reserved_is_zero()) {
+    if pkt.ext.cnp().is_some_and(|c| !c.reserved_is_zero()) {
         pkt.warnings.insert(Warnings::CNP_RESERVED_NONZERO);
     }
     let with_pad = body_end - off;
@@ -405,16 +457,43 @@ mod tests {
                 pad_count: pad_for(len),
                 ..BthRepr::default()
             },
-            ext: ExtHeaders {
-                reth: Some(RethRepr {
-                    va: 0x1000,
-                    rkey: 0x77,
-                    dma_len: 10000,
-                }),
-                ..ExtHeaders::default()
-            },
+            ext: ExtHeaders::default(),
             payload_len: len,
         }
+        .with_reth(RethRepr {
+            va: 0x1000,
+            rkey: 0x77,
+            dma_len: 10000,
+        })
+    }
+
+    /// A header set and then removed leaves the headers equal to ones it
+    /// was never set in: equality and hashing see present headers only.
+    #[test]
+    fn a_removed_header_leaves_no_trace() {
+        let mut a = ExtHeaders::default();
+        a.set_reth(Some(RethRepr {
+            va: 1,
+            rkey: 2,
+            dma_len: 3,
+        }));
+        a.set_immdt(Some(ImmDtRepr { data: 7 }));
+        assert_eq!(a.set(), HeaderSet::RETH.with(HeaderSet::IMMDT));
+        assert_eq!(a.len(), 20);
+        assert_eq!(a.immdt(), Some(ImmDtRepr { data: 7 }));
+        assert_eq!(
+            format!("{a:?}"),
+            "ExtHeaders { reth: RethRepr { va: 1, rkey: 2, dma_len: 3 }, immdt: ImmDtRepr { data: 7 }, .. }"
+        );
+        a.set_reth(None);
+        a.set_immdt(None);
+        assert_eq!(a, ExtHeaders::default());
+        assert!(a.is_empty() && a.reth().is_none());
+        assert!(
+            size_of::<ExtHeaders>() <= 128,
+            "{}",
+            size_of::<ExtHeaders>()
+        );
     }
 
     #[test]
@@ -452,7 +531,7 @@ mod tests {
         r.emit_without_icrc(&mut buf, &[9; 1000]);
         let (pkt, stop) = parse(&buf[..128], buf.len());
         let pkt = pkt.unwrap();
-        assert_eq!(pkt.ext.reth, r.ext.reth);
+        assert_eq!(pkt.ext.reth(), r.ext.reth());
         assert_eq!(pkt.payload.len(), 100);
         assert_eq!(pkt.payload_len, Some(1000));
         assert_eq!(pkt.icrc, None);
@@ -468,7 +547,7 @@ mod tests {
         );
         // Cut inside the RETH.
         let (pkt, stop) = parse(&buf[..20], buf.len());
-        assert_eq!(pkt.unwrap().ext.reth, None);
+        assert_eq!(pkt.unwrap().ext.reth(), None);
         assert_eq!(
             stop,
             Some(Error::Truncated {
@@ -517,7 +596,7 @@ mod tests {
         let (pkt, _) = parse(&buf, 24);
         let pkt = pkt.unwrap();
         assert!(pkt.warnings.contains(Warnings::TVER_NONZERO));
-        assert_eq!(pkt.ext.aeth, None);
+        assert_eq!(pkt.ext.aeth(), None);
     }
 
     #[test]
@@ -527,15 +606,13 @@ mod tests {
                 opcode: Opcode(0x11),
                 ..BthRepr::default()
             },
-            ext: ExtHeaders {
-                aeth: Some(AethRepr {
-                    syndrome: Syndrome::ACK_NO_CREDITS,
-                    msn: 1,
-                }),
-                ..ExtHeaders::default()
-            },
+            ext: ExtHeaders::default(),
             payload_len: 0,
-        };
+        }
+        .with_aeth(AethRepr {
+            syndrome: Syndrome::ACK_NO_CREDITS,
+            msn: 1,
+        });
         r.check().unwrap();
         let mut buf = vec![0; r.buffer_len() + 4];
         r.emit_without_icrc(&mut buf, &[]);
@@ -549,7 +626,7 @@ mod tests {
     #[test]
     fn check_rejects_inconsistent_reprs() {
         let mut r = write_first(10);
-        r.ext.aeth = Some(AethRepr::default());
+        r.ext.set_aeth(Some(AethRepr::default()));
         assert!(r.check().is_err());
         let mut r = write_first(10);
         r.bth.pad_count = 0;

@@ -189,8 +189,8 @@ mod tests {
         let ib = MadRepr::gsi_packet(Psn::new(5));
         ib.check().unwrap();
         assert_eq!(ib.bth.dest_qp, 1);
-        assert_eq!(ib.ext.deth.unwrap().qkey, 0x8001_0000);
-        assert_eq!(ib.ext.deth.unwrap().src_qp, 1);
+        assert_eq!(ib.ext.deth().unwrap().qkey, 0x8001_0000);
+        assert_eq!(ib.ext.deth().unwrap().src_qp, 1);
         // BTH 12 + DETH 8 + MAD 256 + ICRC 4.
         assert_eq!(ib.buffer_len(), 280);
     }

@@ -166,6 +166,9 @@ impl HeaderSet {
     pub const fn contains(self, other: HeaderSet) -> bool {
         self.0 & other.0 == other.0
     }
+    pub const fn without(self, other: HeaderSet) -> HeaderSet {
+        HeaderSet(self.0 & !other.0)
+    }
 }
 
 /// Everything the codec knows about one opcode byte.

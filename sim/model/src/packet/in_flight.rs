@@ -397,4 +397,12 @@ mod tests {
             assert!(end <= 64, "{end}");
         }
     }
+
+    /// Four cache lines a frame: the switch buffers of a k = 32 fat-tree
+    /// hold millions of them (1.2 GB at five lines, the size before the
+    /// codec's extended headers shared one presence mask).
+    #[test]
+    fn a_frame_takes_four_cache_lines() {
+        assert_eq!(size_of::<Packet>(), 256);
+    }
 }

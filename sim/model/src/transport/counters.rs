@@ -46,7 +46,7 @@ impl PacketClass {
             Opcode(0x06..=0x0B) => PacketClass::Write,
             Opcode(0x0C) => PacketClass::ReadRequest,
             Opcode(0x0D..=0x10) => PacketClass::ReadResponse,
-            Opcode(0x11) => match pkt.ext.aeth.map(|a| a.syndrome.kind()) {
+            Opcode(0x11) => match pkt.ext.aeth().map(|a| a.syndrome.kind()) {
                 Some(SyndromeKind::Ack { .. }) => PacketClass::Ack,
                 Some(SyndromeKind::RnrNak { .. } | SyndromeKind::Nak(_)) => PacketClass::Nak,
                 _ => PacketClass::Other,
@@ -243,7 +243,7 @@ impl QpCounters {
         if class == PacketClass::Nak {
             let nak = pkt
                 .ext
-                .aeth
+                .aeth()
                 .is_some_and(|a| self.naks_tx_by_syndrome.bump(a.syndrome));
             self.naks_tx += u64::from(nak);
         }
@@ -262,7 +262,7 @@ impl QpCounters {
         if class == PacketClass::Nak {
             let nak = pkt
                 .ext
-                .aeth
+                .aeth()
                 .is_some_and(|a| self.naks_rx_by_syndrome.bump(a.syndrome));
             self.naks_rx += u64::from(nak);
         }

@@ -130,12 +130,12 @@ impl RcQp {
                 }
             };
             let mut pkt = IbRepr::new(Opcode(op), self.dest_qpn, psn, payload);
-            if pkt.ext.reth.is_some() {
-                pkt.ext.reth = Some(RethRepr {
+            if pkt.ext.reth().is_some() {
+                pkt.ext.set_reth(Some(RethRepr {
                     va: self.cfg.remote_va,
                     rkey: self.cfg.rkey,
                     dma_len: wqe.len as u32,
-                });
+                }));
             }
             if imm && last {
                 pkt = pkt.with_immdt(wqe.wr_id as u32);
@@ -274,7 +274,7 @@ impl RcQp {
     }
 
     pub(super) fn ack_receive(&mut self, pkt: &IbRepr, now: Ps) {
-        let Some(aeth) = pkt.ext.aeth else {
+        let Some(aeth) = pkt.ext.aeth() else {
             return;
         };
         let psn = pkt.bth.psn;

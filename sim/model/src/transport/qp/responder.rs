@@ -110,11 +110,11 @@ impl RcQp {
                     _ => 0x0E,
                 };
                 let mut pkt = IbRepr::new(Opcode(op), self.dest_qpn, next, payload);
-                if pkt.ext.aeth.is_some() {
-                    pkt.ext.aeth = Some(AethRepr {
+                if pkt.ext.aeth().is_some() {
+                    pkt.ext.set_aeth(Some(AethRepr {
                         syndrome: Syndrome::ACK_NO_CREDITS,
                         msn,
-                    });
+                    }));
                 }
                 let next = next.next();
                 if next == stop {
@@ -169,7 +169,7 @@ impl RcQp {
         if d < 0 {
             self.counters.duplicate_requests_rx += 1;
             if op == 0x0C {
-                self.replay_read(psn, pkt.ext.reth.map_or(0, |r| r.dma_len));
+                self.replay_read(psn, pkt.ext.reth().map_or(0, |r| r.dma_len));
             } else {
                 self.queue_ack(self.epsn.sub(1), Syndrome::ACK_NO_CREDITS);
             }
@@ -208,7 +208,7 @@ impl RcQp {
         }
         self.nak_sent = false;
         if op == 0x0C {
-            let len = u64::from(pkt.ext.reth.map_or(0, |r| r.dma_len));
+            let len = u64::from(pkt.ext.reth().map_or(0, |r| r.dma_len));
             self.epsn = psn.add(Psn::packets_for(len, self.cfg.segment()));
             self.msn = (self.msn + 1) & 0xFF_FFFF;
             self.counters.bytes_received += len;
@@ -234,7 +234,7 @@ impl RcQp {
                 0x08 | 0x0A => Verb::Write,
                 _ => Verb::WriteImm,
             };
-            let imm = pkt.ext.immdt.map(|i| i.data);
+            let imm = pkt.ext.immdt().map(|i| i.data);
             self.record(verb, self.msg_len, self.msg_first, imm, now);
         }
         if pkt.bth.ack_req {
