@@ -55,7 +55,7 @@ fn packet_hops_and_terms_by_hand() {
     let count = |what: &str| term_count(&e, what);
     // 16 hosts; 20 switches × 16 hosts; 48 links, two ports each.
     assert_eq!(count("hosts"), Some(16));
-    assert_eq!(count("switch FDBs"), Some(320));
+    assert_eq!(count("queued frames"), Some(320));
     assert_eq!(count("ports"), Some(96));
     assert_eq!(e.peak_bytes(), e.terms.iter().map(|t| t.bytes).sum::<u64>());
     assert!(e.largest().bytes >= e.terms.last().unwrap().bytes);

@@ -13,7 +13,7 @@
 //!
 //! ```text
 //!  peak memory = base                          the binary, its font, the allocator's arenas
-//!              + switches × hosts × PER_SWITCH_HOST   every switch's FDB knows every host
+//!              + switches × hosts × PER_SWITCH_HOST   frames queued in the switches (a fit, below)
 //!              + hosts        × PER_HOST       NICs, neighbour tables, profiles, sysfs records
 //!              + ports        × PER_PORT       8 egress queues, counters, PFC/ECN state, and
 //!                                              each port's counters in summary.json
@@ -69,12 +69,15 @@ const BASE: u64 = 17_000_000;
 const PER_HOST: u64 = 12_500;
 const PER_PORT: u64 = 10_600;
 const PER_ROUTE_HOP: u64 = 24;
-/// Each switch knows every host's MAC (its FDB starts as learned) and
-/// the address of each attached one. (605 bytes before generated routes
-/// were summarised: one /24 per host and switch, spelled out in the
-/// lowered scenario; refitted 2026-12-04 on split runs of
-/// `fat_tree_scale` at k = 8, 16, 24, 32: 74, 307, 917, 2,006 MB.)
-const PER_SWITCH_HOST: u64 = 80;
+/// The frames queued in the switches' buffers at the peak, fitted to
+/// switches × hosts: under all-to-all traffic each switch holds frames
+/// toward more hosts the larger the fabric (a k = 32 fat-tree at 30 %
+/// WebSearch: ~3.7 M frames, 0.94 GB of 256-byte slots). No table of that
+/// size exists: a switch's FDB holds only the hosts of its layer-2 domain,
+/// and routes are summarised. (Fitted 2026-12-04 on split runs of
+/// `fat_tree_scale` at k = 8, 16, 24, 32: 74, 307, 917, 2,006 MB at
+/// 320-byte slots; scaled to 256-byte ones.)
+const PER_SWITCH_HOST: u64 = 64;
 const PER_FLOW: u64 = 28_000;
 const PER_TAP: u64 = 160 << 10;
 /// Events per packet hop: the frame's end of transmission at the port,
@@ -266,7 +269,7 @@ impl Estimate {
                 bytes: ports * PER_PORT,
             },
             Term {
-                what: "switch FDBs (switches x hosts)",
+                what: "queued frames (switches x hosts)",
                 count: switches * hosts,
                 bytes: switches * hosts * PER_SWITCH_HOST,
             },

@@ -34,7 +34,7 @@ fn active(w: &World) -> Vec<Option<(u64, bool)>> {
     let mut act = vec![None; n * PRIOS];
     for s in w.port_samples() {
         for prio in 0..PRIOS {
-            let (q, paused) = (s.queued_prio[prio], s.paused & 1 << prio != 0);
+            let (q, paused) = (u64::from(s.queued_prio[prio]), s.paused & 1 << prio != 0);
             if q > 0 || paused {
                 let a: &mut Option<(u64, bool)> = &mut act[s.port as usize * PRIOS + prio];
                 let (peak, was) = a.unwrap_or((0, false));

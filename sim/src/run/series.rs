@@ -180,7 +180,7 @@ impl Selection {
                 let a = &mut sums[tier];
                 a[0] += s.tx_bytes;
                 a[1] += s.rx_bytes;
-                a[2] += s.queued;
+                a[2] += u64::from(s.queued);
                 a[3] += s.drops;
                 i += 1;
             }

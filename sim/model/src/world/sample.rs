@@ -35,11 +35,13 @@ pub struct PortSample {
     pub port: u32,
     pub tx_bytes: u64,
     pub rx_bytes: u64,
-    /// Bytes in the port's egress queues.
-    pub queued: u64,
+    /// Bytes in the port's egress queues (saturating at 4 GiB, past any
+    /// switch buffer: a large fabric keeps a million samples, and 32-bit
+    /// queue depths make each 80 bytes instead of 112).
+    pub queued: u32,
     pub drops: u64,
-    /// Bytes in each priority's egress queue.
-    pub queued_prio: [u64; PRIOS],
+    /// Bytes in each priority's egress queue (saturating, as `queued`).
+    pub queued_prio: [u32; PRIOS],
     /// Bit `p` set: the peer has priority `p` paused (PFC/PAUSE).
     pub paused: u8,
 }
@@ -238,6 +240,11 @@ impl Sampler {
     }
 }
 
+/// A queue depth as a sample keeps it.
+fn depth(bytes: u64) -> u32 {
+    u32::try_from(bytes).unwrap_or(u32::MAX)
+}
+
 impl World {
     /// `Sample`: one sample, and the next tick unless the run was idle for
     /// a whole interval.
@@ -293,9 +300,9 @@ impl World {
             port: i as u32,
             tx_bytes: c.tx_bytes,
             rx_bytes: c.rx_bytes,
-            queued: p.queued_bytes(),
+            queued: depth(p.queued_bytes()),
             drops: c.drops,
-            queued_prio: std::array::from_fn(|prio| p.queued_bytes_of(prio)),
+            queued_prio: std::array::from_fn(|prio| depth(p.queued_bytes_of(prio))),
             paused: p.paused(),
         }
     }
@@ -339,6 +346,14 @@ mod tests {
             rate_bps: 0,
             last,
         }
+    }
+
+    /// A port's row: a k = 32 fat-tree keeps a million of them.
+    #[test]
+    fn a_port_sample_is_80_bytes_and_saturates() {
+        assert_eq!(size_of::<PortSample>(), 80);
+        assert_eq!(depth(5 << 30), u32::MAX);
+        assert_eq!(depth(1500), 1500);
     }
 
     /// Coarsening drops the odd grid points but never a series' final row:
