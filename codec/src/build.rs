@@ -25,9 +25,7 @@ use crate::wire::atomic_eth::AtomicEthRepr;
 use crate::wire::bth::BthRepr;
 use crate::wire::cm::{CmPath, CmRep, CmReq, CmRtu, ROCE_LID};
 use crate::wire::cma::{self, CmaHdr};
-use crate::wire::cnp::CnpRepr;
 use crate::wire::deth::DethRepr;
-use crate::wire::feth::FethRepr;
 use crate::wire::ib::{ExtHeaders, IbRepr, pad_for};
 use crate::wire::icmpv4::{IP_PROTO_ICMP, Icmpv4Repr, LINUX_MAX_QUOTE, linux_error_tos};
 use crate::wire::ieth::IethRepr;
@@ -36,31 +34,20 @@ use crate::wire::int::{INT_UDP_PORT, IntRepr};
 use crate::wire::mac_control::{MacControlRepr, PAUSE_DST_MAC};
 use crate::wire::mad::MadRepr;
 use crate::wire::opcode::{HeaderSet, Opcode};
-use crate::wire::rdeth::RdethRepr;
 use crate::wire::reth::RethRepr;
 use crate::wire::tcp::{IP_PROTO_TCP, TcpRepr};
-use crate::wire::xrceth::XrcethRepr;
 
 impl ExtHeaders {
     /// Every header of `set`, zero-valued (a CNP's reserved bytes are zero,
     /// as on the wire).
     pub fn for_set(set: HeaderSet) -> ExtHeaders {
-        let on = |f| set.contains(f);
-        let mut ext = ExtHeaders::default();
-        ext.set_rdeth(on(HeaderSet::RDETH).then(RdethRepr::default));
-        ext.set_deth(on(HeaderSet::DETH).then(DethRepr::default));
-        ext.set_xrceth(on(HeaderSet::XRCETH).then(XrcethRepr::default));
-        ext.set_feth(on(HeaderSet::FETH).then(FethRepr::default));
-        ext.set_reth(on(HeaderSet::RETH).then(RethRepr::default));
-        ext.set_atomic_eth(on(HeaderSet::ATOMIC_ETH).then(AtomicEthRepr::default));
-        ext.set_aeth(on(HeaderSet::AETH).then_some(AethRepr {
-            syndrome: Syndrome::ACK_NO_CREDITS,
-            msn: 0,
-        }));
-        ext.set_atomic_ack_eth(on(HeaderSet::ATOMIC_ACK_ETH).then(AtomicAckEthRepr::default));
-        ext.set_immdt(on(HeaderSet::IMMDT).then(ImmDtRepr::default));
-        ext.set_ieth(on(HeaderSet::IETH).then(IethRepr::default));
-        ext.set_cnp(on(HeaderSet::CNP).then(CnpRepr::default));
+        let mut ext = ExtHeaders::defaults_of(set);
+        if set.contains(HeaderSet::AETH) {
+            ext.set_aeth(Some(AethRepr {
+                syndrome: Syndrome::ACK_NO_CREDITS,
+                msn: 0,
+            }));
+        }
         ext
     }
 }

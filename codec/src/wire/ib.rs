@@ -117,6 +117,17 @@ macro_rules! accessors {
 impl ExtHeaders {
     for_each_header!(accessors);
 
+    /// Every header of `set` (its payload flag aside) present with its
+    /// default value: the headers' part of `ExtHeaders::for_set`, one
+    /// store instead of a setter per header.
+    pub(crate) fn defaults_of(set: HeaderSet) -> ExtHeaders {
+        ExtHeaders {
+            // PAYLOAD is the one flag that names no header.
+            present: set.without(HeaderSet::PAYLOAD),
+            ..ExtHeaders::default()
+        }
+    }
+
     /// Total length of the headers present.
     pub fn len(&self) -> usize {
         let mut n = 0;
