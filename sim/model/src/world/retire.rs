@@ -202,6 +202,14 @@ impl World {
         }
     }
 
+    /// Retires QP `q` if another part of the run simulates it (see
+    /// `flows::start_flow`).
+    pub(super) fn shed_foreign(&mut self, q: u32) {
+        if !self.owns_qp(q) {
+            self.qps[q as usize].live.retire();
+        }
+    }
+
     /// Whether nothing can change QP `q` any more, frames for it aside.
     fn settled(&self, q: u32) -> bool {
         let s = &self.qps[q as usize];
