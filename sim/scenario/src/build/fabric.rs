@@ -21,6 +21,13 @@ use rustc_hash::FxHashMap as FastMap;
 /// Ports by endpoint name (`host.nic`, `switch.port`), as taps name them.
 pub(super) type PortNames = HashMap<String, u32>;
 
+/// What cabling the links reads and fills: hosts and switches by name,
+/// and the ports cabled so far.
+struct Cabling<'a> {
+    nodes: &'a Nodes<'a>,
+    ports: PortNames,
+}
+
 /// Adds switches, links and ports, LAGs and routes; returns the port
 /// names.
 pub(super) fn add_fabric(
@@ -52,9 +59,12 @@ pub(super) fn add_fabric(
         let s = Switch::new(scfg.name.clone(), mac, hash, scfg.trust, scfg.buffer.0);
         w.switches.push(s);
     }
-    let mut names = PortNames::new();
+    let mut cab = Cabling {
+        nodes,
+        ports: PortNames::new(),
+    };
     for (li, lc) in sc.links.iter().enumerate() {
-        add_link(w, sc, nodes, li, lc, &mut names)?;
+        add_link(w, sc, &mut cab, li, lc)?;
     }
     for (hi, h) in w.hosts.iter().enumerate() {
         for (ni, n) in h.nics.iter().enumerate() {
@@ -89,7 +99,7 @@ pub(super) fn add_fabric(
     for si in 0..w.switches.len() {
         prelearn(w, si);
     }
-    Ok(names)
+    Ok(cab.ports)
 }
 
 /// One station, one MAC: a MAC on two interfaces (or a switch) makes the
@@ -143,10 +153,9 @@ fn check_unique_macs(w: &World, sc: &Scenario) -> Result<(), ModelError> {
 fn add_link(
     w: &mut World,
     sc: &Scenario,
-    nodes: &Nodes,
+    cab: &mut Cabling,
     li: usize,
     lc: &LinkCfg,
-    names: &mut PortNames,
 ) -> Result<(), ModelError> {
     let at = root().key("link").index(li);
     if !(0.0..1.0).contains(&lc.loss) {
@@ -170,8 +179,8 @@ fn add_link(
         .hint("keep `length` (the propagation is 5 ns a metre) or `delay`, not both"));
     }
     let link = w.links.len() as u32;
-    let a = add_port(w, sc, nodes, &lc.a, at.key("a"), link, lc.rate.0, names)?;
-    let b = add_port(w, sc, nodes, &lc.b, at.key("b"), link, lc.rate.0, names)?;
+    let a = add_port(w, sc, cab, &lc.a, at.key("a"), link, lc.rate.0)?;
+    let b = add_port(w, sc, cab, &lc.b, at.key("b"), link, lc.rate.0)?;
     w.ports[a as usize].set_peer(b);
     w.ports[b as usize].set_peer(a);
     let name = lc
@@ -201,12 +210,11 @@ fn add_link(
 fn add_port(
     w: &mut World,
     sc: &Scenario,
-    nodes: &Nodes,
+    cab: &mut Cabling,
     endpoint: &str,
     at: KeyPath,
     link: u32,
     rate: Rate,
-    names: &mut PortNames,
 ) -> Result<u32, ModelError> {
     let Some((node, port)) = endpoint.split_once('.') else {
         return Err(ModelError::new(
@@ -214,14 +222,14 @@ fn add_port(
             format!("endpoint `{endpoint}` must be `host.nic` or `switch.port`"),
         ));
     };
-    if names.contains_key(endpoint) {
+    if cab.ports.contains_key(endpoint) {
         return Err(ModelError::new(
             at,
             format!("`{endpoint}` is already cabled by another link"),
         ));
     }
     let id = w.ports.len() as u32;
-    let (owner, extra_delay) = if let Some(hi) = nodes.host(node) {
+    let (owner, extra_delay) = if let Some(hi) = cab.nodes.host(node) {
         let nics = &sc.hosts[hi].nics;
         let Some(ni) = nics.iter().position(|n| n.name == port) else {
             return Err(
@@ -248,7 +256,7 @@ fn add_port(
             nic: ni as u32,
         };
         (owner, Ps::ZERO)
-    } else if let Some(si) = nodes.switch(node) {
+    } else if let Some(si) = cab.nodes.switch(node) {
         let local = w.switches[si].add_port(id);
         let owner = Owner::Switch {
             sw: si as u32,
@@ -272,7 +280,7 @@ fn add_port(
         rate,
         extra_delay,
     ));
-    names.insert(endpoint.to_string(), id);
+    cab.ports.insert(endpoint.to_string(), id);
     Ok(id)
 }
 
