@@ -35,8 +35,10 @@
 //! fat-tree has one set per local host plus "all uplinks"). A host with
 //! one link needs no table. For the reference's `fat.txt` (320 hosts, 56
 //! switches) that is 56 x 320 x 2 bytes plus 640 next-hop entries and a
-//! slot per node, about 50 KB ([`Routes::heap_bytes`]). Building costs one search per host,
-//! O(hosts x links).
+//! slot per node, about 50 KB ([`Routes::heap_bytes`]). Building costs one
+//! search per host, O(hosts x links), but the hosts with one link to a
+//! switch share one search (a fat-tree's edge switch, k/2 hosts), and a
+//! column copy of rows x hosts entries per other host.
 
 use rustc_hash::FxHashMap;
 
