@@ -341,7 +341,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             warnings.extend(table::cc_warnings(w));
             out!("{}", table::ets_report(w));
             // What the run will cost, set off from the tables above.
-            out!("\n{}", run::Estimate::of(s).report());
+            let estimate = run::Estimate::of(s);
+            out!("\n{}", estimate.report());
+            if let Some(hint) = run::estimate::huge_page_hint_here(&estimate) {
+                outln!("{hint}");
+            }
             // The names `[output]` asks for, as `rocesim run` checks them.
             run::series::Selection::of(s, w).map_err(RunError::Usage)?;
             if !sim.assumptions().is_empty() {
