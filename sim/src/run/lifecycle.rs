@@ -140,6 +140,7 @@ pub fn run(
     // Built (so checked) in full before the file system is touched; the
     // taps' files are created in the run directory after.
     let mut sim = build_checked(&loaded, file_taps, &opts.taps)?;
+    loaded.scenario.release_flows();
     let out = opts
         .out
         .clone()

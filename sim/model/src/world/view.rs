@@ -573,8 +573,8 @@ impl World {
     /// they will take part once it starts.
     pub fn hosts_of_pending_flows(&self) -> Vec<bool> {
         let mut named = vec![false; self.hosts.len()];
-        for f in self.pending.iter().filter(|f| !f.started()) {
-            for h in f.hosts() {
+        for f in self.pending.iter() {
+            for h in f.hosts().into_iter().flatten() {
                 named[h as usize] = true;
             }
         }
