@@ -118,6 +118,7 @@ pub enum WorkloadSpec {
         rx_depth: u32,
         tclass: u8,
         flow_label: u32,
+        /// Empty in a [`Workload`]'s spec: it keeps each QP's own.
         messages: Vec<MessageSpec>,
     },
     /// An NCCL collective ([`Workload::collective`]): its QP pairs are its
@@ -209,8 +210,8 @@ fn range_check(
 }
 
 impl Workload {
-    pub fn new(spec: WorkloadSpec) -> Result<Workload, WorkloadError> {
-        let per_qp = match &spec {
+    pub fn new(mut spec: WorkloadSpec) -> Result<Workload, WorkloadError> {
+        let per_qp = match &mut spec {
             WorkloadSpec::Perftest(p) => {
                 range_check(
                     "qps",
@@ -254,6 +255,18 @@ impl Workload {
                 range_check("tx_depth", (*tx_depth).into(), *tx_depth >= 1, "at least 1")?;
                 range_check("rx_depth", (*rx_depth).into(), *rx_depth >= 1, "at least 1")?;
                 let mut per_qp = vec![PerQp::default(); *qps as usize];
+                // Each QP keeps its own list, sized to it; the spec's goes
+                // (a fabric run has one workload per flow, 100,000 of them).
+                let messages = std::mem::take(messages);
+                let mut counts = vec![0usize; *qps as usize];
+                for m in &messages {
+                    if let Some(n) = counts.get_mut(m.qp as usize) {
+                        *n += 1;
+                    }
+                }
+                for (q, n) in per_qp.iter_mut().zip(counts) {
+                    q.msgs.reserve_exact(n);
+                }
                 for (index, m) in messages.iter().enumerate() {
                     if m.qp >= *qps {
                         return Err(WorkloadError::NoSuchQp {
