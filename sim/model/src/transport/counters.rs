@@ -367,42 +367,96 @@ fn fields(c: &mut QpCounters) -> [&mut u64; 81] {
 
 /// The counters of a QP that has finished, kept exactly in a fraction of
 /// their size: a short flow's QP counts in a score of its 81 counters, and
-/// a fabric run keeps two QPs per flow to the end.
+/// a fabric run keeps two QPs per flow to the end. Each counter that is not
+/// zero is one LEB128 varint (most take 1 to 3 bytes, not 8); after them
+/// come up to [`PackedCounters::EXTRA`] optional numbers of the QP's
+/// congestion control, each kept when `Some`, zero included.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackedCounters {
-    /// Bit `i` set: counter `i` (in [`fields`]' order) is not zero.
+    /// Bit `i` set: counter `i` (in [`fields`]' order) is not zero; bit
+    /// `81 + j`: extra number `j` is present.
     present: u128,
-    /// The counters that are not zero, in that order.
-    values: Box<[u64]>,
+    /// The present values, in that order, as varints.
+    bytes: Box<[u8]>,
 }
 
+const COUNTERS: usize = 81;
+
 impl PackedCounters {
+    /// How many extra numbers fit beside the counters.
+    pub const EXTRA: usize = 128 - COUNTERS;
+
     pub fn pack(c: &QpCounters) -> PackedCounters {
+        PackedCounters::pack_with(c, &[])
+    }
+
+    /// Packs `c` and the `extra` numbers (at most [`Self::EXTRA`]).
+    pub fn pack_with(c: &QpCounters, extra: &[Option<u64>]) -> PackedCounters {
+        assert!(extra.len() <= Self::EXTRA, "too many extra numbers");
         let mut c = *c;
         let mut present = 0u128;
-        let mut values = Vec::new();
-        for (i, v) in fields(&mut c).into_iter().enumerate() {
-            if *v != 0 {
+        let mut bytes = Vec::new();
+        let values = fields(&mut c).map(|v| Some(*v).filter(|&v| v != 0));
+        for (i, v) in values.iter().chain(extra).enumerate() {
+            if let Some(v) = *v {
                 present |= 1 << i;
-                values.push(*v);
+                put_varint(&mut bytes, v);
             }
         }
         PackedCounters {
             present,
-            values: values.into_boxed_slice(),
+            bytes: bytes.into_boxed_slice(),
         }
+    }
+
+    /// The present values, by index (counters, then extras).
+    fn values(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let mut rest = &self.bytes[..];
+        (0..128)
+            .filter(|&i| self.present & 1 << i != 0)
+            .map(move |i| (i, take_varint(&mut rest)))
     }
 
     pub fn unpack(&self) -> QpCounters {
         let mut c = QpCounters::default();
-        let mut values = self.values.iter();
+        let mut values = self.values().take_while(|&(i, _)| i < COUNTERS);
         for (i, f) in fields(&mut c).into_iter().enumerate() {
             if self.present & 1 << i != 0 {
-                *f = values.next().copied().unwrap_or(0);
+                *f = values.next().map_or(0, |(_, v)| v);
             }
         }
         c
     }
+
+    /// Extra number `j`, as packed.
+    pub fn extra(&self, j: usize) -> Option<u64> {
+        self.values()
+            .find(|&(i, _)| i == COUNTERS + j)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Appends `v` as an unsigned LEB128 varint: seven bits a byte, low first,
+/// the high bit set on every byte but the last.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads one varint [`put_varint`] wrote from the front of `bytes`.
+fn take_varint(bytes: &mut &[u8]) -> u64 {
+    let mut v = 0u64;
+    for (n, &b) in bytes.iter().enumerate() {
+        v |= u64::from(b & 0x7f) << (7 * n);
+        if b & 0x80 == 0 {
+            *bytes = &bytes[n + 1..];
+            return v;
+        }
+    }
+    unreachable!("a varint ends in its own buffer")
 }
 
 #[cfg(test)]
@@ -481,11 +535,54 @@ mod tests {
         c.resp_cqe_flush_error = u64::MAX;
         c.tx_packets = 3;
         let p = PackedCounters::pack(&c);
-        assert_eq!(&*p.values, &[3, 7, u64::MAX]);
+        // 3, then 7, then 2^64 - 1 in ten bytes of seven bits, low first.
+        let mut max = vec![0xff; 9];
+        max.push(0x01);
+        assert_eq!(&*p.bytes, &[&[3, 7][..], &max].concat()[..]);
         assert_eq!(p.unpack(), c);
         assert_eq!(
             PackedCounters::pack(&QpCounters::default()).unpack(),
             QpCounters::default()
         );
+    }
+
+    /// Varints on their boundaries (hand-computed: 127 is one byte 0x7f,
+    /// 128 two bytes 0x80 0x01, 300 0xac 0x02), and extras kept when
+    /// `Some`, zero included, apart from the counters.
+    #[test]
+    fn varints_and_extras() {
+        let mut b = Vec::new();
+        for v in [0, 127, 128, 300] {
+            put_varint(&mut b, v);
+        }
+        assert_eq!(b, [0x00, 0x7f, 0x80, 0x01, 0xac, 0x02]);
+        let mut c = QpCounters::default();
+        c.timeouts = 300;
+        let p = PackedCounters::pack_with(&c, &[None, Some(0), Some(1 << 40)]);
+        assert_eq!(p.unpack(), c);
+        assert_eq!(
+            (p.extra(0), p.extra(1), p.extra(2), p.extra(3)),
+            (None, Some(0), Some(1 << 40), None)
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the counters and extras, unpacking gives them back.
+        #[test]
+        fn packing_round_trips(
+            v in proptest::collection::vec(proptest::prelude::any::<u64>(), 81),
+            zeros in proptest::collection::vec(proptest::prelude::any::<bool>(), 81),
+            extra in proptest::collection::vec(proptest::option::of(proptest::prelude::any::<u64>()), 0..=47),
+        ) {
+            let mut c = QpCounters::default();
+            for ((f, v), z) in fields(&mut c).into_iter().zip(v).zip(zeros) {
+                *f = if z { 0 } else { v };
+            }
+            let p = PackedCounters::pack_with(&c, &extra);
+            proptest::prop_assert_eq!(p.unpack(), c);
+            for (j, e) in extra.iter().enumerate() {
+                proptest::prop_assert_eq!(p.extra(j), *e);
+            }
+        }
     }
 }

@@ -26,20 +26,37 @@ pub struct LiveQp {
     pub cc: QpCc,
 }
 
-/// What the outputs read of a retired QP.
+/// What the outputs read of a retired QP: its counters and its congestion
+/// control's numbers packed together ([`PackedCounters`]; 60 to 80 bytes
+/// for a short flow's QP where they took 240).
 pub struct RetiredQp {
     pub qpn: u32,
     pub dest_qpn: u32,
     pub state: QpState,
-    pub counters: PackedCounters,
+    /// Its ACK-clocked reaction point's title, if it ran one.
+    acks: Option<&'static str>,
+    /// The counters, then the numbers at [`Extra`]'s indices.
+    packed: PackedCounters,
+}
+
+/// Where [`RetiredQp::packed`] keeps each number beside the counters.
+#[derive(Clone, Copy)]
+enum Extra {
     /// Its DCQCN reaction point's CNPs and cuts, if it ran one.
-    pub rp: Option<RpCounts>,
-    /// Its ACK-clocked reaction point's title and marked ACKs, if it ran one.
-    pub acks: Option<(&'static str, u64)>,
-    pub cnps_ignored: u64,
-    /// The rate its reaction point set, and the workload's cap.
-    pub cc_rate: Option<Rate>,
-    pub cap: Option<Rate>,
+    RpCnps,
+    RpCuts,
+    /// The marked ACKs its ACK-clocked reaction point saw.
+    AckEchoes,
+    CnpsIgnored,
+    /// The rate its reaction point set, and the workload's cap (bit/s).
+    CcRate,
+    Cap,
+}
+
+impl RetiredQp {
+    fn extra(&self, e: Extra) -> Option<u64> {
+        self.packed.extra(e as usize)
+    }
 }
 
 /// A DCQCN reaction point's counts.
@@ -88,14 +105,14 @@ impl QpBody {
     pub fn counters(&self) -> QpCounters {
         match self {
             QpBody::Live(l) => *l.qp.counters(),
-            QpBody::Retired(r) => r.counters.unpack(),
+            QpBody::Retired(r) => r.packed.unpack(),
         }
     }
 
     pub fn retransmitted_packets(&self) -> u64 {
         match self {
             QpBody::Live(l) => l.qp.counters().retransmitted_packets,
-            QpBody::Retired(r) => r.counters.unpack().retransmitted_packets,
+            QpBody::Retired(r) => r.packed.unpack().retransmitted_packets,
         }
     }
 
@@ -105,21 +122,24 @@ impl QpBody {
                 cnps: rp.cnps(),
                 cuts: rp.cuts(),
             }),
-            QpBody::Retired(r) => r.rp,
+            QpBody::Retired(r) => Some(RpCounts {
+                cnps: r.extra(Extra::RpCnps)?,
+                cuts: r.extra(Extra::RpCuts)?,
+            }),
         }
     }
 
     pub fn ack_clocked(&self) -> Option<(&'static str, u64)> {
         match self {
             QpBody::Live(l) => l.cc.acks.as_ref().map(|a| (a.title(), a.echoes())),
-            QpBody::Retired(r) => r.acks,
+            QpBody::Retired(r) => Some((r.acks?, r.extra(Extra::AckEchoes)?)),
         }
     }
 
     pub fn cnps_ignored(&self) -> u64 {
         match self {
             QpBody::Live(l) => l.cc.cnps_ignored,
-            QpBody::Retired(r) => r.cnps_ignored,
+            QpBody::Retired(r) => r.extra(Extra::CnpsIgnored).unwrap_or(0),
         }
     }
 
@@ -128,24 +148,37 @@ impl QpBody {
         match self {
             QpBody::Live(l) => l.cc.allowed_rate(line),
             QpBody::Retired(r) => {
-                let rate = r.cc_rate.unwrap_or(line);
-                r.cap.map_or(rate, |c| c.min(rate)).min(line)
+                let rate = r.extra(Extra::CcRate).map_or(line, Rate);
+                r.extra(Extra::Cap)
+                    .map_or(rate, |c| Rate(c).min(rate))
+                    .min(line)
             }
         }
     }
 
     fn retire(&mut self) {
         let QpBody::Live(l) = &*self else { return };
+        let (rp, acks) = (self.rp(), self.ack_clocked());
+        let mut extra = [None; 6];
+        for (e, v) in [
+            (Extra::RpCnps, rp.map(|r| r.cnps)),
+            (Extra::RpCuts, rp.map(|r| r.cuts)),
+            (Extra::AckEchoes, acks.map(|a| a.1)),
+            (
+                Extra::CnpsIgnored,
+                Some(l.cc.cnps_ignored).filter(|&n| n != 0),
+            ),
+            (Extra::CcRate, l.cc.cc_rate().map(|r| r.0)),
+            (Extra::Cap, l.cc.cap.map(|r| r.0)),
+        ] {
+            extra[e as usize] = v;
+        }
         let record = RetiredQp {
             qpn: l.qp.qpn(),
             dest_qpn: l.qp.dest_qpn(),
             state: l.qp.state(),
-            counters: PackedCounters::pack(l.qp.counters()),
-            rp: self.rp(),
-            acks: self.ack_clocked(),
-            cnps_ignored: l.cc.cnps_ignored,
-            cc_rate: l.cc.cc_rate(),
-            cap: l.cc.cap,
+            acks: acks.map(|a| a.0),
+            packed: PackedCounters::pack_with(l.qp.counters(), &extra),
         };
         *self = QpBody::Retired(Box::new(record));
     }
