@@ -556,8 +556,10 @@ mod tests {
             put_varint(&mut b, v);
         }
         assert_eq!(b, [0x00, 0x7f, 0x80, 0x01, 0xac, 0x02]);
-        let mut c = QpCounters::default();
-        c.timeouts = 300;
+        let c = QpCounters {
+            timeouts: 300,
+            ..QpCounters::default()
+        };
         let p = PackedCounters::pack_with(&c, &[None, Some(0), Some(1 << 40)]);
         assert_eq!(p.unpack(), c);
         assert_eq!(
