@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rocesim::run::{self, RunError, RunOptions, Summary, table};
+use rocesim::run::{self, QpRecords, QpRows, RunError, RunOptions, Summary, table};
 use rocesim::time::Ps;
 use rocesim::world::Progress;
 
@@ -307,15 +307,18 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 out,
                 sets,
                 taps,
-                exits_after: true,
                 force,
             };
-            let (s, dir) = run::run(&scenario, &opts, &mut bar)?;
+            let run::Finished { head, world, dir } = run::run(&scenario, &opts, &mut bar)?;
             if let Some(b) = bar.bar {
                 b.finish_and_clear();
             }
-            print_summary(&s, format);
+            // The QP records are made from the world as they are printed.
+            print_summary(&head.with_qps(QpRows(&world)), format);
             eprintln!("rocesim: wrote {}", dir.display());
+            // The process exits next: the world is left to the operating
+            // system (`run::Finished`).
+            std::mem::forget(world);
         }
         Cmd::Check { scenario, sets } => {
             let (loaded, sim) = run::check(&scenario, &sets)?;
@@ -515,7 +518,7 @@ fn print_sweep(
     Ok(())
 }
 
-fn print_summary(s: &Summary, format: Format) {
+fn print_summary(s: &Summary<impl QpRecords>, format: Format) {
     let text = match format {
         Format::Json => table::summary_json(s),
         Format::Csv => table::summary_csv(s),

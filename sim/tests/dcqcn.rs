@@ -25,7 +25,8 @@ fn run_lib(name: &str, toml: &str) -> (std::path::PathBuf, Summary, Value) {
         out: Some(dir.join("run")),
         ..RunOptions::default()
     };
-    let (sum, out) = run::run(&file, &opts, &mut ()).unwrap();
+    let done = run::run(&file, &opts, &mut ()).unwrap();
+    let (sum, out) = (done.summary(), done.dir);
     let json = std::fs::read_to_string(out.join("summary.json")).unwrap();
     (dir, sum, serde_json::from_str(&json).unwrap())
 }

@@ -27,7 +27,8 @@ fn run_and_read(name: &str, sets: &[&str]) -> (Summary, Report) {
         sets: all,
         ..RunOptions::default()
     };
-    let (s, dir) = run::run(&scenario("lag_hash"), &opts, &mut ()).unwrap();
+    let done = run::run(&scenario("lag_hash"), &opts, &mut ()).unwrap();
+    let (s, dir) = (done.summary(), done.dir);
     let files: Vec<_> = s.taps.iter().map(|t| dir.join(&t.file)).collect();
     let a = analyze_files(&files, &AnalyzeOptions::default()).unwrap();
     (s, a.report)

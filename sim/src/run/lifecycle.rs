@@ -5,7 +5,7 @@
 //!
 //! ```text
 //!  file + --set ──load──▶ Loaded ──+ --tap──▶ build (checked) ──▶ World ──run──▶ finished World
-//!    ──finish (flush taps)──▶ outputs.rs writes the run directory ──▶ (Summary, directory)
+//!    ──finish (flush taps)──▶ outputs.rs writes the run directory ──▶ Finished (summary, world, directory)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -16,13 +16,13 @@ use super::error::RunError;
 use super::estimate;
 use super::outputs::write_outputs;
 use super::series::Selection;
-use super::summary::Summary;
+use super::summary::{QpRows, Summary};
 use super::sysfs;
 use crate::parallel::Simulation;
 use crate::scenario::schema::{TapCfg, TapFormat};
 use crate::scenario::{self, BuildOptions};
 use crate::time::Ps;
-use crate::world::Progress;
+use crate::world::{Progress, World};
 
 /// What `rocesim run`'s flags change in a run of a scenario file.
 #[derive(Debug, Clone, Default)]
@@ -32,12 +32,6 @@ pub struct RunOptions {
     pub sets: Vec<String>,
     /// `--tap PORT[:SNAPLEN]`: capture points besides the scenario's.
     pub taps: Vec<String>,
-    /// The process exits once the run returns (the CLI): the simulated
-    /// world is left to the operating system rather than freed piece by
-    /// piece, which took a star's run 1-2 ms after its outputs were
-    /// written. Its capture files are closed before the outputs are
-    /// written, so nothing waits on its drop.
-    pub exits_after: bool,
     /// `--force`: run even when the estimated peak memory exceeds what
     /// the machine has available ([`super::estimate`]).
     pub force: bool,
@@ -116,13 +110,32 @@ pub fn default_out(name: &str) -> PathBuf {
     Path::new("runs").join(name)
 }
 
-/// Runs a scenario and writes its run directory. Returns the summary and
-/// the directory.
+/// A run that has written its directory.
+pub struct Finished {
+    /// Its summary, the QP records aside: [`QpRows`] makes them from the
+    /// world as they are read ([`Finished::summary`] collects them).
+    pub head: Summary<()>,
+    /// The finished world. A process that exits next (the CLI) may leave
+    /// it to the operating system (`std::mem::forget`) rather than free it
+    /// piece by piece, which took a star's run 1-2 ms after its outputs;
+    /// its capture files are already closed.
+    pub world: World,
+    pub dir: PathBuf,
+}
+
+impl Finished {
+    /// The summary with its QP records, as summary.json has them.
+    pub fn summary(&self) -> Summary {
+        self.head.clone().with_qps(QpRows(&self.world).collect())
+    }
+}
+
+/// Runs a scenario and writes its run directory.
 pub fn run(
     path: &Path,
     opts: &RunOptions,
     progress: &mut dyn Progress,
-) -> Result<(Summary, PathBuf), RunError> {
+) -> Result<Finished, RunError> {
     let mut sets = opts.sets.clone();
     if let Some(seed) = opts.seed {
         sets.push(format!("seed={seed}"));
@@ -180,11 +193,12 @@ pub fn run(
         .map_err(RunError::Output)?;
         Ok((s, done.world))
     })?;
-    let (s, w) = s;
-    if opts.exits_after {
-        std::mem::forget(w);
-    }
-    Ok((s, out))
+    let (head, world) = s;
+    Ok(Finished {
+        head,
+        world,
+        dir: out,
+    })
 }
 
 /// Simulated-time progress as a fraction, for a progress bar.

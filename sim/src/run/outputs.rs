@@ -10,16 +10,10 @@ use super::prom;
 use super::queues;
 use super::rate_plots;
 use super::series::Selection;
-use super::summary::Summary;
+use super::summary::{QpRows, Summary};
 use super::sysfs;
 use crate::world::World;
 
-/// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
-/// plots of run `name`'s finished world into `dir`, on two threads;
-/// `assumptions` are the scenario's unsourced defaults.
-/// `sysfs` says whether the tree is written, and whether it was begun
-/// while the world ran; `sel` which series and trees (all, or a large
-/// fabric's summary, [`super::series`]).
 /// Tests: every output of run `name`'s finished world, as a run without
 /// assumptions or wall time writes it (the sysfs tree at the end, every
 /// series).
@@ -37,6 +31,13 @@ pub(super) fn write_every_output(name: &str, w: &World, dir: &Path) {
     .unwrap();
 }
 
+/// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
+/// plots of run `name`'s finished world into `dir`, on two threads, and
+/// returns the summary without its QP records ([`QpRows`] makes them);
+/// `assumptions` are the scenario's unsourced defaults.
+/// `sysfs` says whether the tree is written, and whether it was begun
+/// while the world ran; `sel` which series and trees (all, or a large
+/// fabric's summary, [`super::series`]).
 pub fn write_outputs(
     name: &str,
     w: &World,
@@ -45,8 +46,9 @@ pub fn write_outputs(
     wall_s: f64,
     sysfs: sysfs::When,
     sel: &Selection,
-) -> Result<Summary, String> {
-    let mut s = Summary::of(name, w, wall_s);
+) -> Result<Summary<()>, String> {
+    // The QP records are made as summary.json is written, one at a time.
+    let mut s = Summary::head(name, w, wall_s).with_qps(QpRows(w));
     s.assumptions = assumptions.to_vec();
     let write = |name: &str, text: String| {
         let path = dir.join(name);
@@ -133,5 +135,5 @@ pub fn write_outputs(
     for r in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
         r?;
     }
-    Ok(s)
+    Ok(s.with_qps(()))
 }

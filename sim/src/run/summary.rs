@@ -1,6 +1,7 @@
 //! `summary.json`: what a run did, per port, QP, bond, switch and tap. A
 //! public interface: keys are only ever added.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -198,8 +199,13 @@ pub struct TapSummary {
     pub frames: u64,
 }
 
+/// The summary of a run. Its QP records (`Q`) are collected
+/// (`Vec<QpSummary>`, the default), made from the world as they are read
+/// ([`QpRows`]: what `rocesim run` writes and prints, where a fabric's
+/// 200,000 records would have been the run's largest allocation), or left
+/// out (`()`).
 #[derive(Debug, Clone, Serialize)]
-pub struct Summary {
+pub struct Summary<Q = Vec<QpSummary>> {
     pub scenario: String,
     pub seed: u64,
     pub sim_time_ns: u64,
@@ -213,7 +219,7 @@ pub struct Summary {
     /// ([`rocesim_scenario::assumptions`]): set the key to make it yours.
     pub assumptions: Vec<String>,
     pub ports: Vec<PortSummary>,
-    pub qps: Vec<QpSummary>,
+    pub qps: Q,
     pub bonds: Vec<BondSummary>,
     pub switches: Vec<SwitchSummary>,
     pub taps: Vec<TapSummary>,
@@ -323,10 +329,101 @@ impl QpSummary {
     }
 }
 
+/// Every QP's record, made from the world as it is read, in QP order:
+/// serialized one record at a time (summary.json), or iterated.
+#[derive(Clone, Copy)]
+pub struct QpRows<'w>(pub &'w World);
+
+impl<'w> QpRows<'w> {
+    /// The records; each makes its own names, none kept after it.
+    pub fn iter(self) -> impl Iterator<Item = QpSummary> + 'w {
+        self.0
+            .qps()
+            .map(|q| QpSummary::of(q, &mut Names::default()))
+    }
+
+    /// The records, collected, sharing their names.
+    pub fn collect(self) -> Vec<QpSummary> {
+        let mut names = Names::default();
+        self.0.qps().map(|q| QpSummary::of(q, &mut names)).collect()
+    }
+}
+
+impl core::fmt::Debug for QpRows<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "QpRows({} QPs)", self.0.qps().len())
+    }
+}
+
+impl Serialize for QpRows<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// A summary's QP records, however held: what the printed table and CSV
+/// read.
+pub trait QpRecords: Serialize {
+    /// The client (requester) records, in QP order.
+    fn client_records(&self) -> Box<dyn Iterator<Item = Cow<'_, QpSummary>> + '_>;
+}
+
+impl QpRecords for Vec<QpSummary> {
+    fn client_records(&self) -> Box<dyn Iterator<Item = Cow<'_, QpSummary>> + '_> {
+        Box::new(
+            self.iter()
+                .filter(|q| q.role == Role::Client)
+                .map(Cow::Borrowed),
+        )
+    }
+}
+
+impl QpRecords for QpRows<'_> {
+    fn client_records(&self) -> Box<dyn Iterator<Item = Cow<'_, QpSummary>> + '_> {
+        let w = self.0;
+        Box::new(
+            w.qps()
+                .filter(|q| q.role() == Role::Client)
+                .map(|q| Cow::Owned(QpSummary::of(q, &mut Names::default()))),
+        )
+    }
+}
+
+impl<Q> Summary<Q> {
+    /// The same summary with QP records `qps`.
+    pub fn with_qps<R>(self, qps: R) -> Summary<R> {
+        Summary {
+            scenario: self.scenario,
+            seed: self.seed,
+            sim_time_ns: self.sim_time_ns,
+            events: self.events,
+            wall_s: self.wall_s,
+            packet_hops: self.packet_hops,
+            aggregate_goodput_gbps: self.aggregate_goodput_gbps,
+            assumptions: self.assumptions,
+            ports: self.ports,
+            qps,
+            bonds: self.bonds,
+            switches: self.switches,
+            taps: self.taps,
+            counters: self.counters,
+            fct: self.fct,
+            collectives: self.collectives,
+        }
+    }
+}
+
 impl Summary {
     /// The summary of a finished (or checked) world of run `name`;
     /// `wall_s` is the run's wall-clock time.
     pub fn of(name: &str, w: &World, wall_s: f64) -> Summary {
+        Summary::head(name, w, wall_s).with_qps(QpRows(w).collect())
+    }
+}
+
+impl Summary<()> {
+    /// [`Summary::of`] without the QP records.
+    pub fn head(name: &str, w: &World, wall_s: f64) -> Summary<()> {
         let t = w.sim_time();
         let mut first_post: Option<Ps> = None;
         let mut last_done: Option<Ps> = None;
@@ -392,10 +489,7 @@ impl Summary {
             aggregate_goodput_gbps: aggregate,
             assumptions: Vec::new(),
             ports: w.ports().map(|p| PortSummary::of(p, t)).collect(),
-            qps: {
-                let mut names = Names::default();
-                w.qps().map(|q| QpSummary::of(q, &mut names)).collect()
-            },
+            qps: (),
             bonds,
             switches,
             taps,
@@ -404,7 +498,9 @@ impl Summary {
             collectives: super::collectives::rows(w),
         }
     }
+}
 
+impl Summary {
     /// The client (requester) QP rows.
     pub fn clients(&self) -> impl Iterator<Item = &QpSummary> {
         self.qps.iter().filter(|q| q.role == Role::Client)

@@ -8,7 +8,7 @@ use roce_capture::human::{plural, table};
 
 use super::grid::{Axis, SweepRow, mean_min_max};
 use super::shortlist::keep_most;
-use super::summary::Summary;
+use super::summary::{QpRecords, Summary};
 use crate::world::port::select::Tsa;
 use crate::world::{QpStatus, World};
 
@@ -333,16 +333,16 @@ pub fn ets_report(w: &World) -> String {
 }
 
 /// The summary as `--format json` prints it: summary.json's content.
-pub fn summary_json(s: &Summary) -> String {
+pub fn summary_json(s: &Summary<impl QpRecords>) -> String {
     serde_json::to_string_pretty(s).expect("plain JSON values") + "\n"
 }
 
 /// One row per client QP (`--format csv`).
-pub fn summary_csv(s: &Summary) -> String {
+pub fn summary_csv(s: &Summary<impl QpRecords>) -> String {
     let mut out = String::from(
         "host,qpn,dest_qpn,src,dst,udp_sport,port,slave,tx_bytes,goodput_gbps,retransmitted_packets,timeouts,naks_rx,status\n",
     );
-    for q in s.clients() {
+    for q in s.qps.client_records() {
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
@@ -376,7 +376,7 @@ const BOND_ROWS: usize = 8;
 /// anything (the busiest, in a large fabric), client QPs (those that
 /// failed first, in a large run), bonds' shares and events, the flows'
 /// slowdowns, the aggregate.
-pub fn summary_table(s: &Summary) -> String {
+pub fn summary_table(s: &Summary<impl QpRecords>) -> String {
     let mut out = format!(
         "scenario {} (seed {}): {:.3} ms simulated, {} events, {:.2} s wall\n\n",
         s.scenario,
@@ -427,17 +427,31 @@ pub fn summary_table(s: &Summary) -> String {
         "naks",
         "status",
     ])];
-    let clients: Vec<_> = s.clients().collect();
-    let all: Vec<usize> = (0..clients.len()).collect();
-    // Those that failed or were cut short first, then the lowest goodput.
-    let shown = keep_most(&all, TABLE_ROWS, |&i| {
-        let q = clients[i];
-        (
-            q.status != QpStatus::Success,
-            std::cmp::Reverse((q.goodput_gbps * 1e3) as u64),
-        )
-    });
-    for q in shown.iter().map(|&i| clients[i]) {
+    // Those that failed or were cut short first, then the lowest goodput:
+    // chosen by key, then only those records kept (a fabric has 100,000).
+    let keys: Vec<_> = s
+        .qps
+        .client_records()
+        .map(|q| {
+            (
+                q.status != QpStatus::Success,
+                std::cmp::Reverse((q.goodput_gbps * 1e3) as u64),
+            )
+        })
+        .collect();
+    let all: Vec<usize> = (0..keys.len()).collect();
+    let shown = keep_most(&all, TABLE_ROWS, |&i| keys[i]);
+    let mut picked = vec![false; keys.len()];
+    for &i in &shown {
+        picked[i] = true;
+    }
+    let mut records: std::collections::HashMap<usize, _> = s
+        .qps
+        .client_records()
+        .enumerate()
+        .filter(|(i, _)| picked[*i])
+        .collect();
+    for q in shown.iter().filter_map(|i| records.remove(i)) {
         let status = if q.status_code != 0 {
             format!("{} ({})", q.status.name(), q.status_code)
         } else {
@@ -458,12 +472,12 @@ pub fn summary_table(s: &Summary) -> String {
         ]);
     }
     out.push_str(&table(&qps));
-    if shown.len() < clients.len() {
+    if shown.len() < keys.len() {
         let _ = writeln!(
             out,
             "  ... {} shown (any that did not succeed, then the lowest goodput); all {} in qps.csv",
             plural(shown.len() as u64, "client QP"),
-            clients.len()
+            keys.len()
         );
     }
     if let Some(f) = &s.fct {
