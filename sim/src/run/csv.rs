@@ -75,7 +75,8 @@ fn thousandths(v: f64) -> Option<u64> {
 pub fn ports_csv(w: &World, out: &mut dyn Write, keep: Option<&[bool]>) -> io::Result<()> {
     out.write_all(b"t_ns,port,tx_bytes,rx_bytes,tx_gbps,rx_gbps,queued_bytes,drops\n")?;
     let mut row = Row(String::with_capacity(128));
-    for (s, prev) in with_previous(w.port_samples(), w.ports().len(), |s| s.port as usize) {
+    for (_, s, prev) in with_previous(w.port_samples(), w.ports().len(), |s| Some(s.port as usize))
+    {
         if keep.is_some_and(|k| !k.get(s.port as usize).copied().unwrap_or(false)) {
             continue;
         }
@@ -113,7 +114,7 @@ pub fn qps_csv(w: &World, out: &mut dyn Write, hosts: Option<&[bool]>) -> io::Re
             .map(|(_, h)| h.name())
             .collect()
     });
-    for (s, prev) in with_previous(w.qp_samples(), w.qp_count(), |s| s.qp as usize) {
+    for (_, s, prev) in with_previous(w.qp_samples(), w.qp_count(), |s| Some(s.qp as usize)) {
         let q = w.qp(s.qp);
         if kept.as_ref().is_some_and(|k| !k.contains(q.host())) {
             continue;

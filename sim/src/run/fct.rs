@@ -23,6 +23,7 @@ use plotters::prelude::*;
 use roce_capture::human::{self, plural};
 use serde::Serialize;
 
+use super::outputs::stream_file;
 use crate::world::{FlowResult, World};
 
 /// Bucket bounds in bytes: [0, 10 KB), [10 KB, 100 KB), ... [10 MB, ∞).
@@ -126,12 +127,11 @@ pub fn summary(w: &World) -> Option<FctSummary> {
 
 /// `fct.txt`: finished flows in completion order (then flow id), as the
 /// reference writes them.
-pub fn fct_txt(flows: &[FlowResult]) -> String {
+pub fn fct_txt(flows: &[FlowResult], s: &mut dyn std::io::Write) -> std::io::Result<()> {
     let mut done: Vec<&FlowResult> = flows.iter().filter(|f| f.fct().is_some()).collect();
     done.sort_by_key(|f| (f.finished_at, f.flow.spec.id));
-    let mut s = String::new();
     for f in done {
-        let _ = writeln!(
+        writeln!(
             s,
             "{:08x} {:08x} {} {} {} {} {} {}",
             u32::from(f.src_ip),
@@ -142,20 +142,20 @@ pub fn fct_txt(flows: &[FlowResult]) -> String {
             f.flow.spec.start.as_ns(),
             f.fct().map_or(0, |t| t.as_ns()),
             f.flow.ideal.as_ns()
-        );
+        )?;
     }
-    s
+    Ok(())
 }
 
 /// `fct.csv`: every flow in start order; an unfinished one has empty FCT
 /// and slowdown.
-pub fn fct_csv(w: &World, flows: &[FlowResult]) -> String {
-    let mut s = String::from(
-        "flow,src,dst,src_qpn,dst_qpn,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown\n",
-    );
+pub fn fct_csv(w: &World, flows: &[FlowResult], s: &mut dyn std::io::Write) -> std::io::Result<()> {
+    s.write_all(
+        b"flow,src,dst,src_qpn,dst_qpn,size_bytes,start_ns,fct_ns,ideal_fct_ns,slowdown\n",
+    )?;
     for f in flows {
         let spec = &f.flow.spec;
-        let _ = writeln!(
+        writeln!(
             s,
             "{},{},{},{:#x},{:#x},{},{},{},{},{}",
             spec.id,
@@ -168,9 +168,9 @@ pub fn fct_csv(w: &World, flows: &[FlowResult]) -> String {
             f.fct().map_or(String::new(), |t| t.as_ns().to_string()),
             f.flow.ideal.as_ns(),
             f.slowdown().map_or(String::new(), |x| format!("{:.4}", x))
-        );
+        )?;
     }
-    s
+    Ok(())
 }
 
 /// Writes fct.txt, fct.csv and the plot for a run with flows.
@@ -179,12 +179,8 @@ pub fn write(w: &World, dir: &Path, summary: Option<&FctSummary>) -> Result<(), 
         return Ok(());
     };
     let flows = w.flows();
-    let put = |name: &str, text: String| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
-    };
-    put("fct.txt", fct_txt(&flows))?;
-    put("fct.csv", fct_csv(w, &flows))?;
+    stream_file(dir, "fct.txt", &|f| fct_txt(&flows, f))?;
+    stream_file(dir, "fct.csv", &|f| fct_csv(w, &flows, f))?;
     plot(dir, summary)
 }
 

@@ -5,18 +5,19 @@
 
 use crate::time::Ps;
 
-/// Rows of samples of `n` components (`key`: which one, below `n`), in
-/// time order: each with the same component's previous row, if any. A
-/// component made during the run (a flow's QP) has rows from then on.
+/// Rows of samples of `n` components (`key`: which one, below `n`, or
+/// `None` for a row left out), in time order: each with its component and
+/// that component's previous row, if any. A component made during the run
+/// (a flow's QP) has rows from then on.
 pub(super) fn with_previous<S>(
     samples: &[S],
     n: usize,
-    key: impl Fn(&S) -> usize,
-) -> impl Iterator<Item = (&S, Option<&S>)> {
-    let mut last: Vec<Option<usize>> = vec![None; n];
-    samples.iter().enumerate().map(move |(k, s)| {
-        let prev = last[key(s)].replace(k);
-        (s, prev.map(|p| &samples[p]))
+    key: impl Fn(&S) -> Option<usize>,
+) -> impl Iterator<Item = (usize, &S, Option<&S>)> {
+    let mut last: Vec<Option<&S>> = vec![None; n];
+    samples.iter().filter_map(move |s| {
+        let k = key(s)?;
+        Some((k, s, last[k].replace(s)))
     })
 }
 

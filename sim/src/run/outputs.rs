@@ -31,6 +31,22 @@ pub(super) fn write_every_output(name: &str, w: &World, dir: &Path) {
     .unwrap();
 }
 
+/// Writes file `name` of `dir` as `fill` makes it, through a buffer. The
+/// large files are streamed: a fabric's per-QP series and records run to
+/// hundreds of MB, which as one string would double the peak.
+pub(super) fn stream_file(
+    dir: &Path,
+    name: &str,
+    fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let path = dir.join(name);
+    let cannot = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut f =
+        std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&path).map_err(cannot)?);
+    fill(&mut f).map_err(cannot)?;
+    std::io::Write::flush(&mut f).map_err(cannot)
+}
+
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
 /// plots of run `name`'s finished world into `dir`, on two threads, and
 /// returns the summary without its QP records ([`QpRows`] makes them);
@@ -54,17 +70,8 @@ pub fn write_outputs(
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    // The large files are streamed: a fabric's per-QP series and records
-    // run to hundreds of MB, which as one string would double the peak.
     let stream = |name: &str, fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>| {
-        let path = dir.join(name);
-        let cannot = |e: std::io::Error| format!("{}: {e}", path.display());
-        let mut f = std::io::BufWriter::with_capacity(
-            1 << 16,
-            std::fs::File::create(&path).map_err(cannot)?,
-        );
-        fill(&mut f).map_err(cannot)?;
-        std::io::Write::flush(&mut f).map_err(cannot)
+        stream_file(dir, name, fill)
     };
     // Each file is a task; two threads take them, the costliest first (a
     // plot is a PNG and an SVG drawn), so that neither waits on the other
@@ -85,10 +92,10 @@ pub fn write_outputs(
             Ok(())
         }),
         Box::new(|| {
-            write(
-                "counters.prom",
-                prom::counters_prom(w, &sel.counters(w, &s.counters)),
-            )
+            let counters = sel.counters(w, &s.counters);
+            stream("counters.prom", &|f| {
+                prom::write_counters_prom(w, &counters, f)
+            })
         }),
         Box::new(|| {
             let keep = (!sel.all).then_some(&sel.ports[..]);

@@ -80,6 +80,18 @@ const ETHTOOL: usize = 1;
 
 /// The text of `counters.prom` for the run's `counters`.
 pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> String {
+    let mut out = Vec::new();
+    write_counters_prom(w, counters, &mut out).expect("a Vec takes every byte");
+    String::from_utf8(out).expect("UTF-8 names")
+}
+
+/// Writes `counters.prom` for the run's `counters` to `to`, a family at a
+/// time (a fabric's file runs to megabytes).
+pub fn write_counters_prom(
+    w: &World,
+    counters: &BTreeMap<String, CounterSet>,
+    to: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let owners = devices::owners(w);
     let owner_of: Vec<devices::Owner> = counters
         .keys()
@@ -177,6 +189,7 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
     families.sort_unstable_by(|a, b| a.name.cmp(b.name));
     let mut out = String::new();
     for f in &families {
+        out.clear();
         let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(&f.help));
         let _ = writeln!(out, "# TYPE {} {}", f.name, f.kind);
         for (l, v) in &f.series {
@@ -194,8 +207,9 @@ pub fn counters_prom(w: &World, counters: &BTreeMap<String, CounterSet>) -> Stri
             }
             let _ = writeln!(out, "}} {v}");
         }
+        to.write_all(out.as_bytes())?;
     }
-    out
+    Ok(())
 }
 
 /// `<key>="<value>"`, the value escaped if it must be (`key` carries the

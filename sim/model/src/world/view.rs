@@ -152,6 +152,10 @@ pub struct QpView<'a> {
 }
 
 impl<'a> QpView<'a> {
+    /// Its index (as in [`QpSample::qp`]).
+    pub fn index(&self) -> u32 {
+        self.index
+    }
     pub fn host(&self) -> &'a str {
         &self.world.hosts[self.slot.host as usize].name
     }
