@@ -182,47 +182,51 @@ impl FlowResult {
 impl World {
     /// The scenario's flows, in start order.
     pub fn flows(&self) -> Vec<FlowResult> {
-        self.flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let slot = &self.workloads[f.workload as usize];
-                if let Some(ends) = self.pending.get(i).and_then(PendingFlow::ends) {
-                    // Not started: no QPs yet, only its addresses.
-                    let (src_ip, dst_ip, src_qpn, dst_qpn, sport) = ends;
-                    return FlowResult {
-                        flow: *f,
-                        src_ip,
-                        dst_ip,
-                        src_qpn,
-                        dst_qpn,
-                        sport,
-                        finished_at: None,
-                    };
-                }
-                let q = &self.qps[slot.clients[0] as usize];
-                let (src_ip, dst_ip, sport) = match q.l3 {
-                    L3::V2 {
-                        src, dst, sport, ..
-                    } => (src, dst, sport),
-                    L3::V1 { sgid, dgid, .. } => (sgid, dgid, 0),
-                    L3::Arp { .. }
-                    | L3::MacControl(_)
-                    | L3::IcmpUnreachable { .. }
-                    | L3::Tcp { .. } => (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0),
-                };
-                let done = slot.workload.qp_done(0);
-                FlowResult {
-                    flow: *f,
-                    src_ip,
-                    dst_ip,
-                    src_qpn: q.live.qpn(),
-                    dst_qpn: q.live.dest_qpn(),
-                    sport,
-                    finished_at: slot.workload.stats(0).last_completion_at.filter(|_| done),
-                }
-            })
-            .collect()
+        (0..self.flows.len()).map(|i| self.flow(i)).collect()
+    }
+
+    /// How many flows the scenario has.
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Flow `i` (in start order) as the world ran it.
+    pub fn flow(&self, i: usize) -> FlowResult {
+        let f = &self.flows[i];
+        let slot = &self.workloads[f.workload as usize];
+        if let Some(ends) = self.pending.get(i).and_then(PendingFlow::ends) {
+            // Not started: no QPs yet, only its addresses.
+            let (src_ip, dst_ip, src_qpn, dst_qpn, sport) = ends;
+            return FlowResult {
+                flow: *f,
+                src_ip,
+                dst_ip,
+                src_qpn,
+                dst_qpn,
+                sport,
+                finished_at: None,
+            };
+        }
+        let q = &self.qps[slot.clients[0] as usize];
+        let (src_ip, dst_ip, sport) = match q.l3 {
+            L3::V2 {
+                src, dst, sport, ..
+            } => (src, dst, sport),
+            L3::V1 { sgid, dgid, .. } => (sgid, dgid, 0),
+            L3::Arp { .. } | L3::MacControl(_) | L3::IcmpUnreachable { .. } | L3::Tcp { .. } => {
+                (Ipv4Addr::UNSPECIFIED, Ipv4Addr::UNSPECIFIED, 0)
+            }
+        };
+        let done = slot.workload.qp_done(0);
+        FlowResult {
+            flow: *f,
+            src_ip,
+            dst_ip,
+            src_qpn: q.live.qpn(),
+            dst_qpn: q.live.dest_qpn(),
+            sport,
+            finished_at: slot.workload.stats(0).last_completion_at.filter(|_| done),
+        }
     }
 
     /// The name of host `h` (`[[host]]` order, the flows' host index).
