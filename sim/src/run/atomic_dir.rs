@@ -102,3 +102,19 @@ fn remove_stale_temps(parent: &Path, leaf: &str) {
         }
     }
 }
+
+/// Writes file `name` of `dir` as `fill` makes it, through a buffer. The
+/// large files are streamed: a fabric's per-QP series and records run to
+/// hundreds of MB, which as one string would double the peak.
+pub(super) fn stream_file(
+    dir: &Path,
+    name: &str,
+    fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let path = dir.join(name);
+    let cannot = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut f =
+        std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&path).map_err(cannot)?);
+    fill(&mut f).map_err(cannot)?;
+    std::io::Write::flush(&mut f).map_err(cannot)
+}

@@ -23,7 +23,7 @@ use plotters::prelude::*;
 use roce_capture::human::{self, plural};
 use serde::Serialize;
 
-use super::outputs::stream_file;
+use super::atomic_dir::stream_file;
 use crate::world::World;
 
 /// Bucket bounds in bytes: [0, 10 KB), [10 KB, 100 KB), ... [10 MB, ∞).

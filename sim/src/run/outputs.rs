@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::atomic_dir::stream_file;
 use super::csv::{ports_csv, qps_csv};
 use super::fct;
 use super::prom;
@@ -29,22 +30,6 @@ pub(super) fn write_every_output(name: &str, w: &World, dir: &Path) {
         &Selection::all(w),
     )
     .unwrap();
-}
-
-/// Writes file `name` of `dir` as `fill` makes it, through a buffer. The
-/// large files are streamed: a fabric's per-QP series and records run to
-/// hundreds of MB, which as one string would double the peak.
-pub(super) fn stream_file(
-    dir: &Path,
-    name: &str,
-    fill: &dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()>,
-) -> Result<(), String> {
-    let path = dir.join(name);
-    let cannot = |e: std::io::Error| format!("{}: {e}", path.display());
-    let mut f =
-        std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&path).map_err(cannot)?);
-    fill(&mut f).map_err(cannot)?;
-    std::io::Write::flush(&mut f).map_err(cannot)
 }
 
 /// Writes summary.json, the CSVs, counters.prom, the sysfs tree and the
