@@ -18,8 +18,8 @@
 //!              + ports        × PER_PORT       8 egress queues, counters, PFC/ECN state, and
 //!                                              each port's counters in summary.json
 //!              + route hops   × PER_ROUTE_HOP  switch routing tables: one per (route, next hop)
-//!              + flows        × PER_FLOW       the flow, its workload, its two QPs, their
-//!                                              packets in flight, summaries and FCT record
+//!              + flows × (PER_FLOW_KEPT × parts [+ PER_FLOW_ACROSS])   a finished flow's records
+//!              + flows at once × PER_LIVE_FLOW  a running flow's QPs and frames, at the most
 //!              + port samples × size_of(PortSample)   time series: every port, every sample
 //!              + QP samples   × size_of(QpSample)     every QP while it runs
 //!              + taps         × PER_TAP        a capture's buffers (its frames go to disk)
@@ -78,7 +78,13 @@ const PER_ROUTE_HOP: u64 = 24;
 /// `fat_tree_scale` at k = 8, 16, 24, 32: 74, 307, 917, 2,006 MB at
 /// 320-byte slots; scaled to 256-byte ones.)
 const PER_SWITCH_HOST: u64 = 64;
-const PER_FLOW: u64 = 28_000;
+/// A flow's costs (fitted 2026-12-05): kept once finished, in each part
+/// (FbHdp's 100,156 flows, serial: 195 MB); split, its ends whose peer is
+/// elsewhere, which never retire (FbHdp split: 478 MB); while it runs, its
+/// QPs and frames (the fat-tree benchmark's WebSearch flows).
+const PER_FLOW_KEPT: u64 = 1_300;
+const PER_FLOW_ACROSS: u64 = 1_100;
+const PER_LIVE_FLOW: u64 = 108_000;
 const PER_TAP: u64 = 160 << 10;
 /// Events per packet hop: the frame's end of transmission at the port,
 /// its arrival at the peer, and a share of the host's send scheduling.
@@ -158,6 +164,12 @@ impl Estimate {
         let mut qp_busy = 0u64; // QP-lifetimes in ps, summed
         let flow_workloads: std::collections::HashSet<u32> =
             sc.flows.iter().map(|f| f.workload).collect();
+        // A flow runs from its start for twice its ideal time, as below
+        // (at fabric scale within 10 % of the runs' own most at once).
+        let flows_at_once = super::intervals::most_at_once(sc.flows.iter().map(|f| {
+            let end = f.spec.start.0.saturating_add(f.ideal.0.saturating_mul(2));
+            (f.spec.start, Ps(end))
+        }));
         for f in &sc.flows {
             let (src, dst) = (f.spec.src.0 as usize, f.spec.dst.0 as usize);
             let (seg, wire) = payload(src);
@@ -252,6 +264,8 @@ impl Estimate {
         let port_rows = ports * ticks.min(max + 1);
         let thin = ticks.div_ceil(max.max(1)).next_power_of_two();
         let qp_rows = qps + qp_busy / every / thin;
+        let parts = u64::from(sc.sim.partitions.unwrap_or(1).max(1));
+        let kept = PER_FLOW_KEPT * parts + PER_FLOW_ACROSS * u64::from(parts > 1);
         let mut terms = vec![
             Term {
                 what: "base (binary, font, allocator)",
@@ -279,9 +293,14 @@ impl Estimate {
                 bytes: route_hops * PER_ROUTE_HOP,
             },
             Term {
-                what: "flows and their QPs",
+                what: "flows (kept to the end)",
                 count: flows,
-                bytes: flows * PER_FLOW,
+                bytes: flows * kept,
+            },
+            Term {
+                what: "flows running at once",
+                count: flows_at_once,
+                bytes: flows_at_once * PER_LIVE_FLOW,
             },
             Term {
                 what: "collective QPs and lanes",
