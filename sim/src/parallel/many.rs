@@ -264,7 +264,8 @@ fn placeholder(w: &World) -> World {
 }
 
 /// Moves every part's departures into the inbox of the part that
-/// simulates each frame's port, in the order sent.
+/// simulates each frame's port, in the order sent, and each note to the
+/// part of its QP.
 fn route_mail(all: &mut [&mut Part], plan: &Plan) {
     for from in 0..all.len() {
         let mut out = std::mem::take(&mut all[from].world.departures);
@@ -279,6 +280,12 @@ fn route_mail(all: &mut [&mut Part], plan: &Plan) {
         out.frames.clear();
         out.ints.clear();
         out.first = None;
+        // A note goes to the part of the end it is for.
+        for note in out.notes.drain(..) {
+            let host = all[from].world.qps[note.qp as usize].host;
+            let to = usize::from(plan.host_part[host as usize]);
+            all[to].inbox.notes.push(note);
+        }
         all[from].world.departures = out;
     }
 }

@@ -86,8 +86,8 @@ fn same_outputs(scenario: &str, sets: &[&str]) -> (usize, usize) {
     (retired, flows)
 }
 
-/// Lost frames, retransmissions, CNP frames; serial and cut in two
-/// (where a flow whose ends are in different parts keeps its QPs).
+/// Lost frames, retransmissions, CNP frames; serial, cut in two and in
+/// four.
 #[test]
 fn lossy_flows_give_the_same_outputs_retired() {
     let (retired, flows) = same_outputs("lossy", &[]);
@@ -99,8 +99,12 @@ fn lossy_flows_give_the_same_outputs_retired() {
         retired > flows && retired < 2 * flows,
         "{retired} QPs of {flows} flows retired"
     );
-    let (split, _) = same_outputs("lossy", &["sim.partitions=2"]);
-    assert!(split > 0 && split < retired, "{split} retired split");
+    // Split in two and in four: the same pairs retire, those whose ends
+    // are in different parts through their notes (`retire::Note`).
+    for parts in ["sim.partitions=2", "sim.partitions=4"] {
+        let (split, _) = same_outputs("lossy", &[parts]);
+        assert_eq!(split, retired, "{parts}");
+    }
 }
 
 /// ACK-clocked congestion control (DCTCP's marked ACKs, HPCC's telemetry

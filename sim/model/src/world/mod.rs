@@ -163,6 +163,9 @@ pub struct World {
     pub departures: part::Mail,
     /// A finished flow's QPs give back their memory ([`retire`]).
     pub retire_flows: bool,
+    /// The counts this part's ends and their peers elsewhere sent each
+    /// other, to retire across parts ([`retire::Note`]).
+    notes: retire::Notes,
 }
 
 /// How the network is modelled and observed beyond its components
@@ -205,6 +208,7 @@ impl World {
             reroute: None,
             departures: part::Mail::default(),
             retire_flows: true,
+            notes: retire::Notes::default(),
         }
     }
 }

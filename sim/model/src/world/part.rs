@@ -64,6 +64,9 @@ pub struct Mail {
     pub frames: Vec<Packet>,
     pub ints: Vec<IntRepr>,
     pub first: Option<Ps>,
+    /// What a settled end of a flow tells the part of its peer, so that
+    /// both can retire ([`super::retire::Note`]).
+    pub notes: Vec<super::retire::Note>,
 }
 
 impl Mail {
@@ -95,8 +98,12 @@ impl Mail {
     /// places when `to` is empty, as it is unless a sample came between
     /// two windows.
     pub fn move_to(&mut self, to: &mut Mail) {
+        to.notes.append(&mut self.notes);
         if to.to.is_empty() {
-            std::mem::swap(self, to);
+            std::mem::swap(&mut self.to, &mut to.to);
+            std::mem::swap(&mut self.frames, &mut to.frames);
+            std::mem::swap(&mut self.ints, &mut to.ints);
+            to.first = self.first;
         } else {
             to.to.append(&mut self.to);
             let base = to.ints.len() as u32;
@@ -233,6 +240,9 @@ impl World {
         mail.frames.clear();
         mail.ints.clear();
         mail.first = None;
+        for note in std::mem::take(&mut mail.notes) {
+            self.take_note(note);
+        }
     }
 
     /// Gives `to` (another part of the same scenario) the capture taps of the ports it simulates and this world does not:

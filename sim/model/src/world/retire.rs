@@ -10,8 +10,25 @@
 //! end is on its way: the frames both ends made (`QpSlot::tx_packets`,
 //! `QpSlot::cnps_made`) are as many as both got (`QpSlot::rx_frames`),
 //! each end counting in its own slot. A frame dropped on the way keeps the
-//! pair live, as does a pair whose ends are simulated in different parts. Events still pending
-//! for a retired QP are stale and do nothing, as they would have done.
+//! pair live. Events still pending for a retired QP are stale and do
+//! nothing, as they would have done.
+//!
+//! A pair whose ends are simulated in different parts of a split run
+//! makes the same test across them: an end that has settled sends its
+//! counts to its peer's part ([`Note`], with the frames between the
+//! parts), and each end retires once it has settled and its peer's last
+//! note says the peer settled having got every frame this end made, and
+//! made no more than this end got. The client's part learns first that
+//! the flow is done; its note tells the server's part. Retiring changes
+//! no output, so when a note arrives does not matter.
+//!
+//! ```text
+//!   client's part                               server's part
+//!   client done, settled ── Note(made, got) ──▶ server finished; settled?
+//!   counts agree? retire ◀── Note(made, got) ── counts agree? retire
+//! ```
+
+use std::collections::HashMap;
 
 use core::ops::{Deref, DerefMut};
 
@@ -19,6 +36,24 @@ use super::World;
 use super::nic_cc::QpCc;
 use crate::time::Rate;
 use crate::transport::{PackedCounters, QpCounters, QpState, RcQp};
+
+/// What a settled end of a flow tells the part that simulates its peer:
+/// the frames it made (`tx_packets + cnps_made`) and got (`rx_frames`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Note {
+    /// The end the note is for: the sender's peer.
+    pub qp: u32,
+    pub made: u64,
+    pub got: u64,
+}
+
+/// A part's notes in flight, per end of its own: the last it sent, and
+/// the last its peer sent it.
+#[derive(Debug, Default)]
+pub struct Notes {
+    sent: HashMap<u32, (u64, u64)>,
+    got: HashMap<u32, (u64, u64)>,
+}
 
 /// The transport and congestion control of a QP that may still act.
 pub struct LiveQp {
@@ -224,7 +259,13 @@ impl World {
     #[inline(never)]
     fn retire_if_settled(&mut self, q: u32) {
         let p = self.qps[q as usize].peer;
-        if !self.retire_flows || !self.settled(q) || !self.settled(p) {
+        if !self.retire_flows || !self.owns_qp(q) || !self.settled(q) {
+            return;
+        }
+        if !self.owns_qp(p) {
+            return self.retire_across(q, p);
+        }
+        if !self.settled(p) {
             return;
         }
         let (s, t) = (&self.qps[q as usize], &self.qps[p as usize]);
@@ -233,6 +274,37 @@ impl World {
             self.qps[q as usize].live.retire();
             self.qps[p as usize].live.retire();
         }
+    }
+
+    /// Settled end `q` of a pair whose end `p` another part simulates:
+    /// tells that part its counts if they changed, and retires if `p`'s
+    /// last note agrees with them (the module's docs).
+    fn retire_across(&mut self, q: u32, p: u32) {
+        let s = &self.qps[q as usize];
+        let mine = (s.tx_packets + u64::from(s.cnps_made), s.rx_frames);
+        if self.notes.sent.get(&q) != Some(&mine) {
+            self.notes.sent.insert(q, mine);
+            let (made, got) = mine;
+            self.departures.notes.push(Note { qp: p, made, got });
+        }
+        let theirs = self.notes.got.get(&q).copied();
+        if theirs.is_some_and(|(made, got)| made == mine.1 && got == mine.0) {
+            self.notes.sent.remove(&q);
+            self.notes.got.remove(&q);
+            self.qps[q as usize].live.retire();
+        }
+    }
+
+    /// A note from the part of `note.qp`'s peer, which has settled: the
+    /// flow's work is done.
+    pub(super) fn take_note(&mut self, note: Note) {
+        let q = note.qp;
+        if self.qps[q as usize].live.is_retired() {
+            return;
+        }
+        self.notes.got.insert(q, (note.made, note.got));
+        self.qps[q as usize].finished = true;
+        self.try_retire(q);
     }
 
     /// Retires QP `q` if another part of the run simulates it (see
@@ -249,10 +321,12 @@ impl World {
         if s.active || s.wake_at.is_some() || s.drive_at.is_some() {
             return false;
         }
-        if !self.workloads[s.workload as usize]
-            .workload
-            .qp_done(s.index as usize)
-        {
+        // The flow's work is its client's workload's, judged in the
+        // client's part; a server whose client another part simulates
+        // has that part's note instead.
+        let wl = &self.workloads[s.workload as usize];
+        let judged_here = wl.clients.first().is_none_or(|&c| self.owns_qp(c));
+        if judged_here && !wl.workload.qp_done(s.index as usize) {
             return false;
         }
         let QpBody::Live(l) = &s.live else {
