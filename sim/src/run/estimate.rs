@@ -18,7 +18,7 @@
 //!              + ports        × PER_PORT       8 egress queues, counters, PFC/ECN state, and
 //!                                              each port's counters in summary.json
 //!              + route hops   × PER_ROUTE_HOP  switch routing tables: one per (route, next hop)
-//!              + flows × (PER_FLOW_KEPT × parts [+ PER_FLOW_ACROSS])   a finished flow's records
+//!              + flows × PER_FLOW_KEPT × parts   a finished flow's records, in every part
 //!              + flows at once × PER_LIVE_FLOW  a running flow's QPs and frames, at the most
 //!              + port samples × size_of(PortSample)   time series: every port, every sample
 //!              + QP samples   × size_of(QpSample)     every QP while it runs
@@ -79,11 +79,9 @@ const PER_ROUTE_HOP: u64 = 24;
 /// 320-byte slots; scaled to 256-byte ones.)
 const PER_SWITCH_HOST: u64 = 64;
 /// A flow's costs (fitted 2026-12-05): kept once finished, in each part
-/// (FbHdp's 100,156 flows, serial: 195 MB); split, its ends whose peer is
-/// elsewhere, which never retire (FbHdp split: 478 MB); while it runs, its
-/// QPs and frames (the fat-tree benchmark's WebSearch flows).
+/// (FbHdp's 100,156 flows: 195 MB serial, 326 MB split in two); while it
+/// runs, its QPs and frames (the fat-tree benchmark's WebSearch flows).
 const PER_FLOW_KEPT: u64 = 1_300;
-const PER_FLOW_ACROSS: u64 = 1_100;
 const PER_LIVE_FLOW: u64 = 108_000;
 const PER_TAP: u64 = 160 << 10;
 /// Events per packet hop: the frame's end of transmission at the port,
@@ -265,7 +263,7 @@ impl Estimate {
         let thin = ticks.div_ceil(max.max(1)).next_power_of_two();
         let qp_rows = qps + qp_busy / every / thin;
         let parts = u64::from(sc.sim.partitions.unwrap_or(1).max(1));
-        let kept = PER_FLOW_KEPT * parts + PER_FLOW_ACROSS * u64::from(parts > 1);
+        let kept = PER_FLOW_KEPT * parts;
         let mut terms = vec![
             Term {
                 what: "base (binary, font, allocator)",
